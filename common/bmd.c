@@ -1,0 +1,250 @@
+/*
+ * bmd: buckets are kept sorted by (provider, name), so lookups are a binary
+ * search and two equal snapshots encode identically.
+ *
+ * Properties are validated against a table of known keys: a typo in a
+ * property must be an error, not a silently ignored setting.
+ */
+#include "bmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static struct snap_holder holder = SNAP_HOLDER_INIT;
+
+/* Known bucket properties and the JSON type each takes. */
+static const struct {
+    const char *name;
+    json_type type;
+} props_known[] = {
+    {"labels", JSON_OBJECT},     /* free-form string labels for operators */
+};
+
+static void bmd_destroy(struct snap *s)
+{
+    struct bmd *b = (struct bmd *)s;
+    for (int i = 0; i < b->n; i++) {
+        free(b->b[i].provider);
+        free(b->b[i].name);
+        json_decref(b->b[i].props);
+    }
+    free(b->b);
+    free(b);
+}
+
+void bmd_unref(struct bmd *b)
+{
+    if (b)
+        snap_unref(&b->snap);
+}
+
+struct bmd *bmd_new(int64_t version)
+{
+    struct bmd *b = xcalloc(1, sizeof(*b));
+    snap_init(&b->snap, version, bmd_destroy);
+    return b;
+}
+
+struct bmd *bmd_clone(const struct bmd *src)
+{
+    struct bmd *b = bmd_new(src->snap.version);
+    b->b = xcalloc((size_t)src->n + 1, sizeof(*b->b));
+    for (int i = 0; i < src->n; i++) {
+        b->b[i].provider = xstrdup(src->b[i].provider);
+        b->b[i].name = xstrdup(src->b[i].name);
+        b->b[i].created = src->b[i].created;
+        b->b[i].props = json_deep_copy(src->b[i].props);
+    }
+    b->n = src->n;
+    return b;
+}
+
+static int cmp(const struct bmd_bucket *bk, const char *provider, const char *name)
+{
+    int c = strcmp(bk->provider, provider);
+    return c ? c : strcmp(bk->name, name);
+}
+
+static int pos(const struct bmd *b, const char *provider, const char *name, int *found)
+{
+    int lo = 0, hi = b->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        int c = cmp(&b->b[mid], provider, name);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
+const struct bmd_bucket *bmd_find(const struct bmd *b, const char *provider,
+                                  const char *name)
+{
+    int found;
+    int i = pos(b, provider, name, &found);
+    return found ? &b->b[i] : NULL;
+}
+
+int bmd_add(struct bmd *b, const char *provider, const char *name, json_t *props,
+            int64_t created)
+{
+    int found;
+    int i = pos(b, provider, name, &found);
+    if (found)
+        return -EEXIST;
+    b->b = xrealloc(b->b, sizeof(*b->b) * (size_t)(b->n + 1));
+    memmove(&b->b[i + 1], &b->b[i], sizeof(*b->b) * (size_t)(b->n - i));
+    b->n++;
+    b->b[i].provider = xstrdup(provider);
+    b->b[i].name = xstrdup(name);
+    b->b[i].created = created;
+    b->b[i].props = props ? json_incref(props) : json_object();
+    return 0;
+}
+
+int bmd_del(struct bmd *b, const char *provider, const char *name)
+{
+    int found;
+    int i = pos(b, provider, name, &found);
+    if (!found)
+        return -ENOENT;
+    free(b->b[i].provider);
+    free(b->b[i].name);
+    json_decref(b->b[i].props);
+    memmove(&b->b[i], &b->b[i + 1], sizeof(*b->b) * (size_t)(b->n - i - 1));
+    b->n--;
+    return 0;
+}
+
+int bmd_patch(struct bmd *b, const char *provider, const char *name, const json_t *patch)
+{
+    int found;
+    int i = pos(b, provider, name, &found);
+    if (!found)
+        return -ENOENT;
+    json_object_update(b->b[i].props, (json_t *)patch);
+    return 0;
+}
+
+int bmd_valid_name(const char *name, size_t n)
+{
+    if (n < 1 || n > 63)
+        return 0;
+    if (!strncmp(name, ".", n) || !strncmp(name, "..", n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (i == 0 && !alnum)
+            return 0;
+        if (!alnum && c != '.' && c != '-' && c != '_')
+            return 0;
+    }
+    return 1;
+}
+
+int bmd_valid_provider(const char *provider)
+{
+    return strcmp(provider, BMD_PROVIDER_SHOAL) == 0;
+}
+
+int bmd_props_check(const json_t *props, char *err, size_t errlen)
+{
+    if (!json_is_object(props)) {
+        snprintf(err, errlen, "bucket properties must be a JSON object");
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)props, k, v) {
+        size_t i;
+        for (i = 0; i < ARRAY_LEN(props_known); i++)
+            if (!strcmp(k, props_known[i].name))
+                break;
+        if (i == ARRAY_LEN(props_known)) {
+            snprintf(err, errlen, "unknown bucket property '%s'", k);
+            return -1;
+        }
+        if (json_typeof(v) != props_known[i].type) {
+            snprintf(err, errlen, "bucket property '%s' has the wrong type", k);
+            return -1;
+        }
+        if (!strcmp(k, "labels")) {
+            const char *lk;
+            json_t *lv;
+            json_object_foreach(v, lk, lv) {
+                if (!json_is_string(lv)) {
+                    snprintf(err, errlen, "label '%s' must be a string", lk);
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+json_t *bmd_bucket_json(const struct bmd_bucket *bk)
+{
+    return json_pack("{s:s, s:s, s:I, s:O}", "name", bk->name, "provider", bk->provider,
+                     "created", (json_int_t)bk->created, "props", bk->props);
+}
+
+json_t *bmd_to_json(const struct bmd *b)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < b->n; i++)
+        json_array_append_new(arr, bmd_bucket_json(&b->b[i]));
+    return json_pack("{s:I, s:o}", "version", (json_int_t)b->snap.version, "buckets", arr);
+}
+
+struct bmd *bmd_from_json(const json_t *j, char *err, size_t errlen)
+{
+    json_int_t version;
+    json_t *arr;
+    json_error_t je;
+    if (json_unpack_ex((json_t *)j, &je, 0, "{s:I, s:o}", "version", &version, "buckets",
+                       &arr) ||
+        !json_is_array(arr) || version < 0) {
+        snprintf(err, errlen, "bucket metadata: bad version or buckets");
+        return NULL;
+    }
+    struct bmd *b = bmd_new(version);
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        const char *name, *provider;
+        json_int_t created = 0;
+        json_t *props = NULL;
+        if (json_unpack_ex(e, &je, 0, "{s:s, s:s, s?I, s?o}", "name", &name, "provider",
+                           &provider, "created", &created, "props", &props) ||
+            !bmd_valid_name(name, strlen(name)) || !bmd_valid_provider(provider) ||
+            (props && !json_is_object(props)) ||
+            bmd_add(b, provider, name, props, created)) {
+            snprintf(err, errlen, "bucket metadata: bucket %zu is invalid", i);
+            bmd_unref(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+struct bmd *bmd_current(void)
+{
+    return (struct bmd *)snap_get(&holder);
+}
+
+int bmd_install(struct bmd *b, int force)
+{
+    return snap_install(&holder, &b->snap, force);
+}

@@ -1,0 +1,59 @@
+/*
+ * bmd: bucket metadata, a versioned immutable snapshot of every bucket the
+ * cluster knows: its provider ("shoal" for buckets that live only in Shoal)
+ * and its properties. The primary proxy owns the versions and pushes each
+ * new one to every node.
+ */
+#ifndef SHOAL_BMD_H
+#define SHOAL_BMD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snap.h"
+
+#define BMD_PROVIDER_SHOAL "shoal"
+
+struct bmd_bucket {
+    char *provider;
+    char *name;
+    int64_t created;             /* unix seconds */
+    json_t *props;               /* object; see bmd_props_check() */
+};
+
+struct bmd {
+    struct snap snap;            /* must be first */
+    int n;
+    struct bmd_bucket *b;        /* sorted by provider, then name */
+};
+
+struct bmd *bmd_new(int64_t version);
+struct bmd *bmd_clone(const struct bmd *src);
+const struct bmd_bucket *bmd_find(const struct bmd *b, const char *provider,
+                                  const char *name);
+/* Add a bucket (props may be NULL; a reference is taken). 0, or -EEXIST. */
+int bmd_add(struct bmd *b, const char *provider, const char *name, json_t *props,
+            int64_t created);
+/* Remove a bucket. 0, or -ENOENT. */
+int bmd_del(struct bmd *b, const char *provider, const char *name);
+/* Merge a validated patch into a bucket's properties. 0, or -ENOENT. */
+int bmd_patch(struct bmd *b, const char *provider, const char *name, const json_t *patch);
+
+/* Is this a valid bucket name: 1..63 of [A-Za-z0-9._-], starting with a
+ * letter or digit, not "." or "..". */
+int bmd_valid_name(const char *name, size_t n);
+/* Is provider one this build knows. */
+int bmd_valid_provider(const char *provider);
+/* Validate a properties object; 0 or -1 with a message. */
+int bmd_props_check(const json_t *props, char *err, size_t errlen);
+
+json_t *bmd_to_json(const struct bmd *b);
+json_t *bmd_bucket_json(const struct bmd_bucket *bk);
+struct bmd *bmd_from_json(const json_t *j, char *err, size_t errlen);
+
+void bmd_unref(struct bmd *b);
+struct bmd *bmd_current(void);
+int bmd_install(struct bmd *b, int force);
+
+#endif

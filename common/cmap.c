@@ -1,0 +1,218 @@
+/*
+ * cmap: nodes are kept sorted by id so that two maps with the same content
+ * encode identically; the target index used by placement is rebuilt after
+ * every change (cmap_reindex), so lookups never allocate.
+ */
+#include "cmap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hrw.h"
+#include "util.h"
+
+static struct snap_holder holder = SNAP_HOLDER_INIT;
+
+static void cmap_destroy(struct snap *s)
+{
+    struct cmap *m = (struct cmap *)s;
+    for (int i = 0; i < m->n; i++) {
+        free(m->nodes[i].id);
+        free(m->nodes[i].url);
+    }
+    free(m->nodes);
+    free(m->targets);
+    free(m->target_hashes);
+    free(m->uuid);
+    free(m->primary);
+    free(m);
+}
+
+void cmap_unref(struct cmap *m)
+{
+    if (m)
+        snap_unref(&m->snap);
+}
+
+static void cmap_reindex(struct cmap *m)
+{
+    free(m->targets);
+    free(m->target_hashes);
+    m->targets = xcalloc((size_t)m->n, sizeof(int));
+    m->target_hashes = xcalloc((size_t)m->n, sizeof(uint64_t));
+    m->n_targets = 0;
+    for (int i = 0; i < m->n; i++) {
+        const struct cmap_node *nd = &m->nodes[i];
+        if (nd->role != NODE_TARGET || (nd->flags & CMAP_FLAG_MAINT))
+            continue;
+        m->targets[m->n_targets] = i;
+        m->target_hashes[m->n_targets++] = nd->hash;
+    }
+}
+
+struct cmap *cmap_new(const char *uuid, const char *primary, int64_t version)
+{
+    struct cmap *m = xcalloc(1, sizeof(*m));
+    snap_init(&m->snap, version, cmap_destroy);
+    m->uuid = xstrdup(uuid);
+    m->primary = xstrdup(primary);
+    cmap_reindex(m);
+    return m;
+}
+
+struct cmap *cmap_clone(const struct cmap *src)
+{
+    struct cmap *m = cmap_new(src->uuid, src->primary, src->snap.version);
+    m->nodes = xcalloc((size_t)src->n + 1, sizeof(*m->nodes));
+    for (int i = 0; i < src->n; i++) {
+        m->nodes[i] = src->nodes[i];
+        m->nodes[i].id = xstrdup(src->nodes[i].id);
+        m->nodes[i].url = xstrdup(src->nodes[i].url);
+    }
+    m->n = src->n;
+    cmap_reindex(m);
+    return m;
+}
+
+static int node_pos(const struct cmap *m, const char *id, int *found)
+{
+    int lo = 0, hi = m->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        int c = strcmp(m->nodes[mid].id, id);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
+int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const char *url)
+{
+    int found;
+    int i = node_pos(m, id, &found);
+    if (found) {
+        struct cmap_node *nd = &m->nodes[i];
+        if (nd->role == role && strcmp(nd->url, url) == 0)
+            return 0;
+        nd->role = role;
+        free(nd->url);
+        nd->url = xstrdup(url);
+    } else {
+        m->nodes = xrealloc(m->nodes, sizeof(*m->nodes) * (size_t)(m->n + 1));
+        memmove(&m->nodes[i + 1], &m->nodes[i], sizeof(*m->nodes) * (size_t)(m->n - i));
+        m->n++;
+        struct cmap_node *nd = &m->nodes[i];
+        nd->id = xstrdup(id);
+        nd->role = role;
+        nd->url = xstrdup(url);
+        nd->flags = 0;
+        nd->hash = hrw_hash(id, strlen(id));
+    }
+    cmap_reindex(m);
+    return 1;
+}
+
+int cmap_del_node(struct cmap *m, const char *id)
+{
+    int found;
+    int i = node_pos(m, id, &found);
+    if (!found)
+        return 0;
+    free(m->nodes[i].id);
+    free(m->nodes[i].url);
+    memmove(&m->nodes[i], &m->nodes[i + 1], sizeof(*m->nodes) * (size_t)(m->n - i - 1));
+    m->n--;
+    cmap_reindex(m);
+    return 1;
+}
+
+const struct cmap_node *cmap_find(const struct cmap *m, const char *id)
+{
+    int found;
+    int i = node_pos(m, id, &found);
+    return found ? &m->nodes[i] : NULL;
+}
+
+const struct cmap_node *cmap_owner(const struct cmap *m, const char *key, size_t n)
+{
+    int i = hrw_pick(hrw_hash(key, n), m->target_hashes, m->n_targets);
+    return i < 0 ? NULL : &m->nodes[m->targets[i]];
+}
+
+int cmap_count(const struct cmap *m, enum node_role role)
+{
+    int c = 0;
+    for (int i = 0; i < m->n; i++)
+        c += m->nodes[i].role == role;
+    return c;
+}
+
+json_t *cmap_to_json(const struct cmap *m)
+{
+    json_t *nodes = json_array();
+    for (int i = 0; i < m->n; i++) {
+        const struct cmap_node *nd = &m->nodes[i];
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:i}", "id", nd->id, "role",
+                                               nd->role == NODE_PROXY ? "proxy" : "target",
+                                               "url", nd->url, "flags", (json_int_t)nd->flags));
+    }
+    return json_pack("{s:I, s:s, s:s, s:o}", "version", (json_int_t)m->snap.version, "uuid",
+                     m->uuid, "primary", m->primary, "nodes", nodes);
+}
+
+struct cmap *cmap_from_json(const json_t *j, char *err, size_t errlen)
+{
+    json_int_t version;
+    const char *uuid, *primary;
+    json_t *nodes;
+    json_error_t je;
+    if (json_unpack_ex((json_t *)j, &je, 0, "{s:I, s:s, s:s, s:o}", "version", &version,
+                       "uuid", &uuid, "primary", &primary, "nodes", &nodes)) {
+        snprintf(err, errlen, "cluster map: %s", je.text);
+        return NULL;
+    }
+    if (!json_is_array(nodes) || version < 0) {
+        snprintf(err, errlen, "cluster map: bad nodes or version");
+        return NULL;
+    }
+    struct cmap *m = cmap_new(uuid, primary, version);
+    size_t i;
+    json_t *e;
+    json_array_foreach(nodes, i, e) {
+        const char *id, *role, *url;
+        je.text[0] = '\0';
+        json_int_t flags = 0;
+        if (json_unpack_ex(e, &je, 0, "{s:s, s:s, s:s, s?I}", "id", &id, "role", &role, "url",
+                           &url, "flags", &flags) ||
+            (strcmp(role, "proxy") && strcmp(role, "target")) || !id[0]) {
+            snprintf(err, errlen, "cluster map: node %zu: %s", i,
+                     je.text[0] ? je.text : "bad role or id");
+            cmap_unref(m);
+            return NULL;
+        }
+        cmap_put_node(m, id, strcmp(role, "proxy") ? NODE_TARGET : NODE_PROXY, url);
+        int found;
+        int pos = node_pos(m, id, &found);
+        m->nodes[pos].flags = (uint32_t)flags;
+    }
+    cmap_reindex(m);
+    return m;
+}
+
+struct cmap *cmap_current(void)
+{
+    return (struct cmap *)snap_get(&holder);
+}
+
+int cmap_install(struct cmap *m, int force)
+{
+    return snap_install(&holder, &m->snap, force);
+}

@@ -1,0 +1,60 @@
+/*
+ * cmap: the cluster map, a versioned immutable snapshot of the nodes
+ * (proxies and targets) and of which proxy is primary. Placement of objects
+ * on targets is decided from it with HRW.
+ */
+#ifndef SHOAL_CMAP_H
+#define SHOAL_CMAP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snap.h"
+
+enum node_role { NODE_PROXY, NODE_TARGET };
+
+#define CMAP_FLAG_MAINT 0x1u     /* in maintenance: owns no new objects */
+
+struct cmap_node {
+    char *id;
+    enum node_role role;
+    char *url;                   /* public URL, no trailing slash */
+    uint32_t flags;
+    uint64_t hash;               /* hrw_hash(id) */
+};
+
+struct cmap {
+    struct snap snap;            /* must be first; snap.version is the map version */
+    char *uuid;                  /* cluster identity */
+    char *primary;               /* id of the primary proxy */
+    int n;
+    struct cmap_node *nodes;
+    int n_targets;               /* active targets, for placement */
+    int *targets;                /* indexes into nodes */
+    uint64_t *target_hashes;
+};
+
+struct cmap *cmap_new(const char *uuid, const char *primary, int64_t version);
+/* A modifiable deep copy with the same version; the caller bumps it. */
+struct cmap *cmap_clone(const struct cmap *m);
+/* Add or update a node. Returns 1 if the map changed, 0 if not. */
+int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const char *url);
+/* Remove a node. Returns 1 if it was there. */
+int cmap_del_node(struct cmap *m, const char *id);
+const struct cmap_node *cmap_find(const struct cmap *m, const char *id);
+/* Owner target of a placement key, or NULL when the map has no target. */
+const struct cmap_node *cmap_owner(const struct cmap *m, const char *key, size_t n);
+int cmap_count(const struct cmap *m, enum node_role role);
+
+json_t *cmap_to_json(const struct cmap *m);
+/* Returns a new map or NULL with a message in err. */
+struct cmap *cmap_from_json(const json_t *j, char *err, size_t errlen);
+
+void cmap_unref(struct cmap *m);
+
+/* The process-wide current map. */
+struct cmap *cmap_current(void);               /* new reference or NULL */
+int cmap_install(struct cmap *m, int force);   /* takes m; 1 if installed */
+
+#endif

@@ -1,0 +1,292 @@
+/*
+ * config: one table describes every option (name, type, bounds, default,
+ * help); loading from JSON and from the command line both go through
+ * conf_set_value() so the validation is written once.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+
+enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST };
+
+struct opt {
+    const char *name;
+    enum opt_type type;
+    size_t off;        /* offset of the field in struct conf */
+    long min, max;     /* OPT_INT bounds */
+    const char *def;   /* default, as text */
+    const char *help;
+};
+
+#define F(f) offsetof(struct conf, f)
+static const struct opt opts[] = {
+    {"id", OPT_STR, F(id), 0, 0, "", "node id (generated and kept in state_dir when empty)"},
+    {"host", OPT_STR, F(host), 0, 0, "127.0.0.1", "listen address"},
+    {"port", OPT_INT, F(port), 1, 65535, "8080", "listen port"},
+    {"public_url", OPT_STR, F(public_url), 0, 0, "", "URL clients reach this node at (default http://host:port)"},
+    {"primary_url", OPT_STR, F(primary_url), 0, 0, "", "primary proxy URL; empty makes this proxy the primary"},
+    {"state_dir", OPT_STR, F(state_dir), 0, 0, "", "directory for node id, cluster map and bucket metadata"},
+    {"mountpaths", OPT_LIST, F(mountpaths), 0, 0, "", "target data directories, one per drive (comma-separated)"},
+    {"workers", OPT_INT, F(workers), 1, 256, "2", "HTTP worker threads"},
+    {"io_threads", OPT_INT, F(io_threads), 1, 256, "4", "threads for blocking disk and metadata calls"},
+    {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
+    {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary"},
+    {"node_timeout_ms", OPT_INT, F(node_timeout_ms), 200, 3600000, "10000", "a node silent this long leaves the map"},
+    {"max_header_bytes", OPT_INT, F(max_header_bytes), 1024, 1048576, "16384", "request header block limit"},
+    {"max_headers", OPT_INT, F(max_headers), 8, 1024, "100", "request header count limit"},
+    {"idle_timeout_s", OPT_INT, F(idle_timeout_s), 1, 86400, "120", "idle keep-alive connection limit"},
+    {"cluster_secret", OPT_STR, F(cluster_secret), 0, 0, "", "key that signs proxy redirects (same on every node)"},
+    {"fsync", OPT_BOOL, F(fsync), 0, 1, "true", "fsync data and metadata before a PUT is acknowledged"},
+    {"redirect_ttl_s", OPT_INT, F(redirect_ttl_s), 1, 86400, "300", "lifetime of a signed redirect"},
+};
+#undef F
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const struct opt *opt_find(const char *name, size_t n)
+{
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+        if (strlen(opts[i].name) == n && memcmp(opts[i].name, name, n) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+static void list_free(char **list, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+static int conf_set_value(struct conf *c, const struct opt *o, const char *v,
+                          char *err, size_t errlen)
+{
+    char *base = (char *)c;
+    switch (o->type) {
+    case OPT_STR: {
+        char **f = (char **)(base + o->off);
+        free(*f);
+        *f = xstrdup(v);
+        return 0;
+    }
+    case OPT_INT: {
+        int64_t x;
+        if (parse_i64(v, strlen(v), &x))
+            return fail(err, errlen, "option '%s': '%s' is not a whole number", o->name, v);
+        if (x < o->min || x > o->max)
+            return fail(err, errlen, "option '%s': %lld is out of range %ld..%ld",
+                        o->name, (long long)x, o->min, o->max);
+        *(int *)(base + o->off) = (int)x;
+        return 0;
+    }
+    case OPT_BOOL: {
+        int b;
+        if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes"))
+            b = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no"))
+            b = 0;
+        else
+            return fail(err, errlen, "option '%s': '%s' is not true or false", o->name, v);
+        *(int *)(base + o->off) = b;
+        return 0;
+    }
+    case OPT_LIST: {
+        char ***f = (char ***)(base + o->off);
+        int *cnt = (int *)(base + offsetof(struct conf, n_mountpaths));
+        list_free(*f, *cnt);
+        *f = NULL;
+        *cnt = 0;
+        const char *p = v;
+        while (*p) {
+            const char *e = strchr(p, ',');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n == 0)
+                return fail(err, errlen, "option '%s': empty element in '%s'", o->name, v);
+            *f = xrealloc(*f, sizeof(char *) * (size_t)(*cnt + 1));
+            (*f)[(*cnt)++] = xstrndup(p, n);
+            p += n + (e ? 1 : 0);
+        }
+        return 0;
+    }
+    }
+    return fail(err, errlen, "option '%s': bad type", o->name);
+}
+
+void conf_defaults(struct conf *c)
+{
+    char err[256];
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+        if (conf_set_value(c, &opts[i], opts[i].def, err, sizeof(err)))
+            abort(); /* the table's own defaults are valid */
+}
+
+int conf_set(struct conf *c, const char *name, const char *value, char *err,
+             size_t errlen)
+{
+    const struct opt *o = opt_find(name, strlen(name));
+    if (!o)
+        return fail(err, errlen, "unknown option '%s' (see --help)", name);
+    return conf_set_value(c, o, value, err, errlen);
+}
+
+/* JSON values are turned into the same text the command line would give. */
+static int conf_set_json(struct conf *c, const char *name, json_t *v, char *err,
+                         size_t errlen)
+{
+    const struct opt *o = opt_find(name, strlen(name));
+    if (!o)
+        return fail(err, errlen, "config file: unknown option '%s'", name);
+    char buf[64];
+    switch (o->type) {
+    case OPT_STR:
+        if (!json_is_string(v))
+            return fail(err, errlen, "config file: '%s' must be a string", name);
+        return conf_set_value(c, o, json_string_value(v), err, errlen);
+    case OPT_INT:
+        if (!json_is_integer(v))
+            return fail(err, errlen, "config file: '%s' must be an integer", name);
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return conf_set_value(c, o, buf, err, errlen);
+    case OPT_BOOL:
+        if (!json_is_boolean(v))
+            return fail(err, errlen, "config file: '%s' must be true or false", name);
+        return conf_set_value(c, o, json_is_true(v) ? "true" : "false", err, errlen);
+    case OPT_LIST: {
+        if (!json_is_array(v))
+            return fail(err, errlen, "config file: '%s' must be an array of strings", name);
+        char ***f = (char ***)((char *)c + o->off);
+        list_free(*f, c->n_mountpaths);
+        *f = NULL;
+        c->n_mountpaths = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            if (!json_is_string(e) || json_string_length(e) == 0)
+                return fail(err, errlen, "config file: '%s'[%zu] must be a non-empty string",
+                            name, i);
+            *f = xrealloc(*f, sizeof(char *) * (i + 1));
+            (*f)[c->n_mountpaths++] = xstrdup(json_string_value(e));
+        }
+        return 0;
+    }
+    }
+    return -1;
+}
+
+static int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root)
+        return fail(err, errlen, "config file %s: line %d: %s", path, je.line, je.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return fail(err, errlen, "config file %s: top level must be an object", path);
+    }
+    const char *k;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach(root, k, v) {
+        if ((rc = conf_set_json(c, k, v, err, errlen)))
+            break;
+    }
+    json_decref(root);
+    return rc;
+}
+
+int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
+{
+    conf_defaults(c);
+    /* The file first, wherever --config stands, so flags override it. */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc)
+                return fail(err, errlen, "--config needs a file name");
+            if (conf_load_file(c, argv[i + 1], err, errlen))
+                return -1;
+        } else if (!strncmp(argv[i], "--config=", 9)) {
+            if (conf_load_file(c, argv[i] + 9, err, errlen))
+                return -1;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0)
+            return fail(err, errlen, "unexpected argument '%s'", a);
+        a += 2;
+        const char *eq = strchr(a, '=');
+        size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
+        const char *val;
+        if (eq) {
+            val = eq + 1;
+        } else {
+            if (i + 1 >= argc)
+                return fail(err, errlen, "option '--%s' needs a value", a);
+            val = argv[++i];
+        }
+        if (nlen == 6 && !memcmp(a, "config", 6))
+            continue;
+        char name[64];
+        if (nlen >= sizeof(name))
+            return fail(err, errlen, "unknown option '--%.*s'", (int)nlen, a);
+        memcpy(name, a, nlen);
+        name[nlen] = '\0';
+        for (char *p = name; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        if (conf_set(c, name, val, err, errlen))
+            return -1;
+    }
+    if (log_level_parse(c->log_level) < 0)
+        return fail(err, errlen, "option 'log_level': '%s' is not error, warn, info or debug",
+                    c->log_level);
+    if (!c->public_url[0]) {
+        free(c->public_url);
+        c->public_url = xasprintf("http://%s:%d", c->host, c->port);
+    }
+    size_t ul = strlen(c->public_url);
+    if (ul && c->public_url[ul - 1] == '/')
+        c->public_url[ul - 1] = '\0';
+    return 0;
+}
+
+void conf_free(struct conf *c)
+{
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+        if (opts[i].type == OPT_STR) {
+            char **f = (char **)((char *)c + opts[i].off);
+            free(*f);
+            *f = NULL;
+        }
+    }
+    list_free(c->mountpaths, c->n_mountpaths);
+    c->mountpaths = NULL;
+    c->n_mountpaths = 0;
+}
+
+void conf_usage(const char *prog)
+{
+    fprintf(stderr, "usage: %s [--config FILE] [--OPTION VALUE ...]\n\noptions:\n", prog);
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+        fprintf(stderr, "  --%-18s %s (default: %s)\n", opts[i].name, opts[i].help,
+                opts[i].def[0] ? opts[i].def : "none");
+}

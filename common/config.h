@@ -1,0 +1,49 @@
+/*
+ * config: node configuration. Values come from, in order of precedence,
+ * command-line overrides (--name value or --name=value), a JSON config file
+ * (--config PATH), then the defaults in the table in config.c. Every value
+ * is validated against its table entry; errors name the option and say what
+ * was expected.
+ */
+#ifndef SHOAL_CONFIG_H
+#define SHOAL_CONFIG_H
+
+#include <stddef.h>
+
+struct conf {
+    char *id;              /* node id; generated and persisted when empty */
+    char *host;            /* listen address */
+    int port;              /* listen port */
+    char *public_url;      /* URL clients use; default http://host:port */
+    char *primary_url;     /* primary proxy to join; empty on the primary */
+    char *state_dir;       /* node id, last cluster map, bucket metadata */
+    char **mountpaths;     /* targets: one directory per drive */
+    int n_mountpaths;
+    int workers;           /* HTTP worker threads (event loops) */
+    int io_threads;        /* blocking-call pool size */
+    char *log_level;       /* error|warn|info|debug */
+    int keepalive_ms;      /* node -> primary heartbeat period */
+    int node_timeout_ms;   /* primary drops a node silent this long */
+    int max_header_bytes;  /* request header block limit (431 past it) */
+    int max_headers;       /* request header count limit (431 past it) */
+    int idle_timeout_s;    /* keep-alive connection idle limit */
+    char *cluster_secret;  /* key for signing proxy redirects */
+    int fsync;             /* fsync data and metadata before acknowledging */
+    int redirect_ttl_s;    /* lifetime of a signed redirect */
+};
+
+/*
+ * Fill conf from defaults, the file named by --config (if any) and the
+ * remaining arguments. Returns 0, or -1 with a message in err (errlen bytes).
+ * conf must be released with conf_free() either way.
+ */
+int conf_load(struct conf *conf, int argc, char **argv, char *err, size_t errlen);
+/* Apply a single name=value setting (used by conf_load and tests). */
+int conf_set(struct conf *conf, const char *name, const char *value, char *err,
+             size_t errlen);
+void conf_defaults(struct conf *conf);
+void conf_free(struct conf *conf);
+/* Print the option table with defaults, for --help. */
+void conf_usage(const char *prog);
+
+#endif

@@ -1,0 +1,941 @@
+/*
+ * http: connection handling.
+ *
+ * Each connection owns a bufferevent and an llhttp parser. Bytes are fed to
+ * the parser one contiguous chunk at a time, so the loop can stop between
+ * chunks when the handler asked for a pause or a response is pending.
+ *
+ * Header spans arrive in pieces (llhttp calls on_header_field/value once per
+ * piece); they are accumulated in one buffer, conn->hb, as
+ * "target\0name\0value\0name\0value\0..." and turned into pointers only when
+ * the header block is complete, since the buffer may move while it grows.
+ *
+ * Pipelining: when a request's message is complete but its response is not
+ * queued yet, on_message_complete pauses the parser (HPE_PAUSED) and reading
+ * stops; queuing the response resumes it. A response that is queued while
+ * the body is still arriving (an early error) leaves the rest of the body to
+ * be read and dropped when it is small, or closes the connection after the
+ * response (with a lingering close so the client can read it) when it is
+ * large, chunked, or was never sent because of Expect: 100-continue.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+#include <llhttp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "loopq.h"
+#include "util.h"
+
+#define FEED_CHUNK (256 * 1024)     /* bytes handed to llhttp per call */
+#define DRAIN_MAX (1024 * 1024)     /* an unwanted body this small is read and dropped */
+#define LINGER_S 2                  /* lingering close: read and drop for this long */
+
+struct http_server {
+    struct http_server_opts o;
+    int n;
+    struct http_worker *w;
+    struct evconnlistener **lis;
+    pthread_t *threads;
+};
+
+struct http_conn {
+    struct http_worker *w;
+    struct bufferevent *bev;
+    llhttp_t parser;
+    struct http_req *req;        /* the request being parsed or answered */
+    char peer[64];
+
+    /* header accumulation */
+    char *hb;
+    size_t hb_len, hb_cap;
+    int n_hdrs;
+    int in_value;                /* last span was a value */
+    int hdr_err;                 /* status to answer a header-limit error with */
+
+    int in_parse;                /* inside llhttp_execute */
+    int paused;                  /* waiting for the current response */
+    int closing;                 /* close once output is flushed */
+    int lingering;               /* output flushed, dropping input until EOF */
+    int read_paused;             /* the handler asked for a pause */
+    struct event *resume_ev;
+};
+
+static llhttp_settings_t parser_settings;
+
+static void conn_free(struct http_conn *c);
+static void conn_process(struct http_conn *c);
+static void req_finish(struct http_conn *c);
+
+/* ---- helpers ---------------------------------------------------------- */
+
+const char *http_reason(int s)
+{
+    switch (s) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 416: return "Range Not Satisfiable";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 507: return "Insufficient Storage";
+    default: return "Unknown";
+    }
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int http_pct_decode(const char *s, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%') {
+            if (i + 2 >= n)
+                return -1;
+            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            if (h < 0 || l < 0)
+                return -1;
+            out[o++] = (char)(h * 16 + l);
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+char *http_pct_encode(const char *s, size_t n, int keep_slash)
+{
+    char *out = xmalloc(3 * n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+            (keep_slash && c == '/')) {
+            *o++ = (char)c;
+        } else {
+            sprintf(o, "%%%02X", c);
+            o += 3;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+const char *http_req_header(const struct http_req *r, const char *name)
+{
+    for (int i = 0; i < r->n_hdrs; i++)
+        if (!strcasecmp(r->hdrs[i].name, name))
+            return r->hdrs[i].value;
+    return NULL;
+}
+
+int http_query_get(const struct http_req *r, const char *name, char *out, size_t outlen)
+{
+    size_t nl = strlen(name);
+    const char *p = r->query;
+    while (*p) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        size_t kl = eq ? (size_t)(eq - p) : len;
+        if (kl == nl && !memcmp(p, name, nl)) {
+            const char *v = eq ? eq + 1 : p + len;
+            size_t vl = eq ? len - kl - 1 : 0;
+            if (vl >= outlen)
+                return -2;
+            /* '+' means space in query strings */
+            char tmp[vl + 1];
+            for (size_t i = 0; i < vl; i++)
+                tmp[i] = v[i] == '+' ? ' ' : v[i];
+            int d = http_pct_decode(tmp, vl, out);
+            return d < 0 ? -2 : d;
+        }
+        p += len + (amp ? 1 : 0);
+    }
+    return -1;
+}
+
+const char *http_req_peer(const struct http_req *r)
+{
+    return r->conn ? r->conn->peer : "-";
+}
+
+/* ---- request lifetime ------------------------------------------------- */
+
+void http_req_ref(struct http_req *r)
+{
+    r->refs++;
+}
+
+void http_req_unref(struct http_req *r)
+{
+    if (--r->refs > 0)
+        return;
+    if (r->resp_hdrs)
+        evbuffer_free(r->resp_hdrs);
+    free(r->hdrs);
+    free(r->mem);
+    free(r);
+}
+
+int http_req_alive(const struct http_req *r)
+{
+    return r->conn != NULL;
+}
+
+void http_req_pause(struct http_req *r)
+{
+    struct http_conn *c = r->conn;
+    if (!c || c->read_paused)
+        return;
+    c->read_paused = 1;
+    bufferevent_disable(c->bev, EV_READ);
+}
+
+void http_req_resume(struct http_req *r)
+{
+    struct http_conn *c = r->conn;
+    if (!c || !c->read_paused)
+        return;
+    c->read_paused = 0;
+    event_active(c->resume_ev, EV_TIMEOUT, 0);
+}
+
+/* ---- responses -------------------------------------------------------- */
+
+static void update_date(struct http_worker *w)
+{
+    time_t now = time(NULL);
+    if (now == w->date_sec)
+        return;
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    w->date_sec = now;
+}
+
+void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...)
+{
+    if (r->resp_started)
+        return;
+    if (!r->resp_hdrs)
+        r->resp_hdrs = evbuffer_new();
+    evbuffer_add_printf(r->resp_hdrs, "%s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    evbuffer_add_vprintf(r->resp_hdrs, fmt, ap);
+    va_end(ap);
+    evbuffer_add(r->resp_hdrs, "\r\n", 2);
+}
+
+void http_resp_close(struct http_req *r)
+{
+    if (r->conn)
+        r->conn->closing = 1;
+}
+
+void http_resp_begin(struct http_req *r, int status, int64_t length)
+{
+    struct http_conn *c = r->conn;
+    if (r->resp_started)
+        return;
+    r->resp_started = 1;
+    r->status = status;
+    if (!c)
+        return;
+    /* An unwanted body still on its way decides whether we can keep the
+     * connection: a small one is read and dropped, anything else closes. */
+    if (!r->body_done) {
+        int64_t left = r->content_length >= 0
+                           ? r->content_length - (int64_t)r->body_received
+                           : INT64_MAX;
+        if ((r->expect_continue && !r->continue_sent) || left > DRAIN_MAX)
+            c->closing = 1;
+    }
+    if (!llhttp_should_keep_alive(&c->parser) && r->body_done)
+        c->closing = 1;
+    update_date(r->w);
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nServer: shoal\r\nDate: %s\r\n", status,
+                        http_reason(status), r->w->date);
+    if (length >= 0) {
+        evbuffer_add_printf(out, "Content-Length: %lld\r\n", (long long)length);
+    } else {
+        r->resp_chunked = 1;
+        evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+    }
+    if (c->closing)
+        evbuffer_add_printf(out, "Connection: close\r\n");
+    else if (c->parser.http_minor == 0)
+        evbuffer_add_printf(out, "Connection: keep-alive\r\n");
+    if (r->resp_hdrs)
+        evbuffer_add_buffer(out, r->resp_hdrs);
+    evbuffer_add(out, "\r\n", 2);
+}
+
+void http_resp_write(struct http_req *r, const void *p, size_t n)
+{
+    if (!r->conn || r->head_only || n == 0 || r->resp_done)
+        return;
+    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
+    if (r->resp_chunked)
+        evbuffer_add_printf(out, "%zx\r\n", n);
+    evbuffer_add(out, p, n);
+    if (r->resp_chunked)
+        evbuffer_add(out, "\r\n", 2);
+}
+
+void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
+{
+    if (!r->conn || r->head_only || len == 0 || r->resp_done) {
+        close(fd);
+        return;
+    }
+    /* Added straight to the socket's output buffer, which drains to an fd,
+     * so libevent sends the segment with sendfile(2). */
+    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
+    if (r->resp_chunked)
+        evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
+    if (evbuffer_add_file(out, fd, off, len) < 0) {
+        close(fd);
+        r->conn->closing = 1;
+    }
+    if (r->resp_chunked)
+        evbuffer_add(out, "\r\n", 2);
+}
+
+size_t http_resp_pending(const struct http_req *r)
+{
+    return r->conn ? evbuffer_get_length(bufferevent_get_output(r->conn->bev)) : 0;
+}
+
+void http_resp_end(struct http_req *r)
+{
+    if (r->resp_done)
+        return;
+    if (!r->resp_started)
+        http_resp_begin(r, 200, 0);
+    r->resp_done = 1;
+    struct http_conn *c = r->conn;
+    if (!c)
+        return;
+    if (r->resp_chunked && !r->head_only)
+        evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+    if (c->closing) {
+        bufferevent_enable(c->bev, EV_WRITE);
+        return;
+    }
+    /* Inside the parser, on_message_complete finishes the request. */
+    if (r->body_done && !c->in_parse && c->req == r) {
+        req_finish(c);
+        c->paused = 0;
+        llhttp_resume(&c->parser);
+        event_active(c->resume_ev, EV_TIMEOUT, 0);
+    }
+}
+
+void http_reply(struct http_req *r, int status, const char *ctype, const void *body,
+                size_t len)
+{
+    if (ctype)
+        http_resp_header(r, "Content-Type", "%s", ctype);
+    http_resp_begin(r, status, (int64_t)len);
+    http_resp_write(r, body, len);
+    http_resp_end(r);
+}
+
+void http_reply_json(struct http_req *r, int status, json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!s) {
+        http_reply(r, 500, "application/json", "{\"error\":\"encoding failed\"}", 27);
+        return;
+    }
+    size_t n = strlen(s);
+    s[n] = '\n'; /* json_dumps left room for the NUL; a newline reads better */
+    http_reply(r, status, "application/json", s, n + 1);
+    free(s);
+}
+
+void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (status >= 500)
+        log_warn("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status, msg);
+    else
+        log_debug("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status,
+                  msg);
+    http_reply_json(r, status, json_pack("{s:s, s:i}", "error", msg, "status", status));
+}
+
+/* An error before a request object exists (malformed request line). */
+static void conn_fail(struct http_conn *c, int status, const char *msg)
+{
+    update_date(c->w);
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    char body[256];
+    int n = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n", msg, status);
+    evbuffer_add_printf(out,
+                        "HTTP/1.1 %d %s\r\nServer: shoal\r\nDate: %s\r\n"
+                        "Content-Type: application/json\r\nContent-Length: %d\r\n"
+                        "Connection: close\r\n\r\n%s",
+                        status, http_reason(status), c->w->date, n, body);
+    c->closing = 1;
+    bufferevent_enable(c->bev, EV_WRITE);
+}
+
+/* ---- parser callbacks ------------------------------------------------- */
+
+static int hb_add(struct http_conn *c, const char *p, size_t n)
+{
+    const struct http_server_opts *o = &c->w->srv->o;
+    if (c->hb_len + n + 1 > (size_t)o->max_header_bytes) {
+        c->hdr_err = 431;
+        return -1;
+    }
+    if (c->hb_len + n + 1 > c->hb_cap) {
+        while (c->hb_len + n + 1 > c->hb_cap)
+            c->hb_cap = c->hb_cap ? c->hb_cap * 2 : 1024;
+        c->hb = xrealloc(c->hb, c->hb_cap);
+    }
+    memcpy(c->hb + c->hb_len, p, n);
+    c->hb_len += n;
+    return 0;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+    struct http_conn *c = p->data;
+    if (c->closing)
+        return HPE_USER; /* nothing more is read on a closing connection */
+    struct http_req *r = xcalloc(1, sizeof(*r));
+    r->w = c->w;
+    r->conn = c;
+    r->refs = 1;
+    r->method_name = "-";
+    r->content_length = -1;
+    c->req = r;
+    c->hb_len = 0;
+    c->n_hdrs = 0;
+    c->in_value = 0;
+    return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t n)
+{
+    struct http_conn *c = p->data;
+    if (hb_add(c, at, n)) {
+        c->hdr_err = 414;
+        return HPE_USER;
+    }
+    return 0;
+}
+
+static int on_url_complete(llhttp_t *p)
+{
+    return hb_add(p->data, "", 1) ? HPE_USER : 0;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t n)
+{
+    return hb_add(p->data, at, n) ? HPE_USER : 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    struct http_conn *c = p->data;
+    if (++c->n_hdrs > c->w->srv->o.max_headers) {
+        c->hdr_err = 431;
+        return HPE_USER;
+    }
+    return hb_add(c, "", 1) ? HPE_USER : 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t n)
+{
+    struct http_conn *c = p->data;
+    c->in_value = 1;
+    return hb_add(c, at, n) ? HPE_USER : 0;
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+    struct http_conn *c = p->data;
+    c->in_value = 0;
+    return hb_add(c, "", 1) ? HPE_USER : 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Turn the accumulated block into the request's fields. Returns 0 or an
+ * HTTP status for a bad request target. */
+static int req_build(struct http_conn *c, struct http_req *r)
+{
+    /* A header whose value was empty never saw on_header_value. */
+    size_t nul = 0;
+    for (size_t i = 0; i < c->hb_len; i++)
+        nul += c->hb[i] == '\0';
+    if (nul < 1 + 2 * (size_t)c->n_hdrs) {
+        /* field complete without value complete cannot happen in llhttp,
+         * but guard the pointer walk below anyway */
+        return 400;
+    }
+    /* Layout of r->mem: the header block, then the decoded path. */
+    size_t tlen = strlen(c->hb);
+    r->mem = xmalloc(c->hb_len + tlen + 2);
+    memcpy(r->mem, c->hb, c->hb_len);
+    r->target = r->mem;
+    r->hdrs = xcalloc((size_t)c->n_hdrs + 1, sizeof(*r->hdrs));
+    char *q = r->mem + tlen + 1;
+    for (int i = 0; i < c->n_hdrs; i++) {
+        char *name = q;
+        q += strlen(q) + 1;
+        char *value = q;
+        q += strlen(q) + 1;
+        r->hdrs[i].name = name;
+        r->hdrs[i].value = trim(value);
+    }
+    r->n_hdrs = c->n_hdrs;
+
+    /* Request target: origin-form, or absolute-form from proxies. */
+    const char *t = r->target;
+    if (!strncasecmp(t, "http://", 7) || !strncasecmp(t, "https://", 8)) {
+        const char *s = strchr(t + (t[4] == 's' || t[4] == 'S' ? 8 : 7), '/');
+        t = s ? s : "/";
+    }
+    if (t[0] != '/')
+        return 400;
+    const char *qm = strchr(t, '?');
+    size_t plen = qm ? (size_t)(qm - t) : strlen(t);
+    r->query = qm ? qm + 1 : "";
+    char *path = r->mem + c->hb_len;
+    int d = http_pct_decode(t, plen, path);
+    if (d < 0)
+        return 400;
+    r->path = path;
+    r->path_len = (size_t)d;
+    return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    struct http_conn *c = p->data;
+    struct http_req *r = c->req;
+    r->method = p->method;
+    r->method_name = llhttp_method_name(p->method);
+    r->head_only = p->method == HTTP_HEAD;
+    r->chunked = (p->flags & F_CHUNKED) != 0;
+    r->content_length = (p->flags & F_CONTENT_LENGTH) ? (int64_t)p->content_length : -1;
+    if (!r->chunked && r->content_length < 0)
+        r->content_length = 0;
+    int st = req_build(c, r);
+    if (st) {
+        r->method_name = llhttp_method_name(p->method);
+        http_resp_close(r);
+        http_reply_error(r, st, "malformed request target");
+        return 0;
+    }
+    const char *ex = http_req_header(r, "Expect");
+    r->expect_continue = ex && !strcasecmp(ex, "100-continue");
+    if (r->content_length == 0 && !r->chunked)
+        r->expect_continue = 0;
+    c->w->srv->o.handler(r);
+    if (r->conn && r->on_body && !r->resp_started && r->expect_continue) {
+        r->continue_sent = 1;
+        evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    }
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t n)
+{
+    struct http_conn *c = p->data;
+    struct http_req *r = c->req;
+    r->body_received += n;
+    if (r->on_body && !r->resp_started) {
+        int rc = r->on_body(r, at, n);
+        if (rc < 0 && !r->resp_started) {
+            http_resp_close(r);
+            http_reply_error(r, 500, "request body: %s", strerror(-rc));
+        }
+    }
+    return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+    struct http_conn *c = p->data;
+    struct http_req *r = c->req;
+    r->body_done = 1;
+    if (r->on_end && !r->resp_started)
+        r->on_end(r);
+    if (c->closing)
+        return HPE_PAUSED;
+    if (r->resp_done) {
+        req_finish(c);
+        return 0;
+    }
+    c->paused = 1;
+    return HPE_PAUSED;
+}
+
+/* The conn lets go of the finished request. */
+static void req_finish(struct http_conn *c)
+{
+    struct http_req *r = c->req;
+    if (!r)
+        return;
+    c->req = NULL;
+    r->conn = NULL;
+    http_req_unref(r);
+}
+
+/* ---- connection ------------------------------------------------------- */
+
+static void conn_process(struct http_conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    while (!c->paused && !c->closing && !c->read_paused) {
+        size_t avail = evbuffer_get_length(in);
+        if (avail == 0)
+            break;
+        struct evbuffer_iovec v;
+        if (evbuffer_peek(in, FEED_CHUNK, NULL, &v, 1) < 1)
+            break;
+        size_t n = v.iov_len < FEED_CHUNK ? v.iov_len : FEED_CHUNK;
+        c->in_parse = 1;
+        llhttp_errno_t e = llhttp_execute(&c->parser, v.iov_base, n);
+        c->in_parse = 0;
+        if (e == HPE_OK) {
+            evbuffer_drain(in, n);
+            continue;
+        }
+        if (e == HPE_PAUSED) {
+            const char *pos = llhttp_get_error_pos(&c->parser);
+            size_t used = pos ? (size_t)(pos - (const char *)v.iov_base) : n;
+            evbuffer_drain(in, used);
+            if (c->closing)
+                break;
+            /* paused for a pending response */
+            if (!c->paused) {
+                llhttp_resume(&c->parser);
+                continue;
+            }
+            break;
+        }
+        /* A parse error: answer if nothing was answered yet, then close. */
+        if (c->closing)
+            break;
+        struct http_req *r = c->req;
+        int st = c->hdr_err ? c->hdr_err : 400;
+        if (r && r->resp_started) {
+            c->closing = 1;
+            bufferevent_enable(c->bev, EV_WRITE);
+        } else if (r && c->hdr_err == 0 && r->method_name[0] != '-') {
+            /* error inside the body (bad chunk framing) */
+            http_resp_close(r);
+            http_reply_error(r, 400, "malformed request body: %s",
+                             llhttp_get_error_reason(&c->parser));
+        } else {
+            log_debug("%s: bad request: %s", c->peer, llhttp_errno_name(e));
+            conn_fail(c, st, st == 431 ? "request header fields too large"
+                             : st == 414 ? "request target too long"
+                                         : "malformed HTTP request");
+        }
+        break;
+    }
+    if (c->paused || c->read_paused || c->closing)
+        bufferevent_disable(c->bev, EV_READ);
+    else
+        bufferevent_enable(c->bev, EV_READ);
+    if (c->closing && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
+        !c->lingering) {
+        /* nothing left to send: go straight to the lingering close */
+        bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS);
+    }
+}
+
+static void conn_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct http_conn *c = arg;
+    if (c->lingering) {
+        evbuffer_drain(bufferevent_get_input(bev), evbuffer_get_length(bufferevent_get_input(bev)));
+        return;
+    }
+    conn_process(c);
+}
+
+static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct http_conn *c = arg;
+    conn_process(c);
+}
+
+static void conn_write_cb(struct bufferevent *bev, void *arg)
+{
+    struct http_conn *c = arg;
+    if (c->closing && !c->lingering) {
+        if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+            return;
+        /* Lingering close: stop sending, drop whatever the client still
+         * sends for a short while, so it reads our response instead of a
+         * reset. */
+        c->lingering = 1;
+        if (c->req && !c->req->resp_done && c->req->on_abort)
+            c->req->on_abort(c->req);
+        req_finish(c);
+        shutdown(bufferevent_getfd(bev), SHUT_WR);
+        struct timeval tv = {LINGER_S, 0};
+        bufferevent_set_timeouts(bev, &tv, NULL);
+        bufferevent_enable(bev, EV_READ);
+        bufferevent_disable(bev, EV_WRITE);
+        return;
+    }
+    if (c->req && c->req->on_drain && !c->req->resp_done)
+        c->req->on_drain(c->req);
+}
+
+static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct http_conn *c = arg;
+    (void)bev;
+    if (what & BEV_EVENT_TIMEOUT && !c->lingering)
+        log_debug("%s: connection timed out", c->peer);
+    conn_free(c);
+}
+
+static void conn_free(struct http_conn *c)
+{
+    struct http_req *r = c->req;
+    if (r) {
+        if (!r->resp_done && r->on_abort)
+            r->on_abort(r);
+        req_finish(c);
+    }
+    event_free(c->resume_ev);
+    bufferevent_free(c->bev);
+    free(c->hb);
+    free(c);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct http_worker *w = arg;
+    (void)l;
+    (void)salen;
+    struct http_conn *c = xcalloc(1, sizeof(*c));
+    c->w = w;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (sa->sa_family == AF_INET) {
+        struct sockaddr_in *sin = (struct sockaddr_in *)sa;
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+        snprintf(c->peer, sizeof(c->peer), "%s:%d", ip, ntohs(sin->sin_port));
+    } else if (sa->sa_family == AF_INET6) {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
+        char ip[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+        snprintf(c->peer, sizeof(c->peer), "[%s]:%d", ip, ntohs(sin6->sin6_port));
+    }
+    c->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->bev) {
+        close(fd);
+        free(c);
+        return;
+    }
+    c->resume_ev = event_new(w->base, -1, 0, conn_resume_cb, c);
+    llhttp_init(&c->parser, HTTP_REQUEST, &parser_settings);
+    c->parser.data = c;
+    bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+    struct timeval idle = {w->srv->o.idle_timeout_s, 0};
+    bufferevent_set_timeouts(c->bev, &idle, &idle);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    struct http_worker *w = arg;
+    if (w->srv->o.worker_init)
+        w->srv->o.worker_init(w);
+    event_base_dispatch(w->base);
+    if (w->srv->o.worker_fini)
+        w->srv->o.worker_fini(w);
+    return NULL;
+}
+
+/* SO_REUSEPORT would let a second daemon share our port silently; probe
+ * with a plain bind first so that mistake is an error at start-up. */
+static int port_free(const struct sockaddr_in *sin)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    int rc = bind(fd, (const struct sockaddr *)sin, sizeof(*sin)) ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+struct http_server *http_server_start(const struct http_server_opts *o, char *err,
+                                      size_t errlen)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, (void (*)(void))evthread_use_pthreads);
+    llhttp_settings_init(&parser_settings);
+    parser_settings.on_message_begin = on_message_begin;
+    parser_settings.on_url = on_url;
+    parser_settings.on_url_complete = on_url_complete;
+    parser_settings.on_header_field = on_header_field;
+    parser_settings.on_header_field_complete = on_header_field_complete;
+    parser_settings.on_header_value = on_header_value;
+    parser_settings.on_header_value_complete = on_header_value_complete;
+    parser_settings.on_headers_complete = on_headers_complete;
+    parser_settings.on_body = on_body;
+    parser_settings.on_message_complete = on_message_complete;
+
+    struct sockaddr_in sin = {0};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)o->port);
+    if (inet_pton(AF_INET, o->host, &sin.sin_addr) != 1) {
+        snprintf(err, errlen, "listen address '%s' is not an IPv4 address", o->host);
+        return NULL;
+    }
+    int rc = port_free(&sin);
+    if (rc) {
+        snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port, strerror(-rc));
+        return NULL;
+    }
+    struct http_server *s = xcalloc(1, sizeof(*s));
+    s->o = *o;
+    s->n = o->workers;
+    s->w = xcalloc((size_t)s->n, sizeof(*s->w));
+    s->lis = xcalloc((size_t)s->n, sizeof(*s->lis));
+    s->threads = xcalloc((size_t)s->n, sizeof(*s->threads));
+    for (int i = 0; i < s->n; i++) {
+        struct http_worker *w = &s->w[i];
+        w->idx = i;
+        w->srv = s;
+        w->ctx = o->ctx;
+        w->base = event_base_new();
+        w->q = loopq_new(w->base);
+        s->lis[i] = evconnlistener_new_bind(
+            w->base, accept_cb, w,
+            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT |
+                LEV_OPT_CLOSE_ON_EXEC,
+            1024, (struct sockaddr *)&sin, sizeof(sin));
+        if (!s->lis[i]) {
+            snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port,
+                     strerror(errno));
+            for (int j = 0; j <= i; j++) {
+                if (s->lis[j])
+                    evconnlistener_free(s->lis[j]);
+                loopq_free(s->w[j].q);
+                event_base_free(s->w[j].base);
+            }
+            free(s->w);
+            free(s->lis);
+            free(s->threads);
+            free(s);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < s->n; i++)
+        if (pthread_create(&s->threads[i], NULL, worker_main, &s->w[i]))
+            abort();
+    return s;
+}
+
+int http_server_nworkers(const struct http_server *s)
+{
+    return s->n;
+}
+
+struct http_worker *http_server_worker(struct http_server *s, int i)
+{
+    return &s->w[i];
+}
+
+void http_server_stop(struct http_server *s)
+{
+    for (int i = 0; i < s->n; i++)
+        event_base_loopbreak(s->w[i].base);
+    for (int i = 0; i < s->n; i++) {
+        pthread_join(s->threads[i], NULL);
+        evconnlistener_free(s->lis[i]);
+        loopq_free(s->w[i].q);
+        event_base_free(s->w[i].base);
+    }
+    free(s->w);
+    free(s->lis);
+    free(s->threads);
+    free(s);
+}

@@ -1,0 +1,163 @@
+/*
+ * http: the HTTP/1.1 server layer over libevent and llhttp, used by every
+ * Shoal daemon.
+ *
+ * Threads: the server runs N workers, each with its own event_base and its
+ * own SO_REUSEPORT listener; a connection lives on one worker for its whole
+ * life, and every callback below runs on that worker's thread.
+ *
+ * A request's life:
+ *   1. The headers are parsed (limits: max_header_bytes, max_headers; past
+ *      them the client gets 431 and the connection closes; malformed HTTP
+ *      gets 400 and the connection closes).
+ *   2. The server's handler is called with the request. It either replies
+ *      at once, or installs body hooks (on_body, on_end) and/or takes a
+ *      reference (http_req_ref) to reply later from another callback.
+ *   3. Body bytes are handed to on_body as they arrive (decoded when
+ *      chunked). A handler that cannot take more calls http_req_pause();
+ *      reading stops until http_req_resume().
+ *   4. The response is queued with http_reply*() or http_resp_begin/
+ *      write/file/end. Pipelined requests are parsed only after the current
+ *      response is queued, so responses never reorder.
+ *   If the connection dies before the response is queued, on_abort (if set)
+ *   is called once; later reply calls on that request are harmless no-ops.
+ */
+#ifndef SHOAL_HTTP_H
+#define SHOAL_HTTP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct evbuffer;
+struct loopq;
+struct http_server;
+struct http_conn;
+struct http_req;
+
+struct http_worker {
+    int idx;
+    struct event_base *base;
+    struct loopq *q;             /* cross-thread calls into this worker */
+    struct http_server *srv;
+    void *ctx;                   /* the daemon's shared context */
+    void *local;                 /* the daemon's per-worker state */
+    char date[40];               /* cached Date header value */
+    int64_t date_sec;
+};
+
+typedef void (*http_handler_fn)(struct http_req *req);
+
+struct http_server_opts {
+    const char *host;
+    int port;
+    int workers;
+    int max_header_bytes;
+    int max_headers;
+    int idle_timeout_s;
+    http_handler_fn handler;
+    void *ctx;
+    /* Optional, run on each worker's thread before and after its loop. */
+    void (*worker_init)(struct http_worker *w);
+    void (*worker_fini)(struct http_worker *w);
+};
+
+struct http_hdr {
+    const char *name;
+    const char *value;           /* trimmed of surrounding white space */
+};
+
+enum http_method_id {
+    HTTP_M_DELETE = 0, HTTP_M_GET = 1, HTTP_M_HEAD = 2, HTTP_M_POST = 3,
+    HTTP_M_PUT = 4, HTTP_M_OPTIONS = 6, HTTP_M_PATCH = 28, HTTP_M_OTHER = -1
+};
+
+struct http_req {
+    struct http_worker *w;
+    struct http_conn *conn;      /* NULL once the connection is gone */
+    int method;                  /* enum http_method_id */
+    const char *method_name;
+    const char *target;          /* raw request target */
+    const char *path;            /* percent-decoded path; may hold NUL */
+    size_t path_len;
+    const char *query;           /* raw query string, "" when none */
+    struct http_hdr *hdrs;
+    int n_hdrs;
+    int64_t content_length;      /* -1: chunked or no length */
+    int chunked;
+    int expect_continue;
+    uint64_t body_received;
+
+    /* Set by the handler. */
+    int (*on_body)(struct http_req *req, const char *p, size_t n); /* 0 or -errno */
+    void (*on_end)(struct http_req *req);
+    void (*on_abort)(struct http_req *req);
+    void (*on_drain)(struct http_req *req);  /* output buffer emptied */
+    void *data;
+
+    /* Internal state. */
+    int refs;
+    int body_done;
+    int continue_sent;
+    int resp_started;
+    int resp_done;
+    int resp_chunked;
+    int head_only;
+    int status;
+    struct evbuffer *resp_hdrs;
+    char *mem;                   /* backing store of target/path/query/hdrs */
+};
+
+struct http_server *http_server_start(const struct http_server_opts *o, char *err,
+                                      size_t errlen);
+/* Stop every loop, join the threads and free the server. Any thread but a
+ * worker's. */
+void http_server_stop(struct http_server *s);
+int http_server_nworkers(const struct http_server *s);
+struct http_worker *http_server_worker(struct http_server *s, int i);
+
+/* Request accessors. */
+const char *http_req_header(const struct http_req *r, const char *name);
+/* Percent-decoded value of query parameter name into out (NUL-terminated).
+ * Returns its length, -1 when absent, -2 when malformed or too long. A
+ * parameter present without '=' has the value "". */
+int http_query_get(const struct http_req *r, const char *name, char *out, size_t outlen);
+/* Client address as text. */
+const char *http_req_peer(const struct http_req *r);
+
+void http_req_ref(struct http_req *r);
+void http_req_unref(struct http_req *r);
+int http_req_alive(const struct http_req *r);
+void http_req_pause(struct http_req *r);
+void http_req_resume(struct http_req *r);
+
+/* Responses. Headers are added before http_resp_begin. */
+void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* length -1 selects chunked encoding. */
+void http_resp_begin(struct http_req *r, int status, int64_t length);
+void http_resp_write(struct http_req *r, const void *p, size_t n);
+/* Send len bytes of fd from off with sendfile; takes ownership of fd. */
+void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len);
+void http_resp_end(struct http_req *r);
+/* Ask for the connection to close once this response is out. */
+void http_resp_close(struct http_req *r);
+size_t http_resp_pending(const struct http_req *r);
+
+void http_reply(struct http_req *r, int status, const char *ctype, const void *body,
+                size_t len);
+/* Takes the reference to j. */
+void http_reply_json(struct http_req *r, int status, json_t *j);
+/* {"error": "...", "status": N} */
+void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+const char *http_reason(int status);
+/* Percent-decode n bytes of s into out (at least n+1 bytes). Returns the
+ * decoded length or -1 on a malformed escape. */
+int http_pct_decode(const char *s, size_t n, char *out);
+/* Percent-encode for a path (keeps unreserved and '/') into a new string. */
+char *http_pct_encode(const char *s, size_t n, int keep_slash);
+
+#endif

@@ -1,0 +1,574 @@
+/*
+ * node: membership from a non-primary node's side.
+ *
+ * The control thread owns a small event loop with its own hcli. Until the
+ * node is in the map it POSTs /v1/cluster/join to the primary every period;
+ * once in, it POSTs /v1/cluster/keepalive with the versions it holds. The
+ * primary answers a keepalive with any newer map or BMD (so a missed push
+ * heals by itself) or 404 when it no longer knows the node, which sends the
+ * node back to joining.
+ *
+ * Persistence: the map and BMD are written to state_dir by the control
+ * thread (posted through its loopq) so that no event loop waits for fsync.
+ */
+#include "node.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <event2/event.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hcli.h"
+#include "http.h"
+#include "log.h"
+#include "loopq.h"
+#include "util.h"
+
+/* ---- identity and persistence ----------------------------------------- */
+
+static char *state_path(const struct node *n, const char *name)
+{
+    return xasprintf("%s/%s", n->conf->state_dir, name);
+}
+
+static int load_or_make_id(struct node *n, char *err, size_t errlen)
+{
+    char *path = state_path(n, "node.id");
+    if (n->conf->id[0]) {
+        n->id = xstrdup(n->conf->id);
+    } else {
+        size_t len;
+        char *s = file_read(path, 256, &len);
+        if (s) {
+            while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' '))
+                s[--len] = '\0';
+            n->id = s;
+        } else {
+            uint8_t r[4];
+            char hex[9];
+            rand_bytes(r, sizeof(r));
+            hex_encode(r, sizeof(r), hex);
+            n->id = xasprintf("%c%s", n->role == NODE_PROXY ? 'p' : 't', hex);
+        }
+    }
+    for (const char *p = n->id; *p; p++) {
+        if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+            !(*p >= '0' && *p <= '9') && *p != '-' && *p != '_') {
+            snprintf(err, errlen, "node id '%s' may hold only letters, digits, '-' and '_'",
+                     n->id);
+            free(path);
+            return -1;
+        }
+    }
+    if (!n->id[0] || strlen(n->id) > 64) {
+        snprintf(err, errlen, "node id must be 1..64 characters");
+        free(path);
+        return -1;
+    }
+    char line[80];
+    int len = snprintf(line, sizeof(line), "%s\n", n->id);
+    int rc = file_write_atomic(path, line, (size_t)len, 1);
+    free(path);
+    if (rc) {
+        snprintf(err, errlen, "cannot persist node id in %s: %s", n->conf->state_dir,
+                 strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+struct persist {
+    char *path;
+    char *text;
+};
+
+static void persist_run(void *arg)
+{
+    struct persist *p = arg;
+    int rc = file_write_atomic(p->path, p->text, strlen(p->text), 1);
+    if (rc)
+        log_error("cannot write %s: %s", p->path, strerror(-rc));
+    free(p->path);
+    free(p->text);
+    free(p);
+}
+
+static void persist(struct node *n, const char *name, json_t *j)
+{
+    struct persist *p = xmalloc(sizeof(*p));
+    p->path = state_path(n, name);
+    p->text = json_dumps(j, JSON_INDENT(1));
+    json_decref(j);
+    if (n->ctl_q)
+        loopq_post(n->ctl_q, persist_run, p);
+    else
+        persist_run(p); /* before the control thread exists: start-up */
+}
+
+int node_set_cmap(struct node *n, struct cmap *m)
+{
+    json_t *j = cmap_to_json(m);
+    int64_t v = m->snap.version;
+    if (!cmap_install(m, 0)) {
+        json_decref(j);
+        return 0;
+    }
+    log_info("cluster map v%lld installed", (long long)v);
+    persist(n, "cmap.json", j);
+    return 1;
+}
+
+int node_set_bmd(struct node *n, struct bmd *b)
+{
+    struct bmd *old = bmd_current();
+    json_t *j = bmd_to_json(b);
+    int64_t v = b->snap.version;
+    snap_ref(&b->snap);
+    if (!bmd_install(b, 0)) {
+        bmd_unref(b);
+        bmd_unref(old);
+        json_decref(j);
+        return 0;
+    }
+    log_info("bucket metadata v%lld installed", (long long)v);
+    persist(n, "bmd.json", j);
+    if (n->on_bmd)
+        n->on_bmd(n, old, b);
+    bmd_unref(b);
+    bmd_unref(old);
+    return 1;
+}
+
+int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen)
+{
+    json_t *jm = json_object_get(j, "cmap");
+    json_t *jb = json_object_get(j, "bmd");
+    if (jm && !json_is_null(jm)) {
+        struct cmap *m = cmap_from_json(jm, err, errlen);
+        if (!m)
+            return -1;
+        node_set_cmap(n, m);
+    }
+    if (jb && !json_is_null(jb)) {
+        struct bmd *b = bmd_from_json(jb, err, errlen);
+        if (!b)
+            return -1;
+        node_set_bmd(n, b);
+    }
+    return 0;
+}
+
+static void load_persisted(struct node *n)
+{
+    char *path = state_path(n, "cmap.json");
+    json_t *j = json_load_file(path, 0, NULL);
+    char err[256];
+    if (j) {
+        struct cmap *m = cmap_from_json(j, err, sizeof(err));
+        if (m)
+            cmap_install(m, 1);
+        else
+            log_warn("ignoring %s: %s", path, err);
+        json_decref(j);
+    }
+    free(path);
+    path = state_path(n, "bmd.json");
+    j = json_load_file(path, 0, NULL);
+    if (j) {
+        struct bmd *b = bmd_from_json(j, err, sizeof(err));
+        if (b)
+            bmd_install(b, 1);
+        else
+            log_warn("ignoring %s: %s", path, err);
+        json_decref(j);
+    }
+    free(path);
+}
+
+int node_init(struct node *n, struct conf *c, enum node_role role, char *err, size_t errlen)
+{
+    memset(n, 0, sizeof(*n));
+    n->conf = c;
+    n->role = role;
+    if (!c->state_dir[0]) {
+        snprintf(err, errlen, "option 'state_dir' is required");
+        return -1;
+    }
+    int rc = mkdir_p(c->state_dir, 0755);
+    if (rc) {
+        snprintf(err, errlen, "cannot create state_dir %s: %s", c->state_dir, strerror(-rc));
+        return -1;
+    }
+    if (load_or_make_id(n, err, errlen))
+        return -1;
+    n->is_primary = role == NODE_PROXY && !c->primary_url[0];
+    if (!n->is_primary && !c->primary_url[0]) {
+        snprintf(err, errlen, "option 'primary_url' is required for a target");
+        return -1;
+    }
+    load_persisted(n);
+    struct bmd *b = bmd_current();
+    if (b)
+        bmd_unref(b);
+    else
+        bmd_install(bmd_new(0), 1);
+    return 0;
+}
+
+/* ---- control thread ----------------------------------------------------- */
+
+static void ctl_schedule(struct node *n, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(n->ctl_timer, &tv);
+}
+
+static void join_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct node *n = arg;
+    n->join_inflight = 0;
+    if (status != 200) {
+        log_warn("join %s: %s", n->conf->primary_url,
+                 status ? body : (err ? err : "no response"));
+        return;
+    }
+    json_error_t je;
+    json_t *j = json_loadb(body, len, 0, &je);
+    char e[256];
+    if (!j || node_accept_json(n, j, e, sizeof(e))) {
+        log_warn("join: bad answer from primary: %s", j ? e : je.text);
+        json_decref(j);
+        return;
+    }
+    json_decref(j);
+    n->joined = 1;
+    log_info("joined cluster as %s", n->id);
+}
+
+static void ka_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct node *n = arg;
+    n->join_inflight = 0;
+    if (status == 404) {
+        log_warn("primary does not know this node; joining again");
+        n->joined = 0;
+        return;
+    }
+    if (status != 200) {
+        log_warn("keepalive: %s", status ? body : (err ? err : "no response"));
+        return;
+    }
+    json_t *j = json_loadb(body, len, 0, NULL);
+    char e[256];
+    if (j && node_accept_json(n, j, e, sizeof(e)))
+        log_warn("keepalive: bad answer: %s", e);
+    json_decref(j);
+    n->last_ka_ok = mono_ms();
+}
+
+static void ctl_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct node *n = arg;
+    (void)fd;
+    (void)what;
+    if (n->is_primary) {
+        if (n->on_tick)
+            n->on_tick(n);
+    } else if (!n->join_inflight) {
+        struct cmap *m = cmap_current();
+        struct bmd *b = bmd_current();
+        json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I}", "id", n->id, "role",
+                              n->role == NODE_PROXY ? "proxy" : "target", "url",
+                              n->conf->public_url, "cmap_version",
+                              (json_int_t)(m ? m->snap.version : 0), "bmd_version",
+                              (json_int_t)(b ? b->snap.version : 0));
+        char *s = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        char *url = node_signed_url(n, "POST", n->conf->primary_url,
+                                    n->joined ? "/v1/cluster/keepalive" : "/v1/cluster/join");
+        n->join_inflight = 1;
+        hcli_request(n->ctl_cli, "POST", url, s, strlen(s), NULL,
+                     n->conf->keepalive_ms * 2L, n->joined ? ka_done : join_done, n);
+        free(url);
+        free(s);
+        cmap_unref(m);
+        bmd_unref(b);
+    }
+    ctl_schedule(n, n->joined || n->is_primary ? n->conf->keepalive_ms : 300);
+}
+
+static void *ctl_main(void *arg)
+{
+    struct node *n = arg;
+    event_base_dispatch(n->ctl_base);
+    return NULL;
+}
+
+void node_start(struct node *n)
+{
+    n->ctl_base = event_base_new();
+    n->ctl_cli = hcli_new(n->ctl_base);
+    n->ctl_q = loopq_new(n->ctl_base);
+    n->ctl_timer = evtimer_new(n->ctl_base, ctl_tick, n);
+    ctl_schedule(n, 0);
+    if (pthread_create(&n->ctl_thread, NULL, ctl_main, n))
+        abort();
+}
+
+void node_stop(struct node *n)
+{
+    if (!n->ctl_base)
+        return;
+    event_base_loopbreak(n->ctl_base);
+    pthread_join(n->ctl_thread, NULL);
+    hcli_free(n->ctl_cli);
+    event_free(n->ctl_timer);
+    loopq_free(n->ctl_q);
+    event_base_free(n->ctl_base);
+    n->ctl_base = NULL;
+    free(n->id);
+}
+
+/* ---- signatures --------------------------------------------------------- */
+
+void node_sign(const struct node *n, const char *method, const char *path, int64_t expires,
+               char *out)
+{
+    char msg[4096];
+    int len = snprintf(msg, sizeof(msg), "%s\n%s\n%lld", method, path, (long long)expires);
+    if (len >= (int)sizeof(msg))
+        len = sizeof(msg) - 1;
+    unsigned char mac[32];
+    unsigned int maclen = sizeof(mac);
+    const char *key = n->conf->cluster_secret;
+    HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)msg, (size_t)len, mac,
+         &maclen);
+    hex_encode(mac, 32, out);
+}
+
+char *node_signed_url(const struct node *n, const char *method, const char *base,
+                      const char *path)
+{
+    int64_t exp = (int64_t)(wall_ns() / 1000000000u) + n->conf->redirect_ttl_s;
+    char sig[65];
+    node_sign(n, method, path, exp, sig);
+    return xasprintf("%s%s?shoal_exp=%lld&shoal_sig=%s", base, path, (long long)exp, sig);
+}
+
+int node_check_sig(const struct node *n, struct http_req *r)
+{
+    char sig[80], exp[32];
+    if (http_query_get(r, "shoal_sig", sig, sizeof(sig)) < 0)
+        return 0;
+    int64_t e;
+    if (http_query_get(r, "shoal_exp", exp, sizeof(exp)) < 0 || parse_i64(exp, strlen(exp), &e))
+        return -1;
+    if (e < (int64_t)(wall_ns() / 1000000000u))
+        return -1;
+    /* The signed path is the raw one, as the proxy wrote it. */
+    const char *t = r->target;
+    const char *q = strchr(t, '?');
+    char *path = xstrndup(t, q ? (size_t)(q - t) : strlen(t));
+    const char *m = r->method == HTTP_M_HEAD ? "GET" : r->method_name;
+    char want[65];
+    node_sign(n, m, path, e, want);
+    free(path);
+    return strlen(sig) == 64 && CRYPTO_memcmp(sig, want, 64) == 0 ? 1 : -1;
+}
+
+/* ---- common endpoints --------------------------------------------------- */
+
+void node_count(struct node *n, enum stat_op op, int status)
+{
+    __atomic_add_fetch(&n->st.req[op], 1, __ATOMIC_RELAXED);
+    if (status >= 500)
+        __atomic_add_fetch(&n->st.err_5xx, 1, __ATOMIC_RELAXED);
+    else if (status >= 400)
+        __atomic_add_fetch(&n->st.err_4xx, 1, __ATOMIC_RELAXED);
+}
+
+void node_count_bytes(struct node *n, uint64_t in, uint64_t out)
+{
+    __atomic_add_fetch(&n->st.bytes_in, in, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&n->st.bytes_out, out, __ATOMIC_RELAXED);
+}
+
+static void metrics(struct node *n, struct http_req *r)
+{
+    static const char *ops[] = {"get", "head", "put", "delete", "list", "other"};
+    char buf[4096];
+    size_t o = 0;
+    const char *role = n->role == NODE_PROXY ? "proxy" : "target";
+    o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+                          "# TYPE shoal_requests_total counter\n");
+    for (int i = 0; i < 6; i++)
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+                              "shoal_requests_total{node=\"%s\",role=\"%s\",op=\"%s\"} %llu\n",
+                              n->id, role, ops[i],
+                              (unsigned long long)__atomic_load_n(&n->st.req[i], __ATOMIC_RELAXED));
+    struct cmap *m = cmap_current();
+    o += (size_t)snprintf(
+        buf + o, sizeof(buf) - o,
+        "# TYPE shoal_bytes_in_total counter\nshoal_bytes_in_total{node=\"%s\"} %llu\n"
+        "# TYPE shoal_bytes_out_total counter\nshoal_bytes_out_total{node=\"%s\"} %llu\n"
+        "# TYPE shoal_errors_total counter\nshoal_errors_total{node=\"%s\",class=\"4xx\"} %llu\n"
+        "shoal_errors_total{node=\"%s\",class=\"5xx\"} %llu\n"
+        "# TYPE shoal_redirects_total counter\nshoal_redirects_total{node=\"%s\"} %llu\n"
+        "# TYPE shoal_cluster_map_version gauge\nshoal_cluster_map_version{node=\"%s\"} %lld\n",
+        n->id, (unsigned long long)n->st.bytes_in, n->id, (unsigned long long)n->st.bytes_out,
+        n->id, (unsigned long long)n->st.err_4xx, n->id, (unsigned long long)n->st.err_5xx,
+        n->id, (unsigned long long)n->st.redirects, n->id,
+        (long long)(m ? m->snap.version : 0));
+    cmap_unref(m);
+    http_reply(r, 200, "text/plain; version=0.0.4", buf, o);
+}
+
+static void read_json_body_end(struct http_req *r);
+
+struct jbody {
+    char *buf;
+    size_t len;
+    void (*done)(struct http_req *r, json_t *j);
+};
+
+#define JSON_BODY_MAX (16u << 20)
+
+static int jbody_add(struct http_req *r, const char *p, size_t len)
+{
+    struct jbody *jb = r->data;
+    if (jb->len + len > JSON_BODY_MAX) {
+        http_resp_close(r);
+        http_reply_error(r, 413, "JSON body over %u bytes", JSON_BODY_MAX);
+        return 0;
+    }
+    jb->buf = xrealloc(jb->buf, jb->len + len + 1);
+    memcpy(jb->buf + jb->len, p, len);
+    jb->len += len;
+    return 0;
+}
+
+static void jbody_abort(struct http_req *r)
+{
+    struct jbody *jb = r->data;
+    free(jb->buf);
+    free(jb);
+    r->data = NULL;
+}
+
+static void read_json_body_end(struct http_req *r)
+{
+    struct jbody *jb = r->data;
+    json_error_t je;
+    json_t *j = jb->len ? json_loadb(jb->buf, jb->len, 0, &je) : json_object();
+    void (*done)(struct http_req *, json_t *) = jb->done;
+    jbody_abort(r);
+    r->on_abort = NULL;
+    if (!j) {
+        http_reply_error(r, 400, "malformed JSON body: %s (line %d)", je.text, je.line);
+        return;
+    }
+    done(r, j);
+}
+
+void node_read_json(struct http_req *r, void (*done)(struct http_req *r, json_t *j))
+{
+    struct jbody *jb = xcalloc(1, sizeof(*jb));
+    jb->done = done;
+    r->data = jb;
+    r->on_body = jbody_add;
+    r->on_end = read_json_body_end;
+    r->on_abort = jbody_abort;
+}
+
+static void push_done(struct http_req *r, json_t *j)
+{
+    struct node *n = r->w->ctx;
+    char err[256];
+    if (node_accept_json(n, j, err, sizeof(err)))
+        http_reply_error(r, 400, "%s", err);
+    else
+        http_reply(r, 204, NULL, NULL, 0);
+    json_decref(j);
+}
+
+static int path_is(const struct http_req *r, const char *p)
+{
+    return r->path_len == strlen(p) && !memcmp(r->path, p, r->path_len);
+}
+
+int node_handle(struct node *n, struct http_req *r)
+{
+    if (path_is(r, "/v1/health")) {
+        struct cmap *m = cmap_current();
+        int ok = m && cmap_find(m, n->id);
+        cmap_unref(m);
+        if (ok)
+            http_reply_json(r, 200, json_pack("{s:s, s:s}", "status", "ok", "id", n->id));
+        else
+            http_reply_error(r, 503, "node %s is not in a cluster map yet", n->id);
+        return 1;
+    }
+    if (path_is(r, "/v1/cluster") && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)) {
+        struct cmap *m = cmap_current();
+        if (!m)
+            http_reply_error(r, 503, "no cluster map yet");
+        else
+            http_reply_json(r, 200, cmap_to_json(m));
+        cmap_unref(m);
+        return 1;
+    }
+    if (path_is(r, "/v1/internal/push") && r->method == HTTP_M_PUT) {
+        if (node_check_sig(n, r) != 1) {
+            http_reply_error(r, 403, "cluster pushes must be signed by the primary");
+            return 1;
+        }
+        node_read_json(r, push_done);
+        return 1;
+    }
+    if (path_is(r, "/metrics")) {
+        metrics(n, r);
+        return 1;
+    }
+    return 0;
+}
+
+char *node_obj_key(const char *provider, const char *bucket, const char *name, size_t *len)
+{
+    size_t pl = strlen(provider), bl = strlen(bucket), nl = strlen(name);
+    char *k = xmalloc(pl + bl + nl + 3);
+    memcpy(k, provider, pl);
+    k[pl] = '/';
+    memcpy(k + pl + 1, bucket, bl);
+    k[pl + 1 + bl] = '/';
+    memcpy(k + pl + bl + 2, name, nl + 1);
+    *len = pl + bl + nl + 2;
+    return k;
+}
+
+void node_block_signals(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int node_wait_signal(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    return sig;
+}

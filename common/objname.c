@@ -1,0 +1,68 @@
+#include "objname.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "http.h"
+
+int objname_valid(const char *name, size_t len, char *err, size_t errlen)
+{
+    if (len == 0) {
+        snprintf(err, errlen, "object name is empty");
+        return -1;
+    }
+    if (len > OBJNAME_MAX) {
+        snprintf(err, errlen, "object name is %zu bytes, over the %d-byte limit", len,
+                 OBJNAME_MAX);
+        return -1;
+    }
+    if (memchr(name, '\0', len)) {
+        snprintf(err, errlen, "object name contains a NUL byte");
+        return -1;
+    }
+    const char *p = name, *end = name + len;
+    while (p <= end) {
+        const char *s = memchr(p, '/', (size_t)(end - p));
+        size_t seg = s ? (size_t)(s - p) : (size_t)(end - p);
+        if ((seg == 1 && p[0] == '.') || (seg == 2 && p[0] == '.' && p[1] == '.')) {
+            snprintf(err, errlen, "object name has a '.' or '..' segment");
+            return -1;
+        }
+        if (!s)
+            break;
+        p = s + 1;
+    }
+    return 0;
+}
+
+int objname_parse(const char *rest, size_t len, struct objname *o, char *err, size_t errlen)
+{
+    const char *slash = memchr(rest, '/', len);
+    size_t bl = slash ? (size_t)(slash - rest) : len;
+    if (!bmd_valid_name(rest, bl)) {
+        snprintf(err, errlen, "invalid bucket name '%.*s' (1..63 of A-Z a-z 0-9 . - _)",
+                 (int)(bl > 63 ? 63 : bl), rest);
+        return -1;
+    }
+    memcpy(o->bucket, rest, bl);
+    o->bucket[bl] = '\0';
+    o->name = slash ? slash + 1 : rest + len;
+    o->name_len = slash ? len - bl - 1 : 0;
+    return objname_valid(o->name, o->name_len, err, errlen);
+}
+
+int objname_provider(const struct http_req *r, char *out, char *err, size_t errlen)
+{
+    int n = http_query_get(r, "provider", out, 16);
+    if (n == -1 || (n == 0)) {
+        strcpy(out, BMD_PROVIDER_SHOAL);
+        return 0;
+    }
+    if (n < 0 || !bmd_valid_provider(out)) {
+        snprintf(err, errlen, "unknown provider '%s' (this cluster knows: %s)",
+                 n < 0 ? "?" : out, BMD_PROVIDER_SHOAL);
+        return -1;
+    }
+    return 0;
+}

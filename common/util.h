@@ -1,0 +1,45 @@
+/*
+ * util: allocation wrappers, strict number parsing, clocks, small file
+ * helpers. Everything here is thread-safe and free of global state.
+ */
+#ifndef SHOAL_UTIL_H
+#define SHOAL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Small control allocations: out of memory aborts the process. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict decimal parsing of exactly n bytes: no sign, no spaces, no
+ * trailing junk, no overflow. Return 0 or -EINVAL / -ERANGE. */
+int parse_u64(const char *s, size_t n, uint64_t *out);
+int parse_i64(const char *s, size_t n, int64_t *out);
+
+uint64_t mono_ms(void);          /* monotonic clock, milliseconds */
+uint64_t wall_ns(void);          /* realtime clock, nanoseconds */
+
+void rand_bytes(void *buf, size_t n);
+/* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
+void hex_encode(const void *in, size_t n, char *out);
+
+/* Read a whole file (at most max bytes); returns a NUL-terminated malloc'd
+ * buffer or NULL with errno set. */
+char *file_read(const char *path, size_t max, size_t *len);
+/* Write through a temporary file and rename; fsync file and directory when
+ * sync is set. Returns 0 or -errno. */
+int file_write_atomic(const char *path, const void *data, size_t len, int sync);
+/* mkdir -p; returns 0 or -errno. */
+int mkdir_p(const char *path, mode_t mode);
+/* fsync the directory containing path (or path itself if dir is set). */
+int fsync_dir_of(const char *path);
+
+#endif

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Start, stop or inspect a local Shoal cluster on 127.0.0.1.
+#
+#   cluster.sh start|stop|status|restart-node NAME|kill-node NAME
+#
+# Environment:
+#   SHOAL_PROXIES     proxies (default 1; the first is primary)
+#   SHOAL_TARGETS     targets (default 3)
+#   SHOAL_MOUNTPATHS  mountpaths per target (default 2)
+#   SHOAL_PORT        first proxy's port (default 8080); the other nodes
+#                     take the ports after it
+#   SHOAL_DATA        mountpaths, logs and state (default /tmp/shoal)
+#   SHOAL_BUILD       build directory holding bin/ (default build)
+#   SHOAL_EXTRA_ARGS  extra daemon options, e.g. "--log_level debug"
+# Node NAMEs are p0.. for proxies and t0.. for targets.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+P=${SHOAL_PROXIES:-1}
+T=${SHOAL_TARGETS:-3}
+M=${SHOAL_MOUNTPATHS:-2}
+PORT=${SHOAL_PORT:-8080}
+DATA=${SHOAL_DATA:-/tmp/shoal}
+BUILD=${SHOAL_BUILD:-build}
+BIN="$here/$BUILD/bin"
+EXTRA=${SHOAL_EXTRA_ARGS:-}
+HOST=127.0.0.1
+PRIMARY="http://$HOST:$PORT"
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+for v in "$P" "$T" "$M" "$PORT"; do
+  [[ "$v" =~ ^[0-9]+$ ]] || die "SHOAL_PROXIES, SHOAL_TARGETS, SHOAL_MOUNTPATHS and SHOAL_PORT must be numbers"
+done
+[ "$P" -ge 1 ] || die "SHOAL_PROXIES must be at least 1"
+[ "$M" -ge 1 ] || die "SHOAL_MOUNTPATHS must be at least 1"
+
+node_port() { # name -> port
+  local kind=${1:0:1} i=${1:1}
+  if [ "$kind" = p ]; then echo $((PORT + i)); else echo $((PORT + P + i)); fi
+}
+
+secret() {
+  mkdir -p "$DATA"
+  if [ ! -s "$DATA/cluster.secret" ]; then
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$DATA/cluster.secret"
+  fi
+  cat "$DATA/cluster.secret"
+}
+
+start_node() { # name
+  local name=$1 port kind dir
+  port=$(node_port "$name")
+  kind=${name:0:1}
+  dir="$DATA/$name"
+  mkdir -p "$dir/state" "$DATA/logs"
+  if [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
+    return 0
+  fi
+  local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret "$(secret)")
+  if [ "$kind" = p ]; then
+    [ "$name" = p0 ] || args+=(--primary_url "$PRIMARY")
+    # shellcheck disable=SC2086
+    nohup "$BIN/shoal-proxy" "${args[@]}" $EXTRA >>"$DATA/logs/$name.log" 2>&1 &
+  else
+    local mps=() j
+    for ((j = 0; j < M; j++)); do mps+=("$dir/mp$j"); done
+    args+=(--primary_url "$PRIMARY" --mountpaths "$(IFS=,; echo "${mps[*]}")")
+    # shellcheck disable=SC2086
+    nohup "$BIN/shoal-target" "${args[@]}" $EXTRA >>"$DATA/logs/$name.log" 2>&1 &
+  fi
+  echo $! > "$dir/pid"
+}
+
+all_nodes() {
+  local i
+  for ((i = 0; i < P; i++)); do echo "p$i"; done
+  for ((i = 0; i < T; i++)); do echo "t$i"; done
+}
+
+map_count() {
+  curl -s --max-time 2 "$PRIMARY/v1/cluster" 2>/dev/null | grep -o '"role"' | wc -l
+}
+
+wait_ready() {
+  local want=$((P + T)) i
+  for ((i = 0; i < 300; i++)); do
+    if [ "$(map_count)" -ge "$want" ]; then
+      local ok=1 n
+      for n in $(all_nodes); do
+        curl -sf --max-time 2 "http://$HOST:$(node_port "$n")/v1/health" >/dev/null || ok=0
+      done
+      [ $ok = 1 ] && return 0
+    fi
+    for n in $(all_nodes); do
+      local pf="$DATA/$n/pid"
+      if [ -f "$pf" ] && ! kill -0 "$(cat "$pf")" 2>/dev/null; then
+        tail -5 "$DATA/logs/$n.log" >&2 || true
+        die "node $n exited during start-up (log: $DATA/logs/$n.log)"
+      fi
+    done
+    sleep 0.1
+  done
+  die "cluster did not come up within 30 s (logs in $DATA/logs)"
+}
+
+stop_node() { # name [signal]
+  local pf="$DATA/$1/pid" sig=${2:-TERM} i
+  [ -f "$pf" ] || return 0
+  local pid
+  pid=$(cat "$pf")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "-$sig" "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pf"
+}
+
+case "${1:-}" in
+start)
+  [ -x "$BIN/shoal-proxy" ] && [ -x "$BIN/shoal-target" ] || die "no daemons in $BIN: run make first"
+  start_node p0
+  for n in $(all_nodes); do start_node "$n"; done
+  wait_ready
+  echo "$PRIMARY"
+  ;;
+stop)
+  for n in $(all_nodes | tac); do stop_node "$n"; done
+  ;;
+status)
+  for n in $(all_nodes); do
+    pf="$DATA/$n/pid"
+    if [ -f "$pf" ] && kill -0 "$(cat "$pf")" 2>/dev/null; then
+      echo "$n up   pid $(cat "$pf") port $(node_port "$n")"
+    else
+      echo "$n down port $(node_port "$n")"
+    fi
+  done
+  curl -s --max-time 2 "$PRIMARY/v1/cluster" || echo "(primary unreachable)"
+  ;;
+kill-node)
+  stop_node "${2:?node name}" KILL
+  ;;
+stop-node)
+  stop_node "${2:?node name}"
+  ;;
+start-node)
+  start_node "${2:?node name}"
+  ;;
+*)
+  echo "usage: $0 start|stop|status|stop-node NAME|kill-node NAME|start-node NAME" >&2
+  exit 2
+  ;;
+esac

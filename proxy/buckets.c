@@ -1,0 +1,397 @@
+/*
+ * buckets: the bucket API and object listing on a proxy.
+ *
+ * Changes (create, patch, destroy) are made by the primary: it builds the
+ * next BMD version under p->mu, installs it, pushes it to every node and
+ * answers only once the pushes are answered, so a client that creates a
+ * bucket can use it on any target at once. Another proxy forwards changes
+ * to the primary and relays its answer.
+ *
+ * Listing asks every target for its next page after the token, merges the
+ * pages in name order and cuts at the limit; the token of the next page is
+ * the last name returned.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hcli.h"
+#include "http.h"
+#include "log.h"
+#include "objname.h"
+#include "proxy.h"
+#include "util.h"
+
+#define LIST_DEFAULT 1000
+#define LIST_MAX 10000
+
+/* ---- forwarding to the primary -------------------------------------------- */
+
+struct fwd {
+    struct http_req *r;
+};
+
+static void fwd_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct fwd *f = arg;
+    if (status == 0)
+        http_reply_error(f->r, 503, "primary proxy unreachable: %s", err ? err : "?");
+    else
+        http_reply(f->r, status, len ? "application/json" : NULL, body, len);
+    http_req_unref(f->r);
+    free(f);
+}
+
+static void forward_body(struct http_req *r, json_t *j)
+{
+    struct proxy *p = r->w->ctx;
+    char *body = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    char *url = xasprintf("%s%s", p->conf.primary_url, r->target);
+    struct fwd *f = xcalloc(1, sizeof(*f));
+    f->r = r;
+    http_req_ref(r);
+    hcli_request(proxy_cli(r), r->method_name, url, body, strlen(body), NULL, 15000, fwd_done,
+                 f);
+    free(url);
+    free(body);
+}
+
+/* ---- changes on the primary ------------------------------------------------ */
+
+struct change {
+    struct http_req *r;
+    int status;
+    json_t *answer;
+};
+
+static void change_pushed(void *arg, int failures)
+{
+    struct change *c = arg;
+    if (failures)
+        log_warn("bucket change reached all but %d nodes; they catch up by keepalive",
+                 failures);
+    if (c->answer)
+        http_reply_json(c->r, c->status, c->answer);
+    else
+        http_reply(c->r, c->status, NULL, NULL, 0);
+    http_req_unref(c->r);
+    free(c);
+}
+
+/* Install b as the next BMD version and answer r once it is pushed. Call
+ * with p->mu held; releases it. Takes b and answer. */
+static void commit_bmd(struct proxy *p, struct http_req *r, struct bmd *b, int status,
+                       json_t *answer)
+{
+    struct bmd *cur = bmd_current();
+    b->snap.version = cur->snap.version + 1;
+    bmd_unref(cur);
+    json_t *push = json_pack("{s:o}", "bmd", bmd_to_json(b));
+    node_set_bmd(&p->node, b);
+    pthread_mutex_unlock(&p->mu);
+    struct change *c = xcalloc(1, sizeof(*c));
+    c->r = r;
+    c->status = status;
+    c->answer = answer;
+    http_req_ref(r);
+    cluster_broadcast(p, proxy_cli(r), push, change_pushed, c);
+}
+
+struct bucket_req {
+    char name[64];
+    char provider[16];
+};
+
+static int bucket_req_parse(struct http_req *r, const char *rest, size_t len,
+                            struct bucket_req *br)
+{
+    char err[256];
+    if (!bmd_valid_name(rest, len)) {
+        http_reply_error(r, 400, "invalid bucket name '%.*s' (1..63 of A-Z a-z 0-9 . - _)",
+                         (int)(len > 63 ? 63 : len), rest);
+        return -1;
+    }
+    memcpy(br->name, rest, len);
+    br->name[len] = '\0';
+    if (objname_provider(r, br->provider, err, sizeof(err))) {
+        http_reply_error(r, 400, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void create_body(struct http_req *r, json_t *props)
+{
+    struct proxy *p = r->w->ctx;
+    struct bucket_req br;
+    char err[256];
+    const char *rest = r->path + strlen("/v1/buckets/");
+    if (bucket_req_parse(r, rest, r->path_len - strlen("/v1/buckets/"), &br)) {
+        json_decref(props);
+        return;
+    }
+    if (bmd_props_check(props, err, sizeof(err))) {
+        json_decref(props);
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    struct bmd *cur = bmd_current();
+    struct bmd *b = bmd_clone(cur);
+    bmd_unref(cur);
+    int rc = bmd_add(b, br.provider, br.name, props, (int64_t)time(NULL));
+    json_decref(props);
+    if (rc) {
+        pthread_mutex_unlock(&p->mu);
+        bmd_unref(b);
+        http_reply_error(r, 409, "bucket '%s' already exists", br.name);
+        return;
+    }
+    json_t *answer = bmd_bucket_json(bmd_find(b, br.provider, br.name));
+    commit_bmd(p, r, b, 201, answer);
+}
+
+static void patch_body(struct http_req *r, json_t *patch)
+{
+    struct proxy *p = r->w->ctx;
+    struct bucket_req br;
+    char err[256];
+    const char *rest = r->path + strlen("/v1/buckets/");
+    if (bucket_req_parse(r, rest, r->path_len - strlen("/v1/buckets/"), &br)) {
+        json_decref(patch);
+        return;
+    }
+    if (bmd_props_check(patch, err, sizeof(err))) {
+        json_decref(patch);
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    struct bmd *cur = bmd_current();
+    struct bmd *b = bmd_clone(cur);
+    bmd_unref(cur);
+    int rc = bmd_patch(b, br.provider, br.name, patch);
+    json_decref(patch);
+    if (rc) {
+        pthread_mutex_unlock(&p->mu);
+        bmd_unref(b);
+        http_reply_error(r, 404, "bucket '%s' not found", br.name);
+        return;
+    }
+    commit_bmd(p, r, b, 200, bmd_bucket_json(bmd_find(b, br.provider, br.name)));
+}
+
+static void destroy_bucket(struct proxy *p, struct http_req *r, const struct bucket_req *br)
+{
+    pthread_mutex_lock(&p->mu);
+    struct bmd *cur = bmd_current();
+    struct bmd *b = bmd_clone(cur);
+    bmd_unref(cur);
+    if (bmd_del(b, br->provider, br->name)) {
+        pthread_mutex_unlock(&p->mu);
+        bmd_unref(b);
+        http_reply_error(r, 404, "bucket '%s' not found", br->name);
+        return;
+    }
+    log_info("bucket %s/%s destroyed", br->provider, br->name);
+    commit_bmd(p, r, b, 204, NULL);
+}
+
+/* ---- listing ----------------------------------------------------------------- */
+
+struct list {
+    struct http_req *r;
+    int pending;
+    int limit;
+    int failed;
+    char err[256];
+    int more;
+    json_t *all;                 /* every target's entries */
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    json_t *nx = json_object_get(x, "name"), *ny = json_object_get(y, "name");
+    size_t lx = json_string_length(nx), ly = json_string_length(ny);
+    int c = memcmp(json_string_value(nx), json_string_value(ny), lx < ly ? lx : ly);
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+static void list_finish(struct list *l)
+{
+    struct http_req *r = l->r;
+    if (l->failed) {
+        http_reply_error(r, 503, "listing incomplete: %s", l->err);
+    } else {
+        size_t n = json_array_size(l->all);
+        json_t **v = xcalloc(n + 1, sizeof(*v));
+        for (size_t i = 0; i < n; i++)
+            v[i] = json_array_get(l->all, i);
+        qsort(v, n, sizeof(*v), name_cmp);
+        json_t *page = json_array();
+        size_t take = n < (size_t)l->limit ? n : (size_t)l->limit;
+        for (size_t i = 0; i < take; i++)
+            json_array_append(page, v[i]);
+        int more = l->more || n > take;
+        json_t *next = more && take ? json_copy(json_object_get(v[take - 1], "name"))
+                                    : json_string("");
+        free(v);
+        http_reply_json(r, 200, json_pack("{s:o, s:o}", "objects", page, "next", next));
+    }
+    json_decref(l->all);
+    http_req_unref(r);
+    free(l);
+}
+
+static void list_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct list *l = arg;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *objs = j ? json_object_get(j, "objects") : NULL;
+    if (!json_is_array(objs)) {
+        if (!l->failed)
+            snprintf(l->err, sizeof(l->err), "a target answered %d: %.100s", status,
+                     status ? body : (err ? err : "?"));
+        l->failed = 1;
+    } else {
+        json_array_extend(l->all, objs);
+        l->more |= json_is_true(json_object_get(j, "more"));
+    }
+    json_decref(j);
+    if (--l->pending == 0)
+        list_finish(l);
+}
+
+static void list_objects(struct proxy *p, struct http_req *r, const struct bucket_req *br)
+{
+    char prefix[OBJNAME_MAX + 1], token[OBJNAME_MAX + 1], lim[16];
+    int limit = LIST_DEFAULT;
+    if (http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
+        http_query_get(r, "token", token, sizeof(token)) == -2) {
+        http_reply_error(r, 400, "prefix and token must be at most %d bytes", OBJNAME_MAX);
+        return;
+    }
+    if (http_query_get(r, "prefix", prefix, sizeof(prefix)) < 0)
+        prefix[0] = '\0';
+    if (http_query_get(r, "token", token, sizeof(token)) < 0)
+        token[0] = '\0';
+    if (http_query_get(r, "limit", lim, sizeof(lim)) >= 0) {
+        uint64_t v;
+        if (parse_u64(lim, strlen(lim), &v) || v < 1 || v > LIST_MAX) {
+            http_reply_error(r, 400, "limit must be 1..%d", LIST_MAX);
+            return;
+        }
+        limit = (int)v;
+    }
+    struct cmap *m = cmap_current();
+    struct list *l = xcalloc(1, sizeof(*l));
+    l->r = r;
+    l->limit = limit;
+    l->all = json_array();
+    l->pending = 1;
+    http_req_ref(r);
+    char *ep = http_pct_encode(prefix, strlen(prefix), 0);
+    char *et = http_pct_encode(token, strlen(token), 0);
+    for (int i = 0; i < m->n_targets; i++) {
+        const struct cmap_node *t = &m->nodes[m->targets[i]];
+        char *url = xasprintf("%s/v1/internal/list?provider=%s&bucket=%s&prefix=%s&after=%s"
+                              "&limit=%d",
+                              t->url, br->provider, br->name, ep, et, limit);
+        l->pending++;
+        hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 30000, list_one, l);
+        free(url);
+    }
+    free(ep);
+    free(et);
+    cmap_unref(m);
+    node_count(&p->node, ST_LIST, 200);
+    if (--l->pending == 0)
+        list_finish(l);
+}
+
+/* ---- dispatch ----------------------------------------------------------------- */
+
+static void list_buckets(struct http_req *r)
+{
+    char provider[16] = "";
+    int want = http_query_get(r, "provider", provider, sizeof(provider)) > 0;
+    struct bmd *b = bmd_current();
+    json_t *arr = json_array();
+    for (int i = 0; i < b->n; i++)
+        if (!want || !strcmp(b->b[i].provider, provider))
+            json_array_append_new(arr, bmd_bucket_json(&b->b[i]));
+    bmd_unref(b);
+    http_reply_json(r, 200, json_pack("{s:o}", "buckets", arr));
+}
+
+int buckets_handle(struct proxy *p, struct http_req *r)
+{
+    static const char pre[] = "/v1/buckets";
+    size_t pl = sizeof(pre) - 1;
+    if (r->path_len < pl || memcmp(r->path, pre, pl))
+        return 0;
+    if (r->path_len == pl || (r->path_len == pl + 1 && r->path[pl] == '/')) {
+        if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
+            list_buckets(r);
+        else
+            http_reply_error(r, 405, "use GET to list buckets");
+        return 1;
+    }
+    if (r->path[pl] != '/')
+        return 0;
+    const char *rest = r->path + pl + 1;
+    size_t rl = r->path_len - pl - 1;
+    const char *slash = memchr(rest, '/', rl);
+    struct bucket_req br;
+    if (bucket_req_parse(r, rest, slash ? (size_t)(slash - rest) : rl, &br))
+        return 1;
+    if (slash) {
+        size_t sub = rl - (size_t)(slash - rest);
+        if (sub == 8 && !memcmp(slash, "/objects", 8) && r->method == HTTP_M_GET) {
+            struct bmd *b = bmd_current();
+            int exists = bmd_find(b, br.provider, br.name) != NULL;
+            bmd_unref(b);
+            if (!exists)
+                http_reply_error(r, 404, "bucket '%s' not found", br.name);
+            else
+                list_objects(p, r, &br);
+        } else {
+            http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name,
+                             (int)r->path_len, r->path);
+        }
+        return 1;
+    }
+    switch (r->method) {
+    case HTTP_M_GET:
+    case HTTP_M_HEAD: {
+        struct bmd *b = bmd_current();
+        const struct bmd_bucket *bk = bmd_find(b, br.provider, br.name);
+        if (!bk)
+            http_reply_error(r, 404, "bucket '%s' not found", br.name);
+        else
+            http_reply_json(r, 200, bmd_bucket_json(bk));
+        bmd_unref(b);
+        return 1;
+    }
+    case HTTP_M_PUT:
+    case HTTP_M_PATCH:
+    case HTTP_M_DELETE:
+        if (!p->node.is_primary)
+            node_read_json(r, forward_body);
+        else if (r->method == HTTP_M_PUT)
+            node_read_json(r, create_body);
+        else if (r->method == HTTP_M_PATCH)
+            node_read_json(r, patch_body);
+        else
+            destroy_bucket(p, r, &br);
+        return 1;
+    default:
+        http_resp_header(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");
+        http_reply_error(r, 405, "method %s not allowed on buckets", r->method_name);
+        return 1;
+    }
+}

@@ -1,0 +1,185 @@
+/*
+ * shoal-proxy: the stateless gateway. Object requests are answered with a
+ * signed 307 to the HRW owner; bucket and cluster requests are served here
+ * (by the primary, or forwarded to it). A proxy holds no object data.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "cmap.h"
+#include "hcli.h"
+#include "http.h"
+#include "log.h"
+#include "objname.h"
+#include "proxy.h"
+#include "util.h"
+
+struct hcli *proxy_cli(struct http_req *r)
+{
+    return r->w->local;
+}
+
+static void worker_init(struct http_worker *w)
+{
+    w->local = hcli_new(w->base);
+}
+
+static void worker_fini(struct http_worker *w)
+{
+    hcli_free(w->local);
+}
+
+static enum stat_op method_op(int m)
+{
+    switch (m) {
+    case HTTP_M_GET: return ST_GET;
+    case HTTP_M_HEAD: return ST_HEAD;
+    case HTTP_M_PUT: return ST_PUT;
+    case HTTP_M_DELETE: return ST_DELETE;
+    default: return ST_OTHER;
+    }
+}
+
+static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen)
+{
+    struct objname on;
+    char err[256], provider[16];
+    enum stat_op op = method_op(r->method);
+    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
+        objname_provider(r, provider, err, sizeof(err))) {
+        node_count(&p->node, op, 400);
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD && r->method != HTTP_M_PUT &&
+        r->method != HTTP_M_DELETE) {
+        http_resp_header(r, "Allow", "GET, HEAD, PUT, DELETE");
+        http_reply_error(r, 405, "method %s not allowed on objects", r->method_name);
+        return;
+    }
+    struct bmd *b = bmd_current();
+    int exists = bmd_find(b, provider, on.bucket) != NULL;
+    bmd_unref(b);
+    if (!exists) {
+        node_count(&p->node, op, 404);
+        http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
+        return;
+    }
+    char *name = xstrndup(on.name, on.name_len);
+    size_t kl;
+    char *key = node_obj_key(provider, on.bucket, name, &kl);
+    struct cmap *m = cmap_current();
+    const struct cmap_node *owner = m ? cmap_owner(m, key, kl) : NULL;
+    free(key);
+    if (!owner) {
+        cmap_unref(m);
+        free(name);
+        node_count(&p->node, op, 503);
+        http_reply_error(r, 503, "no storage target is in the cluster");
+        return;
+    }
+    char *en = http_pct_encode(name, on.name_len, 1);
+    char *path = xasprintf("/v1/objects/%s/%s", on.bucket, en);
+    /* HEAD is signed as GET: clients may turn one into the other. */
+    char *url = node_signed_url(&p->node, r->method == HTTP_M_HEAD ? "GET" : r->method_name,
+                                owner->url, path);
+    http_resp_header(r, "Location", "%s%s%s", url, r->query[0] ? "&" : "", r->query);
+    __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
+    node_count(&p->node, op, 307);
+    json_t *j = json_pack("{s:s, s:s}", "target", owner->id, "location", url);
+    cmap_unref(m);
+    free(url);
+    free(path);
+    free(en);
+    free(name);
+    http_reply_json(r, 307, j);
+}
+
+static int path_eq(const struct http_req *r, const char *s)
+{
+    return r->path_len == strlen(s) && !memcmp(r->path, s, r->path_len);
+}
+
+static void handle(struct http_req *r)
+{
+    struct proxy *p = r->w->ctx;
+    static const char objs[] = "/v1/objects/";
+    if (node_handle(&p->node, r))
+        return;
+    if (r->path_len >= sizeof(objs) - 1 && !memcmp(r->path, objs, sizeof(objs) - 1)) {
+        obj_redirect(p, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
+        return;
+    }
+    if (path_eq(r, "/v1/cluster/join") && r->method == HTTP_M_POST) {
+        cluster_join(p, r);
+        return;
+    }
+    if (path_eq(r, "/v1/cluster/keepalive") && r->method == HTTP_M_POST) {
+        cluster_keepalive(p, r);
+        return;
+    }
+    if (buckets_handle(p, r))
+        return;
+    node_count(&p->node, ST_OTHER, 404);
+    http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
+                     r->path);
+}
+
+int main(int argc, char **argv)
+{
+    static struct proxy p;
+    char err[512];
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        conf_usage(argv[0]);
+        return 0;
+    }
+    node_block_signals();
+    if (conf_load(&p.conf, argc, argv, err, sizeof(err))) {
+        fprintf(stderr, "shoal-proxy: %s\n", err);
+        conf_free(&p.conf);
+        return 2;
+    }
+    log_init("shoal-proxy", (enum log_level)log_level_parse(p.conf.log_level));
+    pthread_mutex_init(&p.mu, NULL);
+    if (node_init(&p.node, &p.conf, NODE_PROXY, err, sizeof(err))) {
+        fprintf(stderr, "shoal-proxy: %s\n", err);
+        conf_free(&p.conf);
+        return 1;
+    }
+    p.node.owner = &p;
+    p.node.on_tick = cluster_tick;
+    if (p.node.is_primary)
+        cluster_init_primary(&p);
+    struct http_server_opts o = {
+        .host = p.conf.host,
+        .port = p.conf.port,
+        .workers = p.conf.workers,
+        .max_header_bytes = p.conf.max_header_bytes,
+        .max_headers = p.conf.max_headers,
+        .idle_timeout_s = p.conf.idle_timeout_s,
+        .handler = handle,
+        .ctx = &p,
+        .worker_init = worker_init,
+        .worker_fini = worker_fini,
+    };
+    struct http_server *srv = http_server_start(&o, err, sizeof(err));
+    if (!srv) {
+        fprintf(stderr, "shoal-proxy: %s\n", err);
+        conf_free(&p.conf);
+        return 1;
+    }
+    node_start(&p.node);
+    log_info("proxy %s%s listening on %s:%d", p.node.id, p.node.is_primary ? " (primary)" : "",
+             p.conf.host, p.conf.port);
+    int sig = node_wait_signal();
+    log_info("signal %d: shutting down", sig);
+    http_server_stop(srv);
+    node_stop(&p.node);
+    for (int i = 0; i < p.n_seen; i++)
+        free(p.seen[i].id);
+    free(p.seen);
+    conf_free(&p.conf);
+    return 0;
+}

@@ -1,0 +1,532 @@
+/*
+ * store: see store.h for the layout and the commit protocol.
+ */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "hrw.h"
+#include "log.h"
+#include "util.h"
+
+/* RocksDB reports errors as text; ENOSPC must reach the client as 507. */
+static int db_errno(char *e)
+{
+    int rc = strstr(e, "No space left") || strstr(e, "ENOSPC") ? -ENOSPC : -EIO;
+    log_error("rocksdb: %s", e);
+    free(e);
+    return rc;
+}
+
+static char *gkey(const char *path, size_t *klen)
+{
+    size_t n = strlen(path);
+    char *k = xmalloc(n + 1);
+    k[0] = 'g';
+    memcpy(k + 1, path, n);
+    *klen = n + 1;
+    return k;
+}
+
+static int mp_id(struct store_mp *mp, char *err, size_t errlen)
+{
+    char *path = xasprintf("%s/mpath.id", mp->dir);
+    size_t len;
+    char *s = file_read(path, 128, &len);
+    if (s) {
+        while (len && (s[len - 1] == '\n'))
+            s[--len] = '\0';
+        mp->id = s;
+    } else {
+        uint8_t r[8];
+        char hex[17];
+        rand_bytes(r, sizeof(r));
+        hex_encode(r, sizeof(r), hex);
+        mp->id = xstrdup(hex);
+        char line[20];
+        int n = snprintf(line, sizeof(line), "%s\n", hex);
+        int rc = file_write_atomic(path, line, (size_t)n, 1);
+        if (rc) {
+            snprintf(err, errlen, "mountpath %s: cannot write its id: %s", mp->dir,
+                     strerror(-rc));
+            free(path);
+            return -1;
+        }
+    }
+    free(path);
+    mp->hash = hrw_hash(mp->id, strlen(mp->id));
+    return 0;
+}
+
+/* Remove leftovers of writes that never committed. */
+static void sweep_work(struct store_mp *mp)
+{
+    char *wd = xasprintf("%s/work", mp->dir);
+    DIR *d = opendir(wd);
+    long n = 0;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.')
+                continue;
+            if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+                n++;
+        }
+        closedir(d);
+    }
+    if (n)
+        log_info("mountpath %s: removed %ld unfinished work files", mp->dir, n);
+    free(wd);
+}
+
+/* Settle every intent left by a crash (see the commit protocol). */
+static void settle_intents(struct store *s, struct store_mp *mp)
+{
+    rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
+    long removed = 0, kept = 0;
+    for (rocksdb_iter_seek(it, "g", 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl < 1 || k[0] != 'g')
+            break;
+        const char *v = rocksdb_iter_value(it, &vl);
+        char *path = xstrndup(k + 1, kl - 1);
+        struct ometa m;
+        int referenced = 0;
+        if (store_get(s, mp, v, vl, &m) == 0) {
+            char cur[PATH_MAX];
+            store_data_path(mp, v, vl, m.uid, cur, sizeof(cur));
+            referenced = strcmp(cur, path) == 0;
+        }
+        if (!referenced && unlink(path) == 0)
+            removed++;
+        kept += referenced;
+        char *e = NULL;
+        rocksdb_delete(mp->db, s->wo, k, kl, &e);
+        free(e);
+        free(path);
+    }
+    rocksdb_iter_destroy(it);
+    if (removed || kept)
+        log_info("mountpath %s: settled intents: %ld files removed, %ld kept", mp->dir,
+                 removed, kept);
+}
+
+int store_open(struct store *s, char **dirs, int n, int do_fsync, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    if (n < 1) {
+        snprintf(err, errlen, "option 'mountpaths' needs at least one directory");
+        return -1;
+    }
+    s->fsync = do_fsync;
+    s->opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(s->opts, 1);
+    rocksdb_options_set_write_buffer_size(s->opts, 8u << 20);
+    rocksdb_options_set_max_write_buffer_number(s->opts, 2);
+    rocksdb_options_set_max_open_files(s->opts, 512);
+    rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+    s->cache = rocksdb_cache_create_lru(32u << 20);
+    s->topts = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
+    rocksdb_options_set_block_based_table_factory(s->opts, s->topts);
+    s->wo_sync = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(s->wo_sync, do_fsync);
+    s->wo = rocksdb_writeoptions_create();
+    s->ro = rocksdb_readoptions_create();
+    s->mp = xcalloc((size_t)n, sizeof(*s->mp));
+    s->hashes = xcalloc((size_t)n, sizeof(uint64_t));
+    for (int i = 0; i < n; i++) {
+        struct store_mp *mp = &s->mp[i];
+        mp->dir = xstrdup(dirs[i]);
+        pthread_mutex_init(&mp->mu, NULL);
+        s->n = i + 1;
+        const char *sub[] = {"", "/data", "/work", "/meta"};
+        for (size_t j = 0; j < ARRAY_LEN(sub); j++) {
+            char *d = xasprintf("%s%s", mp->dir, sub[j]);
+            int rc = mkdir_p(d, 0755);
+            free(d);
+            if (rc) {
+                snprintf(err, errlen, "mountpath %s: %s", mp->dir, strerror(-rc));
+                return -1;
+            }
+        }
+        if (mp_id(mp, err, errlen))
+            return -1;
+        for (int j = 0; j < i; j++) {
+            if (!strcmp(s->mp[j].id, mp->id)) {
+                snprintf(err, errlen, "mountpaths %s and %s have the same id (copied?)",
+                         s->mp[j].dir, mp->dir);
+                return -1;
+            }
+        }
+        s->hashes[i] = mp->hash;
+        char *metadir = xasprintf("%s/meta", mp->dir);
+        char *e = NULL;
+        mp->db = rocksdb_open(s->opts, metadir, &e);
+        free(metadir);
+        if (!mp->db) {
+            snprintf(err, errlen, "mountpath %s: cannot open metadata: %s", mp->dir,
+                     e ? e : "?");
+            free(e);
+            return -1;
+        }
+        sweep_work(mp);
+        settle_intents(s, mp);
+    }
+    return 0;
+}
+
+void store_close(struct store *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (s->mp[i].db)
+            rocksdb_close(s->mp[i].db);
+        free(s->mp[i].dir);
+        free(s->mp[i].id);
+        pthread_mutex_destroy(&s->mp[i].mu);
+    }
+    free(s->mp);
+    free(s->hashes);
+    if (s->opts) {
+        rocksdb_options_destroy(s->opts);
+        rocksdb_block_based_options_destroy(s->topts);
+        rocksdb_cache_destroy(s->cache);
+        rocksdb_writeoptions_destroy(s->wo_sync);
+        rocksdb_writeoptions_destroy(s->wo);
+        rocksdb_readoptions_destroy(s->ro);
+    }
+    memset(s, 0, sizeof(*s));
+}
+
+char *store_mkey(const char *provider, const char *bucket, const char *name, size_t name_len,
+                 size_t *klen)
+{
+    size_t pl = strlen(provider), bl = strlen(bucket);
+    size_t n = 1 + pl + 1 + bl + 1 + name_len;
+    char *k = xmalloc(n + 1);
+    k[0] = 'o';
+    memcpy(k + 1, provider, pl + 1);
+    memcpy(k + 2 + pl, bucket, bl + 1);
+    memcpy(k + 3 + pl + bl, name, name_len);
+    k[n] = '\0';
+    *klen = n;
+    return k;
+}
+
+struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
+{
+    return &s->mp[hrw_pick(hrw_hash(mkey, klen), s->hashes, s->n)];
+}
+
+void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
+                     char *out, size_t outlen)
+{
+    XXH128_hash_t h = XXH3_128bits(mkey, klen);
+    snprintf(out, outlen, "%s/data/%02x/%02x/%016llx%016llx.%016llx", mp->dir,
+             (unsigned)(h.high64 >> 56), (unsigned)((h.high64 >> 48) & 0xff),
+             (unsigned long long)h.high64, (unsigned long long)h.low64,
+             (unsigned long long)uid);
+}
+
+int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        rand_bytes(uid, sizeof(*uid));
+        snprintf(path, pathlen, "%s/work/%016llx", mp->dir, (unsigned long long)*uid);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
+}
+
+int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+              struct ometa *m)
+{
+    char *e = NULL;
+    size_t vl;
+    char *v = rocksdb_get(mp->db, s->ro, mkey, klen, &vl, &e);
+    if (e)
+        return db_errno(e);
+    if (!v)
+        return -ENOENT;
+    int rc = ometa_decode(v, vl, m);
+    free(v);
+    if (rc)
+        log_error("mountpath %s: corrupt metadata record", mp->dir);
+    return rc ? -EIO : 0;
+}
+
+static int mkdirs_for(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    return mkdir_p(dir, 0755);
+}
+
+static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *wo,
+                  const char *k, size_t kl, const char *v, size_t vl)
+{
+    char *e = NULL;
+    rocksdb_put(mp->db, wo, k, kl, v, vl, &e);
+    (void)s;
+    return e ? db_errno(e) : 0;
+}
+
+static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *k, size_t kl)
+{
+    char *e = NULL;
+    rocksdb_delete(mp->db, wo, k, kl, &e);
+    if (e)
+        db_errno(e);
+}
+
+int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                 const char *work_path, int fd, struct ometa *m)
+{
+    int rc = 0;
+    if (s->fsync && fdatasync(fd))
+        rc = -errno;
+    if (close(fd) && !rc)
+        rc = -errno;
+    if (rc) {
+        unlink(work_path);
+        return rc;
+    }
+    char path[PATH_MAX], old_path[PATH_MAX];
+    store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
+    size_t gl, ogl = 0;
+    char *g = gkey(path, &gl), *og = NULL;
+
+    pthread_mutex_lock(&mp->mu);
+    struct ometa old;
+    int have_old = store_get(s, mp, mkey, klen, &old) == 0;
+    m->version = have_old ? old.version + 1 : 1;
+    m->mtime_ns = wall_ns();
+    if ((rc = db_put(s, mp, s->wo, g, gl, mkey, klen)))
+        goto fail;
+    if ((rc = mkdirs_for(path)))
+        goto fail_intent;
+    if (rename(work_path, path)) {
+        rc = -errno;
+        goto fail_intent;
+    }
+    if (s->fsync && (rc = fsync_dir_of(path)))
+        goto fail_file;
+    char val[OMETA_MAX];
+    size_t vl = ometa_encode(m, val);
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    rocksdb_writebatch_put(wb, mkey, klen, val, vl);
+    rocksdb_writebatch_delete(wb, g, gl);
+    if (have_old) {
+        store_data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
+        og = gkey(old_path, &ogl);
+        rocksdb_writebatch_put(wb, og, ogl, mkey, klen);
+    }
+    char *e = NULL;
+    rocksdb_write(mp->db, s->wo_sync, wb, &e);
+    rocksdb_writebatch_destroy(wb);
+    if (e) {
+        rc = db_errno(e);
+        goto fail_file;
+    }
+    pthread_mutex_unlock(&mp->mu);
+    if (have_old) {
+        if (unlink(old_path) && errno != ENOENT)
+            log_warn("cannot remove %s: %s", old_path, strerror(errno));
+        db_del(mp, s->wo, og, ogl);
+    }
+    free(g);
+    free(og);
+    return 0;
+
+fail_file:
+    unlink(path);
+fail_intent:
+    db_del(mp, s->wo, g, gl);
+fail:
+    pthread_mutex_unlock(&mp->mu);
+    unlink(work_path);
+    free(g);
+    free(og);
+    return rc;
+}
+
+int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
+{
+    pthread_mutex_lock(&mp->mu);
+    struct ometa m;
+    int rc = store_get(s, mp, mkey, klen, &m);
+    if (rc) {
+        pthread_mutex_unlock(&mp->mu);
+        return rc;
+    }
+    char path[PATH_MAX];
+    store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
+    size_t gl;
+    char *g = gkey(path, &gl);
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    rocksdb_writebatch_delete(wb, mkey, klen);
+    rocksdb_writebatch_put(wb, g, gl, mkey, klen);
+    char *e = NULL;
+    rocksdb_write(mp->db, s->wo_sync, wb, &e);
+    rocksdb_writebatch_destroy(wb);
+    pthread_mutex_unlock(&mp->mu);
+    if (e) {
+        free(g);
+        return db_errno(e);
+    }
+    if (unlink(path) && errno != ENOENT)
+        log_warn("cannot remove %s: %s", path, strerror(errno));
+    db_del(mp, s->wo, g, gl);
+    free(g);
+    return 0;
+}
+
+struct lent {
+    char *name;
+    size_t nlen;
+    struct ometa m;
+};
+
+static int lent_cmp(const void *a, const void *b)
+{
+    const struct lent *x = a, *y = b;
+    size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
+    int c = memcmp(x->name, y->name, n);
+    return c ? c : (x->nlen > y->nlen) - (x->nlen < y->nlen);
+}
+
+int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
+               const char *after, int limit, json_t *arr, int *more)
+{
+    size_t base_len, plen = strlen(prefix), alen = strlen(after);
+    char *base = store_mkey(provider, bucket, "", 0, &base_len);
+    /* start at max(prefix, after) */
+    const char *start = prefix;
+    size_t slen = plen;
+    if (alen && (memcmp(after, prefix, alen < plen ? alen : plen) > 0 ||
+                 (memcmp(after, prefix, alen < plen ? alen : plen) == 0 && alen >= plen))) {
+        start = after;
+        slen = alen;
+    }
+    char *seek = xmalloc(base_len + slen + 1);
+    memcpy(seek, base, base_len);
+    memcpy(seek + base_len, start, slen);
+
+    struct lent *ents = NULL;
+    size_t n = 0, cap = 0;
+    int total_more = 0;
+    for (int i = 0; i < s->n; i++) {
+        rocksdb_iterator_t *it = rocksdb_create_iterator(s->mp[i].db, s->ro);
+        int taken = 0;
+        for (rocksdb_iter_seek(it, seek, base_len + slen); rocksdb_iter_valid(it);
+             rocksdb_iter_next(it)) {
+            size_t kl, vl;
+            const char *k = rocksdb_iter_key(it, &kl);
+            if (kl < base_len + plen || memcmp(k, base, base_len) ||
+                memcmp(k + base_len, prefix, plen))
+                break;
+            const char *nm = k + base_len;
+            size_t nl = kl - base_len;
+            if (alen && nl == alen && !memcmp(nm, after, alen))
+                continue;
+            if (taken == limit) {
+                total_more = 1;
+                break;
+            }
+            const char *v = rocksdb_iter_value(it, &vl);
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                ents = xrealloc(ents, cap * sizeof(*ents));
+            }
+            if (ometa_decode(v, vl, &ents[n].m))
+                continue;
+            ents[n].name = xstrndup(nm, nl);
+            ents[n].nlen = nl;
+            n++;
+            taken++;
+        }
+        char *e = NULL;
+        rocksdb_iter_get_error(it, &e);
+        rocksdb_iter_destroy(it);
+        if (e) {
+            for (size_t j = 0; j < n; j++)
+                free(ents[j].name);
+            free(ents);
+            free(seek);
+            free(base);
+            return db_errno(e);
+        }
+    }
+    qsort(ents, n, sizeof(*ents), lent_cmp);
+    for (size_t j = 0; j < n; j++) {
+        if ((int)j < limit) {
+            char ck[17];
+            snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)ents[j].m.cksum);
+            json_array_append_new(
+                arr, json_pack("{s:s%, s:I, s:s, s:I, s:b}", "name", ents[j].name,
+                               ents[j].nlen, "size", (json_int_t)ents[j].m.size, "checksum",
+                               ck, "version", (json_int_t)ents[j].m.version, "cached", 1));
+        } else {
+            total_more = 1;
+        }
+        free(ents[j].name);
+    }
+    free(ents);
+    free(seek);
+    free(base);
+    *more = total_more;
+    return 0;
+}
+
+long store_purge(struct store *s, const char *provider, const char *bucket)
+{
+    size_t base_len;
+    char *base = store_mkey(provider, bucket, "", 0, &base_len);
+    long removed = 0;
+    for (int i = 0; i < s->n; i++) {
+        struct store_mp *mp = &s->mp[i];
+        for (;;) {
+            /* batches of keys, then delete each through the normal path */
+            char *keys[256];
+            size_t lens[256];
+            int k = 0;
+            rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
+            for (rocksdb_iter_seek(it, base, base_len); rocksdb_iter_valid(it) && k < 256;
+                 rocksdb_iter_next(it)) {
+                size_t kl;
+                const char *key = rocksdb_iter_key(it, &kl);
+                if (kl < base_len || memcmp(key, base, base_len))
+                    break;
+                keys[k] = xmalloc(kl);
+                memcpy(keys[k], key, kl);
+                lens[k++] = kl;
+            }
+            rocksdb_iter_destroy(it);
+            int done = 0;
+            for (int j = 0; j < k; j++) {
+                if (store_delete(s, mp, keys[j], lens[j]) == 0)
+                    done++;
+                free(keys[j]);
+            }
+            removed += done;
+            if (k < 256 || done == 0)
+                break;
+        }
+    }
+    free(base);
+    return removed;
+}

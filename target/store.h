@@ -1,0 +1,92 @@
+/*
+ * store: a target's mountpaths. Each mountpath is a directory on one drive
+ * holding
+ *   data/XX/YY/<hash>.<uid>  object data, named by the xxh3-128 of the
+ *                            object's metadata key and by a per-version uid,
+ *                            so no object name ever becomes a path;
+ *   meta/                    RocksDB: object metadata (ometa) by key
+ *                            "o" provider \0 bucket \0 name, which sorts by
+ *                            bucket then name; plus "g" <path> intents;
+ *   work/<uid>               files being written;
+ *   mpath.id                 the mountpath's persistent id (for HRW).
+ *
+ * Crash safety. A PUT writes work/<uid>, then (store_commit): fsync, an
+ * intent "g<new path>" in RocksDB, rename into data/, one atomic RocksDB
+ * batch {new metadata, drop the new intent, intent for the old file}, then
+ * unlink of the old file and its intent. At start-up (store_open) every
+ * work file is removed and every intent whose file is not the one its
+ * metadata names is unlinked. A crash at any point so leaves the old
+ * object or the new one, and no file that nothing refers to.
+ *
+ * Threads: store_get is safe from any thread; commit, delete, list and
+ * purge block and run on the I/O pool.
+ */
+#ifndef SHOAL_STORE_H
+#define SHOAL_STORE_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <rocksdb/c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ometa.h"
+
+struct store_mp {
+    char *dir;
+    char *id;
+    uint64_t hash;               /* hrw_hash(id) */
+    rocksdb_t *db;
+    pthread_mutex_t mu;          /* serialises commits and deletes */
+};
+
+struct store {
+    int n;
+    struct store_mp *mp;
+    uint64_t *hashes;
+    int fsync;
+    rocksdb_options_t *opts;
+    rocksdb_cache_t *cache;
+    rocksdb_block_based_table_options_t *topts;
+    rocksdb_writeoptions_t *wo_sync;
+    rocksdb_writeoptions_t *wo;
+    rocksdb_readoptions_t *ro;
+};
+
+int store_open(struct store *s, char **dirs, int n, int do_fsync, char *err, size_t errlen);
+void store_close(struct store *s);
+
+/* Metadata key of an object; a malloc'd buffer of *klen bytes. */
+char *store_mkey(const char *provider, const char *bucket, const char *name, size_t name_len,
+                 size_t *klen);
+struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
+void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
+                     char *out, size_t outlen);
+
+/* Open a new work file; returns the fd or -errno, and its uid and path. */
+int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen);
+/* 0, -ENOENT or -EIO. */
+int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+              struct ometa *m);
+/*
+ * Make a work file the object's new version. m carries size, cksum, uid;
+ * version and mtime are filled in. Closes fd. On error the work file is
+ * gone and the previous version is intact. 0 or -errno.
+ */
+int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                 const char *work_path, int fd, struct ometa *m);
+/* 0 or -ENOENT / -errno. */
+int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
+/*
+ * Up to limit objects of a bucket in name order, with the given prefix and
+ * names after `after` (exclusive; may be ""), appended to arr as
+ * {"name","size","checksum","version","cached"}. *more says whether more
+ * follow. 0 or -EIO.
+ */
+int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
+               const char *after, int limit, json_t *arr, int *more);
+/* Remove every object of a bucket; returns how many. */
+long store_purge(struct store *s, const char *provider, const char *bucket);
+
+#endif
