@@ -301,7 +301,7 @@ void http_resp_begin(struct http_req *r, int status, int64_t length)
         if ((r->expect_continue && !r->continue_sent) || left > DRAIN_MAX)
             c->closing = 1;
     }
-    if (!llhttp_should_keep_alive(&c->parser) && r->body_done)
+    if (!llhttp_should_keep_alive(&c->parser))
         c->closing = 1;
     update_date(r->w);
     struct evbuffer *out = bufferevent_get_output(c->bev);

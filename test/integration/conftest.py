@@ -1,0 +1,136 @@
+"""Fixtures that start real Shoal clusters on loopback with deploy/local/cluster.sh."""
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+import requests
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("SHOAL_BUILD", "build")
+SANITIZED = "san" in BUILD
+CLUSTER_SH = os.path.join(ROOT, "deploy", "local", "cluster.sh")
+
+
+def free_port_block(n):
+    """A base port with n free ports after it, away from common services."""
+    for _ in range(200):
+        base = random.randrange(20000, 60000 - n)
+        ok = True
+        for p in range(base, base + n):
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                ok = False
+            finally:
+                s.close()
+            if not ok:
+                break
+        if ok:
+            return base
+    raise RuntimeError("no free port block")
+
+
+class Cluster:
+    def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None):
+        self.proxies, self.targets = proxies, targets
+        self.port = free_port_block(proxies + targets)
+        self.data = data or tempfile.mkdtemp(prefix="shoal-it-")
+        self.env = dict(os.environ, SHOAL_PROXIES=str(proxies), SHOAL_TARGETS=str(targets),
+                        SHOAL_MOUNTPATHS=str(mountpaths), SHOAL_PORT=str(self.port),
+                        SHOAL_DATA=self.data, SHOAL_BUILD=BUILD,
+                        SHOAL_EXTRA_ARGS=("--keepalive_ms 300 --node_timeout_ms 3000 " + extra))
+        self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.http = requests.Session()
+
+    def sh(self, *args, check=True):
+        return subprocess.run([CLUSTER_SH, *args], env=self.env, check=check,
+                              capture_output=True, text=True, timeout=120)
+
+    def start(self):
+        r = self.sh("start", check=False)
+        assert r.returncode == 0, r.stderr + r.stdout
+        assert r.stdout.strip() == self.url
+        return self
+
+    def stop(self):
+        self.sh("stop", check=False)
+
+    def node_url(self, name):
+        i = int(name[1:])
+        return "http://127.0.0.1:%d" % (self.port + i if name[0] == "p" else
+                                        self.port + self.proxies + i)
+
+    def pid(self, name):
+        with open(os.path.join(self.data, name, "pid")) as f:
+            return int(f.read())
+
+    def cmap(self):
+        return self.http.get(self.url + "/v1/cluster", timeout=5).json()
+
+    def target_names(self):
+        return ["t%d" % i for i in range(self.targets)]
+
+    def wait_map(self, pred, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                m = self.cmap()
+                if pred(m):
+                    return m
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("cluster map never satisfied the condition")
+
+    def wait_healthy(self, name, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                if requests.get(self.node_url(name) + "/v1/health", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("node %s never became healthy" % name)
+
+    def sanitizer_reports(self):
+        out = []
+        logs = os.path.join(self.data, "logs")
+        for f in os.listdir(logs) if os.path.isdir(logs) else []:
+            text = open(os.path.join(logs, f), errors="replace").read()
+            if re.search(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer", text):
+                out.append(f)
+        return out
+
+    def cleanup(self):
+        self.stop()
+        bad = self.sanitizer_reports()
+        if not bad:
+            shutil.rmtree(self.data, ignore_errors=True)
+        return bad
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = Cluster().start()
+    yield c
+    bad = c.cleanup()
+    assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, c.data)
+
+
+@pytest.fixture
+def bucket(cluster):
+    name = "b%06d" % random.randrange(10**6)
+    r = cluster.http.put(cluster.url + "/v1/buckets/" + name)
+    assert r.status_code == 201, r.text
+    yield name
+    cluster.http.delete(cluster.url + "/v1/buckets/" + name)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Run every unit test binary in BUILD/test; print one total line.
+set -u
+build=${1:-build}
+pass=0 fail=0 bad=0
+for t in "$build"/test/test_*; do
+  [ -x "$t" ] || continue
+  out=$("$t" 2>&1)
+  rc=$?
+  echo "$out"
+  line=$(echo "$out" | grep -E '^test_[a-z_]+: [0-9]+ passed, [0-9]+ failed$' | tail -1)
+  if [ -z "$line" ]; then
+    echo "$t: crashed or printed no summary (exit $rc)"
+    bad=$((bad + 1))
+    continue
+  fi
+  p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+  f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed$/\1/')
+  pass=$((pass + p)); fail=$((fail + f))
+  [ $rc -eq 0 ] || [ "$f" -gt 0 ] || bad=$((bad + 1))
+done
+fail=$((fail + bad))
+echo "unit: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,123 @@
+#include <errno.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "check.h"
+#include "cmap.h"
+
+static void test_cmap(void)
+{
+    char err[256];
+    struct cmap *m = cmap_new("uuid1", "p1", 5);
+    CHECK(cmap_put_node(m, "p1", NODE_PROXY, "http://127.0.0.1:1") == 1);
+    CHECK(cmap_put_node(m, "t2", NODE_TARGET, "http://127.0.0.1:3") == 1);
+    CHECK(cmap_put_node(m, "t1", NODE_TARGET, "http://127.0.0.1:2") == 1);
+    CHECK(cmap_put_node(m, "t1", NODE_TARGET, "http://127.0.0.1:2") == 0);
+    CHECK(cmap_put_node(m, "t1", NODE_TARGET, "http://127.0.0.1:9") == 1);
+    CHECK(m->n == 3 && m->n_targets == 2);
+    CHECK(!strcmp(m->nodes[0].id, "p1") && !strcmp(m->nodes[1].id, "t1"));
+    CHECK(cmap_count(m, NODE_TARGET) == 2);
+
+    json_t *j = cmap_to_json(m);
+    struct cmap *d = cmap_from_json(j, err, sizeof(err));
+    CHECK(d != NULL);
+    CHECK(d && d->snap.version == 5 && d->n == 3 && !strcmp(d->primary, "p1"));
+    CHECK(d && !strcmp(cmap_find(d, "t1")->url, "http://127.0.0.1:9"));
+    /* placement agrees after a round trip */
+    for (int i = 0; d && i < 200; i++) {
+        char key[32];
+        int n = snprintf(key, sizeof(key), "shoal/b/%d", i);
+        CHECK(!strcmp(cmap_owner(m, key, (size_t)n)->id, cmap_owner(d, key, (size_t)n)->id));
+    }
+    json_decref(j);
+
+    /* malformed maps are refused with a message */
+    json_t *bad = json_loads("{\"version\":1,\"uuid\":\"u\",\"primary\":\"p\","
+                             "\"nodes\":[{\"id\":\"x\",\"role\":\"king\",\"url\":\"u\"}]}",
+                             0, NULL);
+    err[0] = '\0';
+    CHECK(cmap_from_json(bad, err, sizeof(err)) == NULL && err[0]);
+    json_decref(bad);
+    bad = json_loads("{\"version\":\"1\"}", 0, NULL);
+    CHECK(cmap_from_json(bad, err, sizeof(err)) == NULL);
+    json_decref(bad);
+
+    /* version ordering: only newer maps install */
+    CHECK(cmap_install(m, 0) == 1);
+    struct cmap *older = cmap_clone(m);
+    older->snap.version = 4;
+    CHECK(cmap_install(older, 0) == 0);
+    struct cmap *same = cmap_clone(m);
+    CHECK(cmap_install(same, 0) == 0);
+    struct cmap *newer = cmap_clone(m);
+    newer->snap.version = 6;
+    CHECK(cmap_del_node(newer, "t2") == 1 && cmap_del_node(newer, "t2") == 0);
+    CHECK(cmap_install(newer, 0) == 1);
+    struct cmap *cur = cmap_current();
+    CHECK(cur->snap.version == 6 && cur->n_targets == 1);
+    cmap_unref(cur);
+    cmap_unref(d);
+}
+
+static void test_bmd(void)
+{
+    char err[256];
+    struct bmd *b = bmd_new(3);
+    CHECK(bmd_add(b, "shoal", "zeta", NULL, 10) == 0);
+    CHECK(bmd_add(b, "shoal", "alpha", NULL, 11) == 0);
+    CHECK(bmd_add(b, "shoal", "alpha", NULL, 12) == -EEXIST);
+    CHECK(b->n == 2 && !strcmp(b->b[0].name, "alpha"));
+    json_t *patch = json_loads("{\"labels\":{\"team\":\"nlp\"}}", 0, NULL);
+    CHECK(bmd_props_check(patch, err, sizeof(err)) == 0);
+    CHECK(bmd_patch(b, "shoal", "zeta", patch) == 0);
+    CHECK(bmd_patch(b, "shoal", "nope", patch) == -ENOENT);
+    json_decref(patch);
+    json_t *j = bmd_to_json(b);
+    struct bmd *d = bmd_from_json(j, err, sizeof(err));
+    json_decref(j);
+    CHECK(d && d->snap.version == 3 && d->n == 2);
+    const struct bmd_bucket *z = d ? bmd_find(d, "shoal", "zeta") : NULL;
+    CHECK(z && !strcmp(json_string_value(json_object_get(json_object_get(z->props, "labels"),
+                                                         "team")),
+                       "nlp"));
+    CHECK(bmd_del(d, "shoal", "zeta") == 0 && bmd_find(d, "shoal", "zeta") == NULL);
+    CHECK(bmd_del(d, "shoal", "zeta") == -ENOENT);
+
+    /* property validation */
+    json_t *p1 = json_loads("{\"mirrors\":2}", 0, NULL);
+    CHECK(bmd_props_check(p1, err, sizeof(err)) == -1 && strstr(err, "mirrors"));
+    json_decref(p1);
+    p1 = json_loads("{\"labels\":{\"a\":1}}", 0, NULL);
+    CHECK(bmd_props_check(p1, err, sizeof(err)) == -1);
+    json_decref(p1);
+    p1 = json_loads("[1]", 0, NULL);
+    CHECK(bmd_props_check(p1, err, sizeof(err)) == -1);
+    json_decref(p1);
+
+    /* names */
+    CHECK(bmd_valid_name("train-data.v2_x", 15));
+    CHECK(!bmd_valid_name("", 0));
+    CHECK(!bmd_valid_name(".", 1) && !bmd_valid_name("..", 2));
+    CHECK(!bmd_valid_name("-lead", 5));
+    CHECK(!bmd_valid_name("has space", 9) && !bmd_valid_name("a/b", 3));
+    char longname[70];
+    memset(longname, 'a', 64);
+    CHECK(bmd_valid_name(longname, 63) && !bmd_valid_name(longname, 64));
+
+    /* version ordering */
+    CHECK(bmd_install(b, 0) == 1);
+    struct bmd *old = bmd_new(2);
+    CHECK(bmd_install(old, 0) == 0);
+    d->snap.version = 4;
+    CHECK(bmd_install(d, 0) == 1);
+    struct bmd *cur = bmd_current();
+    CHECK(cur->snap.version == 4 && cur->n == 1);
+    bmd_unref(cur);
+}
+
+int main(void)
+{
+    test_cmap();
+    test_bmd();
+    return check_done("test_cmap");
+}

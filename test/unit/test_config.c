@@ -1,0 +1,81 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+
+static int load(struct conf *c, char *err, int argc, ...)
+{
+    char *argv[16] = {"prog"};
+    va_list ap;
+    va_start(ap, argc);
+    for (int i = 1; i < argc; i++)
+        argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    return conf_load(c, argc, argv, err, 256);
+}
+
+int main(void)
+{
+    struct conf c;
+    char err[256];
+
+    CHECK(load(&c, err, 1) == 0);
+    CHECK(c.port == 8080 && c.workers == 2 && c.fsync == 1);
+    CHECK(!strcmp(c.public_url, "http://127.0.0.1:8080"));
+    conf_free(&c);
+
+    CHECK(load(&c, err, 6, "--port", "9001", "--fsync=false", "--mountpaths", "/a,/b") == 0);
+    CHECK(c.port == 9001 && c.fsync == 0 && c.n_mountpaths == 2 &&
+          !strcmp(c.mountpaths[1], "/b"));
+    conf_free(&c);
+
+    CHECK(load(&c, err, 3, "--port", "70000") == -1 && strstr(err, "out of range"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--port", "80x") == -1 && strstr(err, "not a whole number"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--colour", "red") == -1 && strstr(err, "unknown option"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--fsync", "maybe") == -1 && strstr(err, "true or false"));
+    conf_free(&c);
+    CHECK(load(&c, err, 2, "--port") == -1 && strstr(err, "needs a value"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mountpaths", "/a,,/b") == -1 && strstr(err, "empty element"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--log-level", "loud") == -1 && strstr(err, "log_level"));
+    conf_free(&c);
+
+    /* a JSON file, overridden by flags */
+    char path[] = "/tmp/shoal-conf-XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = "{\"port\": 9100, \"workers\": 4, \"mountpaths\": [\"/x\"],"
+                       " \"fsync\": false}";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(load(&c, err, 5, "--config", path, "--workers", "3") == 0);
+    CHECK(c.port == 9100 && c.workers == 3 && c.fsync == 0 && c.n_mountpaths == 1);
+    conf_free(&c);
+
+    fd = open(path, O_WRONLY | O_TRUNC);
+    text = "{\"port\": \"9100\"}";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(load(&c, err, 3, "--config", path) == -1 && strstr(err, "must be an integer"));
+    conf_free(&c);
+
+    fd = open(path, O_WRONLY | O_TRUNC);
+    text = "{\"port\": 91,";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(load(&c, err, 3, "--config", path) == -1 && strstr(err, "line"));
+    conf_free(&c);
+    unlink(path);
+
+    CHECK(load(&c, err, 3, "--config", "/nonexistent/shoal.json") == -1);
+    conf_free(&c);
+    return check_done("test_config");
+}

@@ -1,0 +1,62 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "objname.h"
+#include "ometa.h"
+#include "http.h"
+
+int main(void)
+{
+    struct ometa m = {.size = 123456789012ULL, .cksum = 0xdeadbeefcafef00dULL, .version = 7,
+                      .mtime_ns = 1700000000123456789ULL, .uid = 42, .flags = 0x80000001u};
+    strcpy(m.backend_etag, "\"abc-3\"");
+    char buf[OMETA_MAX + 8];
+    size_t n = ometa_encode(&m, buf);
+    struct ometa d;
+    CHECK(ometa_decode(buf, n, &d) == 0);
+    CHECK(d.size == m.size && d.cksum == m.cksum && d.version == 7 &&
+          d.mtime_ns == m.mtime_ns && d.uid == 42 && d.flags == m.flags &&
+          !strcmp(d.backend_etag, "\"abc-3\""));
+    /* every truncation is refused, never read past the end */
+    for (size_t i = 0; i < n; i++)
+        if (i != 45) /* 45 bytes is a whole record without the optional etag */
+            CHECK(ometa_decode(buf, i, &d) == -EINVAL);
+    buf[0] = 9;
+    CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    buf[0] = 1;
+    /* unknown optional fields are skipped */
+    char ext[OMETA_MAX + 16];
+    memcpy(ext, buf, n);
+    ext[n] = 77, ext[n + 1] = 2, ext[n + 2] = 0, ext[n + 3] = 'x', ext[n + 4] = 'y';
+    CHECK(ometa_decode(ext, n + 5, &d) == 0 && d.version == 7);
+
+    /* object names */
+    char err[128];
+    CHECK(objname_valid("a/b/c.tar", 9, err, sizeof(err)) == 0);
+    CHECK(objname_valid("", 0, err, sizeof(err)) == -1);
+    CHECK(objname_valid("a/../b", 6, err, sizeof(err)) == -1);
+    CHECK(objname_valid("..", 2, err, sizeof(err)) == -1);
+    CHECK(objname_valid("a/.", 3, err, sizeof(err)) == -1);
+    CHECK(objname_valid("a..b/.c", 7, err, sizeof(err)) == 0);
+    CHECK(objname_valid("a\0b", 3, err, sizeof(err)) == -1);
+    char big[1100];
+    memset(big, 'n', sizeof(big));
+    CHECK(objname_valid(big, 1024, err, sizeof(err)) == 0);
+    CHECK(objname_valid(big, 1025, err, sizeof(err)) == -1);
+    struct objname on;
+    CHECK(objname_parse("bkt/x/y", 7, &on, err, sizeof(err)) == 0 &&
+          !strcmp(on.bucket, "bkt") && on.name_len == 3);
+    CHECK(objname_parse("bkt", 3, &on, err, sizeof(err)) == -1);
+    CHECK(objname_parse("b k/x", 5, &on, err, sizeof(err)) == -1);
+
+    /* percent coding */
+    char out[32];
+    CHECK(http_pct_decode("a%20b%2F", 8, out) == 4 && !memcmp(out, "a b/", 4));
+    CHECK(http_pct_decode("bad%2", 5, out) == -1 && http_pct_decode("%zz", 3, out) == -1);
+    char *e = http_pct_encode("a b/c", 5, 1);
+    CHECK(!strcmp(e, "a%20b/c"));
+    free(e);
+    return check_done("test_ometa");
+}
