@@ -4,7 +4,6 @@
 #   make run          install deps, build, start a local cluster
 #   make test         install deps, build, run unit + integration tests,
 #                     then the same under the sanitizers
-#   make bench        benchmark suite (test/bench/)
 
 SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
@@ -42,7 +41,7 @@ TARGET_LIB_OBJ = $(filter-out $(BUILD)/target/main.o,$(TARGET_OBJ))
 
 DEPS_STAMP = .deps-ok
 
-.PHONY: all deps run stop test test-unit test-integration test-san bench clean
+.PHONY: all deps run stop test test-unit test-integration clean
 
 all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target
 
@@ -90,9 +89,6 @@ test-integration: all
 test: $(DEPS_STAMP)
 	$(MAKE) test-unit test-integration
 	$(MAKE) SANITIZE=1 test-unit test-integration
-
-bench: all
-	./test/bench/run-all.sh
 
 clean:
 	rm -rf build build-san $(DEPS_STAMP)

@@ -438,6 +438,19 @@ static void conn_fail(struct http_conn *c, int status, const char *msg)
     bufferevent_enable(c->bev, EV_WRITE);
 }
 
+/* The layer answers in the handler's place (a broken body): the handler's
+ * state is released through on_abort, and no hook runs again. */
+static void req_drop_hooks(struct http_req *r)
+{
+    void (*abort_fn)(struct http_req *) = r->on_abort;
+    r->on_body = NULL;
+    r->on_end = NULL;
+    r->on_abort = NULL;
+    r->on_drain = NULL;
+    if (abort_fn)
+        abort_fn(r);
+}
+
 /* ---- parser callbacks ------------------------------------------------- */
 
 static int hb_add(struct http_conn *c, const char *p, size_t n)
@@ -617,6 +630,7 @@ static int on_body(llhttp_t *p, const char *at, size_t n)
     if (r->on_body && !r->resp_started) {
         int rc = r->on_body(r, at, n);
         if (rc < 0 && !r->resp_started) {
+            req_drop_hooks(r);
             http_resp_close(r);
             http_reply_error(r, 500, "request body: %s", strerror(-rc));
         }
@@ -695,6 +709,7 @@ static void conn_process(struct http_conn *c)
             bufferevent_enable(c->bev, EV_WRITE);
         } else if (r && c->hdr_err == 0 && r->method_name[0] != '-') {
             /* error inside the body (bad chunk framing) */
+            req_drop_hooks(r);
             http_resp_close(r);
             http_reply_error(r, 400, "malformed request body: %s",
                              llhttp_get_error_reason(&c->parser));

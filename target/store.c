@@ -471,7 +471,8 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
             return db_errno(e);
         }
     }
-    qsort(ents, n, sizeof(*ents), lent_cmp);
+    if (n)
+        qsort(ents, n, sizeof(*ents), lent_cmp);
     for (size_t j = 0; j < n; j++) {
         if ((int)j < limit) {
             char ck[17];

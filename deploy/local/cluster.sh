@@ -35,6 +35,12 @@ done
 [ "$P" -ge 1 ] || die "SHOAL_PROXIES must be at least 1"
 [ "$M" -ge 1 ] || die "SHOAL_MOUNTPATHS must be at least 1"
 
+# A killed daemon can linger as a zombie when nothing reaps it; kill -0
+# would still call it alive.
+alive() { # pid
+  [ -r "/proc/$1/stat" ] && ! sed -E 's/^[0-9]+ \(.*\) //' "/proc/$1/stat" | grep -q '^Z'
+}
+
 node_port() { # name -> port
   local kind=${1:0:1} i=${1:1}
   if [ "$kind" = p ]; then echo $((PORT + i)); else echo $((PORT + P + i)); fi
@@ -54,7 +60,7 @@ start_node() { # name
   kind=${name:0:1}
   dir="$DATA/$name"
   mkdir -p "$dir/state" "$DATA/logs"
-  if [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
+  if [ -f "$dir/pid" ] && alive "$(cat "$dir/pid")"; then
     return 0
   fi
   local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret "$(secret)")
@@ -94,7 +100,7 @@ wait_ready() {
     fi
     for n in $(all_nodes); do
       local pf="$DATA/$n/pid"
-      if [ -f "$pf" ] && ! kill -0 "$(cat "$pf")" 2>/dev/null; then
+      if [ -f "$pf" ] && ! alive "$(cat "$pf")"; then
         tail -5 "$DATA/logs/$n.log" >&2 || true
         die "node $n exited during start-up (log: $DATA/logs/$n.log)"
       fi
@@ -109,13 +115,13 @@ stop_node() { # name [signal]
   [ -f "$pf" ] || return 0
   local pid
   pid=$(cat "$pf")
-  if kill -0 "$pid" 2>/dev/null; then
+  if alive "$pid"; then
     kill "-$sig" "$pid" 2>/dev/null || true
     for ((i = 0; i < 100; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
+      alive "$pid" || break
       sleep 0.1
     done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
   fi
   rm -f "$pf"
 }
@@ -134,7 +140,7 @@ stop)
 status)
   for n in $(all_nodes); do
     pf="$DATA/$n/pid"
-    if [ -f "$pf" ] && kill -0 "$(cat "$pf")" 2>/dev/null; then
+    if [ -f "$pf" ] && alive "$(cat "$pf")"; then
       echo "$n up   pid $(cat "$pf") port $(node_port "$n")"
     else
       echo "$n down port $(node_port "$n")"

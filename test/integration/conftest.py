@@ -114,7 +114,7 @@ class Cluster:
     def cleanup(self):
         self.stop()
         bad = self.sanitizer_reports()
-        if not bad:
+        if not bad and not os.environ.get("SHOAL_KEEP"):
             shutil.rmtree(self.data, ignore_errors=True)
         return bad
 

@@ -1,0 +1,181 @@
+"""Restarts, kill -9 during PUTs, short bodies, full disks, membership changes."""
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import pytest
+import requests
+
+from conftest import Cluster
+
+
+def put_location(c, bucket, name):
+    """The signed target URL a PUT of name is redirected to."""
+    r = c.http.put("%s/v1/objects/%s/%s" % (c.url, bucket, urllib.parse.quote(name)), b"",
+                   allow_redirects=False)
+    assert r.status_code == 307
+    return r.headers["Location"]
+
+
+def test_restart_keeps_objects_and_id(cluster, bucket):
+    objs = {"r/%d" % i: os.urandom(1000 + i) for i in range(60)}
+    for n, d in objs.items():
+        assert cluster.http.put("%s/v1/objects/%s/%s" % (cluster.url, bucket, n), d).status_code == 201
+    ids = sorted(n["id"] for n in cluster.cmap()["nodes"])
+    cluster.sh("stop-node", "t1")
+    cluster.sh("start-node", "t1")
+    cluster.wait_healthy("t1")
+    assert sorted(n["id"] for n in cluster.cmap()["nodes"]) == ids
+    for n, d in objs.items():
+        assert cluster.http.get("%s/v1/objects/%s/%s" % (cluster.url, bucket, n)).content == d
+
+
+def test_short_body_leaves_previous_version(cluster, bucket):
+    name = "short"
+    u = "%s/v1/objects/%s/%s" % (cluster.url, bucket, name)
+    assert cluster.http.put(u, b"version-one").status_code == 201
+    loc = urllib.parse.urlsplit(put_location(cluster, bucket, name))
+    s = socket.create_connection((loc.hostname, loc.port))
+    s.sendall(("PUT %s?%s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+               % (loc.path, loc.query)).encode() + b"z" * 50000)
+    time.sleep(0.3)
+    s.close()
+    time.sleep(0.3)
+    r = cluster.http.get(u)
+    assert r.status_code == 200 and r.content == b"version-one"
+    # a never-finished new object does not appear at all
+    loc = urllib.parse.urlsplit(put_location(cluster, bucket, "never"))
+    s = socket.create_connection((loc.hostname, loc.port))
+    s.sendall(("PUT %s?%s HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345"
+               % (loc.path, loc.query)).encode())
+    s.close()
+    time.sleep(0.3)
+    assert cluster.http.get("%s/v1/objects/%s/never" % (cluster.url, bucket)).status_code == 404
+    lst = cluster.http.get("%s/v1/buckets/%s/objects" % (cluster.url, bucket)).json()
+    assert [o["name"] for o in lst["objects"]] == ["short"]
+
+
+def work_files(c):
+    out = []
+    for root, dirs, files in os.walk(c.data):
+        if os.path.basename(root) == "work":
+            out += files
+    return out
+
+
+def test_kill9_during_puts(cluster, bucket):
+    """Acknowledged PUTs survive kill -9 byte-identical; others are absent or whole."""
+    victim = "t2"
+    vurl = cluster.node_url(victim)
+    acked, sent = {}, {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(w):
+        i = 0
+        while not stop.is_set() and i < 400:
+            name = "k9/%d/%d" % (w, i)
+            data = os.urandom(64 * 1024 + i * 997)
+            with lock:
+                sent[name] = data
+            try:
+                loc = put_location(cluster, bucket, name)
+                r = requests.put(loc, data, timeout=10)
+                if r.status_code == 201:
+                    with lock:
+                        acked[name] = data
+            except requests.RequestException:
+                pass
+            i += 1
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    os.kill(cluster.pid(victim), signal.SIGKILL)
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join()
+    cluster.sh("start-node", victim)
+    cluster.wait_healthy(victim)
+    assert len(acked) > 50
+    on_victim = 0
+    for name, data in sent.items():
+        r = cluster.http.get("%s/v1/objects/%s/%s" % (cluster.url, bucket, name), timeout=10)
+        if name in acked:
+            assert r.status_code == 200, name
+            assert hashlib.sha256(r.content).digest() == hashlib.sha256(data).digest(), name
+        else:
+            assert r.status_code == 404 or r.content == data, name
+        loc = cluster.http.get("%s/v1/objects/%s/%s" % (cluster.url, bucket, name),
+                               allow_redirects=False).headers["Location"]
+        on_victim += loc.startswith(vurl)
+    assert on_victim > 0
+    assert work_files(cluster) == []
+
+
+def test_node_leaves_and_rejoins(cluster):
+    before = {n["id"] for n in cluster.cmap()["nodes"]}
+    cluster.sh("kill-node", "t0")
+    m = cluster.wait_map(lambda m: len(m["nodes"]) == len(before) - 1)
+    gone = before - {n["id"] for n in m["nodes"]}
+    assert len(gone) == 1
+    cluster.sh("start-node", "t0")
+    m = cluster.wait_map(lambda m: {n["id"] for n in m["nodes"]} == before)
+    cluster.wait_healthy("t0")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_out_of_space_is_507_and_nothing_torn():
+    c = Cluster(targets=1, mountpaths=1)
+    mp = os.path.join(c.data, "t0", "mp0")
+    os.makedirs(mp)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mp]).returncode:
+        pytest.skip("cannot mount tmpfs here")
+    try:
+        c.start()
+        assert c.http.put(c.url + "/v1/buckets/full").status_code == 201
+        u = c.url + "/v1/objects/full/obj"
+        small = os.urandom(1 << 20)
+        assert c.http.put(u, small).status_code == 201
+        big = os.urandom(40 << 20)
+        r = c.http.put(u, big)
+        assert r.status_code == 507, r.text
+        assert "space" in r.json()["error"]
+        r = c.http.get(u)
+        assert r.status_code == 200 and r.content == small
+        r = c.http.put(c.url + "/v1/objects/full/other", big)
+        assert r.status_code == 507
+        assert c.http.get(c.url + "/v1/objects/full/other").status_code == 404
+        assert work_files(c) == []
+        # space freed: writes work again
+        assert c.http.put(c.url + "/v1/objects/full/after", b"ok").status_code == 201
+        assert c.http.get(c.url + "/v1/health").status_code == 200
+    finally:
+        c.stop()
+        subprocess.run(["umount", mp])
+        assert not c.sanitizer_reports()
+        c.cleanup()
+
+
+def test_second_proxy_forwards_changes_and_redirects():
+    c = Cluster(proxies=2, targets=2).start()
+    try:
+        p1 = c.node_url("p1")
+        assert requests.put(p1 + "/v1/buckets/via-p1").status_code == 201
+        assert requests.head(c.url + "/v1/buckets/via-p1").status_code == 200
+        assert requests.put(p1 + "/v1/objects/via-p1/o", b"two proxies").status_code == 201
+        assert requests.get(c.url + "/v1/objects/via-p1/o").content == b"two proxies"
+        a = requests.get(c.url + "/v1/objects/via-p1/o", allow_redirects=False)
+        b = requests.get(p1 + "/v1/objects/via-p1/o", allow_redirects=False)
+        assert a.headers["Location"].split("?")[0] == b.headers["Location"].split("?")[0]
+        assert requests.delete(p1 + "/v1/buckets/via-p1").status_code == 204
+        assert requests.head(c.url + "/v1/buckets/via-p1").status_code == 404
+    finally:
+        assert not c.cleanup()
