@@ -59,6 +59,7 @@ struct http_server {
 
 struct http_conn {
     struct http_worker *w;
+    struct http_conn *prev, *next;   /* in w->conns */
     struct bufferevent *bev;
     llhttp_t parser;
     struct http_req *req;        /* the request being parsed or answered */
@@ -785,6 +786,12 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 static void conn_free(struct http_conn *c)
 {
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        c->w->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
     struct http_req *r = c->req;
     if (r) {
         if (!r->resp_done && r->on_abort)
@@ -825,6 +832,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         return;
     }
     c->resume_ev = event_new(w->base, -1, 0, conn_resume_cb, c);
+    c->next = w->conns;
+    if (w->conns)
+        w->conns->prev = c;
+    w->conns = c;
     llhttp_init(&c->parser, HTTP_REQUEST, &parser_settings);
     c->parser.data = c;
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
@@ -841,6 +852,8 @@ static void *worker_main(void *arg)
     if (w->srv->o.worker_init)
         w->srv->o.worker_init(w);
     event_base_dispatch(w->base);
+    while (w->conns)
+        conn_free(w->conns);
     if (w->srv->o.worker_fini)
         w->srv->o.worker_fini(w);
     return NULL;

@@ -43,6 +43,7 @@ struct http_worker {
     struct http_server *srv;
     void *ctx;                   /* the daemon's shared context */
     void *local;                 /* the daemon's per-worker state */
+    struct http_conn *conns;     /* live connections, freed at stop */
     char date[40];               /* cached Date header value */
     int64_t date_sec;
 };

@@ -40,22 +40,14 @@ static char *state_path(const struct node *n, const char *name)
 static int load_or_make_id(struct node *n, char *err, size_t errlen)
 {
     char *path = state_path(n, "node.id");
-    if (n->conf->id[0]) {
+    int rc = 0;
+    if (n->conf->id[0])
         n->id = xstrdup(n->conf->id);
-    } else {
-        size_t len;
-        char *s = file_read(path, 256, &len);
-        if (s) {
-            while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' '))
-                s[--len] = '\0';
-            n->id = s;
-        } else {
-            uint8_t r[4];
-            char hex[9];
-            rand_bytes(r, sizeof(r));
-            hex_encode(r, sizeof(r), hex);
-            n->id = xasprintf("%c%s", n->role == NODE_PROXY ? 'p' : 't', hex);
-        }
+    else if (!(n->id = id_file_load(path, n->role == NODE_PROXY ? "p" : "t", 4, &rc))) {
+        snprintf(err, errlen, "cannot persist node id in %s: %s", n->conf->state_dir,
+                 strerror(-rc));
+        free(path);
+        return -1;
     }
     for (const char *p = n->id; *p; p++) {
         if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
@@ -73,7 +65,7 @@ static int load_or_make_id(struct node *n, char *err, size_t errlen)
     }
     char line[80];
     int len = snprintf(line, sizeof(line), "%s\n", n->id);
-    int rc = file_write_atomic(path, line, (size_t)len, 1);
+    rc = file_write_atomic(path, line, (size_t)len, 1);
     free(path);
     if (rc) {
         snprintf(err, errlen, "cannot persist node id in %s: %s", n->conf->state_dir,

@@ -259,3 +259,29 @@ int mkdir_p(const char *path, mode_t mode)
     }
     return 0;
 }
+
+char *id_file_load(const char *path, const char *prefix, size_t nbytes, int *rc)
+{
+    size_t len;
+    char *s = file_read(path, 256, &len);
+    if (s) {
+        while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' '))
+            s[--len] = '\0';
+        return s;
+    }
+    uint8_t r[32];
+    char hex[65];
+    if (nbytes > sizeof(r))
+        nbytes = sizeof(r);
+    rand_bytes(r, nbytes);
+    hex_encode(r, nbytes, hex);
+    char *id = xasprintf("%s%s", prefix, hex);
+    char *line = xasprintf("%s\n", id);
+    *rc = file_write_atomic(path, line, strlen(line), 1);
+    free(line);
+    if (*rc) {
+        free(id);
+        return NULL;
+    }
+    return id;
+}

@@ -37,6 +37,12 @@ char *file_read(const char *path, size_t max, size_t *len);
 /* Write through a temporary file and rename; fsync file and directory when
  * sync is set. Returns 0 or -errno. */
 int file_write_atomic(const char *path, const void *data, size_t len, int sync);
+/*
+ * A persistent identifier kept in a one-line file: the file's content when
+ * it exists, else prefix + nbytes random bytes in hex, written (fsync'd)
+ * first. Returns a new string, or NULL with *rc = -errno.
+ */
+char *id_file_load(const char *path, const char *prefix, size_t nbytes, int *rc);
 /* mkdir -p; returns 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 /* fsync the directory containing path (or path itself if dir is set). */

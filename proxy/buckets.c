@@ -123,80 +123,87 @@ static int bucket_req_parse(struct http_req *r, const char *rest, size_t len,
     return 0;
 }
 
-static void create_body(struct http_req *r, json_t *props)
+/*
+ * The shared start of a create or a patch on the primary: the bucket from
+ * the path and a valid properties object. On bad input answers 400, drops
+ * props and returns NULL; else returns a modifiable copy of the current BMD
+ * with p->mu held (commit_bmd or unlock_drop releases it).
+ */
+static struct bmd *change_begin(struct proxy *p, struct http_req *r, json_t *props,
+                                struct bucket_req *br)
 {
-    struct proxy *p = r->w->ctx;
-    struct bucket_req br;
     char err[256];
-    const char *rest = r->path + strlen("/v1/buckets/");
-    if (bucket_req_parse(r, rest, r->path_len - strlen("/v1/buckets/"), &br)) {
+    size_t pl = strlen("/v1/buckets/");
+    if (bucket_req_parse(r, r->path + pl, r->path_len - pl, br)) {
         json_decref(props);
-        return;
+        return NULL;
     }
-    if (bmd_props_check(props, err, sizeof(err))) {
+    if (props && bmd_props_check(props, err, sizeof(err))) {
         json_decref(props);
         http_reply_error(r, 400, "%s", err);
-        return;
+        return NULL;
     }
     pthread_mutex_lock(&p->mu);
     struct bmd *cur = bmd_current();
     struct bmd *b = bmd_clone(cur);
     bmd_unref(cur);
+    return b;
+}
+
+static void unlock_drop(struct proxy *p, struct bmd *b)
+{
+    pthread_mutex_unlock(&p->mu);
+    bmd_unref(b);
+}
+
+static void create_body(struct http_req *r, json_t *props)
+{
+    struct proxy *p = r->w->ctx;
+    struct bucket_req br;
+    struct bmd *b = change_begin(p, r, props, &br);
+    if (!b)
+        return;
     int rc = bmd_add(b, br.provider, br.name, props, (int64_t)time(NULL));
     json_decref(props);
     if (rc) {
-        pthread_mutex_unlock(&p->mu);
-        bmd_unref(b);
+        unlock_drop(p, b);
         http_reply_error(r, 409, "bucket '%s' already exists", br.name);
         return;
     }
-    json_t *answer = bmd_bucket_json(bmd_find(b, br.provider, br.name));
-    commit_bmd(p, r, b, 201, answer);
+    commit_bmd(p, r, b, 201, bmd_bucket_json(bmd_find(b, br.provider, br.name)));
 }
 
 static void patch_body(struct http_req *r, json_t *patch)
 {
     struct proxy *p = r->w->ctx;
     struct bucket_req br;
-    char err[256];
-    const char *rest = r->path + strlen("/v1/buckets/");
-    if (bucket_req_parse(r, rest, r->path_len - strlen("/v1/buckets/"), &br)) {
-        json_decref(patch);
+    struct bmd *b = change_begin(p, r, patch, &br);
+    if (!b)
         return;
-    }
-    if (bmd_props_check(patch, err, sizeof(err))) {
-        json_decref(patch);
-        http_reply_error(r, 400, "%s", err);
-        return;
-    }
-    pthread_mutex_lock(&p->mu);
-    struct bmd *cur = bmd_current();
-    struct bmd *b = bmd_clone(cur);
-    bmd_unref(cur);
     int rc = bmd_patch(b, br.provider, br.name, patch);
     json_decref(patch);
     if (rc) {
-        pthread_mutex_unlock(&p->mu);
-        bmd_unref(b);
+        unlock_drop(p, b);
         http_reply_error(r, 404, "bucket '%s' not found", br.name);
         return;
     }
     commit_bmd(p, r, b, 200, bmd_bucket_json(bmd_find(b, br.provider, br.name)));
 }
 
-static void destroy_bucket(struct proxy *p, struct http_req *r, const struct bucket_req *br)
+static void destroy_body(struct http_req *r, json_t *unused)
 {
-    pthread_mutex_lock(&p->mu);
-    struct bmd *cur = bmd_current();
-    struct bmd *b = bmd_clone(cur);
-    bmd_unref(cur);
-    if (bmd_del(b, br->provider, br->name)) {
-        pthread_mutex_unlock(&p->mu);
-        bmd_unref(b);
-        http_reply_error(r, 404, "bucket '%s' not found", br->name);
+    struct proxy *p = r->w->ctx;
+    struct bucket_req br;
+    struct bmd *b = change_begin(p, r, NULL, &br);
+    json_decref(unused);
+    if (!b)
+        return;
+    if (bmd_del(b, br.provider, br.name)) {
+        unlock_drop(p, b);
+        http_reply_error(r, 404, "bucket '%s' not found", br.name);
         return;
     }
-    log_info("bucket %s/%s destroyed", br->provider, br->name);
+    log_info("bucket %s/%s destroyed", br.provider, br.name);
     commit_bmd(p, r, b, 204, NULL);
 }
 
@@ -387,7 +394,7 @@ int buckets_handle(struct proxy *p, struct http_req *r)
         else if (r->method == HTTP_M_PATCH)
             node_read_json(r, patch_body);
         else
-            destroy_bucket(p, r, &br);
+            node_read_json(r, destroy_body);
         return 1;
     default:
         http_resp_header(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");

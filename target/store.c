@@ -39,27 +39,13 @@ static char *gkey(const char *path, size_t *klen)
 static int mp_id(struct store_mp *mp, char *err, size_t errlen)
 {
     char *path = xasprintf("%s/mpath.id", mp->dir);
-    size_t len;
-    char *s = file_read(path, 128, &len);
-    if (s) {
-        while (len && (s[len - 1] == '\n'))
-            s[--len] = '\0';
-        mp->id = s;
-    } else {
-        uint8_t r[8];
-        char hex[17];
-        rand_bytes(r, sizeof(r));
-        hex_encode(r, sizeof(r), hex);
-        mp->id = xstrdup(hex);
-        char line[20];
-        int n = snprintf(line, sizeof(line), "%s\n", hex);
-        int rc = file_write_atomic(path, line, (size_t)n, 1);
-        if (rc) {
-            snprintf(err, errlen, "mountpath %s: cannot write its id: %s", mp->dir,
-                     strerror(-rc));
-            free(path);
-            return -1;
-        }
+    int rc = 0;
+    mp->id = id_file_load(path, "", 8, &rc);
+    if (!mp->id) {
+        snprintf(err, errlen, "mountpath %s: cannot write its id: %s", mp->dir,
+                 strerror(-rc));
+        free(path);
+        return -1;
     }
     free(path);
     mp->hash = hrw_hash(mp->id, strlen(mp->id));
