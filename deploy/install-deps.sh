@@ -18,7 +18,23 @@ for p in "${pkgs[@]}"; do
     || missing+=("$p")
 done
 
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+# The tests' third-party S3 server (s3rver), pinned by test/package-lock.json,
+# installed into test/node_modules.
+npm_deps() {
+  [ -x "$here/test/node_modules/.bin/s3rver" ] && return 0
+  command -v npm >/dev/null || missing+=(npm)
+  return 1
+}
+
+need_npm=0
+npm_deps || need_npm=1
+if [ ${#missing[@]} -eq 0 ] && [ $need_npm = 0 ]; then
+  exit 0
+fi
 if [ ${#missing[@]} -eq 0 ]; then
+  (cd "$here/test" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   exit 0
 fi
 
@@ -35,3 +51,7 @@ if ! { $SUDO apt-get update -qq && \
   exit 1
 fi
 rm -f "$log"
+
+if [ $need_npm = 1 ]; then
+  (cd "$here/test" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
