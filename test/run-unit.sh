@@ -8,7 +8,7 @@ for t in "$build"/test/test_*; do
   out=$("$t" 2>&1)
   rc=$?
   echo "$out"
-  line=$(echo "$out" | grep -E '^test_[a-z_]+: [0-9]+ passed, [0-9]+ failed$' | tail -1)
+  line=$(echo "$out" | grep -E '^test_[a-z0-9_]+: [0-9]+ passed, [0-9]+ failed$' | tail -1)
   if [ -z "$line" ]; then
     echo "$t: crashed or printed no summary (exit $rc)"
     bad=$((bad + 1))
