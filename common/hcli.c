@@ -4,6 +4,10 @@
  * curl when a socket is ready (ev_cb). Finished transfers are collected in
  * check_done() and their callbacks run there, outside any curl call that
  * could re-enter.
+ *
+ * Response headers are gathered line by line; a new status line (after a
+ * 100 Continue, say) starts the set afresh, and on_headers fires at the
+ * blank line that ends a final (>= 200) response's headers.
  */
 #include "hcli.h"
 
@@ -12,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util.h"
 
@@ -20,23 +25,28 @@ struct hcli {
     CURLM *multi;
     struct event *timer;
     int running;
-    struct xfer *xfers;          /* in flight, for hcli_free */
+    struct hcli_xfer *xfers;     /* in flight, for hcli_free */
 };
 
-struct xfer {
+struct hcli_xfer {
     struct hcli *c;
-    struct xfer *prev, *next;
+    struct hcli_xfer *prev, *next;
     CURL *easy;
     struct curl_slist *hdrs;
-    char *req_body;
-    char *buf;
-    size_t len, cap;
-    hcli_done_fn cb;
+    const struct hcli_ops *ops;
     void *arg;
+    char **rh;                   /* response header lines, "name\0value" */
+    int n_rh;
+    int headers_done;
+    int stopped;                 /* a callback asked to stop */
     char errbuf[CURL_ERROR_SIZE];
 };
 
-static void xfer_free(struct xfer *x)
+struct sock {
+    struct event *ev;
+};
+
+static void xfer_free(struct hcli_xfer *x)
 {
     struct hcli *c = x->c;
     if (x->prev)
@@ -48,14 +58,11 @@ static void xfer_free(struct xfer *x)
     curl_multi_remove_handle(c->multi, x->easy);
     curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->hdrs);
-    free(x->req_body);
-    free(x->buf);
+    for (int i = 0; i < x->n_rh; i++)
+        free(x->rh[i]);
+    free(x->rh);
     free(x);
 }
-
-struct sock {
-    struct event *ev;
-};
 
 static void check_done(struct hcli *c)
 {
@@ -64,18 +71,22 @@ static void check_done(struct hcli *c)
     while ((m = curl_multi_info_read(c->multi, &left))) {
         if (m->msg != CURLMSG_DONE)
             continue;
-        struct xfer *x;
+        struct hcli_xfer *x;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         CURLcode res = m->data.result;
         long status = 0;
         if (res == CURLE_OK)
             curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-        const char *err = res == CURLE_OK ? NULL
-                          : x->errbuf[0]  ? x->errbuf
-                                          : curl_easy_strerror(res);
-        if (!x->buf)
-            x->buf = xstrdup("");
-        x->cb(x->arg, (int)status, x->buf, x->len, err);
+        if (res == CURLE_OK && !x->headers_done && x->ops->on_headers) {
+            x->headers_done = 1;
+            if (x->ops->on_headers(x->arg, x, (int)status))
+                x->stopped = 1;
+        }
+        const char *err = x->stopped        ? "cancelled"
+                          : res == CURLE_OK ? NULL
+                          : x->errbuf[0]    ? x->errbuf
+                                            : curl_easy_strerror(res);
+        x->ops->on_done(x->arg, x, x->stopped || res != CURLE_OK ? 0 : (int)status, err);
         xfer_free(x);
     }
 }
@@ -109,7 +120,7 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *arg)
         return 0;
     }
     /* A zero timeout still goes through the loop, so callbacks never run
-     * from inside hcli_request(). */
+     * from inside hcli_start(). */
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     evtimer_add(c->timer, &tv);
     return 0;
@@ -141,19 +152,64 @@ static int sock_cb(CURL *e, curl_socket_t s, int what, void *arg, void *sockp)
     return 0;
 }
 
+static size_t header_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct hcli_xfer *x = arg;
+    size_t len = size * n;
+    if (len >= 5 && !strncmp(p, "HTTP/", 5)) {
+        for (int i = 0; i < x->n_rh; i++)
+            free(x->rh[i]);
+        x->n_rh = 0;
+        return len;
+    }
+    size_t l = len;
+    while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == '\n'))
+        l--;
+    if (l == 0) {
+        long status = 0;
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (status >= 200 && !x->headers_done) {
+            x->headers_done = 1;
+            if (x->ops->on_headers && x->ops->on_headers(x->arg, x, (int)status)) {
+                x->stopped = 1;
+                return 0; /* curl aborts the transfer */
+            }
+        }
+        return len;
+    }
+    const char *colon = memchr(p, ':', l);
+    if (!colon)
+        return len;
+    const char *v = colon + 1;
+    while (v < p + l && (*v == ' ' || *v == '\t'))
+        v++;
+    size_t nl = (size_t)(colon - p), vl = (size_t)(p + l - v);
+    char *h = xmalloc(nl + vl + 2);
+    memcpy(h, p, nl);
+    h[nl] = '\0';
+    memcpy(h + nl + 1, v, vl);
+    h[nl + 1 + vl] = '\0';
+    x->rh = xrealloc(x->rh, sizeof(char *) * (size_t)(x->n_rh + 1));
+    x->rh[x->n_rh++] = h;
+    return len;
+}
+
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
-    struct xfer *x = arg;
+    struct hcli_xfer *x = arg;
     size_t len = size * n;
-    if (x->len + len + 1 > x->cap) {
-        while (x->len + len + 1 > x->cap)
-            x->cap = x->cap ? x->cap * 2 : 4096;
-        x->buf = xrealloc(x->buf, x->cap);
+    if (x->ops->on_data && x->ops->on_data(x->arg, x, p, len)) {
+        x->stopped = 1;
+        return 0;
     }
-    memcpy(x->buf + x->len, p, len);
-    x->len += len;
-    x->buf[x->len] = '\0';
     return len;
+}
+
+static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
+{
+    struct hcli_xfer *x = arg;
+    ssize_t r = x->ops->on_read(x->arg, buf, size * n);
+    return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
 }
 
 static void global_init(void)
@@ -173,7 +229,7 @@ struct hcli *hcli_new(struct event_base *base)
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 16L);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 64L);
     return c;
 }
 
@@ -188,43 +244,138 @@ void hcli_free(struct hcli *c)
     free(c);
 }
 
-void hcli_request(struct hcli *c, const char *method, const char *url, const void *body,
-                  size_t len, const char *extra_hdr, long timeout_ms, hcli_done_fn cb,
-                  void *arg)
+struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url,
+                             const char *const *hdrs, int n, int64_t upload_len,
+                             long timeout_ms, const struct hcli_ops *ops, void *arg)
 {
-    struct xfer *x = xcalloc(1, sizeof(*x));
+    struct hcli_xfer *x = xcalloc(1, sizeof(*x));
     x->c = c;
-    x->cb = cb;
+    x->ops = ops;
     x->arg = arg;
     x->easy = curl_easy_init();
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 3000 ? timeout_ms : 3000L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     if (!strcmp(method, "HEAD"))
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     else if (strcmp(method, "GET"))
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    x->hdrs = curl_slist_append(x->hdrs, "Expect:");
-    if (body) {
-        x->req_body = xmalloc(len + 1);
-        memcpy(x->req_body, body, len);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->req_body);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        x->hdrs = curl_slist_append(x->hdrs, "Content-Type: application/json");
+    if (upload_len >= 0) {
+        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)upload_len);
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, read_cb);
+        curl_easy_setopt(e, CURLOPT_READDATA, x);
     }
-    if (extra_hdr)
-        x->hdrs = curl_slist_append(x->hdrs, extra_hdr);
+    x->hdrs = curl_slist_append(x->hdrs, "Expect:");
+    for (int i = 0; i < n; i++)
+        x->hdrs = curl_slist_append(x->hdrs, hdrs[i]);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
     x->next = c->xfers;
     if (c->xfers)
         c->xfers->prev = x;
     c->xfers = x;
     curl_multi_add_handle(c->multi, e);
+    return x;
+}
+
+const char *hcli_header(const struct hcli_xfer *x, const char *name)
+{
+    for (int i = 0; i < x->n_rh; i++)
+        if (!strcasecmp(x->rh[i], name))
+            return x->rh[i] + strlen(x->rh[i]) + 1;
+    return NULL;
+}
+
+void hcli_pause(struct hcli_xfer *x)
+{
+    curl_easy_pause(x->easy, CURLPAUSE_RECV);
+}
+
+void hcli_resume(struct hcli_xfer *x)
+{
+    curl_easy_pause(x->easy, CURLPAUSE_CONT);
+    /* let curl deliver what it held back, from the loop */
+    curl_multi_socket_action(x->c->multi, CURL_SOCKET_TIMEOUT, 0, &x->c->running);
+}
+
+void hcli_cancel(struct hcli_xfer *x)
+{
+    xfer_free(x);
+}
+
+/* ---- the buffered form ------------------------------------------------- */
+
+struct buffered {
+    hcli_done_fn cb;
+    void *arg;
+    char *req_body;
+    size_t req_len, req_off;
+    char *buf;
+    size_t len, cap;
+};
+
+static int buf_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+{
+    struct buffered *b = arg;
+    (void)x;
+    if (b->len + n + 1 > b->cap) {
+        while (b->len + n + 1 > b->cap)
+            b->cap = b->cap ? b->cap * 2 : 4096;
+        b->buf = xrealloc(b->buf, b->cap);
+    }
+    memcpy(b->buf + b->len, p, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return 0;
+}
+
+static ssize_t buf_read(void *arg, char *out, size_t n)
+{
+    struct buffered *b = arg;
+    size_t k = b->req_len - b->req_off < n ? b->req_len - b->req_off : n;
+    memcpy(out, b->req_body + b->req_off, k);
+    b->req_off += k;
+    return (ssize_t)k;
+}
+
+static void buf_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+{
+    struct buffered *b = arg;
+    (void)x;
+    b->cb(b->arg, status, b->buf ? b->buf : "", b->len, err);
+    free(b->req_body);
+    free(b->buf);
+    free(b);
+}
+
+static const struct hcli_ops buffered_ops = {NULL, buf_data, buf_read, buf_done};
+
+void hcli_request(struct hcli *c, const char *method, const char *url, const void *body,
+                  size_t len, const char *extra_hdr, long timeout_ms, hcli_done_fn cb,
+                  void *arg)
+{
+    struct buffered *b = xcalloc(1, sizeof(*b));
+    b->cb = cb;
+    b->arg = arg;
+    const char *hdrs[2];
+    int n = 0;
+    if (body) {
+        b->req_body = xmalloc(len + 1);
+        memcpy(b->req_body, body, len);
+        b->req_len = len;
+        hdrs[n++] = "Content-Type: application/json";
+    }
+    if (extra_hdr)
+        hdrs[n++] = extra_hdr;
+    hcli_start(c, method, url, hdrs, n, body ? (int64_t)len : -1, timeout_ms, &buffered_ops,
+               b);
 }
