@@ -37,7 +37,7 @@ PROXY_OBJ  = $(PROXY_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
 # unit tests may link the target's pure modules too
-TARGET_LIB_OBJ = $(filter-out $(BUILD)/target/main.o,$(TARGET_OBJ))
+TARGET_LIB_OBJ = $(BUILD)/target/ometa.o $(BUILD)/target/store.o
 
 DEPS_STAMP = .deps-ok
 
@@ -71,7 +71,7 @@ $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 
 $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itarget -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) -Itarget -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 run: all
 	./deploy/local/cluster.sh start

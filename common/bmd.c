@@ -22,6 +22,11 @@ static const struct {
     json_type type;
 } props_known[] = {
     {"labels", JSON_OBJECT},     /* free-form string labels for operators */
+    {"backend", JSON_STRING},    /* "s3://bucket" or "http(s)://origin/base" */
+    {"endpoint", JSON_STRING},   /* S3 endpoint URL for this bucket */
+    {"region", JSON_STRING},     /* S3 region for this bucket */
+    {"addressing", JSON_STRING}, /* "path" or "virtual" */
+    {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
 };
 
 static void bmd_destroy(struct snap *s)
@@ -156,7 +161,7 @@ int bmd_valid_name(const char *name, size_t n)
 
 int bmd_valid_provider(const char *provider)
 {
-    return strcmp(provider, BMD_PROVIDER_SHOAL) == 0;
+    return !strcmp(provider, BMD_PROVIDER_SHOAL) || !strcmp(provider, BMD_PROVIDER_S3);
 }
 
 int bmd_props_check(const json_t *props, char *err, size_t errlen)
@@ -176,8 +181,25 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
             snprintf(err, errlen, "unknown bucket property '%s'", k);
             return -1;
         }
-        if (json_typeof(v) != props_known[i].type) {
+        int is_bool = props_known[i].type == JSON_TRUE;
+        if (is_bool ? !json_is_boolean(v) : json_typeof(v) != props_known[i].type) {
             snprintf(err, errlen, "bucket property '%s' has the wrong type", k);
+            return -1;
+        }
+        if (!strcmp(k, "backend")) {
+            const char *b = json_string_value(v);
+            if (strncmp(b, "s3://", 5) && strncmp(b, "http://", 7) && strncmp(b, "https://", 8)) {
+                snprintf(err, errlen, "backend must be s3://BUCKET or an http(s):// URL");
+                return -1;
+            }
+            if (!strncmp(b, "s3://", 5) && !bmd_valid_name(b + 5, strlen(b + 5))) {
+                snprintf(err, errlen, "backend '%s' names an invalid bucket", b);
+                return -1;
+            }
+        }
+        if (!strcmp(k, "addressing") && strcmp(json_string_value(v), "path") &&
+            strcmp(json_string_value(v), "virtual")) {
+            snprintf(err, errlen, "addressing must be path or virtual");
             return -1;
         }
         if (!strcmp(k, "labels")) {

@@ -14,6 +14,7 @@
 #include "snap.h"
 
 #define BMD_PROVIDER_SHOAL "shoal"
+#define BMD_PROVIDER_S3 "s3"
 
 struct bmd_bucket {
     char *provider;

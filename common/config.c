@@ -46,6 +46,15 @@ static const struct opt opts[] = {
     {"cluster_secret", OPT_STR, F(cluster_secret), 0, 0, "", "key that signs proxy redirects (same on every node)"},
     {"fsync", OPT_BOOL, F(fsync), 0, 1, "true", "fsync data and metadata before a PUT is acknowledged"},
     {"redirect_ttl_s", OPT_INT, F(redirect_ttl_s), 1, 86400, "300", "lifetime of a signed redirect"},
+    {"s3_endpoint", OPT_STR, F(s3_endpoint), 0, 0, "", "S3 endpoint URL (else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS)"},
+    {"s3_region", OPT_STR, F(s3_region), 0, 0, "", "S3 region (else AWS_REGION, us-east-1)"},
+    {"s3_addressing", OPT_STR, F(s3_addressing), 0, 0, "", "path or virtual (default: path with an endpoint, else virtual)"},
+    {"s3_access_key", OPT_STR, F(s3_access_key), 0, 0, "", "S3 access key (else AWS_ACCESS_KEY_ID, ~/.aws/credentials)"},
+    {"s3_secret_key", OPT_STR, F(s3_secret_key), 0, 0, "", "S3 secret key (else AWS_SECRET_ACCESS_KEY, ~/.aws/credentials)"},
+    {"s3_session_token", OPT_STR, F(s3_session_token), 0, 0, "", "S3 session token (else AWS_SESSION_TOKEN)"},
+    {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)"},
+    {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request"},
+    {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors"},
 };
 #undef F
 
@@ -263,6 +272,10 @@ int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
         free(c->public_url);
         c->public_url = xasprintf("http://%s:%d", c->host, c->port);
     }
+    if (c->s3_addressing[0] && strcmp(c->s3_addressing, "path") &&
+        strcmp(c->s3_addressing, "virtual"))
+        return fail(err, errlen, "option 's3_addressing': '%s' is not path or virtual",
+                    c->s3_addressing);
     size_t ul = strlen(c->public_url);
     if (ul && c->public_url[ul - 1] == '/')
         c->public_url[ul - 1] = '\0';

@@ -30,6 +30,17 @@ struct conf {
     char *cluster_secret;  /* key for signing proxy redirects */
     int fsync;             /* fsync data and metadata before acknowledging */
     int redirect_ttl_s;    /* lifetime of a signed redirect */
+    /* defaults for S3 backends (buckets may override endpoint, region,
+     * addressing); empty values fall back to the AWS_* variables */
+    char *s3_endpoint;
+    char *s3_region;
+    char *s3_addressing;   /* path | virtual | "" (path with an endpoint) */
+    char *s3_access_key;
+    char *s3_secret_key;
+    char *s3_session_token;
+    char *s3_profile;
+    int backend_timeout_s; /* one backend request, start to end */
+    int backend_retries;   /* attempts after the first on 5xx, 503 SlowDown, connection errors */
 };
 
 /*

@@ -97,9 +97,9 @@ static void ev_cb(evutil_socket_t fd, short what, void *arg)
     int action = ((what & EV_READ) ? CURL_CSELECT_IN : 0) |
                  ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     curl_multi_socket_action(c->multi, fd, action, &c->running);
+    /* The timer stays as curl last set it: a callback run from check_done
+     * may have started a transfer that needs it. */
     check_done(c);
-    if (c->running <= 0 && evtimer_pending(c->timer, NULL))
-        evtimer_del(c->timer);
 }
 
 static void timer_ev_cb(evutil_socket_t fd, short what, void *arg)
@@ -233,6 +233,11 @@ struct hcli *hcli_new(struct event_base *base)
     return c;
 }
 
+struct event_base *hcli_base(const struct hcli *c)
+{
+    return c->base;
+}
+
 void hcli_free(struct hcli *c)
 {
     if (!c)
@@ -265,6 +270,10 @@ struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    /* a peer that stalls (accepts, then says nothing) fails in 30 s, not at
+     * the end of the whole transfer's limit */
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
     if (!strcmp(method, "HEAD"))
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     else if (strcmp(method, "GET"))

@@ -38,6 +38,7 @@ struct hcli_ops {
 };
 
 struct hcli *hcli_new(struct event_base *base);
+struct event_base *hcli_base(const struct hcli *c);
 /* Cancels transfers in flight without calling their callbacks. */
 void hcli_free(struct hcli *c);
 

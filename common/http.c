@@ -278,6 +278,14 @@ void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...
     evbuffer_add(r->resp_hdrs, "\r\n", 2);
 }
 
+void http_resp_abort(struct http_req *r)
+{
+    struct http_conn *c = r->conn;
+    r->resp_done = 1;
+    if (c)
+        conn_free(c);
+}
+
 void http_resp_close(struct http_req *r)
 {
     if (r->conn)

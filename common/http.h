@@ -142,6 +142,10 @@ void http_resp_write(struct http_req *r, const void *p, size_t n);
 /* Send len bytes of fd from off with sendfile; takes ownership of fd. */
 void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len);
 void http_resp_end(struct http_req *r);
+/* Give up on a response that has started: the connection is closed at
+ * once, so the client sees a truncated body (never one that looks
+ * complete). on_abort is not called. */
+void http_resp_abort(struct http_req *r);
 /* Ask for the connection to close once this response is out. */
 void http_resp_close(struct http_req *r);
 size_t http_resp_pending(const struct http_req *r);

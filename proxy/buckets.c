@@ -65,6 +65,7 @@ struct change {
     struct http_req *r;
     int status;
     json_t *answer;
+    void (*cont)(struct http_req *r);  /* instead of answering */
 };
 
 static void change_pushed(void *arg, int failures)
@@ -73,7 +74,9 @@ static void change_pushed(void *arg, int failures)
     if (failures)
         log_warn("bucket change reached all but %d nodes; they catch up by keepalive",
                  failures);
-    if (c->answer)
+    if (c->cont)
+        c->cont(c->r);
+    else if (c->answer)
         http_reply_json(c->r, c->status, c->answer);
     else
         http_reply(c->r, c->status, NULL, NULL, 0);
@@ -83,8 +86,17 @@ static void change_pushed(void *arg, int failures)
 
 /* Install b as the next BMD version and answer r once it is pushed. Call
  * with p->mu held; releases it. Takes b and answer. */
+static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, int status,
+                            json_t *answer, void (*cont)(struct http_req *r));
+
 static void commit_bmd(struct proxy *p, struct http_req *r, struct bmd *b, int status,
                        json_t *answer)
+{
+    commit_bmd_cont(p, r, b, status, answer, NULL);
+}
+
+static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, int status,
+                            json_t *answer, void (*cont)(struct http_req *r))
 {
     struct bmd *cur = bmd_current();
     b->snap.version = cur->snap.version + 1;
@@ -96,6 +108,7 @@ static void commit_bmd(struct proxy *p, struct http_req *r, struct bmd *b, int s
     c->r = r;
     c->status = status;
     c->answer = answer;
+    c->cont = cont;
     http_req_ref(r);
     cluster_broadcast(p, proxy_cli(r), push, change_pushed, c);
 }
@@ -205,6 +218,54 @@ static void destroy_body(struct http_req *r, json_t *unused)
     }
     log_info("bucket %s/%s destroyed", br.provider, br.name);
     commit_bmd(p, r, b, 204, NULL);
+}
+
+/* ---- remote buckets on first use ---------------------------------------- */
+
+struct ensure {
+    struct http_req *r;
+    void (*cont)(struct http_req *r);
+};
+
+static void ensure_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct ensure *e = arg;
+    (void)len;
+    if (status == 201 || status == 409)
+        e->cont(e->r);
+    else if (status == 0)
+        http_reply_error(e->r, 503, "primary proxy unreachable: %s", err ? err : "?");
+    else
+        http_reply(e->r, status, "application/json", body, strlen(body));
+    http_req_unref(e->r);
+    free(e);
+}
+
+void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
+                    const char *name, void (*cont)(struct http_req *r))
+{
+    if (!p->node.is_primary) {
+        char *url = xasprintf("%s/v1/buckets/%s?provider=%s", p->conf.primary_url, name,
+                              provider);
+        struct ensure *e = xcalloc(1, sizeof(*e));
+        e->r = r;
+        e->cont = cont;
+        http_req_ref(r);
+        hcli_request(proxy_cli(r), "PUT", url, "{}", 2, NULL, 15000, ensure_done, e);
+        free(url);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    struct bmd *cur = bmd_current();
+    struct bmd *b = bmd_clone(cur);
+    bmd_unref(cur);
+    if (bmd_add(b, provider, name, NULL, (int64_t)time(NULL))) {
+        unlock_drop(p, b); /* added meanwhile */
+        cont(r);
+        return;
+    }
+    log_info("remote bucket %s://%s added on first use", provider, name);
+    commit_bmd_cont(p, r, b, 0, NULL, cont);
 }
 
 /* ---- listing ----------------------------------------------------------------- */

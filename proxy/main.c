@@ -42,6 +42,14 @@ static enum stat_op method_op(int m)
     }
 }
 
+static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen);
+
+static void redirect_again(struct http_req *r)
+{
+    static const char objs[] = "/v1/objects/";
+    obj_redirect(r->w->ctx, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
+}
+
 static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen)
 {
     struct objname on;
@@ -62,6 +70,11 @@ static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, 
     struct bmd *b = bmd_current();
     int exists = bmd_find(b, provider, on.bucket) != NULL;
     bmd_unref(b);
+    if (!exists && strcmp(provider, BMD_PROVIDER_SHOAL)) {
+        /* a remote bucket named by its provider joins on first use */
+        buckets_ensure(p, r, provider, on.bucket, redirect_again);
+        return;
+    }
     if (!exists) {
         node_count(&p->node, op, 404);
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);

@@ -40,6 +40,11 @@ void cluster_tick(struct node *n);
 void cluster_broadcast(struct proxy *p, struct hcli *cli, json_t *j,
                        void (*done)(void *arg, int failures), void *arg);
 
+/* Make sure a remote bucket (provider s3) is in the BMD, adding it on the
+ * primary (directly or through it), then call cont(r); errors answer r. */
+void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
+                    const char *name, void (*cont)(struct http_req *r));
+
 /* buckets.c: returns 1 if it handled r. */
 int buckets_handle(struct proxy *p, struct http_req *r);
 

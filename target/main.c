@@ -28,14 +28,10 @@
 #include "node.h"
 #include "objname.h"
 #include "store.h"
+#include "target.h"
+#include "hcli.h"
 #include "util.h"
 
-struct target {
-    struct node node;            /* first: see struct node */
-    struct conf conf;
-    struct store store;
-    struct iopool *io;
-};
 
 #define LIST_MAX 10000
 
@@ -61,7 +57,10 @@ static void meta_headers(struct http_req *r, const struct ometa *m)
 {
     char date[64];
     http_date(m->mtime_ns, date, sizeof(date));
-    http_resp_header(r, "ETag", "\"%016llx\"", (unsigned long long)m->cksum);
+    if (m->backend_etag[0])
+        http_resp_header(r, "ETag", "%s", m->backend_etag);
+    else
+        http_resp_header(r, "ETag", "\"%016llx\"", (unsigned long long)m->cksum);
     http_resp_header(r, "X-Shoal-Checksum", "xxh3-64:%016llx", (unsigned long long)m->cksum);
     http_resp_header(r, "X-Shoal-Version", "%llu", (unsigned long long)m->version);
     http_resp_header(r, "Last-Modified", "%s", date);
@@ -76,7 +75,7 @@ static void meta_headers(struct http_req *r, const struct ometa *m)
  * (no header, several ranges, or syntax we ignore as RFC 9110 allows), -1
  * for an unsatisfiable one (416).
  */
-static int parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
+int target_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
 {
     if (!h || strncmp(h, "bytes=", 6) || strchr(h, ','))
         return 0;
@@ -111,7 +110,8 @@ static int parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *le
     return 1;
 }
 
-static void obj_get(struct target *t, struct http_req *r, const char *mkey, size_t klen)
+void target_serve_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                        const char *cache)
 {
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
     struct ometa m;
@@ -136,7 +136,9 @@ static void obj_get(struct target *t, struct http_req *r, const char *mkey, size
         return;
     }
     uint64_t off = 0, len = m.size;
-    int rg = parse_range(http_req_header(r, "Range"), m.size, &off, &len);
+    if (cache)
+        http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+    int rg = target_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
     meta_headers(r, &m);
     if (rg < 0) {
         close(fd);
@@ -176,10 +178,12 @@ struct put {
     uint64_t size;
     struct ometa m;
     int rc;
+    struct backend b;            /* write-through target, kind BK_NONE if none */
 };
 
 static void put_free(struct put *p)
 {
+    backend_free(&p->b);
     if (p->fd >= 0) {
         close(p->fd);
         unlink(p->work);
@@ -262,6 +266,25 @@ static void put_commit_done(void *arg)
     http_req_unref(r);
 }
 
+/* Write-through: the backend has the object (or refused it). */
+static void put_backend_done(void *arg, const struct backend_obj *o)
+{
+    struct put *p = arg;
+    struct http_req *r = p->r;
+    if (o->status < 200 || o->status > 299) {
+        char msg[300];
+        int st = backend_status(&p->b, o, msg, sizeof(msg));
+        node_count(&p->t->node, ST_PUT, st);
+        http_reply_error(r, st, "write-through failed: %s", msg);
+        r->data = NULL;
+        put_free(p);
+        http_req_unref(r);
+        return;
+    }
+    snprintf(p->m.backend_etag, sizeof(p->m.backend_etag), "%s", o->etag);
+    iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
+}
+
 static void put_end(struct http_req *r)
 {
     struct put *p = r->data;
@@ -270,7 +293,11 @@ static void put_end(struct http_req *r)
     /* From here the commit owns p; a dying connection must not free it. */
     r->on_abort = NULL;
     http_req_ref(r);
-    iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
+    if (p->b.kind == BK_S3)
+        backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
+                    p);
+    else
+        iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
 }
 
 static void put_abort(struct http_req *r)
@@ -281,9 +308,10 @@ static void put_abort(struct http_req *r)
 }
 
 static void obj_put(struct target *t, struct http_req *r, const struct objname *on,
-                    char *mkey, size_t klen)
+                    const struct bmd_bucket *bk, char *mkey, size_t klen)
 {
     struct put *p = xcalloc(1, sizeof(*p));
+    backend_resolve(t, bk, &p->b);
     p->t = t;
     p->r = r;
     p->mkey = mkey;
@@ -315,6 +343,9 @@ struct del {
     char *mkey;
     size_t klen;
     int rc;
+    int remote_found;            /* the backend had it (or cannot tell) */
+    struct backend b;
+    char *name;
 };
 
 static void del_work(void *arg)
@@ -322,6 +353,8 @@ static void del_work(void *arg)
     struct del *d = arg;
     d->rc = store_delete(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
                          d->klen);
+    if (d->rc == -ENOENT && d->remote_found)
+        d->rc = 0; /* gone from the backend; we had no copy */
 }
 
 static void del_done(void *arg)
@@ -336,11 +369,36 @@ static void del_done(void *arg)
     else
         http_reply(d->r, 204, NULL, NULL, 0);
     http_req_unref(d->r);
+    backend_free(&d->b);
+    free(d->name);
     free(d->mkey);
     free(d);
 }
 
+/* DELETE of a backed object: the backend's copy first, then ours. */
+static void del_backend_done(void *arg, const struct backend_obj *o)
+{
+    struct del *d = arg;
+    if (o->status != 404 && (o->status < 200 || o->status > 299)) {
+        char msg[300];
+        int st = backend_status(&d->b, o, msg, sizeof(msg));
+        node_count(&d->t->node, ST_DELETE, st);
+        http_reply_error(d->r, st, "%s", msg);
+        http_req_unref(d->r);
+        backend_free(&d->b);
+        free(d->name);
+        free(d->mkey);
+        free(d);
+        return;
+    }
+    d->remote_found = o->status != 404;
+    iopool_submit(d->t->io, d->r->w->q, del_work, del_done, d);
+}
+
 /* ---- object dispatch ----------------------------------------------------- */
+
+static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                         const char *name, char *mkey, size_t klen);
 
 static void obj_handle(struct target *t, struct http_req *r, const char *rest, size_t rlen)
 {
@@ -353,15 +411,16 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
         return;
     }
     struct bmd *b = bmd_current();
-    int exists = b && bmd_find(b, provider, on.bucket);
-    bmd_unref(b);
-    if (!exists) {
+    const struct bmd_bucket *bk = b ? bmd_find(b, provider, on.bucket) : NULL;
+    if (!bk) {
+        bmd_unref(b);
         node_count(&t->node, ST_OTHER, 404);
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
         return;
     }
     int sig = node_check_sig(&t->node, r);
     if (sig < 0) {
+        bmd_unref(b);
         node_count(&t->node, ST_OTHER, 403);
         http_reply_error(r, 403, "bad or expired redirect signature");
         return;
@@ -380,22 +439,49 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
             http_reply_error(r, 307, "object is owned by target %s", owner->id);
             cmap_unref(m);
             free(name);
+            bmd_unref(b);
             return;
         }
         cmap_unref(m);
     }
-    free(name);
     size_t klen;
     char *mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &klen);
+    obj_dispatch(t, r, bk, name, mkey, klen);
+    free(name);
+    bmd_unref(b);
+}
+
+static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                         const char *name, char *mkey, size_t klen)
+{
+    char flag[8];
+    int evict = http_query_get(r, "evict", flag, sizeof(flag)) >= 0;
+    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
+    int backed = !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && spec[0]);
+    int read_only = spec && strncmp(spec, "s3://", 5) == 0 ? 0 : (spec != NULL);
+    if (read_only && !evict && (r->method == HTTP_M_PUT || r->method == HTTP_M_DELETE)) {
+        free(mkey);
+        node_count(&t->node, ST_OTHER, 405);
+        http_resp_header(r, "Allow", "GET, HEAD");
+        http_reply_error(r, 405, "bucket '%s' reads a read-only HTTP origin (%s)", bk->name,
+                         spec);
+        return;
+    }
     switch (r->method) {
     case HTTP_M_GET:
     case HTTP_M_HEAD:
-        obj_get(t, r, mkey, klen);
+        if (backed) {
+            cold_get(t, r, bk, mkey, klen, name); /* takes mkey */
+            return;
+        }
+        target_serve_local(t, r, mkey, klen, NULL);
         free(mkey);
         return;
-    case HTTP_M_PUT:
-        obj_put(t, r, &on, mkey, klen); /* takes mkey */
+    case HTTP_M_PUT: {
+        struct objname on = {.name = name, .name_len = strlen(name)};
+        obj_put(t, r, &on, bk, mkey, klen); /* takes mkey */
         return;
+    }
     case HTTP_M_DELETE: {
         struct del *d = xcalloc(1, sizeof(*d));
         d->t = t;
@@ -403,7 +489,13 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
         d->mkey = mkey;
         d->klen = klen;
         http_req_ref(r);
-        iopool_submit(t->io, r->w->q, del_work, del_done, d);
+        if (backed && !evict) {
+            backend_resolve(t, bk, &d->b);
+            d->name = xstrdup(name);
+            backend_delete(target_cli(r), &d->b, name, del_backend_done, d);
+        } else {
+            iopool_submit(t->io, r->w->q, del_work, del_done, d);
+        }
         return;
     }
     default:
@@ -542,6 +634,16 @@ static void handle(struct http_req *r)
                      r->path);
 }
 
+static void worker_init(struct http_worker *w)
+{
+    w->local = hcli_new(w->base);
+}
+
+static void worker_fini(struct http_worker *w)
+{
+    hcli_free(w->local);
+}
+
 int main(int argc, char **argv)
 {
     static struct target t;
@@ -572,6 +674,12 @@ int main(int argc, char **argv)
     }
     t.node.owner = &t;
     t.node.on_bmd = on_bmd;
+    s3_cfg_resolve(&t.s3, t.conf.s3_endpoint, t.conf.s3_region, t.conf.s3_addressing,
+                   t.conf.s3_access_key, t.conf.s3_secret_key, t.conf.s3_session_token,
+                   t.conf.s3_profile);
+    log_info("S3 backends: endpoint %s, region %s, %s addressing, %s", t.s3.endpoint,
+             t.s3.region, t.s3.vhost ? "virtual-host" : "path",
+             t.s3.access_key[0] ? "signed requests" : "anonymous requests");
     t.io = iopool_new(t.conf.io_threads);
     struct http_server_opts o = {
         .host = t.conf.host,
@@ -582,6 +690,8 @@ int main(int argc, char **argv)
         .idle_timeout_s = t.conf.idle_timeout_s,
         .handler = handle,
         .ctx = &t,
+        .worker_init = worker_init,
+        .worker_fini = worker_fini,
     };
     struct http_server *srv = http_server_start(&o, err, sizeof(err));
     if (!srv) {
@@ -600,6 +710,7 @@ int main(int argc, char **argv)
     node_stop(&t.node);
     iopool_free(t.io);
     store_close(&t.store);
+    s3_cfg_free(&t.s3);
     conf_free(&t.conf);
     return 0;
 }

@@ -228,7 +228,7 @@ int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathl
     for (int tries = 0; tries < 4; tries++) {
         rand_bytes(uid, sizeof(*uid));
         snprintf(path, pathlen, "%s/work/%016llx", mp->dir, (unsigned long long)*uid);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)

@@ -39,7 +39,7 @@ def free_port_block(n):
 
 
 class Cluster:
-    def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None):
+    def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None, env=None):
         self.proxies, self.targets = proxies, targets
         self.port = free_port_block(proxies + targets)
         self.data = data or tempfile.mkdtemp(prefix="shoal-it-")
@@ -48,6 +48,7 @@ class Cluster:
                         SHOAL_DATA=self.data, SHOAL_BUILD=BUILD,
                         SHOAL_EXTRA_ARGS=("--keepalive_ms 300 --node_timeout_ms 3000 " + extra))
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
+        self.env.update(env or {})
         self.url = "http://127.0.0.1:%d" % self.port
         self.http = requests.Session()
 
@@ -134,3 +135,55 @@ def bucket(cluster):
     assert r.status_code == 201, r.text
     yield name
     cluster.http.delete(cluster.url + "/v1/buckets/" + name)
+
+
+NODE_DIR = os.path.join(ROOT, "test")
+
+
+class S3rver:
+    """A real s3rver on loopback, with the exact log of requests it received."""
+
+    def __init__(self, buckets=("remote",)):
+        self.port = free_port_block(1)
+        self.dir = tempfile.mkdtemp(prefix="shoal-s3rver-")
+        self.log = os.path.join(self.dir, "requests.log")
+        self.buckets = list(buckets)
+        self.proc = None
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def start(self):
+        env = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider")
+        self.proc = subprocess.Popen(
+            ["node", os.path.join(NODE_DIR, "s3rver.js"), str(self.port),
+             os.path.join(self.dir, "data"), self.log, *self.buckets],
+            cwd=NODE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        line = self.proc.stdout.readline().decode()
+        assert "listening" in line, line
+        return self
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+    def requests(self):
+        try:
+            return open(self.log).read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def client(self):
+        import boto3
+        from botocore.config import Config
+        return boto3.client("s3", endpoint_url=self.url, aws_access_key_id="S3RVER",
+                            aws_secret_access_key="S3RVER", region_name="us-east-1",
+                            config=Config(s3={"addressing_style": "path"}))
+
+    def env(self):
+        return {"AWS_ENDPOINT_URL": self.url, "AWS_ACCESS_KEY_ID": "S3RVER",
+                "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1"}
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,318 @@
+/*
+ * backend: the target's client of remote buckets (S3 and S3-compatible
+ * stores, and read-only HTTP origins), on the worker's hcli (libcurl multi
+ * on the loop). Every operation here re-signs and retries by itself on
+ * 5xx, throttling (503 SlowDown) and connection errors, with exponential
+ * backoff; the streaming GET of the cold path lives in cold.c and uses
+ * backend_get_req() and the same retry rules.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hcli.h"
+#include "http.h"
+#include "log.h"
+#include "sigv4.h"
+#include "target.h"
+#include "util.h"
+
+struct hcli *target_cli(struct http_req *r)
+{
+    return r->w->local;
+}
+
+static const char *prop_str(const json_t *props, const char *k)
+{
+    const char *v = json_string_value(json_object_get(props, k));
+    return v && v[0] ? v : NULL;
+}
+
+void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b)
+{
+    memset(b, 0, sizeof(*b));
+    const char *spec = prop_str(bk->props, "backend");
+    if (!strcmp(bk->provider, BMD_PROVIDER_S3)) {
+        b->kind = BK_S3;
+        b->bucket = xstrdup(bk->name);
+    } else if (spec && !strncmp(spec, "s3://", 5)) {
+        b->kind = BK_S3;
+        b->bucket = xstrdup(spec + 5);
+    } else if (spec) {
+        b->kind = BK_HTTP;
+        b->base_url = xstrdup(spec);
+        size_t n = strlen(b->base_url);
+        while (n > 0 && b->base_url[n - 1] == '/')
+            b->base_url[--n] = '\0';
+        b->label = xstrdup(b->base_url);
+    }
+    b->validate_warm_get = json_is_true(json_object_get(bk->props, "validate_warm_get"));
+    b->retries = t->conf.backend_retries;
+    b->timeout_s = t->conf.backend_timeout_s;
+    if (b->kind != BK_S3)
+        return;
+    b->label = xasprintf("s3://%s", b->bucket);
+    s3_cfg_copy(&b->s3, &t->s3);
+    const char *ep = prop_str(bk->props, "endpoint");
+    const char *rg = prop_str(bk->props, "region");
+    const char *ad = prop_str(bk->props, "addressing");
+    if (ep) {
+        free(b->s3.endpoint);
+        b->s3.endpoint = xstrdup(ep);
+        b->s3.vhost = 0;
+    }
+    if (rg) {
+        free(b->s3.region);
+        b->s3.region = xstrdup(rg);
+    }
+    if (ad)
+        b->s3.vhost = !strcmp(ad, "virtual");
+}
+
+static void backend_copy(struct backend *d, const struct backend *s)
+{
+    *d = *s;
+    d->label = s->label ? xstrdup(s->label) : NULL;
+    d->bucket = s->bucket ? xstrdup(s->bucket) : NULL;
+    d->base_url = s->base_url ? xstrdup(s->base_url) : NULL;
+    if (s->kind == BK_S3)
+        s3_cfg_copy(&d->s3, &s->s3);
+}
+
+void backend_free(struct backend *b)
+{
+    free(b->label);
+    free(b->bucket);
+    free(b->base_url);
+    if (b->kind == BK_S3)
+        s3_cfg_free(&b->s3);
+    memset(b, 0, sizeof(*b));
+}
+
+static void build(const struct backend *b, const char *method, const char *key,
+                  const char *payload_hash, const char *const *extra, int n_extra,
+                  struct s3_req *out)
+{
+    if (b->kind == BK_S3) {
+        s3_req_build(out, &b->s3, method, b->bucket, key, "", payload_hash, extra, n_extra,
+                     (time_t)(wall_ns() / 1000000000u));
+        return;
+    }
+    memset(out, 0, sizeof(*out));
+    char *ek = sigv4_uri_encode(key, strlen(key), 1);
+    out->url = xasprintf("%s/%s", b->base_url, ek);
+    free(ek);
+    for (int i = 0; i < n_extra; i++)
+        out->hdrs[out->n++] = xstrdup(extra[i]);
+}
+
+void backend_get_req(const struct backend *b, const char *key, struct s3_req *out)
+{
+    build(b, "GET", key, SIGV4_EMPTY_SHA256, NULL, 0, out);
+}
+
+static void copy_hdr(char *dst, size_t n, const char *v)
+{
+    snprintf(dst, n, "%s", v ? v : "");
+}
+
+void backend_obj_from(struct backend_obj *o, struct hcli_xfer *x, int status, const char *err)
+{
+    memset(o, 0, sizeof(*o));
+    o->status = status;
+    o->size = -1;
+    if (err)
+        snprintf(o->err, sizeof(o->err), "%s", err);
+    if (!x)
+        return;
+    const char *cl = hcli_header(x, "Content-Length");
+    uint64_t v;
+    if (cl && !parse_u64(cl, strlen(cl), &v))
+        o->size = (int64_t)v;
+    copy_hdr(o->etag, sizeof(o->etag), hcli_header(x, "ETag"));
+    copy_hdr(o->version, sizeof(o->version), hcli_header(x, "x-amz-version-id"));
+    copy_hdr(o->last_modified, sizeof(o->last_modified), hcli_header(x, "Last-Modified"));
+}
+
+int backend_retryable(int status)
+{
+    return status == 0 || status == 500 || status == 502 || status == 503 || status == 504 ||
+           status == 429;
+}
+
+int backend_backoff_ms(int attempt)
+{
+    int ms = 100;
+    for (int i = 1; i < attempt && ms < 5000; i++)
+        ms *= 3;
+    return ms;
+}
+
+int backend_status(const struct backend *b, const struct backend_obj *o, char *msg, size_t len)
+{
+    if (o->status == 404) {
+        snprintf(msg, len, "object not found in backend %s", b->label);
+        return 404;
+    }
+    if (o->status == 401 || o->status == 403) {
+        snprintf(msg, len, "backend %s denied access (%d)%s%.120s", b->label, o->status,
+                 o->err[0] ? ": " : "", o->err);
+        return 403;
+    }
+    if (o->status == 0) {
+        snprintf(msg, len, "backend %s unreachable: %s", b->label, o->err[0] ? o->err : "?");
+        return 502;
+    }
+    if (o->status == 503 || o->status == 429) {
+        snprintf(msg, len, "backend %s is throttling or unavailable (%d)", b->label, o->status);
+        return 503;
+    }
+    snprintf(msg, len, "backend %s answered %d%s%.120s", b->label, o->status,
+             o->err[0] ? ": " : "", o->err);
+    return 502;
+}
+
+/* ---- one retried operation ------------------------------------------------ */
+
+struct bop {
+    struct hcli *cli;
+    struct backend b;
+    char *method, *key;
+    int fd;                      /* PUT source, or -1 */
+    int64_t size, off;
+    int attempt;
+    struct event *timer;
+    backend_done_fn cb;
+    void *arg;
+    char body[512];              /* start of an error body, for messages */
+    size_t body_len;
+};
+
+static void bop_start(struct bop *o);
+
+static int bop_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+{
+    struct bop *o = arg;
+    (void)x;
+    size_t room = sizeof(o->body) - 1 - o->body_len;
+    size_t k = n < room ? n : room;
+    memcpy(o->body + o->body_len, p, k);
+    o->body_len += k;
+    o->body[o->body_len] = '\0';
+    return 0;
+}
+
+static ssize_t bop_read(void *arg, char *buf, size_t n)
+{
+    struct bop *o = arg;
+    if (o->off >= o->size)
+        return 0;
+    size_t want = (size_t)(o->size - o->off) < n ? (size_t)(o->size - o->off) : n;
+    ssize_t r = pread(o->fd, buf, want, o->off);
+    if (r <= 0)
+        return -1;
+    o->off += r;
+    return r;
+}
+
+static void bop_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    bop_start(arg);
+}
+
+/* The S3 error code of an XML error body, for messages. */
+static void s3_code(const char *body, char *out, size_t n)
+{
+    const char *c = strstr(body, "<Code>");
+    const char *e = c ? strstr(c, "</Code>") : NULL;
+    if (c && e)
+        snprintf(out, n, "%.*s", (int)(e - c - 6), c + 6);
+    else
+        out[0] = '\0';
+}
+
+static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+{
+    struct bop *o = arg;
+    if (backend_retryable(status) && o->attempt <= o->b.retries) {
+        int ms = backend_backoff_ms(o->attempt);
+        log_info("backend %s: %s %s: %s; retry in %d ms", o->b.label, o->method, o->key,
+                 status ? "server error" : (err ? err : "?"), ms);
+        struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+        if (!o->timer)
+            o->timer = evtimer_new(hcli_base(o->cli), bop_retry_cb, o);
+        evtimer_add(o->timer, &tv);
+        return;
+    }
+    struct backend_obj r;
+    backend_obj_from(&r, x, status, err);
+    if (status >= 300 && o->body_len)
+        s3_code(o->body, r.err, sizeof(r.err));
+    o->cb(o->arg, &r);
+    if (o->timer)
+        event_free(o->timer);
+    backend_free(&o->b);
+    free(o->method);
+    free(o->key);
+    free(o);
+}
+
+static const struct hcli_ops bop_ops = {NULL, bop_data, bop_read, bop_done};
+
+static void bop_start(struct bop *o)
+{
+    struct s3_req q;
+    char len_hdr[64];
+    const char *extra[1];
+    int n_extra = 0;
+    o->attempt++;
+    o->off = 0;
+    o->body_len = 0;
+    if (o->fd >= 0) {
+        snprintf(len_hdr, sizeof(len_hdr), "Content-Length: %lld", (long long)o->size);
+        extra[n_extra++] = len_hdr;
+    }
+    build(&o->b, o->method, o->key, o->fd >= 0 ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra,
+          n_extra, &q);
+    hcli_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
+               o->fd >= 0 ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
+    s3_req_free(&q);
+}
+
+static void bop_new(struct hcli *cli, const struct backend *b, const char *method,
+                    const char *key, int fd, int64_t size, backend_done_fn cb, void *arg)
+{
+    struct bop *o = xcalloc(1, sizeof(*o));
+    o->cli = cli;
+    backend_copy(&o->b, b);
+    o->method = xstrdup(method);
+    o->key = xstrdup(key);
+    o->fd = fd;
+    o->size = size;
+    o->cb = cb;
+    o->arg = arg;
+    bop_start(o);
+}
+
+void backend_head(struct hcli *cli, const struct backend *b, const char *key,
+                  backend_done_fn cb, void *arg)
+{
+    bop_new(cli, b, "HEAD", key, -1, 0, cb, arg);
+}
+
+void backend_put(struct hcli *cli, const struct backend *b, const char *key, int fd,
+                 int64_t size, backend_done_fn cb, void *arg)
+{
+    bop_new(cli, b, "PUT", key, fd, size, cb, arg);
+}
+
+void backend_delete(struct hcli *cli, const struct backend *b, const char *key,
+                    backend_done_fn cb, void *arg)
+{
+    bop_new(cli, b, "DELETE", key, -1, 0, cb, arg);
+}

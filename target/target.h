@@ -1,0 +1,100 @@
+/*
+ * shoal-target internals shared by its files: the daemon context, the
+ * backend client (backend.c) and cold/warm GET (cold.c).
+ */
+#ifndef SHOAL_TARGET_H
+#define SHOAL_TARGET_H
+
+#include <stdint.h>
+
+#include "bmd.h"
+#include "config.h"
+#include "node.h"
+#include "ometa.h"
+#include "s3req.h"
+#include "store.h"
+
+struct http_req;
+struct hcli;
+struct iopool;
+
+struct target {
+    struct node node;            /* first: see struct node */
+    struct conf conf;
+    struct store store;
+    struct iopool *io;
+    struct s3_cfg s3;            /* node-wide S3 defaults */
+};
+
+/* ---- backend.c --------------------------------------------------------- */
+
+enum backend_kind { BK_NONE, BK_S3, BK_HTTP };
+
+/* Where a bucket's objects live remotely, resolved from the BMD. */
+struct backend {
+    enum backend_kind kind;
+    char *label;                 /* "s3://bucket" or the origin URL, for messages */
+    char *bucket;                /* S3 bucket */
+    char *base_url;              /* HTTP origin, no trailing slash */
+    struct s3_cfg s3;
+    int validate_warm_get;
+    int retries;                 /* attempts after the first */
+    int timeout_s;               /* one request */
+};
+
+/* Fill b for a bucket; kind BK_NONE when it has no backend. */
+void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b);
+void backend_free(struct backend *b);
+
+/* What a backend said about an object. */
+struct backend_obj {
+    int status;                  /* HTTP status; 0 when unreachable */
+    char err[256];               /* why, when not 2xx */
+    int64_t size;                /* -1 when unknown */
+    char etag[OMETA_ETAG_MAX + 1];
+    char version[OMETA_ETAG_MAX + 1];
+    char last_modified[64];
+};
+
+typedef void (*backend_done_fn)(void *arg, const struct backend_obj *o);
+
+/* The worker's client (the target's per-worker state). */
+struct hcli *target_cli(struct http_req *r);
+
+/* HEAD, PUT (from fd, size bytes) and DELETE, each retried with backoff on
+ * 5xx, throttling and connection errors; cb fires once on the loop. */
+void backend_head(struct hcli *cli, const struct backend *b, const char *key,
+                  backend_done_fn cb, void *arg);
+void backend_put(struct hcli *cli, const struct backend *b, const char *key, int fd,
+                 int64_t size, backend_done_fn cb, void *arg);
+void backend_delete(struct hcli *cli, const struct backend *b, const char *key,
+                    backend_done_fn cb, void *arg);
+/* URL and signed header lines of a GET (for the streaming cold path). */
+void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
+/* Fill o from a finished exchange's headers. */
+struct hcli_xfer;
+void backend_obj_from(struct backend_obj *o, struct hcli_xfer *x, int status, const char *err);
+/* The client status for a backend failure, and a message naming it. */
+int backend_status(const struct backend *b, const struct backend_obj *o, char *msg, size_t len);
+/* Is this failure worth another attempt. */
+int backend_retryable(int status);
+/* Delay before attempt n (1-based), milliseconds. */
+int backend_backoff_ms(int attempt);
+
+/* ---- cold.c -------------------------------------------------------------- */
+
+/* GET/HEAD of an object in a bucket with a backend: warm from the drives,
+ * cold through the backend with one fetch per object. Takes mkey. */
+void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk, char *mkey,
+              size_t klen, const char *name);
+
+/* One Range header against size: 1 with [*off, *off+*len), 0 to serve it
+ * whole, -1 when unsatisfiable. */
+int target_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len);
+
+/* Object GET from the drives; shared by the plain and the backed paths.
+ * cache is the X-Shoal-Cache value ("hit" or NULL to omit). */
+void target_serve_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                        const char *cache);
+
+#endif

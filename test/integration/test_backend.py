@@ -1,0 +1,207 @@
+"""Remote buckets over a real S3 server (s3rver): cold, warm, write-through."""
+import hashlib
+import http.server
+import os
+import threading
+import time
+import urllib.parse
+
+import pytest
+import requests
+
+from conftest import Cluster, S3rver, free_port_block
+
+
+@pytest.fixture(scope="module")
+def s3():
+    srv = S3rver(buckets=("remote", "remote2", "remote3")).start()
+    yield srv
+    srv.cleanup()
+
+
+@pytest.fixture(scope="module")
+def cl(s3):
+    c = Cluster(env=s3.env()).start()
+    yield c
+    assert not c.cleanup()
+
+
+def url(c, bucket, key, provider="s3"):
+    u = "%s/v1/objects/%s/%s" % (c.url, bucket, urllib.parse.quote(key))
+    return u + ("?provider=" + provider if provider else "")
+
+
+def gets_of(s3, bucket, key):
+    path = "/%s/%s" % (bucket, urllib.parse.quote(key))
+    return sum(1 for line in s3.requests() if line.split("?")[0] == "GET " + path)
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 20) + 3, 64 << 20])
+def test_cold_then_warm(s3, cl, size):
+    data = os.urandom(size)
+    key = "cw/obj-%d" % size
+    s3.client().put_object(Bucket="remote", Key=key, Body=data)
+    r = requests.get(url(cl, "remote", key))
+    assert r.status_code == 200, r.text
+    assert r.headers["X-Shoal-Cache"] == "miss"
+    assert hashlib.sha256(r.content).digest() == hashlib.sha256(data).digest()
+    r = requests.get(url(cl, "remote", key))
+    assert r.status_code == 200 and r.headers["X-Shoal-Cache"] == "hit"
+    assert hashlib.sha256(r.content).digest() == hashlib.sha256(data).digest()
+    assert gets_of(s3, "remote", key) == 1
+
+
+def test_range_cold_and_warm(s3, cl):
+    data = os.urandom(300000)
+    s3.client().put_object(Bucket="remote", Key="rg/a", Body=data)
+    r = requests.get(url(cl, "remote", "rg/a"), headers={"Range": "bytes=1000-1999"})
+    assert r.status_code == 206 and r.content == data[1000:2000]
+    assert r.headers["X-Shoal-Cache"] == "miss"
+    assert r.headers["Content-Range"] == "bytes 1000-1999/300000"
+    # the cold range read fetches (and caches) the whole object once; a GET
+    # during that fetch waits for it rather than asking the backend again
+    r = requests.get(url(cl, "remote", "rg/a"), headers={"Range": "bytes=-10"})
+    assert r.status_code == 206 and r.content == data[-10:]
+    assert requests.get(url(cl, "remote", "rg/a")).content == data
+    assert gets_of(s3, "remote", "rg/a") == 1
+    r = requests.get(url(cl, "remote", "rg/a"), headers={"Range": "bytes=299990-"})
+    assert r.status_code == 206 and r.content == data[299990:]
+    assert r.headers["X-Shoal-Cache"] == "hit"
+
+
+def test_one_backend_get_for_16_concurrent_cold_gets(s3, cl):
+    data = os.urandom(8 << 20)
+    s3.client().put_object(Bucket="remote", Key="sf/one", Body=data)
+    results = []
+
+    def get():
+        r = requests.get(url(cl, "remote", "sf/one"), timeout=60)
+        results.append((r.status_code, hashlib.sha256(r.content).digest()))
+
+    ts = [threading.Thread(target=get) for _ in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    want = hashlib.sha256(data).digest()
+    assert results == [(200, want)] * 16
+    assert gets_of(s3, "remote", "sf/one") == 1
+
+
+def test_head_uncached_asks_the_backend(s3, cl):
+    s3.client().put_object(Bucket="remote", Key="hd/x", Body=b"12345")
+    r = requests.head(url(cl, "remote", "hd/x"), allow_redirects=True)
+    assert r.status_code == 200
+    assert r.headers["X-Shoal-Cached"] == "false" and r.headers["Content-Length"] == "5"
+    assert gets_of(s3, "remote", "hd/x") == 0
+    assert requests.head(url(cl, "remote", "hd/none"), allow_redirects=True).status_code == 404
+
+
+def test_write_through_and_delete(s3, cl):
+    r = requests.put(url(cl, "remote", "wt/new"), b"written through")
+    assert r.status_code == 201, r.text
+    got = s3.client().get_object(Bucket="remote", Key="wt/new")["Body"].read()
+    assert got == b"written through"
+    r = requests.get(url(cl, "remote", "wt/new"))
+    assert r.content == b"written through" and r.headers["X-Shoal-Cache"] == "hit"
+    assert requests.delete(url(cl, "remote", "wt/new")).status_code == 204
+    with pytest.raises(Exception):
+        s3.client().head_object(Bucket="remote", Key="wt/new")
+    assert requests.get(url(cl, "remote", "wt/new")).status_code == 404
+
+
+def test_evict_drops_only_the_local_copy(s3, cl):
+    s3.client().put_object(Bucket="remote", Key="ev/x", Body=b"evict me")
+    assert requests.get(url(cl, "remote", "ev/x")).headers["X-Shoal-Cache"] == "miss"
+    assert requests.delete(url(cl, "remote", "ev/x") + "&evict").status_code == 204
+    assert s3.client().get_object(Bucket="remote", Key="ev/x")["Body"].read() == b"evict me"
+    r = requests.get(url(cl, "remote", "ev/x"))
+    assert r.content == b"evict me" and r.headers["X-Shoal-Cache"] == "miss"
+
+
+def test_bucket_with_backend_property_and_validation(s3, cl):
+    # validate_warm_get on: a changed object is fetched again, a deleted one is 404
+    assert requests.put(cl.url + "/v1/buckets/mirror",
+                        json={"backend": "s3://remote2", "validate_warm_get": True}).status_code == 201
+    s3.client().put_object(Bucket="remote2", Key="v/x", Body=b"one")
+    assert requests.get(url(cl, "mirror", "v/x", None)).content == b"one"
+    time.sleep(1.1)  # a new Last-Modified second, as S3 servers keep it
+    s3.client().put_object(Bucket="remote2", Key="v/x", Body=b"two!")
+    r = requests.get(url(cl, "mirror", "v/x", None))
+    assert r.content == b"two!" and r.headers["X-Shoal-Cache"] == "miss"
+    assert requests.get(url(cl, "mirror", "v/x", None)).headers["X-Shoal-Cache"] == "hit"
+    s3.client().delete_object(Bucket="remote2", Key="v/x")
+    assert requests.get(url(cl, "mirror", "v/x", None)).status_code == 404
+    # validation off (the bucket addressed by its provider): the cached bytes
+    s3.client().put_object(Bucket="remote2", Key="v/y", Body=b"cached")
+    assert requests.get(url(cl, "remote2", "v/y")).content == b"cached"
+    s3.client().put_object(Bucket="remote2", Key="v/y", Body=b"changed")
+    assert requests.get(url(cl, "remote2", "v/y")).content == b"cached"
+    # both names of the bucket behave the same for new objects
+    s3.client().put_object(Bucket="remote2", Key="v/z", Body=b"zed")
+    assert requests.get(url(cl, "mirror", "v/z", None)).content == b"zed"
+    assert requests.get(url(cl, "remote2", "v/z")).content == b"zed"
+
+
+def test_bad_backend_properties(cl):
+    for props in ({"backend": "ftp://x"}, {"backend": "s3://bad name"},
+                  {"validate_warm_get": "yes"}, {"addressing": "sideways"}):
+        assert requests.put(cl.url + "/v1/buckets/badprops", json=props).status_code == 400
+
+
+class Origin(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_http_origin_is_read_only(cl, tmp_path):
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "f.txt").write_bytes(b"from the origin")
+    port = free_port_block(1)
+    srv = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), lambda *a: Origin(*a, directory=str(tmp_path)))
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        assert requests.put(cl.url + "/v1/buckets/web",
+                            json={"backend": "http://127.0.0.1:%d/dir" % port}).status_code == 201
+        r = requests.get(url(cl, "web", "f.txt", None))
+        assert r.content == b"from the origin" and r.headers["X-Shoal-Cache"] == "miss"
+        srv.shutdown()
+        srv.server_close()
+        r = requests.get(url(cl, "web", "f.txt", None))
+        assert r.content == b"from the origin" and r.headers["X-Shoal-Cache"] == "hit"
+        assert requests.put(url(cl, "web", "g.txt", None), b"x").status_code == 405
+        r = requests.get(url(cl, "web", "missing", None), timeout=60)
+        assert r.status_code == 502 and "unreachable" in r.json()["error"]
+    finally:
+        srv.server_close()
+
+
+def test_backend_down_warm_still_served(s3, cl):
+    s3.client().put_object(Bucket="remote3", Key="down/warm", Body=b"warm bytes")
+    s3.client().put_object(Bucket="remote3", Key="down/cold", Body=b"cold bytes")
+    assert requests.get(url(cl, "remote3", "down/warm")).content == b"warm bytes"
+    s3.stop()
+    try:
+        r = requests.get(url(cl, "remote3", "down/warm"))
+        assert r.status_code == 200 and r.content == b"warm bytes"
+        r = requests.get(url(cl, "remote3", "down/cold"), timeout=60)
+        assert r.status_code in (502, 503), r.text
+        assert "s3://remote3" in r.json()["error"]
+        for t in cl.target_names():
+            assert requests.get(cl.node_url(t) + "/v1/health").status_code == 200
+    finally:
+        s3.start()
+
+
+def test_auth_failure_names_the_backend(s3):
+    env = dict(s3.env(), AWS_ACCESS_KEY_ID="NOT-A-KEY")
+    c = Cluster(targets=1, env=env).start()
+    try:
+        s3.client().put_object(Bucket="remote", Key="auth/x", Body=b"x")
+        r = requests.get(url(c, "remote", "auth/x"))
+        assert r.status_code == 403, r.text
+        assert "s3://remote" in r.json()["error"]
+    finally:
+        assert not c.cleanup()

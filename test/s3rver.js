@@ -1,0 +1,26 @@
+// Runs s3rver (a real third-party S3 server) for Shoal's tests, with an
+// exact log of every request it receives ("METHOD /path?query" per line),
+// so tests can count backend requests from the backend's side.
+//
+//   node s3rver.js PORT DATA_DIR REQUEST_LOG BUCKET...
+'use strict';
+const fs = require('fs');
+const S3rver = require('s3rver');
+
+const [port, dir, reqlog, ...buckets] = process.argv.slice(2);
+const app = new S3rver({
+  port: Number(port),
+  address: '127.0.0.1',
+  directory: dir,
+  silent: true,
+  configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+});
+const callback = app.callback.bind(app);
+app.callback = () => {
+  const handle = callback();
+  return (req, res) => {
+    fs.appendFileSync(reqlog, `${req.method} ${req.url}\n`);
+    return handle(req, res);
+  };
+};
+app.run().then(() => console.log(`s3rver listening on 127.0.0.1:${port}`));
