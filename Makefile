@@ -23,7 +23,7 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -pthread \
          -I$(LLHTTP_INC) -Icommon -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -levent_core -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb
+LIBS = -levent_core -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat
 
 COMMON_SRC = $(wildcard common/*.c)
 TARGET_SRC = $(wildcard target/*.c)
@@ -41,7 +41,7 @@ TARGET_LIB_OBJ = $(BUILD)/target/ometa.o $(BUILD)/target/store.o
 
 DEPS_STAMP = .deps-ok
 
-.PHONY: all deps run stop test test-unit test-integration clean
+.PHONY: all deps run stop test test-unit test-integration fuzz clean
 
 all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target
 
@@ -85,12 +85,32 @@ test-unit: all $(UNIT_BIN)
 test-integration: all
 	@SHOAL_BUILD=$(BUILD) ./test/run-integration.sh
 
-# The whole suite: release build, then the sanitizer build.
+# Fuzz targets (libFuzzer + ASan/UBSan), each run for FUZZ_SECONDS from its
+# seed corpus; a crash fails the run and leaves the input in build-fuzz/.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS = s3list
+FUZZ_s3list_SRC = common/s3list.c common/util.c
+build-fuzz/fuzz_%: test/fuzz/fuzz_%.c | $(DEPS_STAMP)
+	@mkdir -p build-fuzz
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icommon -o $@ $< \
+	    $(FUZZ_$*_SRC) -lexpat
+
+fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus-$$t && cp test/fuzz/corpus/$$t/* build-fuzz/corpus-$$t/ && \
+	  (cd build-fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -dict=../test/fuzz/$$t.dict \
+	      -print_final_stats=0 corpus-$$t 2>fuzz_$$t.log) || \
+	    { tail -40 build-fuzz/fuzz_$$t.log; echo "fuzz: $$t failed"; exit 1; }; \
+	  echo "fuzz: $$t ran $(FUZZ_SECONDS) s: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/fuzz_$$t.log || tail -1 build-fuzz/fuzz_$$t.log | cut -c1-80)"; \
+	done
+
+# The whole suite: release build, then the sanitizer build, then the fuzzers.
 test: $(DEPS_STAMP)
 	$(MAKE) test-unit test-integration
 	$(MAKE) SANITIZE=1 test-unit test-integration
+	$(MAKE) fuzz
 
 clean:
-	rm -rf build build-san $(DEPS_STAMP)
+	rm -rf build build-san build-fuzz $(DEPS_STAMP)
 
 -include $(shell find build build-san -name '*.d' 2>/dev/null)

@@ -26,6 +26,7 @@
 
 #define LIST_DEFAULT 1000
 #define LIST_MAX 10000
+#define TOKEN_MAX 2048
 
 /* ---- forwarding to the primary -------------------------------------------- */
 
@@ -334,9 +335,153 @@ static void list_one(void *arg, int status, const char *body, size_t len, const 
         list_finish(l);
 }
 
+/* ---- listing a backed bucket: the backend's page, marked with what we hold ---- */
+
+struct rlist {
+    struct http_req *r;
+    struct bucket_req br;
+    char prefix[OBJNAME_MAX + 1];
+    json_t *objs;                /* the backend's page */
+    char *next;
+    json_t *cached;              /* object: name -> true, from every target */
+    int pending;
+    int failed;
+    char err[300];
+};
+
+static void rlist_finish(struct rlist *l)
+{
+    if (l->failed) {
+        http_reply_error(l->r, 503, "listing incomplete: %s", l->err);
+    } else {
+        size_t i;
+        json_t *o;
+        json_array_foreach(l->objs, i, o) {
+            const char *name = json_string_value(json_object_get(o, "name"));
+            json_object_set_new(o, "cached",
+                                json_boolean(name && json_object_get(l->cached, name)));
+        }
+        http_reply_json(l->r, 200, json_pack("{s:O, s:s}", "objects", l->objs, "next", l->next));
+    }
+    json_decref(l->objs);
+    json_decref(l->cached);
+    free(l->next);
+    http_req_unref(l->r);
+    free(l);
+}
+
+static void rlist_local(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct rlist *l = arg;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *objs = json_object_get(j, "objects");
+    if (!json_is_array(objs)) {
+        l->failed = 1;
+        snprintf(l->err, sizeof(l->err), "a target answered %d: %.100s", status,
+                 status ? body : (err ? err : "?"));
+    } else {
+        size_t i;
+        json_t *o;
+        json_array_foreach(objs, i, o) {
+            const char *name = json_string_value(json_object_get(o, "name"));
+            if (name)
+                json_object_set_new(l->cached, name, json_true());
+        }
+    }
+    json_decref(j);
+    if (--l->pending == 0)
+        rlist_finish(l);
+}
+
+static void rlist_remote(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct rlist *l = arg;
+    struct http_req *r = l->r;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *objs = json_object_get(j, "objects");
+    if (!json_is_array(objs)) {
+        if (status == 0)
+            http_reply_error(r, 503, "target unreachable: %s", err ? err : "?");
+        else
+            http_reply(r, status, "application/json", body, len);
+        json_decref(j);
+        http_req_unref(r);
+        free(l);
+        return;
+    }
+    l->objs = json_incref(objs);
+    l->next = xstrdup(json_string_value(json_object_get(j, "next")) ?: "");
+    json_decref(j);
+    l->cached = json_object();
+    size_t n = json_array_size(l->objs);
+    if (n == 0) {
+        l->pending = 1;
+        rlist_finish(l);
+        return;
+    }
+    const char *first = json_string_value(json_object_get(json_array_get(l->objs, 0), "name"));
+    const char *last = json_string_value(json_object_get(json_array_get(l->objs, n - 1), "name"));
+    char *ep = http_pct_encode(l->prefix, strlen(l->prefix), 0);
+    char *ef = http_pct_encode(first ? first : "", first ? strlen(first) : 0, 0);
+    char *el = http_pct_encode(last ? last : "", last ? strlen(last) : 0, 0);
+    struct cmap *m = cmap_current();
+    l->pending = 1;
+    for (int i = 0; i < m->n_targets; i++) {
+        const struct cmap_node *t = &m->nodes[m->targets[i]];
+        char *url = xasprintf("%s/v1/internal/list?provider=%s&bucket=%s&prefix=%s&from=%s"
+                              "&until=%s&limit=%d",
+                              t->url, l->br.provider, l->br.name, ep, ef, el, LIST_MAX);
+        l->pending++;
+        hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 30000, rlist_local, l);
+        free(url);
+    }
+    cmap_unref(m);
+    free(ep);
+    free(ef);
+    free(el);
+    if (--l->pending == 0)
+        rlist_finish(l);
+}
+
+static void list_remote(struct http_req *r, const struct bucket_req *br, const char *prefix,
+                        const char *token, int limit)
+{
+    struct rlist *l = xcalloc(1, sizeof(*l));
+    l->r = r;
+    l->br = *br;
+    snprintf(l->prefix, sizeof(l->prefix), "%s", prefix);
+    char key[128];
+    int kn = snprintf(key, sizeof(key), "list/%s/%s", br->provider, br->name);
+    struct cmap *m = cmap_current();
+    const struct cmap_node *t = cmap_owner(m, key, (size_t)kn);
+    if (!t) {
+        cmap_unref(m);
+        free(l);
+        http_reply_error(r, 503, "no storage target is in the cluster");
+        return;
+    }
+    char *ep = http_pct_encode(prefix, strlen(prefix), 0);
+    char *et = http_pct_encode(token, strlen(token), 0);
+    char *url = xasprintf("%s/v1/internal/list-remote?provider=%s&bucket=%s&prefix=%s&token=%s"
+                          "&limit=%d",
+                          t->url, br->provider, br->name, ep, et, limit > 1000 ? 1000 : limit);
+    http_req_ref(r);
+    hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 60000, rlist_remote, l);
+    free(url);
+    free(ep);
+    free(et);
+    cmap_unref(m);
+}
+
+static int listable_backend(const struct bmd_bucket *bk)
+{
+    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
+    return !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && !strncmp(spec, "s3://", 5));
+}
+
 static void list_objects(struct proxy *p, struct http_req *r, const struct bucket_req *br)
 {
-    char prefix[OBJNAME_MAX + 1], token[OBJNAME_MAX + 1], lim[16];
+    char prefix[OBJNAME_MAX + 1], token[TOKEN_MAX + 1], lim[16];
     int limit = LIST_DEFAULT;
     if (http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
         http_query_get(r, "token", token, sizeof(token)) == -2) {
@@ -354,6 +499,18 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
             return;
         }
         limit = (int)v;
+    }
+    char flag[8];
+    int cached_only = http_query_get(r, "cached", flag, sizeof(flag)) >= 0 &&
+                      strcmp(flag, "false") && strcmp(flag, "0");
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, br->provider, br->name);
+    int remote = bk && listable_backend(bk) && !cached_only;
+    bmd_unref(b);
+    if (remote) {
+        node_count(&p->node, ST_LIST, 200);
+        list_remote(r, br, prefix, token, limit);
+        return;
     }
     struct cmap *m = cmap_current();
     struct list *l = xcalloc(1, sizeof(*l));
@@ -396,6 +553,11 @@ static void list_buckets(struct http_req *r)
     http_reply_json(r, 200, json_pack("{s:o}", "buckets", arr));
 }
 
+static void list_again(struct http_req *r)
+{
+    buckets_handle(r->w->ctx, r);
+}
+
 int buckets_handle(struct proxy *p, struct http_req *r)
 {
     static const char pre[] = "/v1/buckets";
@@ -423,7 +585,9 @@ int buckets_handle(struct proxy *p, struct http_req *r)
             struct bmd *b = bmd_current();
             int exists = bmd_find(b, br.provider, br.name) != NULL;
             bmd_unref(b);
-            if (!exists)
+            if (!exists && strcmp(br.provider, BMD_PROVIDER_SHOAL))
+                buckets_ensure(p, r, br.provider, br.name, list_again);
+            else if (!exists)
                 http_reply_error(r, 404, "bucket '%s' not found", br.name);
             else
                 list_objects(p, r, &br);

@@ -16,6 +16,7 @@
 #include "hcli.h"
 #include "http.h"
 #include "log.h"
+#include "s3list.h"
 #include "sigv4.h"
 #include "target.h"
 #include "util.h"
@@ -93,11 +94,11 @@ void backend_free(struct backend *b)
 }
 
 static void build(const struct backend *b, const char *method, const char *key,
-                  const char *payload_hash, const char *const *extra, int n_extra,
-                  struct s3_req *out)
+                  const char *query, const char *payload_hash, const char *const *extra,
+                  int n_extra, struct s3_req *out)
 {
     if (b->kind == BK_S3) {
-        s3_req_build(out, &b->s3, method, b->bucket, key, "", payload_hash, extra, n_extra,
+        s3_req_build(out, &b->s3, method, b->bucket, key, query, payload_hash, extra, n_extra,
                      (time_t)(wall_ns() / 1000000000u));
         return;
     }
@@ -111,7 +112,7 @@ static void build(const struct backend *b, const char *method, const char *key,
 
 void backend_get_req(const struct backend *b, const char *key, struct s3_req *out)
 {
-    build(b, "GET", key, SIGV4_EMPTY_SHA256, NULL, 0, out);
+    build(b, "GET", key, "", SIGV4_EMPTY_SHA256, NULL, 0, out);
 }
 
 static void copy_hdr(char *dst, size_t n, const char *v)
@@ -180,7 +181,11 @@ int backend_status(const struct backend *b, const struct backend_obj *o, char *m
 struct bop {
     struct hcli *cli;
     struct backend b;
-    char *method, *key;
+    char *method, *key;          /* key NULL: a bucket-level request */
+    char *query;
+    backend_list_fn list_cb;     /* keep the whole body and hand it over */
+    char *resp;
+    size_t resp_len, resp_cap;
     int fd;                      /* PUT source, or -1 */
     int64_t size, off;
     int attempt;
@@ -197,6 +202,18 @@ static int bop_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
 {
     struct bop *o = arg;
     (void)x;
+    if (o->list_cb) {
+        if (o->resp_len + n > S3LIST_MAX_DOC)
+            return -1;
+        if (o->resp_len + n + 1 > o->resp_cap) {
+            while (o->resp_len + n + 1 > o->resp_cap)
+                o->resp_cap = o->resp_cap ? o->resp_cap * 2 : 65536;
+            o->resp = xrealloc(o->resp, o->resp_cap);
+        }
+        memcpy(o->resp + o->resp_len, p, n);
+        o->resp_len += n;
+        o->resp[o->resp_len] = '\0';
+    }
     size_t room = sizeof(o->body) - 1 - o->body_len;
     size_t k = n < room ? n : room;
     memcpy(o->body + o->body_len, p, k);
@@ -241,7 +258,8 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
     struct bop *o = arg;
     if (backend_retryable(status) && o->attempt <= o->b.retries) {
         int ms = backend_backoff_ms(o->attempt);
-        log_info("backend %s: %s %s: %s; retry in %d ms", o->b.label, o->method, o->key,
+        log_info("backend %s: %s %s: %s; retry in %d ms", o->b.label, o->method,
+                 o->key ? o->key : "(bucket)",
                  status ? "server error" : (err ? err : "?"), ms);
         struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
         if (!o->timer)
@@ -253,12 +271,17 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
     backend_obj_from(&r, x, status, err);
     if (status >= 300 && o->body_len)
         s3_code(o->body, r.err, sizeof(r.err));
-    o->cb(o->arg, &r);
+    if (o->list_cb)
+        o->list_cb(o->arg, &r, o->resp ? o->resp : "", o->resp_len);
+    else
+        o->cb(o->arg, &r);
     if (o->timer)
         event_free(o->timer);
     backend_free(&o->b);
     free(o->method);
     free(o->key);
+    free(o->query);
+    free(o->resp);
     free(o);
 }
 
@@ -273,30 +296,54 @@ static void bop_start(struct bop *o)
     o->attempt++;
     o->off = 0;
     o->body_len = 0;
+    o->resp_len = 0;
     if (o->fd >= 0) {
         snprintf(len_hdr, sizeof(len_hdr), "Content-Length: %lld", (long long)o->size);
         extra[n_extra++] = len_hdr;
     }
-    build(&o->b, o->method, o->key, o->fd >= 0 ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra,
-          n_extra, &q);
+    build(&o->b, o->method, o->key, o->query ? o->query : "",
+          o->fd >= 0 ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra, n_extra, &q);
     hcli_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
                o->fd >= 0 ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
     s3_req_free(&q);
 }
 
+static struct bop *bop_make(struct hcli *cli, const struct backend *b, const char *method,
+                            const char *key, int fd, int64_t size, backend_done_fn cb, void *arg);
+
+void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
+                  const char *token, int limit, backend_list_fn cb, void *arg)
+{
+    char *ep = sigv4_uri_encode(prefix, strlen(prefix), 0);
+    char *et = sigv4_uri_encode(token, strlen(token), 0);
+    struct bop *o = bop_make(cli, b, "GET", NULL, -1, 0, NULL, arg);
+    o->query = xasprintf("list-type=2&max-keys=%d&prefix=%s%s%s", limit, ep,
+                         token[0] ? "&continuation-token=" : "", token[0] ? et : "");
+    o->list_cb = cb;
+    free(ep);
+    free(et);
+    bop_start(o);
+}
+
 static void bop_new(struct hcli *cli, const struct backend *b, const char *method,
                     const char *key, int fd, int64_t size, backend_done_fn cb, void *arg)
+{
+    bop_start(bop_make(cli, b, method, key, fd, size, cb, arg));
+}
+
+static struct bop *bop_make(struct hcli *cli, const struct backend *b, const char *method,
+                            const char *key, int fd, int64_t size, backend_done_fn cb, void *arg)
 {
     struct bop *o = xcalloc(1, sizeof(*o));
     o->cli = cli;
     backend_copy(&o->b, b);
     o->method = xstrdup(method);
-    o->key = xstrdup(key);
+    o->key = key ? xstrdup(key) : NULL;
     o->fd = fd;
     o->size = size;
     o->cb = cb;
     o->arg = arg;
-    bop_start(o);
+    return o;
 }
 
 void backend_head(struct hcli *cli, const struct backend *b, const char *key,

@@ -29,6 +29,7 @@
 #include "objname.h"
 #include "store.h"
 #include "target.h"
+#include "s3list.h"
 #include "hcli.h"
 #include "util.h"
 
@@ -510,7 +511,8 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
 struct list {
     struct target *t;
     struct http_req *r;
-    char provider[16], bucket[64], prefix[OBJNAME_MAX + 1], after[OBJNAME_MAX + 1];
+    char provider[16], bucket[64], prefix[OBJNAME_MAX + 1], after[OBJNAME_MAX + 1],
+        until[OBJNAME_MAX + 1], from[OBJNAME_MAX + 1];
     int limit, more, rc;
     json_t *arr;
 };
@@ -518,8 +520,8 @@ struct list {
 static void list_work(void *arg)
 {
     struct list *l = arg;
-    l->rc = store_list(&l->t->store, l->provider, l->bucket, l->prefix, l->after, l->limit,
-                       l->arr, &l->more);
+    l->rc = store_list(&l->t->store, l->provider, l->bucket, l->prefix, l->after, l->from,
+                       l->until, l->limit, l->arr, &l->more);
 }
 
 static void list_done(void *arg)
@@ -547,7 +549,9 @@ static void list_handle(struct target *t, struct http_req *r)
         !bmd_valid_name(l->bucket, strlen(l->bucket)) ||
         objname_provider(r, l->provider, err, sizeof(err)) ||
         http_query_get(r, "prefix", l->prefix, sizeof(l->prefix)) == -2 ||
-        http_query_get(r, "after", l->after, sizeof(l->after)) == -2) {
+        http_query_get(r, "after", l->after, sizeof(l->after)) == -2 ||
+        http_query_get(r, "until", l->until, sizeof(l->until)) == -2 ||
+        http_query_get(r, "from", l->from, sizeof(l->from)) == -2) {
         free(l);
         http_reply_error(r, 400, "bad list request");
         return;
@@ -564,6 +568,80 @@ static void list_handle(struct target *t, struct http_req *r)
     l->arr = json_array();
     http_req_ref(r);
     iopool_submit(t->io, r->w->q, list_work, list_done, l);
+}
+
+/* ---- one page of a backend's listing ------------------------------------------ */
+
+struct rlist {
+    struct target *t;
+    struct http_req *r;
+    struct backend b;
+};
+
+static void rlist_done(void *arg, const struct backend_obj *o, const char *body, size_t len)
+{
+    struct rlist *l = arg;
+    struct http_req *r = l->r;
+    struct s3list sl;
+    char err[300];
+    if (o->status != 200) {
+        int st = backend_status(&l->b, o, err, sizeof(err));
+        http_reply_error(r, st, "%s", err);
+    } else if (s3list_parse(body, len, &sl, err, sizeof(err))) {
+        http_reply_error(r, 502, "backend %s sent a bad listing: %s", l->b.label, err);
+    } else {
+        json_t *arr = json_array();
+        for (int i = 0; i < sl.n; i++)
+            json_array_append_new(arr, json_pack("{s:s, s:I, s:s}", "name", sl.objs[i].key,
+                                                 "size", (json_int_t)sl.objs[i].size, "etag",
+                                                 sl.objs[i].etag ? sl.objs[i].etag : ""));
+        const char *next = sl.truncated && sl.next_token ? sl.next_token : "";
+        http_reply_json(r, 200, json_pack("{s:o, s:s}", "objects", arr, "next", next));
+        s3list_free(&sl);
+    }
+    node_count(&l->t->node, ST_LIST, o->status == 200 ? 200 : 502);
+    backend_free(&l->b);
+    http_req_unref(r);
+    free(l);
+}
+
+static void rlist_handle(struct target *t, struct http_req *r)
+{
+    char bucket[64], provider[16], prefix[OBJNAME_MAX + 1] = "", token[2048] = "", lim[16];
+    char err[256];
+    int limit = 1000;
+    if (http_query_get(r, "bucket", bucket, sizeof(bucket)) < 1 ||
+        objname_provider(r, provider, err, sizeof(err)) ||
+        http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
+        http_query_get(r, "token", token, sizeof(token)) == -2) {
+        http_reply_error(r, 400, "bad remote list request");
+        return;
+    }
+    if (http_query_get(r, "limit", lim, sizeof(lim)) > 0) {
+        uint64_t v;
+        if (parse_u64(lim, strlen(lim), &v) || v < 1 || v > 1000) {
+            http_reply_error(r, 400, "limit must be 1..1000 for a backend listing");
+            return;
+        }
+        limit = (int)v;
+    }
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, provider, bucket);
+    struct rlist *l = xcalloc(1, sizeof(*l));
+    if (bk)
+        backend_resolve(t, bk, &l->b);
+    bmd_unref(b);
+    if (l->b.kind != BK_S3) {
+        backend_free(&l->b);
+        free(l);
+        http_reply_error(r, bk ? 400 : 404, bk ? "bucket '%s' has no listable backend"
+                                               : "bucket '%s' not found", bucket);
+        return;
+    }
+    l->t = t;
+    l->r = r;
+    http_req_ref(r);
+    backend_list(target_cli(r), &l->b, prefix, token, limit, rlist_done, l);
 }
 
 /* ---- bucket removal -------------------------------------------------------- */
@@ -627,6 +705,11 @@ static void handle(struct http_req *r)
     if (has_prefix(r, "/v1/internal/list", &pl) && r->path_len == pl &&
         r->method == HTTP_M_GET) {
         list_handle(t, r);
+        return;
+    }
+    if (has_prefix(r, "/v1/internal/list-remote", &pl) && r->path_len == pl &&
+        r->method == HTTP_M_GET) {
+        rlist_handle(t, r);
         return;
     }
     node_count(&t->node, ST_OTHER, 404);

@@ -395,10 +395,17 @@ static int lent_cmp(const void *a, const void *b)
     return c ? c : (x->nlen > y->nlen) - (x->nlen < y->nlen);
 }
 
-int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
-               const char *after, int limit, json_t *arr, int *more)
+static int name_after(const char *nm, size_t nl, const char *bound, size_t bl)
 {
-    size_t base_len, plen = strlen(prefix), alen = strlen(after);
+    int c = memcmp(nm, bound, nl < bl ? nl : bl);
+    return c > 0 || (c == 0 && nl > bl);
+}
+
+int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
+               const char *after, const char *from, const char *until, int limit, json_t *arr,
+               int *more)
+{
+    size_t base_len, plen = strlen(prefix), alen = strlen(after), ul = strlen(until);
     char *base = store_mkey(provider, bucket, "", 0, &base_len);
     /* start at max(prefix, after) */
     const char *start = prefix;
@@ -407,6 +414,11 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
                  (memcmp(after, prefix, alen < plen ? alen : plen) == 0 && alen >= plen))) {
         start = after;
         slen = alen;
+    }
+    size_t fl = strlen(from);
+    if (fl && name_after(from, fl, start, slen)) {
+        start = from;
+        slen = fl;
     }
     char *seek = xmalloc(base_len + slen + 1);
     memcpy(seek, base, base_len);
@@ -429,6 +441,8 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
             size_t nl = kl - base_len;
             if (alen && nl == alen && !memcmp(nm, after, alen))
                 continue;
+            if (ul && name_after(nm, nl, until, ul))
+                break;
             if (taken == limit) {
                 total_more = 1;
                 break;

@@ -69,6 +69,12 @@ void backend_put(struct hcli *cli, const struct backend *b, const char *key, int
                  int64_t size, backend_done_fn cb, void *arg);
 void backend_delete(struct hcli *cli, const struct backend *b, const char *key,
                     backend_done_fn cb, void *arg);
+/* ListObjectsV2: one page (at most limit keys) after token; cb gets the
+ * outcome and the raw XML body. */
+typedef void (*backend_list_fn)(void *arg, const struct backend_obj *o, const char *body,
+                                size_t len);
+void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
+                  const char *token, int limit, backend_list_fn cb, void *arg);
 /* URL and signed header lines of a GET (for the streaming cold path). */
 void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
 /* Fill o from a finished exchange's headers. */

@@ -205,3 +205,36 @@ def test_auth_failure_names_the_backend(s3):
         assert "s3://remote" in r.json()["error"]
     finally:
         assert not c.cleanup()
+
+
+def test_remote_listing_pages_and_marks_cached(s3, cl):
+    c3 = s3.client()
+    names = ["ls/%02d" % i for i in range(25)]
+    for n in names:
+        c3.put_object(Bucket="remote", Key=n, Body=n.encode())
+    cached = set(names[3:8]) | {names[24]}
+    for n in cached:
+        assert requests.get(url(cl, "remote", n)).status_code == 200
+    got, token, pages = [], "", 0
+    while True:
+        r = requests.get(cl.url + "/v1/buckets/remote/objects",
+                         params={"provider": "s3", "prefix": "ls/", "limit": 10, "token": token})
+        assert r.status_code == 200, r.text
+        page = r.json()
+        assert len(page["objects"]) <= 10
+        got += page["objects"]
+        pages += 1
+        token = page["next"]
+        if not token:
+            break
+    assert pages == 3
+    assert [o["name"] for o in got] == names
+    assert {o["name"] for o in got if o["cached"]} == cached
+    assert all(o["size"] == 5 for o in got)
+    # only what Shoal holds
+    r = requests.get(cl.url + "/v1/buckets/remote/objects",
+                     params={"provider": "s3", "prefix": "ls/", "cached": "true"})
+    assert {o["name"] for o in r.json()["objects"]} == cached
+    # a remote bucket is known on its first listing too
+    r = requests.get(cl.url + "/v1/buckets/remote3/objects", params={"provider": "s3"})
+    assert r.status_code == 200, r.text
