@@ -76,6 +76,7 @@ struct http_conn {
     int paused;                  /* waiting for the current response */
     int closing;                 /* close once output is flushed */
     int lingering;               /* output flushed, dropping input until EOF */
+    int aborting;                /* close, without completing, once flushed */
     int read_paused;             /* the handler asked for a pause */
     struct event *resume_ev;
 };
@@ -282,8 +283,16 @@ void http_resp_abort(struct http_req *r)
 {
     struct http_conn *c = r->conn;
     r->resp_done = 1;
-    if (c)
+    if (!c)
+        return;
+    /* What was already queued goes out, then the connection closes short
+     * of the promised length (or without the last chunk). */
+    c->aborting = 1;
+    bufferevent_disable(c->bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
         conn_free(c);
+    else
+        bufferevent_enable(c->bev, EV_WRITE);
 }
 
 void http_resp_close(struct http_req *r)
@@ -680,7 +689,7 @@ static void req_finish(struct http_conn *c)
 static void conn_process(struct http_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
-    while (!c->paused && !c->closing && !c->read_paused) {
+    while (!c->paused && !c->closing && !c->read_paused && !c->aborting) {
         size_t avail = evbuffer_get_length(in);
         if (avail == 0)
             break;
@@ -730,7 +739,7 @@ static void conn_process(struct http_conn *c)
         }
         break;
     }
-    if (c->paused || c->read_paused || c->closing)
+    if (c->paused || c->read_paused || c->closing || c->aborting)
         bufferevent_disable(c->bev, EV_READ);
     else
         bufferevent_enable(c->bev, EV_READ);
@@ -762,6 +771,11 @@ static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
 static void conn_write_cb(struct bufferevent *bev, void *arg)
 {
     struct http_conn *c = arg;
+    if (c->aborting) {
+        if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+            conn_free(c);
+        return;
+    }
     if (c->closing && !c->lingering) {
         if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
             return;

@@ -18,10 +18,22 @@ SANITIZED = "san" in BUILD
 CLUSTER_SH = os.path.join(ROOT, "deploy", "local", "cluster.sh")
 
 
+def ephemeral_range():
+    try:
+        lo, hi = open("/proc/sys/net/ipv4/ip_local_port_range").read().split()
+        return int(lo), int(hi)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port_block(n):
-    """A base port with n free ports after it, away from common services."""
+    """A base port with n free ports after it, below the kernel's ephemeral
+    range (outgoing connections take ports there at any moment) and above
+    common services."""
+    lo = ephemeral_range()[0]
+    top = lo if lo > 12000 else 65000
     for _ in range(200):
-        base = random.randrange(20000, 60000 - n)
+        base = random.randrange(10000, top - n)
         ok = True
         for p in range(base, base + n):
             s = socket.socket()

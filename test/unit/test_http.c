@@ -116,7 +116,7 @@ int main(void)
 {
     char err[256];
     static char out[1 << 20];
-    port = 20000 + (int)(getpid() % 20000);
+    port = 10000 + (int)(getpid() % 20000); /* below the ephemeral range */
     struct http_server_opts o = {.host = "127.0.0.1", .port = port, .workers = 2,
                                  .max_header_bytes = 4096, .max_headers = 20,
                                  .idle_timeout_s = 5, .handler = handler};
