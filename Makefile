@@ -41,7 +41,7 @@ TARGET_LIB_OBJ = $(BUILD)/target/ometa.o $(BUILD)/target/store.o
 
 DEPS_STAMP = .deps-ok
 
-.PHONY: all deps run stop test test-unit test-integration fuzz clean
+.PHONY: all deps run stop test test-unit test-integration fuzz clean FORCE
 
 all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target
 
@@ -90,10 +90,13 @@ test-integration: all
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS = s3list
 FUZZ_s3list_SRC = common/s3list.c common/util.c
-build-fuzz/fuzz_%: test/fuzz/fuzz_%.c | $(DEPS_STAMP)
+# (rebuilt every time: one small compile, and its sources vary per target)
+build-fuzz/fuzz_%: test/fuzz/fuzz_%.c FORCE | $(DEPS_STAMP)
 	@mkdir -p build-fuzz
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icommon -o $@ $< \
 	    $(FUZZ_$*_SRC) -lexpat
+
+FORCE:
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	@for t in $(FUZZ_TARGETS); do \

@@ -328,22 +328,14 @@ struct buffered {
     void *arg;
     char *req_body;
     size_t req_len, req_off;
-    char *buf;
-    size_t len, cap;
+    struct gbuf resp;
 };
 
 static int buf_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
 {
     struct buffered *b = arg;
     (void)x;
-    if (b->len + n + 1 > b->cap) {
-        while (b->len + n + 1 > b->cap)
-            b->cap = b->cap ? b->cap * 2 : 4096;
-        b->buf = xrealloc(b->buf, b->cap);
-    }
-    memcpy(b->buf + b->len, p, n);
-    b->len += n;
-    b->buf[b->len] = '\0';
+    gbuf_add(&b->resp, p, n);
     return 0;
 }
 
@@ -360,9 +352,9 @@ static void buf_done(void *arg, struct hcli_xfer *x, int status, const char *err
 {
     struct buffered *b = arg;
     (void)x;
-    b->cb(b->arg, status, b->buf ? b->buf : "", b->len, err);
+    b->cb(b->arg, status, b->resp.p ? b->resp.p : "", b->resp.n, err);
     free(b->req_body);
-    free(b->buf);
+    gbuf_free(&b->resp);
     free(b);
 }
 

@@ -43,6 +43,15 @@ static const char *local(const char *name)
     return c ? c + 1 : name;
 }
 
+static void cur_reset(struct ps *s)
+{
+    free(s->cur.key);
+    free(s->cur.etag);
+    free(s->cur.last_modified);
+    memset(&s->cur, 0, sizeof(s->cur));
+    s->cur.size = -1;
+}
+
 static void on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 {
     struct ps *s = ud;
@@ -57,10 +66,8 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
     s->overflow = 0;
     if (s->depth == 1 && strcmp(s->path[0], "ListBucketResult"))
         fail(s, "not a ListBucketResult document");
-    if (s->depth == 2 && !strcmp(s->path[1], "Contents")) {
-        memset(&s->cur, 0, sizeof(s->cur));
-        s->cur.size = -1;
-    }
+    if (s->depth == 2 && !strcmp(s->path[1], "Contents"))
+        cur_reset(s); /* a previous entry may be pending after an error */
 }
 
 static void on_text(void *ud, const XML_Char *p, int n)
@@ -183,9 +190,7 @@ int s3list_parse(const char *xml, size_t len, struct s3list *out, char *err, siz
     else if (s->depth != 0)
         snprintf(err, errlen, "unbalanced document");
     int rc = ok && !s->bad ? 0 : -1;
-    free(s->cur.key);
-    free(s->cur.etag);
-    free(s->cur.last_modified);
+    cur_reset(s);
     XML_ParserFree(p);
     free(s);
     if (rc)

@@ -15,35 +15,6 @@
 
 #include "util.h"
 
-struct sb {
-    char *p;
-    size_t n, cap;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        while (b->n + n + 1 > b->cap)
-            b->cap = b->cap ? b->cap * 2 : 256;
-        b->p = xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_str(struct sb *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-static char *sb_done(struct sb *b)
-{
-    if (!b->p)
-        sb_add(b, "", 0);
-    return b->p;
-}
-
 static int hexv(char c)
 {
     if (c >= '0' && c <= '9')
@@ -76,18 +47,18 @@ static size_t pct_decode(const char *s, size_t n, char *out, int plus_space)
 char *sigv4_uri_encode(const char *s, size_t n, int keep_slash)
 {
     static const char hex[] = "0123456789ABCDEF";
-    struct sb b = {0};
+    struct gbuf b = {0};
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
             (keep_slash && c == '/')) {
-            sb_add(&b, (const char *)&c, 1);
+            gbuf_add(&b, (const char *)&c, 1);
         } else {
             char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-            sb_add(&b, e, 3);
+            gbuf_add(&b, e, 3);
         }
     }
-    return sb_done(&b);
+    return gbuf_take(&b);
 }
 
 /* Remove "." and ".." segments and fold repeated slashes (RFC 3986 5.2.4,
@@ -109,13 +80,13 @@ static void normalize_path(char *s)
         }
         seg[ns++] = t;
     }
-    struct sb b = {0};
+    struct gbuf b = {0};
     for (int i = 0; i < ns; i++) {
-        sb_str(&b, "/");
-        sb_str(&b, seg[i]);
+        gbuf_str(&b, "/");
+        gbuf_str(&b, seg[i]);
     }
     if (ns == 0 || trailing)
-        sb_str(&b, "/");
+        gbuf_str(&b, "/");
     strcpy(s, b.p);
     free(b.p);
     free(seg);
@@ -158,18 +129,18 @@ static char *canonical_query(const char *q)
     }
     if (n)
         qsort(ps, (size_t)n, sizeof(*ps), qp_cmp);
-    struct sb b = {0};
+    struct gbuf b = {0};
     for (int i = 0; i < n; i++) {
         if (i)
-            sb_str(&b, "&");
-        sb_str(&b, ps[i].k);
-        sb_str(&b, "=");
-        sb_str(&b, ps[i].v);
+            gbuf_str(&b, "&");
+        gbuf_str(&b, ps[i].k);
+        gbuf_str(&b, "=");
+        gbuf_str(&b, ps[i].v);
         free(ps[i].k);
         free(ps[i].v);
     }
     free(ps);
-    return sb_done(&b);
+    return gbuf_take(&b);
 }
 
 struct ch {
@@ -184,7 +155,7 @@ static int ch_cmp(const void *a, const void *b)
 
 static char *fold_value(const char *v)
 {
-    struct sb b = {0};
+    struct gbuf b = {0};
     int space = 0;
     while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')
         v++;
@@ -194,18 +165,18 @@ static char *fold_value(const char *v)
             continue;
         }
         if (space && b.n)
-            sb_str(&b, " ");
+            gbuf_str(&b, " ");
         space = 0;
-        sb_add(&b, v, 1);
+        gbuf_add(&b, v, 1);
     }
-    return sb_done(&b);
+    return gbuf_take(&b);
 }
 
 char *sigv4_canonical_request(const struct sigv4_req *r, int normalize, char **signed_headers)
 {
-    struct sb b = {0};
-    sb_str(&b, r->method);
-    sb_str(&b, "\n");
+    struct gbuf b = {0};
+    gbuf_str(&b, r->method);
+    gbuf_str(&b, "\n");
 
     size_t pl = strlen(r->path);
     char *dec = xmalloc(pl + 2);
@@ -216,15 +187,15 @@ char *sigv4_canonical_request(const struct sigv4_req *r, int normalize, char **s
         dn = strlen(dec);
     }
     char *enc = sigv4_uri_encode(dec, dn, 1);
-    sb_str(&b, enc[0] ? enc : "/");
+    gbuf_str(&b, enc[0] ? enc : "/");
     free(enc);
     free(dec);
-    sb_str(&b, "\n");
+    gbuf_str(&b, "\n");
 
     char *cq = canonical_query(r->query ? r->query : "");
-    sb_str(&b, cq);
+    gbuf_str(&b, cq);
     free(cq);
-    sb_str(&b, "\n");
+    gbuf_str(&b, "\n");
 
     struct ch *hs = xcalloc((size_t)r->n_hdrs + 1, sizeof(*hs));
     int nh = 0;
@@ -249,29 +220,29 @@ char *sigv4_canonical_request(const struct sigv4_req *r, int normalize, char **s
         }
     }
     qsort(hs, (size_t)nh, sizeof(*hs), ch_cmp);
-    struct sb sh = {0};
+    struct gbuf sh = {0};
     for (int i = 0; i < nh; i++) {
-        sb_str(&b, hs[i].name);
-        sb_str(&b, ":");
-        sb_str(&b, hs[i].value);
-        sb_str(&b, "\n");
+        gbuf_str(&b, hs[i].name);
+        gbuf_str(&b, ":");
+        gbuf_str(&b, hs[i].value);
+        gbuf_str(&b, "\n");
         if (i)
-            sb_str(&sh, ";");
-        sb_str(&sh, hs[i].name);
+            gbuf_str(&sh, ";");
+        gbuf_str(&sh, hs[i].name);
         free(hs[i].name);
         free(hs[i].value);
     }
     free(hs);
-    sb_str(&b, "\n");
-    char *shs = sb_done(&sh);
-    sb_str(&b, shs);
-    sb_str(&b, "\n");
-    sb_str(&b, r->payload_hash);
+    gbuf_str(&b, "\n");
+    char *shs = gbuf_take(&sh);
+    gbuf_str(&b, shs);
+    gbuf_str(&b, "\n");
+    gbuf_str(&b, r->payload_hash);
     if (signed_headers)
         *signed_headers = shs;
     else
         free(shs);
-    return sb_done(&b);
+    return gbuf_take(&b);
 }
 
 void sigv4_sha256_hex(const void *p, size_t n, char out[65])
@@ -365,20 +336,20 @@ char *sigv4_presign_query(const struct sigv4_req *r, const struct sigv4_ctx *c,
                            c->service);
     char *ecred = sigv4_uri_encode(cred, strlen(cred), 0);
     char *esh = sigv4_uri_encode(sh, strlen(sh), 0);
-    struct sb q = {0};
+    struct gbuf q = {0};
     if (r->query && r->query[0]) {
-        sb_str(&q, r->query);
-        sb_str(&q, "&");
+        gbuf_str(&q, r->query);
+        gbuf_str(&q, "&");
     }
     char *part = xasprintf("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
                            "&X-Amz-Date=%s&X-Amz-Expires=%d&X-Amz-SignedHeaders=%s",
                            ecred, amzdate, expires_s, esh);
-    sb_str(&q, part);
+    gbuf_str(&q, part);
     free(part);
     if (k->token && k->token[0]) {
         char *et = sigv4_uri_encode(k->token, strlen(k->token), 0);
-        sb_str(&q, "&X-Amz-Security-Token=");
-        sb_str(&q, et);
+        gbuf_str(&q, "&X-Amz-Security-Token=");
+        gbuf_str(&q, et);
         free(et);
     }
     struct sigv4_req full = *r;
@@ -386,12 +357,12 @@ char *sigv4_presign_query(const struct sigv4_req *r, const struct sigv4_ctx *c,
     char scope[256], sig[65];
     char *sh2;
     sign(&full, c, k, &sh2, scope, sizeof(scope), sig);
-    sb_str(&q, "&X-Amz-Signature=");
-    sb_str(&q, sig);
+    gbuf_str(&q, "&X-Amz-Signature=");
+    gbuf_str(&q, sig);
     free(sh);
     free(sh2);
     free(cred);
     free(ecred);
     free(esh);
-    return sb_done(&q);
+    return gbuf_take(&q);
 }

@@ -77,6 +77,36 @@ char *xasprintf(const char *fmt, ...)
     return p;
 }
 
+void gbuf_add(struct gbuf *b, const void *p, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        while (b->n + n + 1 > b->cap)
+            b->cap = b->cap ? b->cap * 2 : 256;
+        b->p = xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void gbuf_str(struct gbuf *b, const char *s)
+{
+    gbuf_add(b, s, strlen(s));
+}
+
+char *gbuf_take(struct gbuf *b)
+{
+    char *p = b->p ? b->p : xstrdup("");
+    memset(b, 0, sizeof(*b));
+    return p;
+}
+
+void gbuf_free(struct gbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+}
+
 int parse_u64(const char *s, size_t n, uint64_t *out)
 {
     uint64_t v = 0;

@@ -19,6 +19,17 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A growable byte buffer, NUL-terminated after every add. */
+struct gbuf {
+    char *p;
+    size_t n, cap;
+};
+void gbuf_add(struct gbuf *b, const void *p, size_t n);
+void gbuf_str(struct gbuf *b, const char *s);
+/* The contents as a malloc'd string ("" when empty); b is left empty. */
+char *gbuf_take(struct gbuf *b);
+void gbuf_free(struct gbuf *b);
+
 /* Strict decimal parsing of exactly n bytes: no sign, no spaces, no
  * trailing junk, no overflow. Return 0 or -EINVAL / -ERANGE. */
 int parse_u64(const char *s, size_t n, uint64_t *out);

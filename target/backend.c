@@ -184,8 +184,7 @@ struct bop {
     char *method, *key;          /* key NULL: a bucket-level request */
     char *query;
     backend_list_fn list_cb;     /* keep the whole body and hand it over */
-    char *resp;
-    size_t resp_len, resp_cap;
+    struct gbuf resp;
     int fd;                      /* PUT source, or -1 */
     int64_t size, off;
     int attempt;
@@ -203,16 +202,9 @@ static int bop_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
     struct bop *o = arg;
     (void)x;
     if (o->list_cb) {
-        if (o->resp_len + n > S3LIST_MAX_DOC)
+        if (o->resp.n + n > S3LIST_MAX_DOC)
             return -1;
-        if (o->resp_len + n + 1 > o->resp_cap) {
-            while (o->resp_len + n + 1 > o->resp_cap)
-                o->resp_cap = o->resp_cap ? o->resp_cap * 2 : 65536;
-            o->resp = xrealloc(o->resp, o->resp_cap);
-        }
-        memcpy(o->resp + o->resp_len, p, n);
-        o->resp_len += n;
-        o->resp[o->resp_len] = '\0';
+        gbuf_add(&o->resp, p, n);
     }
     size_t room = sizeof(o->body) - 1 - o->body_len;
     size_t k = n < room ? n : room;
@@ -272,7 +264,7 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
     if (status >= 300 && o->body_len)
         s3_code(o->body, r.err, sizeof(r.err));
     if (o->list_cb)
-        o->list_cb(o->arg, &r, o->resp ? o->resp : "", o->resp_len);
+        o->list_cb(o->arg, &r, o->resp.p ? o->resp.p : "", o->resp.n);
     else
         o->cb(o->arg, &r);
     if (o->timer)
@@ -281,7 +273,7 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
     free(o->method);
     free(o->key);
     free(o->query);
-    free(o->resp);
+    gbuf_free(&o->resp);
     free(o);
 }
 
@@ -296,7 +288,7 @@ static void bop_start(struct bop *o)
     o->attempt++;
     o->off = 0;
     o->body_len = 0;
-    o->resp_len = 0;
+    gbuf_free(&o->resp);
     if (o->fd >= 0) {
         snprintf(len_hdr, sizeof(len_hdr), "Content-Length: %lld", (long long)o->size);
         extra[n_extra++] = len_hdr;
