@@ -316,11 +316,6 @@ void hcli_resume(struct hcli_xfer *x)
     curl_multi_socket_action(x->c->multi, CURL_SOCKET_TIMEOUT, 0, &x->c->running);
 }
 
-void hcli_cancel(struct hcli_xfer *x)
-{
-    xfer_free(x);
-}
-
 /* ---- the buffered form ------------------------------------------------- */
 
 struct buffered {

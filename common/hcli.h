@@ -9,8 +9,7 @@
  *               listing pages.
  *
  * Thread: an hcli belongs to the loop it was made for; call it only there.
- * Contract: unless cancelled, on_done (or the buffered callback) fires
- * exactly once, later, on the loop; never from inside hcli_start/request.
+ * Contract: on_done (or the buffered callback) fires exactly once, later, on the loop; never from inside hcli_start/request.
  */
 #ifndef SHOAL_HCLI_H
 #define SHOAL_HCLI_H
@@ -45,7 +44,7 @@ void hcli_free(struct hcli *c);
 /*
  * Start a transfer. hdrs: n full header lines ("Name: value"), copied.
  * upload_len >= 0 uploads that many bytes from on_read. Returns the
- * transfer, valid until on_done returns or hcli_cancel().
+ * transfer, valid until on_done returns.
  */
 struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url,
                              const char *const *hdrs, int n, int64_t upload_len,
@@ -54,8 +53,6 @@ struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url
 const char *hcli_header(const struct hcli_xfer *x, const char *name);
 void hcli_pause(struct hcli_xfer *x);
 void hcli_resume(struct hcli_xfer *x);
-/* Stop a transfer; no callback fires after this. */
-void hcli_cancel(struct hcli_xfer *x);
 
 /*
  * status: the HTTP status, or 0 when no response came (err says why).

@@ -66,8 +66,7 @@ struct http_conn {
     char peer[64];
 
     /* header accumulation */
-    char *hb;
-    size_t hb_len, hb_cap;
+    struct gbuf hb;
     int n_hdrs;
     int in_value;                /* last span was a value */
     int hdr_err;                 /* status to answer a header-limit error with */
@@ -204,11 +203,6 @@ int http_query_get(const struct http_req *r, const char *name, char *out, size_t
         p += len + (amp ? 1 : 0);
     }
     return -1;
-}
-
-const char *http_req_peer(const struct http_req *r)
-{
-    return r->conn ? r->conn->peer : "-";
 }
 
 /* ---- request lifetime ------------------------------------------------- */
@@ -474,17 +468,11 @@ static void req_drop_hooks(struct http_req *r)
 static int hb_add(struct http_conn *c, const char *p, size_t n)
 {
     const struct http_server_opts *o = &c->w->srv->o;
-    if (c->hb_len + n + 1 > (size_t)o->max_header_bytes) {
+    if (c->hb.n + n + 1 > (size_t)o->max_header_bytes) {
         c->hdr_err = 431;
         return -1;
     }
-    if (c->hb_len + n + 1 > c->hb_cap) {
-        while (c->hb_len + n + 1 > c->hb_cap)
-            c->hb_cap = c->hb_cap ? c->hb_cap * 2 : 1024;
-        c->hb = xrealloc(c->hb, c->hb_cap);
-    }
-    memcpy(c->hb + c->hb_len, p, n);
-    c->hb_len += n;
+    gbuf_add(&c->hb, p, n);
     return 0;
 }
 
@@ -500,7 +488,7 @@ static int on_message_begin(llhttp_t *p)
     r->method_name = "-";
     r->content_length = -1;
     c->req = r;
-    c->hb_len = 0;
+    c->hb.n = 0;
     c->n_hdrs = 0;
     c->in_value = 0;
     return 0;
@@ -566,17 +554,17 @@ static int req_build(struct http_conn *c, struct http_req *r)
 {
     /* A header whose value was empty never saw on_header_value. */
     size_t nul = 0;
-    for (size_t i = 0; i < c->hb_len; i++)
-        nul += c->hb[i] == '\0';
+    for (size_t i = 0; i < c->hb.n; i++)
+        nul += c->hb.p[i] == '\0';
     if (nul < 1 + 2 * (size_t)c->n_hdrs) {
         /* field complete without value complete cannot happen in llhttp,
          * but guard the pointer walk below anyway */
         return 400;
     }
     /* Layout of r->mem: the header block, then the decoded path. */
-    size_t tlen = strlen(c->hb);
-    r->mem = xmalloc(c->hb_len + tlen + 2);
-    memcpy(r->mem, c->hb, c->hb_len);
+    size_t tlen = strlen(c->hb.p);
+    r->mem = xmalloc(c->hb.n + tlen + 2);
+    memcpy(r->mem, c->hb.p, c->hb.n);
     r->target = r->mem;
     r->hdrs = xcalloc((size_t)c->n_hdrs + 1, sizeof(*r->hdrs));
     char *q = r->mem + tlen + 1;
@@ -601,7 +589,7 @@ static int req_build(struct http_conn *c, struct http_req *r)
     const char *qm = strchr(t, '?');
     size_t plen = qm ? (size_t)(qm - t) : strlen(t);
     r->query = qm ? qm + 1 : "";
-    char *path = r->mem + c->hb_len;
+    char *path = r->mem + c->hb.n;
     int d = http_pct_decode(t, plen, path);
     if (d < 0)
         return 400;
@@ -681,6 +669,11 @@ static void req_finish(struct http_conn *c)
         return;
     c->req = NULL;
     r->conn = NULL;
+    /* a pause belonged to the request: resuming it is a no-op from now on */
+    if (c->read_paused) {
+        c->read_paused = 0;
+        event_active(c->resume_ev, EV_TIMEOUT, 0);
+    }
     http_req_unref(r);
 }
 
@@ -822,7 +815,7 @@ static void conn_free(struct http_conn *c)
     }
     event_free(c->resume_ev);
     bufferevent_free(c->bev);
-    free(c->hb);
+    gbuf_free(&c->hb);
     free(c);
 }
 

@@ -124,8 +124,6 @@ const char *http_req_header(const struct http_req *r, const char *name);
  * Returns its length, -1 when absent, -2 when malformed or too long. A
  * parameter present without '=' has the value "". */
 int http_query_get(const struct http_req *r, const char *name, char *out, size_t outlen);
-/* Client address as text. */
-const char *http_req_peer(const struct http_req *r);
 
 void http_req_ref(struct http_req *r);
 void http_req_unref(struct http_req *r);

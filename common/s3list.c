@@ -109,11 +109,12 @@ static void on_end(void *ud, const XML_Char *name)
         } else if (!strcmp(el, "Contents")) {
             if (!s->cur.key) {
                 fail(s, "Contents without a Key");
+                cur_reset(s);
             } else {
                 l->objs = xrealloc(l->objs, sizeof(*l->objs) * (size_t)(l->n + 1));
-                l->objs[l->n++] = s->cur;
+                l->objs[l->n++] = s->cur; /* the list owns its strings now */
+                memset(&s->cur, 0, sizeof(s->cur));
             }
-            memset(&s->cur, 0, sizeof(s->cur));
         }
     } else if (s->depth == 3 && !strcmp(s->path[1], "Contents")) {
         char *t = text(s);

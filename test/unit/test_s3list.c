@@ -33,6 +33,7 @@ int main(void)
         "<ListBucketResult><Contents><Key>x</Key>",                  /* truncated */
         "<Error><Code>AccessDenied</Code></Error>",                   /* not a listing */
         "<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>",
+        "<ListBucketResult><Contents><ETag>e</ETag></Contents></ListBucketResult>",
         "<ListBucketResult><Contents><Key>x</Key><Size>-1</Size></Contents></ListBucketResult>",
         "<ListBucketResult><Contents><Key>x</Key><Size>99999999999999999999</Size>"
         "</Contents></ListBucketResult>",
