@@ -483,14 +483,16 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
 {
     char prefix[OBJNAME_MAX + 1], token[TOKEN_MAX + 1], lim[16];
     int limit = LIST_DEFAULT;
-    if (http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
-        http_query_get(r, "token", token, sizeof(token)) == -2) {
-        http_reply_error(r, 400, "prefix and token must be at most %d bytes", OBJNAME_MAX);
+    int pn = http_query_get(r, "prefix", prefix, sizeof(prefix));
+    int tn = http_query_get(r, "token", token, sizeof(token));
+    if (pn == -2 || tn == -2) {
+        http_reply_error(r, 400, "prefix must be at most %d bytes and token %d, well encoded",
+                         OBJNAME_MAX, TOKEN_MAX);
         return;
     }
-    if (http_query_get(r, "prefix", prefix, sizeof(prefix)) < 0)
+    if (pn < 0)
         prefix[0] = '\0';
-    if (http_query_get(r, "token", token, sizeof(token)) < 0)
+    if (tn < 0)
         token[0] = '\0';
     if (http_query_get(r, "limit", lim, sizeof(lim)) >= 0) {
         uint64_t v;

@@ -216,6 +216,13 @@ def test_remote_listing_pages_and_marks_cached(s3, cl):
     cached = set(names[3:8]) | {names[24]}
     for n in cached:
         assert requests.get(url(cl, "remote", n)).status_code == 200
+    # a cold GET's copy is committed just after its response: wait for all
+    for _ in range(50):
+        r = requests.get(cl.url + "/v1/buckets/remote/objects",
+                         params={"provider": "s3", "prefix": "ls/", "cached": "true"})
+        if {o["name"] for o in r.json()["objects"]} == cached:
+            break
+        time.sleep(0.1)
     got, token, pages = [], "", 0
     while True:
         r = requests.get(cl.url + "/v1/buckets/remote/objects",
