@@ -28,11 +28,13 @@ LIBS = -levent_core -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksd
 COMMON_SRC = $(wildcard common/*.c)
 TARGET_SRC = $(wildcard target/*.c)
 PROXY_SRC  = $(wildcard proxy/*.c)
+LOADER_SRC = $(wildcard loader/*.c)
 LLHTTP_OBJ = $(BUILD)/llhttp/llhttp.o $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o
 
 COMMON_OBJ = $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LLHTTP_OBJ)
 TARGET_OBJ = $(TARGET_SRC:%.c=$(BUILD)/%.o)
 PROXY_OBJ  = $(PROXY_SRC:%.c=$(BUILD)/%.o)
+LOADER_OBJ = $(LOADER_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
@@ -43,7 +45,7 @@ DEPS_STAMP = .deps-ok
 
 .PHONY: all deps run stop test test-unit test-integration fuzz clean FORCE
 
-all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target
+all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_STAMP): deploy/install-deps.sh
@@ -64,6 +66,10 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 $(BUILD)/bin/shoal-target: $(TARGET_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bin/shoal-loader: $(LOADER_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
 $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
