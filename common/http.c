@@ -846,6 +846,9 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         free(c);
         return;
     }
+    /* libevent's default of 16 KiB per read callback caps body throughput */
+    bufferevent_set_max_single_read(c->bev, FEED_CHUNK);
+    bufferevent_set_max_single_write(c->bev, 4 << 20);
     c->resume_ev = event_new(w->base, -1, 0, conn_resume_cb, c);
     c->next = w->conns;
     if (w->conns)

@@ -90,9 +90,12 @@ struct opstats {
     struct hist h;
 };
 
+#define RBUF (256 * 1024)
+
 struct thread {
     pthread_t tid;
     struct event_base *base;
+    char *rbuf;                  /* RBUF bytes, shared by the thread's connections */
     struct worker *workers;
     int n;
     pthread_mutex_t mu;          /* guards st against the stats reader */
@@ -161,7 +164,9 @@ static const struct host *host_of(const char *url, const char **rest)
 struct conn {
     struct worker *w;
     const struct host *host;
-    struct bufferevent *bev;
+    struct bufferevent *bev;     /* connect and write side */
+    struct event *rev;           /* reads go straight into the thread's buffer */
+    struct event *timer;         /* the current request's time limit */
     llhttp_t parser;
     int busy;
     /* response being parsed */
@@ -221,6 +226,9 @@ static void conn_close(struct conn *c)
             w->conns[i] = NULL;
     if (w->cur == c)
         w->cur = NULL;
+    if (c->rev)
+        event_free(c->rev);
+    event_free(c->timer);
     bufferevent_free(c->bev);
     XXH3_freeState(c->xs);
     free(c);
@@ -338,6 +346,7 @@ static int response_done(struct conn *c)
     }
     c->busy = 0;
     w->cur = NULL;
+    evtimer_del(c->timer);
     if (status == 307 || status == 302 || status == 301) {
         char loc[sizeof(c->location)];
         snprintf(loc, sizeof(loc), "%s", c->location);
@@ -373,30 +382,64 @@ static int response_done(struct conn *c)
     return 0;
 }
 
-static void conn_read(struct bufferevent *bev, void *arg)
+static void conn_eof(struct conn *c, short what);
+
+/* Feed n bytes to the parser; returns 0 when c may be gone. */
+static int conn_feed(struct conn *c, const char *p, size_t n)
 {
-    struct conn *c = arg;
-    struct evbuffer *in = bufferevent_get_input(bev);
-    while (evbuffer_get_length(in) > 0 && c->busy) {
-        struct evbuffer_iovec v;
-        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
-            break;
-        llhttp_errno_t e = llhttp_execute(&c->parser, v.iov_base, v.iov_len);
-        size_t used = v.iov_len;
+    while (n > 0 && c->busy) {
+        llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+        size_t used = n;
         if (e == HPE_PAUSED) {
-            used = (size_t)(llhttp_get_error_pos(&c->parser) - (const char *)v.iov_base);
+            used = (size_t)(llhttp_get_error_pos(&c->parser) - p);
             llhttp_resume(&c->parser);
         } else if (e != HPE_OK) {
             fail_request(c->w, E_RESET);
-            return;
+            return 0;
         }
-        evbuffer_drain(in, used);
+        p += used;
+        n -= used;
         if (c->done) {
             c->done = 0;
             if (!response_done(c)) /* c may be gone */
-                return;
+                return 0;
         }
     }
+    return 1;
+}
+
+static void conn_rawread(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    char *buf = c->w->t->rbuf;
+    (void)what;
+    for (int rounds = 0; rounds < 4; rounds++) {
+        ssize_t n = read(fd, buf, RBUF);
+        if (n > 0) {
+            if (!c->busy) { /* bytes nobody asked for */
+                conn_close(c);
+                return;
+            }
+            if (!conn_feed(c, buf, (size_t)n))
+                return;
+            if ((size_t)n < RBUF)
+                return;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        conn_eof(c, n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR);
+        return;
+    }
+}
+
+static void conn_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct conn *c = arg;
+    if (c->busy)
+        fail_request(c->w, E_TIMEOUT);
 }
 
 static void conn_event(struct bufferevent *bev, short what, void *arg)
@@ -408,6 +451,12 @@ static void conn_event(struct bufferevent *bev, short what, void *arg)
         setsockopt(bufferevent_getfd(c->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         return;
     }
+    conn_eof(c, what);
+}
+
+/* The connection ended or failed (what: BEV_EVENT_* bits). */
+static void conn_eof(struct conn *c, short what)
+{
     struct worker *w = c->w;
     if (!c->busy) {
         conn_close(c); /* an idle keep-alive connection went away */
@@ -444,16 +493,21 @@ static struct conn *conn_get(struct worker *w, const struct host *h)
     c->host = h;
     c->xs = XXH3_createState();
     c->bev = bufferevent_socket_new(w->t->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    bufferevent_setcb(c->bev, conn_read, NULL, conn_event, c);
-    struct timeval tv = {opt.timeout_s, 0};
-    bufferevent_set_timeouts(c->bev, &tv, &tv);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    bufferevent_setcb(c->bev, NULL, NULL, conn_event, c);
+    bufferevent_enable(c->bev, EV_WRITE);
+    c->timer = evtimer_new(w->t->base, conn_timeout, c);
     if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&h->sa, sizeof(h->sa))) {
         bufferevent_free(c->bev);
+        event_free(c->timer);
         XXH3_freeState(c->xs);
         free(c);
         return NULL;
     }
+    /* Reads bypass the bufferevent: one read(2) into the thread's buffer,
+     * parsed in place, no copies into evbuffers and no per-read timers. */
+    c->rev = event_new(w->t->base, bufferevent_getfd(c->bev), EV_READ | EV_PERSIST,
+                       conn_rawread, c);
+    event_add(c->rev, NULL);
     w->conns[slot] = c;
     return c;
 }
@@ -485,6 +539,8 @@ static void send_request(struct worker *w, const char *url, int with_body)
     c->cklen = 0;
     c->cksum[0] = '\0';
     c->done = 0;
+    struct timeval tv = {opt.timeout_s, 0};
+    evtimer_add(c->timer, &tv);
     llhttp_init(&c->parser, HTTP_RESPONSE, &rsettings);
     c->parser.data = c;
     struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -736,6 +792,7 @@ static double run(struct opstats res[OP_N], int live_stats)
     for (int i = 0; i < opt.threads; i++) {
         struct thread *t = &threads[i];
         t->base = event_base_new();
+        t->rbuf = xmalloc(RBUF);
         t->n = opt.workers / opt.threads + (i < opt.workers % opt.threads);
         t->live = t->n;
         t->workers = xcalloc((size_t)t->n + 1, sizeof(*t->workers));
@@ -783,6 +840,7 @@ static double run(struct opstats res[OP_N], int live_stats)
     collect(res);
     for (int i = 0; i < opt.threads; i++) {
         event_base_free(threads[i].base);
+        free(threads[i].rbuf);
         free(threads[i].workers);
         pthread_mutex_destroy(&threads[i].mu);
     }

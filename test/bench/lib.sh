@@ -1,0 +1,102 @@
+# Shared helpers of the benchmark scripts (sourced). Everything runs on
+# 127.0.0.1 with ports below the kernel's ephemeral range, and stops by
+# itself; each script cleans up what it started.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LOADER="$ROOT/build/bin/shoal-loader"
+BENCH_DIR=${BENCH_DIR:-$(mktemp -d /tmp/shoal-bench-XXXXXX)}
+chmod 755 "$BENCH_DIR" # nginx workers run as nobody
+BASE_PORT=${BENCH_PORT:-$((20000 + RANDOM % 8000))}
+NGINX_PID=""
+
+bench_cleanup() {
+  [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
+  SHOAL_DATA="$BENCH_DIR/cluster" SHOAL_PORT=$BASE_PORT "$ROOT/deploy/local/cluster.sh" stop \
+    >/dev/null 2>&1 || true
+  rm -rf "$BENCH_DIR"
+}
+trap bench_cleanup EXIT
+
+# start_cluster TARGETS -> prints nothing; sets PROXY
+start_cluster() {
+  export SHOAL_DATA="$BENCH_DIR/cluster" SHOAL_PORT=$BASE_PORT SHOAL_TARGETS=${1:-1}
+  export SHOAL_MOUNTPATHS=${SHOAL_MOUNTPATHS:-1}
+  export SHOAL_EXTRA_ARGS="${SHOAL_EXTRA_ARGS:---log_level warn}"
+  PROXY=$("$ROOT/deploy/local/cluster.sh" start)
+}
+
+# start_nginx ROOT PORT [extra http-block config]
+start_nginx() {
+  local root=$1 port=$2 extra=${3:-}
+  mkdir -p "$BENCH_DIR/nginx"
+  cat > "$BENCH_DIR/nginx/nginx.conf" <<CONF
+worker_processes 2;
+error_log $BENCH_DIR/nginx/error.log warn;
+pid $BENCH_DIR/nginx/nginx.pid;
+daemon off;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  client_body_temp_path $BENCH_DIR/nginx/body;
+  proxy_temp_path $BENCH_DIR/nginx/proxy;
+  fastcgi_temp_path $BENCH_DIR/nginx/fcgi;
+  uwsgi_temp_path $BENCH_DIR/nginx/uwsgi;
+  scgi_temp_path $BENCH_DIR/nginx/scgi;
+  $extra
+  server {
+    listen 127.0.0.1:$port;
+    root $root;
+    location / { }
+  }
+}
+CONF
+  nginx -c "$BENCH_DIR/nginx/nginx.conf" -p "$BENCH_DIR/nginx" &
+  NGINX_PID=$!
+  for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+    sleep 0.1
+  done
+  echo "nginx did not start" >&2
+  cat "$BENCH_DIR/nginx/error.log" >&2
+  return 1
+}
+
+# loader_json ARGS... -> the loader's JSON summary on stdout
+loader_json() {
+  "$LOADER" --json --stats-interval 0 "$@"
+}
+
+# field JSON OP KEY -> a number from the summary (0 when absent)
+field() {
+  python3 -c 'import json,sys; j=json.loads(sys.argv[1]); o=j["ops"].get(sys.argv[2],{}); print(o.get(sys.argv[3],0) if sys.argv[3] in o else o.get("latency_us",{}).get(sys.argv[3],0))' "$1" "$2" "$3"
+}
+
+errors() {
+  python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print(sum(sum(o.get("errors",{}).values()) for o in j["ops"].values()))' "$1"
+}
+
+# verdict RATIO GOAL -> PASS or BELOW
+verdict() {
+  python3 -c 'import sys; print("PASS" if float(sys.argv[1]) >= float(sys.argv[2]) else "BELOW")' "$1" "$2"
+}
+
+ratio() {
+  python3 -c 'import sys; b=float(sys.argv[2]); print("%.2f" % (float(sys.argv[1])/b if b else 0))' "$1" "$2"
+}
+
+# make_files DIR COUNT SIZE_BYTES PREFIX: files DIR/PREFIXnnnnnnnn of random bytes
+make_files() {
+  local dir=$1 count=$2 size=$3 prefix=$4
+  mkdir -p "$dir/$(dirname "$prefix")"
+  python3 - "$dir" "$count" "$size" "$prefix" <<'PY'
+import os, sys
+d, n, size, prefix = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+block = os.urandom(size)
+for i in range(n):
+    with open(os.path.join(d, "%s%08d" % (prefix, i)), "wb") as f:
+        f.write(block[i % 251:] + block[:i % 251])
+PY
+}
