@@ -3,7 +3,8 @@
 #   make SANITIZE=1   build with AddressSanitizer + UBSan into build-san/
 #   make run          install deps, build, start a local cluster
 #   make test         install deps, build, run unit + integration tests,
-#                     then the same under the sanitizers
+#                     then the same under the sanitizers, then the fuzzers
+#   make bench        the benchmark suite (test/bench/), about 3 minutes
 
 SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
@@ -43,7 +44,7 @@ TARGET_LIB_OBJ = $(BUILD)/target/ometa.o $(BUILD)/target/store.o
 
 DEPS_STAMP = .deps-ok
 
-.PHONY: all deps run stop test test-unit test-integration fuzz clean FORCE
+.PHONY: all deps run stop test test-unit test-integration fuzz bench clean FORCE
 
 all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader
 
@@ -118,6 +119,9 @@ test: $(DEPS_STAMP)
 	$(MAKE) test-unit test-integration
 	$(MAKE) SANITIZE=1 test-unit test-integration
 	$(MAKE) fuzz
+
+bench: all
+	./test/bench/run-all.sh
 
 clean:
 	rm -rf build build-san build-fuzz $(DEPS_STAMP)

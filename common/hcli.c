@@ -270,6 +270,8 @@ struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    /* object data in large pieces (curl's default is 16 KiB) */
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
     /* a peer that stalls (accepts, then says nothing) fails in 30 s, not at
      * the end of the whole transfer's limit */
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);

@@ -365,6 +365,20 @@ void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
         evbuffer_add(out, "\r\n", 2);
 }
 
+void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, int64_t off,
+                       int64_t len)
+{
+    if (!r->conn || r->head_only || len == 0 || r->resp_done)
+        return;
+    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
+    if (r->resp_chunked)
+        evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
+    if (evbuffer_add_file_segment(out, seg, off, len) < 0)
+        r->conn->closing = 1;
+    if (r->resp_chunked)
+        evbuffer_add(out, "\r\n", 2);
+}
+
 size_t http_resp_pending(const struct http_req *r)
 {
     return r->conn ? evbuffer_get_length(bufferevent_get_output(r->conn->bev)) : 0;

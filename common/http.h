@@ -139,6 +139,11 @@ void http_resp_begin(struct http_req *r, int status, int64_t length);
 void http_resp_write(struct http_req *r, const void *p, size_t n);
 /* Send len bytes of fd from off with sendfile; takes ownership of fd. */
 void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len);
+/* Send [off, off+len) of a file segment (see evbuffer_file_segment_new)
+ * with sendfile; the segment must stay valid, libevent holds a reference. */
+struct evbuffer_file_segment;
+void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, int64_t off,
+                       int64_t len);
 void http_resp_end(struct http_req *r);
 /* Give up on a response that has started: the connection is closed at
  * once, so the client sees a truncated body (never one that looks

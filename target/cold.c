@@ -19,6 +19,7 @@
  * and commits nothing.
  */
 #include <errno.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,6 +75,9 @@ struct cold {
     struct store_mp *mp;
     int fd;
     char work[PATH_MAX];
+    /* the client is fed from the work file with sendfile, through a dup of
+     * fd that lives as long as libevent needs it */
+    struct evbuffer_file_segment *seg;
     XXH3_state_t *xs;
     struct hcli_xfer *x;
     struct event *timer;
@@ -84,6 +88,8 @@ struct cold {
     int range;                   /* client asked for a range: 1, none 0, bad -1 */
     uint64_t roff, rlen;
     int streaming;               /* the client's response has begun */
+    int held;                    /* the client's last byte waits for the commit */
+    char held_byte;
     int paused;
     int rc;                      /* local write error */
     struct backend_obj obj;
@@ -170,6 +176,8 @@ static void cold_free(struct cold *c)
     }
     if (c->timer)
         event_free(c->timer);
+    if (c->seg)
+        evbuffer_file_segment_free(c->seg); /* libevent keeps it while it still sends */
     XXH3_freeState(c->xs);
     backend_free(&c->b);
     if (c->r) {
@@ -252,6 +260,17 @@ static int cold_headers(void *arg, struct hcli_xfer *x, int status)
     if (status == 200) {
         c->expect = c->obj.size;
         begin_client(c);
+        if (c->expect > 0 && !c->seg) {
+            int dfd = dup(c->fd);
+            if (dfd >= 0) {
+                c->seg = evbuffer_file_segment_new(dfd, 0, c->expect,
+                                                   EVBUF_FS_CLOSE_ON_FREE |
+                                                       EVBUF_FS_DISABLE_MMAP |
+                                                       EVBUF_FS_DISABLE_LOCKING);
+                if (!c->seg)
+                    close(dfd);
+            }
+        }
     }
     return 0;
 }
@@ -285,7 +304,16 @@ static int cold_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
         uint64_t hi = c->range == 0 && c->expect < 0 ? b
                       : b < c->roff + c->rlen       ? b
                                                     : c->roff + c->rlen;
-        if (hi > lo)
+        /* A read to the object's end keeps its last byte until the copy is
+         * committed: once a client has the whole object, it is cached. */
+        if (hi > lo && c->expect > 0 && hi == (uint64_t)c->expect) {
+            c->held = 1;
+            c->held_byte = p[hi - 1 - a];
+            hi--;
+        }
+        if (hi > lo && c->seg)
+            http_resp_segment(r, c->seg, (int64_t)lo, (int64_t)(hi - lo));
+        else if (hi > lo)
             http_resp_write(r, p + (lo - a), hi - lo);
         if (http_resp_pending(r) > COLD_HIGH && !c->paused) {
             c->paused = 1;
@@ -307,6 +335,11 @@ static void commit_work(void *arg)
 static void commit_done(void *arg)
 {
     struct cold *c = arg;
+    /* the bytes are the backend's either way; the commit decides caching */
+    if (c->r && c->held) {
+        http_resp_write(c->r, &c->held_byte, 1);
+        http_resp_end(c->r);
+    }
     if (c->rc)
         log_error("cold GET of %s from %s: cannot commit: %s", c->name, c->b.label,
                   strerror(-c->rc));
@@ -344,7 +377,7 @@ static void cold_done(void *arg, struct hcli_xfer *x, int status, const char *er
     c->x = NULL;
     int ok = status == 200 && c->rc == 0 && (c->expect < 0 || c->got == (uint64_t)c->expect);
     if (ok) {
-        if (c->r && c->range >= 0)
+        if (c->r && c->range >= 0 && !c->held)
             http_resp_end(c->r);
         c->m.size = c->got;
         c->m.cksum = XXH3_64bits_digest(c->xs);

@@ -9,8 +9,14 @@ chmod 755 "$BENCH_DIR" # nginx workers run as nobody
 BASE_PORT=${BENCH_PORT:-$((20000 + RANDOM % 8000))}
 NGINX_PID=""
 
+NETNS=""
 bench_cleanup() {
   [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
+  [ -f "$BENCH_DIR/nginx/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx/nginx.pid")" 2>/dev/null || true
+  if [ -n "$NETNS" ]; then
+    ip link del "${NETNS}h" 2>/dev/null || true
+    ip netns del "$NETNS" 2>/dev/null || true
+  fi
   SHOAL_DATA="$BENCH_DIR/cluster" SHOAL_PORT=$BASE_PORT "$ROOT/deploy/local/cluster.sh" stop \
     >/dev/null 2>&1 || true
   rm -rf "$BENCH_DIR"
@@ -25,9 +31,9 @@ start_cluster() {
   PROXY=$("$ROOT/deploy/local/cluster.sh" start)
 }
 
-# start_nginx ROOT PORT [extra http-block config]
+# start_nginx ROOT PORT [extra http-block config] [listen address] [netns]
 start_nginx() {
-  local root=$1 port=$2 extra=${3:-}
+  local root=$1 port=$2 extra=${3:-} addr=${4:-127.0.0.1} ns=${5:-}
   mkdir -p "$BENCH_DIR/nginx"
   cat > "$BENCH_DIR/nginx/nginx.conf" <<CONF
 worker_processes 2;
@@ -47,16 +53,20 @@ http {
   scgi_temp_path $BENCH_DIR/nginx/scgi;
   $extra
   server {
-    listen 127.0.0.1:$port;
+    listen $addr:$port;
     root $root;
     location / { }
   }
 }
 CONF
-  nginx -c "$BENCH_DIR/nginx/nginx.conf" -p "$BENCH_DIR/nginx" &
+  if [ -n "$ns" ]; then
+    ip netns exec "$ns" nginx -c "$BENCH_DIR/nginx/nginx.conf" -p "$BENCH_DIR/nginx" &
+  else
+    nginx -c "$BENCH_DIR/nginx/nginx.conf" -p "$BENCH_DIR/nginx" &
+  fi
   NGINX_PID=$!
   for _ in $(seq 50); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+    curl -s -o /dev/null "http://$addr:$port/" && return 0
     sleep 0.1
   done
   echo "nginx did not start" >&2
@@ -99,4 +109,38 @@ for i in range(n):
     with open(os.path.join(d, "%s%08d" % (prefix, i)), "wb") as f:
         f.write(block[i % 251:] + block[:i % 251])
 PY
+}
+
+# stop_nginx: stop the nginx started last
+stop_nginx() {
+  [ -f "$BENCH_DIR/nginx/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx/nginx.pid")" 2>/dev/null || true
+  [ -n "$NGINX_PID" ] && wait "$NGINX_PID" 2>/dev/null || true
+  NGINX_PID=""
+  rm -rf "$BENCH_DIR/nginx"
+}
+
+# make_far_host DELAY_MS RATE: a network namespace of our own, reached over
+# a veth pair shaped like a remote cloud; sets FAR_ADDR.
+make_far_host() {
+  NETNS="shoalfar$$"
+  local delay=$1 rate=$2
+  ip netns add "$NETNS"
+  ip link add "${NETNS}h" type veth peer name "${NETNS}n"
+  ip link set "${NETNS}n" netns "$NETNS"
+  ip addr add 10.203.0.1/30 dev "${NETNS}h"
+  ip link set "${NETNS}h" up
+  ip netns exec "$NETNS" ip addr add 10.203.0.2/30 dev "${NETNS}n"
+  ip netns exec "$NETNS" ip link set "${NETNS}n" up
+  ip netns exec "$NETNS" ip link set lo up
+  # netem gives delay and rate; a kernel without it (sch_netem) still has
+  # tbf, which shapes the rate only
+  if tc qdisc add dev "${NETNS}h" root netem delay "${delay}ms" rate "$rate" 2>/dev/null; then
+    ip netns exec "$NETNS" tc qdisc add dev "${NETNS}n" root netem delay "${delay}ms" rate "$rate"
+    FAR_DESC="${delay}ms each way, $rate (netem)"
+  else
+    tc qdisc add dev "${NETNS}h" root tbf rate "$rate" burst 256kb latency 100ms
+    ip netns exec "$NETNS" tc qdisc add dev "${NETNS}n" root tbf rate "$rate" burst 256kb latency 100ms
+    FAR_DESC="$rate (tbf; no netem here: no added delay)"
+  fi
+  FAR_ADDR=10.203.0.2
 }

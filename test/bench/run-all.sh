@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, one after another; each prints its table.
+set -euo pipefail
+here=$(dirname "$0")
+for b in warm_get cold_warm put; do
+  bash "$here/$b.sh"
+done
