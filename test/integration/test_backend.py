@@ -315,3 +315,22 @@ def test_backend_503_is_retried(cl, flaky):
     r = requests.get(url(cl, flaky, "down", None), timeout=60)
     assert r.status_code == 503 and "throttling or unavailable" in r.json()["error"]
     assert Flaky.hits["/down"] == 4  # the first try and 3 retries
+
+
+def test_loader_s3_mode_against_s3rver(s3):
+    """The loader's S3 mode (SigV4) reads and writes a real S3 server."""
+    from test_loader import LOADER
+    env = dict(os.environ, **s3.env())
+    base = [LOADER, "--endpoint", s3.url, "--bucket", "remote3", "--mode", "s3", "--json",
+            "--stats-interval", "0", "--num-objects", "20", "--prefix", "ld3/"]
+    p = subprocess.run(base + ["--pct-put", "100", "--epochs", "1", "--min-size", "2KiB",
+                               "--max-size", "64KiB"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = subprocess.run(base + ["--epochs", "1"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    import json
+    assert json.loads(p.stdout)["ops"]["GET"]["count"] == 20
+    keys = [o["Key"] for o in s3.client().list_objects_v2(Bucket="remote3", Prefix="ld3/")["Contents"]]
+    assert len(keys) == 20

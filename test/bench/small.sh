@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Benchmark 5: the small-object rate (4 KiB PUTs and GETs per second) and
+# list-objects speed over a bucket of many names, with the target's RSS
+# and metadata bytes per object. BENCH_LIST_NAMES sets the bucket's size
+# (default 50000, sized for about a minute; 1000000 for the full run).
+source "$(dirname "$0")/lib.sh"
+N=${BENCH_LIST_NAMES:-50000}
+WORKERS=${BENCH_WORKERS:-32}
+start_cluster 1
+curl -sf -X PUT "$PROXY/v1/buckets/small" >/dev/null
+put=$(loader_json --endpoint "$PROXY" --bucket small --mode direct --pct-put 100 --epochs 1 \
+      --num-objects "$N" --prefix s/ --min-size 4KiB --max-size 4KiB --workers "$WORKERS")
+get=$(loader_json --endpoint "$PROXY" --bucket small --mode direct --num-objects "$N" \
+      --prefix s/ --workers "$WORKERS" --duration 5s)
+list=$(python3 - "$PROXY" "$N" <<'PY'
+import json, sys, time, urllib.request, urllib.parse
+proxy, n = sys.argv[1], int(sys.argv[2])
+t0, names, token, pages = time.time(), 0, "", 0
+while True:
+    q = urllib.parse.urlencode({"limit": 10000, "token": token})
+    page = json.load(urllib.request.urlopen("%s/v1/buckets/small/objects?%s" % (proxy, q)))
+    names += len(page["objects"]); pages += 1
+    token = page["next"]
+    if not token:
+        break
+dt = time.time() - t0
+print("%d %d %.3f" % (names, pages, dt))
+PY
+)
+read -r listed pages lsecs <<<"$list"
+tpid=$(cat "$BENCH_DIR/cluster/t0/pid")
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$tpid/status")
+meta=$(du -sk "$BENCH_DIR"/cluster/t0/mp*/meta | awk '{s+=$1} END {print s}')
+printf '\n== small objects: %d names of 4 KiB, %d workers, direct to target ==\n' "$N" "$WORKERS"
+printf '%-36s %s\n' "4 KiB PUT (fsync'd)" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($(field "$put" PUT ops_per_s), $(field "$put" PUT p99)/1000))")"
+printf '%-36s %s\n' "4 KiB GET" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($(field "$get" GET ops_per_s), $(field "$get" GET p99)/1000))")"
+printf '%-36s %s\n' "list-objects (pages of 10000)" "$(python3 -c "print('%d names in %d pages, %.2f s: %.0f names/s' % ($listed, $pages, $lsecs, $listed/$lsecs))")"
+printf '%-36s %s\n' "target RSS" "$((rss / 1024)) MiB"
+printf '%-36s %s\n' "metadata on disk" "$(python3 -c "print('%.1f MiB, %.0f bytes per object' % ($meta/1024, $meta*1024/$N))")"
+[ "$listed" = "$N" ] || { echo "listing returned $listed of $N names" >&2; exit 1; }
