@@ -22,25 +22,25 @@ void snap_unref(struct snap *s)
 
 struct snap *snap_get(struct snap_holder *h)
 {
-    pthread_mutex_lock(&h->mu);
+    pthread_rwlock_rdlock(&h->lock);
     struct snap *s = h->cur;
     if (s)
         snap_ref(s);
-    pthread_mutex_unlock(&h->mu);
+    pthread_rwlock_unlock(&h->lock);
     return s;
 }
 
 int snap_install(struct snap_holder *h, struct snap *s, int force)
 {
-    pthread_mutex_lock(&h->mu);
+    pthread_rwlock_wrlock(&h->lock);
     struct snap *old = h->cur;
     if (old && !force && s->version <= old->version) {
-        pthread_mutex_unlock(&h->mu);
+        pthread_rwlock_unlock(&h->lock);
         snap_unref(s);
         return 0;
     }
     h->cur = s;
-    pthread_mutex_unlock(&h->mu);
+    pthread_rwlock_unlock(&h->lock);
     snap_unref(old);
     return 1;
 }

@@ -17,12 +17,14 @@ struct snap {
     void (*destroy)(struct snap *);
 };
 
+/* Readers (every request) share the lock; only an install takes it
+ * exclusively, so request threads never wait on one another. */
 struct snap_holder {
-    pthread_mutex_t mu;
+    pthread_rwlock_t lock;
     struct snap *cur;            /* owned reference, or NULL */
 };
 
-#define SNAP_HOLDER_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
+#define SNAP_HOLDER_INIT {PTHREAD_RWLOCK_INITIALIZER, NULL}
 
 void snap_init(struct snap *s, int64_t version, void (*destroy)(struct snap *));
 void snap_ref(struct snap *s);

@@ -57,6 +57,7 @@ static const char *err_names[] = {"connect", "timeout", "reset", "http_4xx", "ht
 
 static struct {
     char *endpoint, *bucket, *provider, *prefix, *names_file;
+    int list_names;
     enum mode mode;
     int workers, threads, pct_put, epochs, sequential, verify, cleanup, json;
     double duration, stats_interval;
@@ -932,8 +933,57 @@ static void check_target(void)
     gbuf_free(&b);
 }
 
+static void add_name(const char *n)
+{
+    names = xrealloc(names, sizeof(char *) * (size_t)(n_names + 1));
+    names[n_names++] = xstrdup(n);
+}
+
+/* The bucket's own listing (native API, paged), under --prefix if given. */
+static void list_bucket_names(void)
+{
+    char err[CURL_ERROR_SIZE];
+    char *token = xstrdup("");
+    char *ep = sigv4_uri_encode(opt.prefix, strlen(opt.prefix), 0);
+    for (;;) {
+        char *et = sigv4_uri_encode(token, strlen(token), 0);
+        char *url = xasprintf("%s/v1/buckets/%s/objects?limit=10000&prefix=%s&token=%s%s%s",
+                              opt.endpoint, opt.bucket, ep, et,
+                              opt.provider ? "&provider=" : "", opt.provider ? opt.provider : "");
+        struct gbuf b = {0};
+        long st = fetch("GET", url, &b, err, sizeof(err));
+        free(url);
+        free(et);
+        json_t *j = st == 200 ? json_loadb(b.p, b.n, 0, NULL) : NULL;
+        gbuf_free(&b);
+        if (!j)
+            die("cannot list bucket '%s' (status %ld)", opt.bucket, st);
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(j, "objects"), i, o) {
+            const char *n = json_string_value(json_object_get(o, "name"));
+            if (n)
+                add_name(n);
+        }
+        free(token);
+        token = xstrdup(json_string_value(json_object_get(j, "next")) ?: "");
+        json_decref(j);
+        if (!token[0])
+            break;
+    }
+    free(token);
+    free(ep);
+    if (n_names == 0)
+        die("bucket '%s' lists no objects%s%s", opt.bucket, opt.prefix[0] ? " under " : "",
+            opt.prefix);
+}
+
 static void make_names(void)
 {
+    if (opt.list_names) {
+        list_bucket_names();
+        return;
+    }
     if (opt.names_file) {
         size_t len;
         char *text = file_read(opt.names_file, 1u << 30, &len);
@@ -943,8 +993,7 @@ static void make_names(void)
              l = strtok_r(NULL, "\r\n", &save)) {
             if (!l[0])
                 continue;
-            names = xrealloc(names, sizeof(char *) * (size_t)(n_names + 1));
-            names[n_names++] = xstrdup(l);
+            add_name(l);
         }
         free(text);
         if (n_names == 0)
@@ -1039,6 +1088,7 @@ static void usage(FILE *f)
             "  --num-objects N            names: N generated names (default 1000)...\n"
             "  --prefix P                 ...named P00000000, P00000001, ... (default loader/)\n"
             "  --names-file F             ...or one name per line from F\n"
+            "  --list-names               ...or the bucket's own listing (under --prefix if set)\n"
             "  --sequential               names in order instead of random\n"
             "  --read-off N --read-len N  GET a byte range of each object\n"
             "  --verify                   check GET bodies against X-Shoal-Checksum\n"
@@ -1055,7 +1105,7 @@ int main(int argc, char **argv)
     opt.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     opt.min_size = opt.max_size = 1 << 20;
     opt.num_objects = 1000;
-    opt.prefix = "loader/";
+    opt.prefix = NULL; /* "loader/" for generated names, "" for a listing */
     opt.seed = 1;
     opt.stats_interval = 10;
     opt.read_len = -1;
@@ -1067,7 +1117,7 @@ int main(int argc, char **argv)
         {"pct-put", 1, 0, 'p'}, {"duration", 1, 0, 'd'}, {"epochs", 1, 0, 'E'},
         {"max-ops", 1, 0, 'x'}, {"min-size", 1, 0, 's'}, {"max-size", 1, 0, 'S'},
         {"num-objects", 1, 0, 'n'}, {"prefix", 1, 0, 'f'}, {"names-file", 1, 0, 'F'},
-        {"sequential", 0, 0, 'q'}, {"read-off", 1, 0, 'o'}, {"read-len", 1, 0, 'l'},
+        {"sequential", 0, 0, 'q'}, {"list-names", 0, 0, 'L'}, {"read-off", 1, 0, 'o'}, {"read-len", 1, 0, 'l'},
         {"verify", 0, 0, 'v'}, {"cleanup", 0, 0, 'c'}, {"seed", 1, 0, 'r'},
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
@@ -1098,6 +1148,7 @@ int main(int argc, char **argv)
         case 'f': opt.prefix = optarg; break;
         case 'F': opt.names_file = optarg; break;
         case 'q': opt.sequential = 1; break;
+        case 'L': opt.list_names = 1; break;
         case 'o': if (parse_size(optarg, &u)) die("--read-off: bad size"); opt.read_off = (int64_t)u; break;
         case 'l': if (parse_size(optarg, &u) || u == 0) die("--read-len: bad size"); opt.read_len = (int64_t)u; break;
         case 'v': opt.verify = 1; break;
@@ -1127,6 +1178,10 @@ int main(int argc, char **argv)
         die("--read-len applies to GETs; use it with --pct-put 0");
     if (opt.threads > opt.workers)
         opt.threads = opt.workers;
+    if (opt.list_names && (opt.mode == M_S3 || opt.mode == M_HTTP))
+        die("--list-names reads a Shoal bucket's listing: use it with --mode shoal or direct");
+    if (!opt.prefix)
+        opt.prefix = opt.list_names ? "" : "loader/";
     if (opt.duration == 0 && opt.epochs == 0 && opt.max_ops < 0)
         opt.duration = 30;
 

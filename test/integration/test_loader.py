@@ -32,6 +32,10 @@ def test_fill_read_verify_cleanup(cluster):
         assert g["count"] == 80 and g["errors"] == {}, out
         lat = g["latency_us"]
         assert 0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["max"]
+    # the name set can be the bucket's own listing
+    out = json.loads(loader("--endpoint", cluster.url, "--bucket", "ld", "--list-names",
+                            "--epochs", "1", "--stats-interval", "0", "--json").stdout)
+    assert out["ops"]["GET"]["count"] == 40
     # a range read of every object
     out = json.loads(loader(*common, "--epochs", "1", "--read-off", "100",
                             "--read-len", "50").stdout)
