@@ -213,18 +213,23 @@ static void cold_drain(struct http_req *r)
     }
 }
 
+/* Headers that describe what the backend said of the object. */
+static void backend_headers(struct http_req *r, const struct backend_obj *o, const char *cache)
+{
+    if (o->etag[0])
+        http_resp_header(r, "ETag", "%s", o->etag);
+    if (o->last_modified[0])
+        http_resp_header(r, "Last-Modified", "%s", o->last_modified);
+    http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+}
+
 static void begin_client(struct cold *c)
 {
     struct http_req *r = c->r;
     c->streaming = 1;
     if (!r)
         return;
-    const struct backend_obj *o = &c->obj;
-    if (o->etag[0])
-        http_resp_header(r, "ETag", "%s", o->etag);
-    if (o->last_modified[0])
-        http_resp_header(r, "Last-Modified", "%s", o->last_modified);
-    http_resp_header(r, "X-Shoal-Cache", "miss");
+    backend_headers(r, &c->obj, "miss");
     http_resp_header(r, "Accept-Ranges", "bytes");
     http_resp_header(r, "Content-Type", "application/octet-stream");
     if (c->expect < 0) {
@@ -533,11 +538,7 @@ static void head_remote_done(void *arg, const struct backend_obj *o)
     struct probe *p = arg;
     struct http_req *r = p->r;
     if (o->status == 200) {
-        if (o->etag[0])
-            http_resp_header(r, "ETag", "%s", o->etag);
-        if (o->last_modified[0])
-            http_resp_header(r, "Last-Modified", "%s", o->last_modified);
-        http_resp_header(r, "X-Shoal-Cache", "none");
+        backend_headers(r, o, "none");
         http_resp_header(r, "X-Shoal-Cached", "false");
         http_resp_begin(r, 200, o->size >= 0 ? o->size : 0);
         http_resp_end(r);
