@@ -171,6 +171,11 @@ char *http_pct_encode(const char *s, size_t n, int keep_slash)
     return out;
 }
 
+int http_path_is(const struct http_req *r, const char *s)
+{
+    return r->path_len == strlen(s) && !memcmp(r->path, s, r->path_len);
+}
+
 const char *http_req_header(const struct http_req *r, const char *name)
 {
     for (int i = 0; i < r->n_hdrs; i++)

@@ -119,6 +119,8 @@ int http_server_nworkers(const struct http_server *s);
 struct http_worker *http_server_worker(struct http_server *s, int i);
 
 /* Request accessors. */
+/* Is the decoded path exactly s. */
+int http_path_is(const struct http_req *r, const char *s);
 const char *http_req_header(const struct http_req *r, const char *name);
 /* Percent-decoded value of query parameter name into out (NUL-terminated).
  * Returns its length, -1 when absent, -2 when malformed or too long. A

@@ -424,8 +424,7 @@ static void metrics(struct node *n, struct http_req *r)
 static void read_json_body_end(struct http_req *r);
 
 struct jbody {
-    char *buf;
-    size_t len;
+    struct gbuf body;
     void (*done)(struct http_req *r, json_t *j);
 };
 
@@ -434,21 +433,19 @@ struct jbody {
 static int jbody_add(struct http_req *r, const char *p, size_t len)
 {
     struct jbody *jb = r->data;
-    if (jb->len + len > JSON_BODY_MAX) {
+    if (jb->body.n + len > JSON_BODY_MAX) {
         http_resp_close(r);
         http_reply_error(r, 413, "JSON body over %u bytes", JSON_BODY_MAX);
         return 0;
     }
-    jb->buf = xrealloc(jb->buf, jb->len + len + 1);
-    memcpy(jb->buf + jb->len, p, len);
-    jb->len += len;
+    gbuf_add(&jb->body, p, len);
     return 0;
 }
 
 static void jbody_abort(struct http_req *r)
 {
     struct jbody *jb = r->data;
-    free(jb->buf);
+    gbuf_free(&jb->body);
     free(jb);
     r->data = NULL;
 }
@@ -457,7 +454,7 @@ static void read_json_body_end(struct http_req *r)
 {
     struct jbody *jb = r->data;
     json_error_t je;
-    json_t *j = jb->len ? json_loadb(jb->buf, jb->len, 0, &je) : json_object();
+    json_t *j = jb->body.n ? json_loadb(jb->body.p, jb->body.n, 0, &je) : json_object();
     void (*done)(struct http_req *, json_t *) = jb->done;
     jbody_abort(r);
     r->on_abort = NULL;
@@ -489,14 +486,9 @@ static void push_done(struct http_req *r, json_t *j)
     json_decref(j);
 }
 
-static int path_is(const struct http_req *r, const char *p)
-{
-    return r->path_len == strlen(p) && !memcmp(r->path, p, r->path_len);
-}
-
 int node_handle(struct node *n, struct http_req *r)
 {
-    if (path_is(r, "/v1/health")) {
+    if (http_path_is(r, "/v1/health")) {
         struct cmap *m = cmap_current();
         int ok = m && cmap_find(m, n->id);
         cmap_unref(m);
@@ -506,7 +498,7 @@ int node_handle(struct node *n, struct http_req *r)
             http_reply_error(r, 503, "node %s is not in a cluster map yet", n->id);
         return 1;
     }
-    if (path_is(r, "/v1/cluster") && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)) {
+    if (http_path_is(r, "/v1/cluster") && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)) {
         struct cmap *m = cmap_current();
         if (!m)
             http_reply_error(r, 503, "no cluster map yet");
@@ -515,7 +507,7 @@ int node_handle(struct node *n, struct http_req *r)
         cmap_unref(m);
         return 1;
     }
-    if (path_is(r, "/v1/internal/push") && r->method == HTTP_M_PUT) {
+    if (http_path_is(r, "/v1/internal/push") && r->method == HTTP_M_PUT) {
         if (node_check_sig(n, r) != 1) {
             http_reply_error(r, 403, "cluster pushes must be signed by the primary");
             return 1;
@@ -523,7 +515,7 @@ int node_handle(struct node *n, struct http_req *r)
         node_read_json(r, push_done);
         return 1;
     }
-    if (path_is(r, "/metrics")) {
+    if (http_path_is(r, "/metrics")) {
         metrics(n, r);
         return 1;
     }

@@ -110,11 +110,6 @@ static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, 
     http_reply_json(r, 307, j);
 }
 
-static int path_eq(const struct http_req *r, const char *s)
-{
-    return r->path_len == strlen(s) && !memcmp(r->path, s, r->path_len);
-}
-
 static void handle(struct http_req *r)
 {
     struct proxy *p = r->w->ctx;
@@ -125,11 +120,11 @@ static void handle(struct http_req *r)
         obj_redirect(p, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
         return;
     }
-    if (path_eq(r, "/v1/cluster/join") && r->method == HTTP_M_POST) {
+    if (http_path_is(r, "/v1/cluster/join") && r->method == HTTP_M_POST) {
         cluster_join(p, r);
         return;
     }
-    if (path_eq(r, "/v1/cluster/keepalive") && r->method == HTTP_M_POST) {
+    if (http_path_is(r, "/v1/cluster/keepalive") && r->method == HTTP_M_POST) {
         cluster_keepalive(p, r);
         return;
     }

@@ -702,13 +702,11 @@ static void handle(struct http_req *r)
         obj_handle(t, r, r->path + pl, r->path_len - pl);
         return;
     }
-    if (has_prefix(r, "/v1/internal/list", &pl) && r->path_len == pl &&
-        r->method == HTTP_M_GET) {
+    if (http_path_is(r, "/v1/internal/list") && r->method == HTTP_M_GET) {
         list_handle(t, r);
         return;
     }
-    if (has_prefix(r, "/v1/internal/list-remote", &pl) && r->path_len == pl &&
-        r->method == HTTP_M_GET) {
+    if (http_path_is(r, "/v1/internal/list-remote") && r->method == HTTP_M_GET) {
         rlist_handle(t, r);
         return;
     }
