@@ -47,6 +47,8 @@
 
 #define FEED_CHUNK (256 * 1024)     /* bytes handed to llhttp per call */
 #define DRAIN_MAX (1024 * 1024)     /* an unwanted body this small is read and dropped */
+#define HTTP_COPY_MAX (32 * 1024) /* file ranges up to this are copied, not sendfile'd */
+#define WRITE_MAX (4 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
 
 struct http_server {
@@ -78,6 +80,9 @@ struct http_conn {
     int aborting;                /* close, without completing, once flushed */
     int read_paused;             /* the handler asked for a pause */
     struct event *resume_ev;
+    struct event *flush_ev;      /* writes new output later in this loop pass */
+    struct evbuffer_cb_entry *out_cb;
+    int flush_queued;
 };
 
 static llhttp_settings_t parser_settings;
@@ -163,8 +168,9 @@ char *http_pct_encode(const char *s, size_t n, int keep_slash)
             (keep_slash && c == '/')) {
             *o++ = (char)c;
         } else {
-            sprintf(o, "%%%02X", c);
-            o += 3;
+            *o++ = '%';
+            *o++ = "0123456789ABCDEF"[c >> 4];
+            *o++ = "0123456789ABCDEF"[c & 15];
         }
     }
     *o = '\0';
@@ -351,6 +357,26 @@ void http_resp_write(struct http_req *r, const void *p, size_t n)
         evbuffer_add(out, "\r\n", 2);
 }
 
+/* Copy a small file range into the output, so headers and body leave in
+ * one write; 0, or -1 when the file is shorter than promised. */
+static int add_file_copy(struct evbuffer *out, int fd, int64_t off, int64_t len)
+{
+    struct evbuffer_iovec v;
+    if (evbuffer_reserve_space(out, len, &v, 1) != 1)
+        return -1;
+    size_t got = 0;
+    while (got < (size_t)len) {
+        ssize_t n = pread(fd, (char *)v.iov_base + got, (size_t)len - got, off + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    v.iov_len = got;
+    return evbuffer_commit_space(out, &v, 1);
+}
+
 void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
 {
     if (!r->conn || r->head_only || len == 0 || r->resp_done) {
@@ -358,11 +384,16 @@ void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
         return;
     }
     /* Added straight to the socket's output buffer, which drains to an fd,
-     * so libevent sends the segment with sendfile(2). */
+     * so libevent sends the segment with sendfile(2); small ranges are
+     * copied instead, which saves a system call and a packet. */
     struct evbuffer *out = bufferevent_get_output(r->conn->bev);
     if (r->resp_chunked)
         evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
-    if (evbuffer_add_file(out, fd, off, len) < 0) {
+    if (len <= HTTP_COPY_MAX) {
+        if (add_file_copy(out, fd, off, len) < 0)
+            r->conn->closing = 1;
+        close(fd);
+    } else if (evbuffer_add_file(out, fd, off, len) < 0) {
         close(fd);
         r->conn->closing = 1;
     }
@@ -807,6 +838,54 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
     }
     if (c->req && c->req->on_drain && !c->req->resp_done)
         c->req->on_drain(c->req);
+    /* Drained: new output goes through conn_flush_cb again. */
+    if (evbuffer_get_length(bufferevent_get_output(bev)) == 0 && !c->closing && !c->aborting)
+        bufferevent_disable(bev, EV_WRITE);
+}
+
+/*
+ * Output is written in the loop pass that produced it, not after another
+ * epoll round: while the socket keeps up, EV_WRITE stays off and the
+ * bufferevent never arms it (two epoll_ctl calls and a wakeup per
+ * response). Only output the socket cannot take at once arms EV_WRITE,
+ * and conn_write_cb disarms it once drained.
+ */
+static void conn_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct http_conn *c = arg;
+    c->flush_queued = 0;
+    if (bufferevent_get_enabled(c->bev) & EV_WRITE)
+        return; /* the bufferevent writes */
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    if (evbuffer_get_length(out) > 0) {
+        /* A socket bufferevent keeps its output's start frozen; it thaws
+         * it the same way around its own writes. */
+        evbuffer_unfreeze(out, 1);
+        int n = evbuffer_write_atmost(out, bufferevent_getfd(c->bev), WRITE_MAX);
+        int e = errno;
+        evbuffer_freeze(out, 1);
+        if (n < 0 && e != EAGAIN && e != EINTR) {
+            /* let the bufferevent meet the error and report it */
+            bufferevent_enable(c->bev, EV_WRITE);
+            return;
+        }
+    }
+    if (evbuffer_get_length(out) > 0)
+        bufferevent_enable(c->bev, EV_WRITE);
+    else
+        conn_write_cb(c->bev, c);
+}
+
+static void conn_outbuf_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    (void)buf;
+    struct http_conn *c = arg;
+    if (info->n_added && !c->flush_queued && !(bufferevent_get_enabled(c->bev) & EV_WRITE)) {
+        c->flush_queued = 1;
+        event_active(c->flush_ev, EV_WRITE, 0);
+    }
 }
 
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -833,6 +912,8 @@ static void conn_free(struct http_conn *c)
         req_finish(c);
     }
     event_free(c->resume_ev);
+    evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
+    event_free(c->flush_ev);
     bufferevent_free(c->bev);
     gbuf_free(&c->hb);
     free(c);
@@ -867,8 +948,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     /* libevent's default of 16 KiB per read callback caps body throughput */
     bufferevent_set_max_single_read(c->bev, FEED_CHUNK);
-    bufferevent_set_max_single_write(c->bev, 4 << 20);
+    bufferevent_set_max_single_write(c->bev, WRITE_MAX);
     c->resume_ev = event_new(w->base, -1, 0, conn_resume_cb, c);
+    c->flush_ev = event_new(w->base, -1, 0, conn_flush_cb, c);
+    c->out_cb = evbuffer_add_cb(bufferevent_get_output(c->bev), conn_outbuf_cb, c);
     c->next = w->conns;
     if (w->conns)
         w->conns->prev = c;
@@ -878,7 +961,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
     struct timeval idle = {w->srv->o.idle_timeout_s, 0};
     bufferevent_set_timeouts(c->bev, &idle, &idle);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    bufferevent_disable(c->bev, EV_WRITE); /* on by default; see conn_flush_cb */
+    bufferevent_enable(c->bev, EV_READ);
 }
 
 /* ---- server ----------------------------------------------------------- */

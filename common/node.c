@@ -18,7 +18,6 @@
 #include <event2/event.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +182,33 @@ static void load_persisted(struct node *n)
     free(path);
 }
 
+static void mac_init(struct node *n)
+{
+    unsigned char k[64] = {0}, pad[64];
+    const char *key = n->conf->cluster_secret;
+    size_t kl = strlen(key);
+    if (kl > sizeof(k)) {
+        unsigned int dl;
+        EVP_Digest(key, kl, k, &dl, EVP_sha256(), NULL);
+    } else {
+        memcpy(k, key, kl);
+    }
+    n->mac_in = EVP_MD_CTX_new();
+    n->mac_out = EVP_MD_CTX_new();
+    for (int i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x36;
+    if (!n->mac_in || !n->mac_out || !EVP_DigestInit_ex(n->mac_in, EVP_sha256(), NULL) ||
+        !EVP_DigestUpdate(n->mac_in, pad, 64))
+        abort();
+    for (int i = 0; i < 64; i++)
+        pad[i] = k[i] ^ 0x5c;
+    if (!EVP_DigestInit_ex(n->mac_out, EVP_sha256(), NULL) ||
+        !EVP_DigestUpdate(n->mac_out, pad, 64))
+        abort();
+    OPENSSL_cleanse(k, sizeof(k));
+    OPENSSL_cleanse(pad, sizeof(pad));
+}
+
 int node_init(struct node *n, struct conf *c, enum node_role role, char *err, size_t errlen)
 {
     memset(n, 0, sizeof(*n));
@@ -204,6 +230,7 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
         snprintf(err, errlen, "option 'primary_url' is required for a target");
         return -1;
     }
+    mac_init(n);
     load_persisted(n);
     struct bmd *b = bmd_current();
     if (b)
@@ -315,16 +342,20 @@ void node_start(struct node *n)
 
 void node_stop(struct node *n)
 {
-    if (!n->ctl_base)
-        return;
-    event_base_loopbreak(n->ctl_base);
-    pthread_join(n->ctl_thread, NULL);
-    hcli_free(n->ctl_cli);
-    event_free(n->ctl_timer);
-    loopq_free(n->ctl_q);
-    event_base_free(n->ctl_base);
-    n->ctl_base = NULL;
+    if (n->ctl_base) {
+        event_base_loopbreak(n->ctl_base);
+        pthread_join(n->ctl_thread, NULL);
+        hcli_free(n->ctl_cli);
+        event_free(n->ctl_timer);
+        loopq_free(n->ctl_q);
+        event_base_free(n->ctl_base);
+        n->ctl_base = NULL;
+    }
     free(n->id);
+    n->id = NULL;
+    EVP_MD_CTX_free(n->mac_in);
+    EVP_MD_CTX_free(n->mac_out);
+    n->mac_in = n->mac_out = NULL;
 }
 
 /* ---- signatures --------------------------------------------------------- */
@@ -336,11 +367,13 @@ void node_sign(const struct node *n, const char *method, const char *path, int64
     int len = snprintf(msg, sizeof(msg), "%s\n%s\n%lld", method, path, (long long)expires);
     if (len >= (int)sizeof(msg))
         len = sizeof(msg) - 1;
-    unsigned char mac[32];
-    unsigned int maclen = sizeof(mac);
-    const char *key = n->conf->cluster_secret;
-    HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)msg, (size_t)len, mac,
-         &maclen);
+    unsigned char inner[32], mac[32];
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    if (!c || !EVP_MD_CTX_copy_ex(c, n->mac_in) || !EVP_DigestUpdate(c, msg, (size_t)len) ||
+        !EVP_DigestFinal_ex(c, inner, NULL) || !EVP_MD_CTX_copy_ex(c, n->mac_out) ||
+        !EVP_DigestUpdate(c, inner, sizeof(inner)) || !EVP_DigestFinal_ex(c, mac, NULL))
+        abort();
+    EVP_MD_CTX_free(c);
     hex_encode(mac, 32, out);
 }
 

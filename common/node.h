@@ -54,6 +54,10 @@ struct node {
     void *owner;                                /* the daemon's context */
 
     struct node_stats st;
+
+    /* SHA-256 states with the cluster secret's inner and outer HMAC pads
+     * absorbed, so a signature costs two copies and two short hashes */
+    struct evp_md_ctx_st *mac_in, *mac_out;
 };
 
 /* Identity, state directory, persisted map and BMD. 0 or -1 with err. */

@@ -110,6 +110,15 @@ static int not_primary(struct proxy *p, struct http_req *r)
     return 1;
 }
 
+/* Ids and URLs end up in headers and replies as they are. */
+static int plain_token(const char *s)
+{
+    for (; *s; s++)
+        if (*s <= ' ' || *s == '"' || *s == '\\' || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
 static void join_body(struct http_req *r, json_t *j)
 {
     struct proxy *p = r->w->ctx;
@@ -117,9 +126,11 @@ static void join_body(struct http_req *r, json_t *j)
     json_int_t their_version = 0;
     if (json_unpack(j, "{s:s, s:s, s:s, s?I}", "id", &id, "role", &role, "url", &url,
                     "cmap_version", &their_version) ||
-        (strcmp(role, "proxy") && strcmp(role, "target")) || !id[0] || !url[0]) {
+        (strcmp(role, "proxy") && strcmp(role, "target")) || !id[0] || !url[0] ||
+        !plain_token(id) || !plain_token(url)) {
         json_decref(j);
-        http_reply_error(r, 400, "join needs id, role (proxy|target) and url");
+        http_reply_error(r, 400, "join needs id, role (proxy|target) and url, without "
+                                 "spaces, quotes or backslashes");
         return;
     }
     pthread_mutex_lock(&p->mu);

@@ -101,13 +101,16 @@ static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, 
     http_resp_header(r, "Location", "%s%s%s", url, r->query[0] ? "&" : "", r->query);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
     node_count(&p->node, op, 307);
-    json_t *j = json_pack("{s:s, s:s}", "target", owner->id, "location", url);
+    /* Ids and URLs are plain tokens (cluster_join), the path is
+     * percent-encoded: the body needs no JSON escaping. */
+    char *body = xasprintf("{\"target\":\"%s\",\"location\":\"%s\"}\n", owner->id, url);
     cmap_unref(m);
     free(url);
     free(path);
     free(en);
     free(name);
-    http_reply_json(r, 307, j);
+    http_reply(r, 307, "application/json", body, strlen(body));
+    free(body);
 }
 
 static void handle(struct http_req *r)

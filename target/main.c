@@ -116,17 +116,14 @@ void target_serve_local(struct target *t, struct http_req *r, const char *mkey, 
 {
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
     struct ometa m;
-    char path[PATH_MAX];
     int fd = -1, rc = 0;
     /* A PUT may replace the file between the lookup and the open; the
      * second round sees the new metadata. */
     for (int tries = 0; tries < 2 && fd < 0; tries++) {
         if ((rc = store_get(&t->store, mp, mkey, klen, &m)))
             break;
-        store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            rc = errno == ENOENT ? -ENOENT : -errno;
+        if ((fd = store_data_open(mp, mkey, klen, m.uid)) < 0)
+            rc = fd;
     }
     if (fd < 0) {
         node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, errno_status(rc));

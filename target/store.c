@@ -133,6 +133,7 @@ int store_open(struct store *s, char **dirs, int n, int do_fsync, char *err, siz
     for (int i = 0; i < n; i++) {
         struct store_mp *mp = &s->mp[i];
         mp->dir = xstrdup(dirs[i]);
+        mp->data_fd = -1;
         pthread_mutex_init(&mp->mu, NULL);
         s->n = i + 1;
         const char *sub[] = {"", "/data", "/work", "/meta"};
@@ -155,6 +156,13 @@ int store_open(struct store *s, char **dirs, int n, int do_fsync, char *err, siz
             }
         }
         s->hashes[i] = mp->hash;
+        char *datadir = xasprintf("%s/data", mp->dir);
+        mp->data_fd = open(datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        free(datadir);
+        if (mp->data_fd < 0) {
+            snprintf(err, errlen, "mountpath %s: data: %s", mp->dir, strerror(errno));
+            return -1;
+        }
         char *metadir = xasprintf("%s/meta", mp->dir);
         char *e = NULL;
         mp->db = rocksdb_open(s->opts, metadir, &e);
@@ -176,6 +184,8 @@ void store_close(struct store *s)
     for (int i = 0; i < s->n; i++) {
         if (s->mp[i].db)
             rocksdb_close(s->mp[i].db);
+        if (s->mp[i].data_fd >= 0)
+            close(s->mp[i].data_fd);
         free(s->mp[i].dir);
         free(s->mp[i].id);
         pthread_mutex_destroy(&s->mp[i].mu);
@@ -213,14 +223,29 @@ struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
     return &s->mp[hrw_pick(hrw_hash(mkey, klen), s->hashes, s->n)];
 }
 
+/* The data file's name below data/: XX/YY/<xxh3-128>.<uid>. */
+static void data_name(const char *mkey, size_t klen, uint64_t uid, char *out, size_t outlen)
+{
+    XXH128_hash_t h = XXH3_128bits(mkey, klen);
+    snprintf(out, outlen, "%02x/%02x/%016llx%016llx.%016llx", (unsigned)(h.high64 >> 56),
+             (unsigned)((h.high64 >> 48) & 0xff), (unsigned long long)h.high64,
+             (unsigned long long)h.low64, (unsigned long long)uid);
+}
+
 void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
                      char *out, size_t outlen)
 {
-    XXH128_hash_t h = XXH3_128bits(mkey, klen);
-    snprintf(out, outlen, "%s/data/%02x/%02x/%016llx%016llx.%016llx", mp->dir,
-             (unsigned)(h.high64 >> 56), (unsigned)((h.high64 >> 48) & 0xff),
-             (unsigned long long)h.high64, (unsigned long long)h.low64,
-             (unsigned long long)uid);
+    char name[80];
+    data_name(mkey, klen, uid, name, sizeof(name));
+    snprintf(out, outlen, "%s/data/%s", mp->dir, name);
+}
+
+int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
+{
+    char name[80];
+    data_name(mkey, klen, uid, name, sizeof(name));
+    int fd = openat(mp->data_fd, name, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
 }
 
 int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen)

@@ -38,6 +38,7 @@ struct store_mp {
     char *id;
     uint64_t hash;               /* hrw_hash(id) */
     rocksdb_t *db;
+    int data_fd;                 /* data/, for openat without the long path */
     pthread_mutex_t mu;          /* serialises commits and deletes */
 };
 
@@ -63,6 +64,8 @@ char *store_mkey(const char *provider, const char *bucket, const char *name, siz
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
 void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
                      char *out, size_t outlen);
+/* Open a committed data file for reading: the fd or -errno. */
+int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid);
 
 /* Open a new work file; returns the fd or -errno, and its uid and path. */
 int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen);
