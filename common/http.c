@@ -48,7 +48,7 @@
 #define FEED_CHUNK (256 * 1024)     /* bytes handed to llhttp per call */
 #define DRAIN_MAX (1024 * 1024)     /* an unwanted body this small is read and dropped */
 #define HTTP_COPY_MAX (32 * 1024) /* file ranges up to this are copied, not sendfile'd */
-#define WRITE_MAX (4 << 20)         /* bytes written per callback */
+#define WRITE_MAX (2 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
 
 struct http_server {

@@ -12,7 +12,8 @@ NGINX_PID=""
 NETNS=""
 bench_cleanup() {
   [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
-  [ -f "$BENCH_DIR/nginx/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx/nginx.pid")" 2>/dev/null || true
+  local pid
+  pid=$(cat "$BENCH_DIR/nginx/nginx.pid" 2>/dev/null) && kill "$pid" 2>/dev/null || true
   if [ -n "$NETNS" ]; then
     ip link del "${NETNS}h" 2>/dev/null || true
     ip netns del "$NETNS" 2>/dev/null || true
@@ -113,7 +114,8 @@ PY
 
 # stop_nginx: stop the nginx started last
 stop_nginx() {
-  [ -f "$BENCH_DIR/nginx/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx/nginx.pid")" 2>/dev/null || true
+  local pid
+  pid=$(cat "$BENCH_DIR/nginx/nginx.pid" 2>/dev/null) && kill "$pid" 2>/dev/null || true
   [ -n "$NGINX_PID" ] && wait "$NGINX_PID" 2>/dev/null || true
   NGINX_PID=""
   rm -rf "$BENCH_DIR/nginx"
