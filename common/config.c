@@ -26,6 +26,15 @@ struct opt {
     const char *help;
 };
 
+/* A list's count is the int right after its pointer in struct conf. */
+#define LIST_COUNT(c, o) ((int *)((char *)(c) + (o)->off + sizeof(char **)))
+_Static_assert(offsetof(struct conf, n_mountpaths) ==
+                   offsetof(struct conf, mountpaths) + sizeof(char **),
+               "list count follows its list");
+_Static_assert(offsetof(struct conf, n_s3_api_keys) ==
+                   offsetof(struct conf, s3_api_keys) + sizeof(char **),
+               "list count follows its list");
+
 #define F(f) offsetof(struct conf, f)
 static const struct opt opts[] = {
     {"id", OPT_STR, F(id), 0, 0, "", "node id (generated and kept in state_dir when empty)"},
@@ -55,6 +64,9 @@ static const struct opt opts[] = {
     {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)"},
     {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request"},
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors"},
+    {"s3_api_keys", OPT_LIST, F(s3_api_keys), 0, 0, "", "S3 API credentials, ACCESS_KEY:SECRET (comma-separated); none: anonymous"},
+    {"s3_api_port", OPT_INT, F(s3_api_port), 0, 65535, "0", "extra port serving the S3 API at the root (0: none)"},
+    {"s3_redirect", OPT_BOOL, F(s3_redirect), 0, 1, "false", "S3 object requests get a redirect to the target instead of a forward"},
 };
 #undef F
 
@@ -119,7 +131,7 @@ static int conf_set_value(struct conf *c, const struct opt *o, const char *v,
     }
     case OPT_LIST: {
         char ***f = (char ***)(base + o->off);
-        int *cnt = (int *)(base + offsetof(struct conf, n_mountpaths));
+        int *cnt = LIST_COUNT(base, o);
         list_free(*f, *cnt);
         *f = NULL;
         *cnt = 0;
@@ -183,9 +195,10 @@ static int conf_set_json(struct conf *c, const char *name, json_t *v, char *err,
         if (!json_is_array(v))
             return fail(err, errlen, "config file: '%s' must be an array of strings", name);
         char ***f = (char ***)((char *)c + o->off);
-        list_free(*f, c->n_mountpaths);
+        int *cnt = LIST_COUNT(c, o);
+        list_free(*f, *cnt);
         *f = NULL;
-        c->n_mountpaths = 0;
+        *cnt = 0;
         size_t i;
         json_t *e;
         json_array_foreach(v, i, e) {
@@ -193,7 +206,7 @@ static int conf_set_json(struct conf *c, const char *name, json_t *v, char *err,
                 return fail(err, errlen, "config file: '%s'[%zu] must be a non-empty string",
                             name, i);
             *f = xrealloc(*f, sizeof(char *) * (i + 1));
-            (*f)[c->n_mountpaths++] = xstrdup(json_string_value(e));
+            (*f)[(*cnt)++] = xstrdup(json_string_value(e));
         }
         return 0;
     }
@@ -289,11 +302,13 @@ void conf_free(struct conf *c)
             char **f = (char **)((char *)c + opts[i].off);
             free(*f);
             *f = NULL;
+        } else if (opts[i].type == OPT_LIST) {
+            char ***f = (char ***)((char *)c + opts[i].off);
+            list_free(*f, *LIST_COUNT(c, &opts[i]));
+            *f = NULL;
+            *LIST_COUNT(c, &opts[i]) = 0;
         }
     }
-    list_free(c->mountpaths, c->n_mountpaths);
-    c->mountpaths = NULL;
-    c->n_mountpaths = 0;
 }
 
 void conf_usage(const char *prog)

@@ -41,6 +41,11 @@ struct conf {
     char *s3_profile;
     int backend_timeout_s; /* one backend request, start to end */
     int backend_retries;   /* attempts after the first on 5xx, 503 SlowDown, connection errors */
+    /* the S3 API served by proxies */
+    char **s3_api_keys;    /* "ACCESS_KEY:SECRET" each; none: anonymous access */
+    int n_s3_api_keys;
+    int s3_api_port;       /* a second port serving S3 at the root; 0: none */
+    int s3_redirect;       /* redirect object requests instead of forwarding them */
 };
 
 /*

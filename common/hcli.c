@@ -39,6 +39,7 @@ struct hcli_xfer {
     int n_rh;
     int headers_done;
     int stopped;                 /* a callback asked to stop */
+    int pause_bits;              /* CURLPAUSE_RECV / CURLPAUSE_SEND in force */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -209,6 +210,10 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
 {
     struct hcli_xfer *x = arg;
     ssize_t r = x->ops->on_read(x->arg, buf, size * n);
+    if (r == HCLI_READ_PAUSE) {
+        x->pause_bits |= CURLPAUSE_SEND;
+        return CURL_READFUNC_PAUSE;
+    }
     return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
 }
 
@@ -306,16 +311,47 @@ const char *hcli_header(const struct hcli_xfer *x, const char *name)
     return NULL;
 }
 
+void hcli_cancel(struct hcli_xfer *x)
+{
+    xfer_free(x);
+}
+
+int hcli_header_count(const struct hcli_xfer *x)
+{
+    return x->n_rh;
+}
+
+const char *hcli_header_at(const struct hcli_xfer *x, int i, const char **value)
+{
+    *value = x->rh[i] + strlen(x->rh[i]) + 1;
+    return x->rh[i];
+}
+
+/* Pausing may happen inside curl's callbacks; unpausing happens from the
+ * loop, which then lets curl move what it held back. */
+static void set_pause(struct hcli_xfer *x, int bits)
+{
+    int unpausing = (x->pause_bits & ~bits) != 0;
+    x->pause_bits = bits;
+    curl_easy_pause(x->easy, bits);
+    if (unpausing)
+        curl_multi_socket_action(x->c->multi, CURL_SOCKET_TIMEOUT, 0, &x->c->running);
+}
+
 void hcli_pause(struct hcli_xfer *x)
 {
-    curl_easy_pause(x->easy, CURLPAUSE_RECV);
+    set_pause(x, x->pause_bits | CURLPAUSE_RECV);
 }
 
 void hcli_resume(struct hcli_xfer *x)
 {
-    curl_easy_pause(x->easy, CURLPAUSE_CONT);
-    /* let curl deliver what it held back, from the loop */
-    curl_multi_socket_action(x->c->multi, CURL_SOCKET_TIMEOUT, 0, &x->c->running);
+    set_pause(x, x->pause_bits & ~CURLPAUSE_RECV);
+}
+
+void hcli_resume_upload(struct hcli_xfer *x)
+{
+    if (x->pause_bits & CURLPAUSE_SEND)
+        set_pause(x, x->pause_bits & ~CURLPAUSE_SEND);
 }
 
 /* ---- the buffered form ------------------------------------------------- */

@@ -22,6 +22,8 @@ struct event_base;
 struct hcli;
 struct hcli_xfer;
 
+#define HCLI_READ_PAUSE (-2)
+
 struct hcli_ops {
     /* The final response's headers are in (status >= 200). Return 0 to go
      * on, -1 to stop the transfer (on_done then reports "cancelled"). */
@@ -30,7 +32,8 @@ struct hcli_ops {
      * stop further pieces until hcli_resume(). Return 0, or -1 to stop. */
     int (*on_data)(void *arg, struct hcli_xfer *x, const char *p, size_t n);
     /* Upload source: up to n bytes into buf; returns the count, 0 at the
-     * end, -1 to fail the transfer. */
+     * end, -1 to fail the transfer, or HCLI_READ_PAUSE when nothing is
+     * ready yet (then call hcli_resume_upload once there is). */
     ssize_t (*on_read)(void *arg, char *buf, size_t n);
     /* status: the HTTP status, or 0 when the transfer failed (err says why). */
     void (*on_done)(void *arg, struct hcli_xfer *x, int status, const char *err);
@@ -51,8 +54,16 @@ struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url
                              long timeout_ms, const struct hcli_ops *ops, void *arg);
 /* A response header's value (trimmed), or NULL. Valid from on_headers on. */
 const char *hcli_header(const struct hcli_xfer *x, const char *name);
+/* Stop a transfer without calling its callbacks (not from inside them). */
+void hcli_cancel(struct hcli_xfer *x);
+/* All response headers: name and value of the i-th (0 <= i < count). */
+int hcli_header_count(const struct hcli_xfer *x);
+const char *hcli_header_at(const struct hcli_xfer *x, int i, const char **value);
+/* Stop and restart the delivery of body pieces (on_data). */
 void hcli_pause(struct hcli_xfer *x);
 void hcli_resume(struct hcli_xfer *x);
+/* The upload source has bytes again after HCLI_READ_PAUSE. */
+void hcli_resume_upload(struct hcli_xfer *x);
 
 /*
  * status: the HTTP status, or 0 when no response came (err says why).

@@ -481,6 +481,10 @@ void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     else
         log_debug("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status,
                   msg);
+    if (r->on_error) {
+        r->on_error(r, status, msg);
+        return;
+    }
     http_reply_json(r, status, json_pack("{s:s, s:i}", "error", msg, "status", status));
 }
 
@@ -668,10 +672,11 @@ static int on_headers_complete(llhttp_t *p)
     }
     const char *ex = http_req_header(r, "Expect");
     r->expect_continue = ex && !strcasecmp(ex, "100-continue");
-    if (r->content_length == 0 && !r->chunked)
-        r->expect_continue = 0;
     c->w->srv->o.handler(r);
-    if (r->conn && r->on_body && !r->resp_started && r->expect_continue) {
+    /* A handler that takes the body gets it announced, even an empty one:
+     * some clients (botocore) misread a final answer that comes without
+     * the 100 they asked for. */
+    if (r->conn && (r->on_body || r->on_end) && !r->resp_started && r->expect_continue) {
         r->continue_sent = 1;
         evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n", 25);
     }

@@ -95,6 +95,10 @@ struct http_req {
     void (*on_end)(struct http_req *req);
     void (*on_abort)(struct http_req *req);
     void (*on_drain)(struct http_req *req);  /* output buffer emptied */
+    /* Formats http_reply_error's answer instead of the JSON body (the S3
+     * API's XML errors); err_code, when set, is the error's code name. */
+    void (*on_error)(struct http_req *req, int status, const char *msg);
+    const char *err_code;
     void *data;
 
     /* Internal state. */

@@ -454,58 +454,98 @@ static void metrics(struct node *n, struct http_req *r)
     http_reply(r, 200, "text/plain; version=0.0.4", buf, o);
 }
 
-static void read_json_body_end(struct http_req *r);
+/* ---- request bodies read whole ------------------------------------------ */
 
-struct jbody {
+struct wbody {
     struct gbuf body;
-    void (*done)(struct http_req *r, json_t *j);
+    size_t max;
+    void (*done)(struct http_req *r, void *arg, char *body, size_t len);
+    void (*gone)(void *arg);
+    void *arg;
+    void (*done_json)(struct http_req *r, json_t *j);
 };
 
-#define JSON_BODY_MAX (16u << 20)
-
-static int jbody_add(struct http_req *r, const char *p, size_t len)
+static int wbody_add(struct http_req *r, const char *p, size_t len)
 {
-    struct jbody *jb = r->data;
-    if (jb->body.n + len > JSON_BODY_MAX) {
+    struct wbody *wb = r->data;
+    if (!wb)
+        return 0; /* answered already; the rest is dropped */
+    if (wb->body.n + len > wb->max) {
+        size_t max = wb->max;
+        if (wb->gone)
+            wb->gone(wb->arg);
+        gbuf_free(&wb->body);
+        free(wb);
+        r->data = NULL;
+        r->on_abort = NULL;
+        r->on_end = NULL;
         http_resp_close(r);
-        http_reply_error(r, 413, "JSON body over %u bytes", JSON_BODY_MAX);
+        r->err_code = "EntityTooLarge";
+        http_reply_error(r, 413, "request body over %zu bytes", max);
         return 0;
     }
-    gbuf_add(&jb->body, p, len);
+    gbuf_add(&wb->body, p, len);
     return 0;
 }
 
-static void jbody_abort(struct http_req *r)
+static void wbody_abort(struct http_req *r)
 {
-    struct jbody *jb = r->data;
-    gbuf_free(&jb->body);
-    free(jb);
+    struct wbody *wb = r->data;
+    if (wb->gone)
+        wb->gone(wb->arg);
+    gbuf_free(&wb->body);
+    free(wb);
     r->data = NULL;
 }
 
-static void read_json_body_end(struct http_req *r)
+static void wbody_end(struct http_req *r)
 {
-    struct jbody *jb = r->data;
-    json_error_t je;
-    json_t *j = jb->body.n ? json_loadb(jb->body.p, jb->body.n, 0, &je) : json_object();
-    void (*done)(struct http_req *, json_t *) = jb->done;
-    jbody_abort(r);
+    struct wbody *wb = r->data;
+    r->data = NULL;
     r->on_abort = NULL;
-    if (!j) {
-        http_reply_error(r, 400, "malformed JSON body: %s (line %d)", je.text, je.line);
-        return;
+    r->on_body = NULL;
+    size_t n = wb->body.n;
+    char *body = gbuf_take(&wb->body);
+    if (wb->done) {
+        wb->done(r, wb->arg, body, n);
+    } else {
+        json_error_t je;
+        json_t *j = n ? json_loadb(body, n, 0, &je) : json_object();
+        if (!j)
+            http_reply_error(r, 400, "malformed JSON body: %s (line %d)", je.text, je.line);
+        else
+            wb->done_json(r, j);
     }
-    done(r, j);
+    free(body);
+    free(wb);
 }
+
+static struct wbody *read_body(struct http_req *r, size_t max)
+{
+    struct wbody *wb = xcalloc(1, sizeof(*wb));
+    wb->max = max;
+    r->data = wb;
+    r->on_body = wbody_add;
+    r->on_end = wbody_end;
+    r->on_abort = wbody_abort;
+    return wb;
+}
+
+void node_read_body(struct http_req *r, size_t max,
+                    void (*done)(struct http_req *r, void *arg, char *body, size_t len),
+                    void (*gone)(void *arg), void *arg)
+{
+    struct wbody *wb = read_body(r, max);
+    wb->done = done;
+    wb->gone = gone;
+    wb->arg = arg;
+}
+
+#define JSON_BODY_MAX (16u << 20)
 
 void node_read_json(struct http_req *r, void (*done)(struct http_req *r, json_t *j))
 {
-    struct jbody *jb = xcalloc(1, sizeof(*jb));
-    jb->done = done;
-    r->data = jb;
-    r->on_body = jbody_add;
-    r->on_end = read_json_body_end;
-    r->on_abort = jbody_abort;
+    read_body(r, JSON_BODY_MAX)->done_json = done;
 }
 
 static void push_done(struct http_req *r, json_t *j)

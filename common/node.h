@@ -86,6 +86,13 @@ char *node_signed_url(const struct node *n, const char *method, const char *base
 /* 1 valid, 0 missing, -1 bad or expired. */
 int node_check_sig(const struct node *n, struct http_req *r);
 
+/* Read r's whole body (at most max bytes, else 413), then call done with
+ * arg and the body (NUL-terminated; freed after done returns). When the
+ * body never completes (the client left, or it was too large and got its
+ * answer), gone(arg) runs instead (gone may be NULL). */
+void node_read_body(struct http_req *r, size_t max,
+                    void (*done)(struct http_req *r, void *arg, char *body, size_t len),
+                    void (*gone)(void *arg), void *arg);
 /* Collect a small JSON request body (at most 16 MiB), then call done with
  * it (a new reference done owns); malformed JSON gets 400 without done. */
 void node_read_json(struct http_req *r, void (*done)(struct http_req *r, json_t *j));

@@ -142,14 +142,21 @@ void s3_req_build(struct s3_req *out, const struct s3_cfg *c, const char *method
     const char *hostport = sep ? sep + 3 : c->endpoint;
     char *scheme = sep ? xstrndup(c->endpoint, (size_t)(sep - c->endpoint)) : xstrdup("http");
     char *ekey = key ? sigv4_uri_encode(key, strlen(key), 1) : xstrdup("");
+    /* an endpoint may carry a path (Shoal's own S3 API: http://proxy/s3) */
+    size_t hl = strcspn(hostport, "/");
+    char *base = xstrdup(hostport + hl);
+    size_t bl = strlen(base);
+    while (bl && base[bl - 1] == '/')
+        base[--bl] = '\0';
     char *host, *path;
     if (c->vhost) {
-        host = xasprintf("%s.%s", bucket, hostport);
-        path = xasprintf("/%s", ekey);
+        host = xasprintf("%s.%.*s", bucket, (int)hl, hostport);
+        path = xasprintf("%s/%s", base, ekey);
     } else {
-        host = xstrdup(hostport);
-        path = key ? xasprintf("/%s/%s", bucket, ekey) : xasprintf("/%s", bucket);
+        host = xstrndup(hostport, hl);
+        path = key ? xasprintf("%s/%s/%s", base, bucket, ekey) : xasprintf("%s/%s", base, bucket);
     }
+    free(base);
     out->url = xasprintf("%s://%s%s%s%s", scheme, host, path, query && query[0] ? "?" : "",
                          query ? query : "");
     char amzdate[17], date[9];

@@ -84,7 +84,8 @@ void gbuf_add(struct gbuf *b, const void *p, size_t n)
             b->cap = b->cap ? b->cap * 2 : 256;
         b->p = xrealloc(b->p, b->cap);
     }
-    memcpy(b->p + b->n, p, n);
+    if (n) /* p may be NULL for nothing (an empty gbuf's contents) */
+        memcpy(b->p + b->n, p, n);
     b->n += n;
     b->p[b->n] = '\0';
 }

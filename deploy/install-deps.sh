@@ -11,6 +11,7 @@ pkgs=(
   curl procps psmisc clang libclang-rt-14-dev
   nginx-light wrk fio iproute2
   python3 python3-requests python3-pytest python3-boto3 nodejs
+  awscli s3cmd rclone
 )
 
 missing=()

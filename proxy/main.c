@@ -123,6 +123,8 @@ static void handle(struct http_req *r)
         obj_redirect(p, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
         return;
     }
+    if (s3_handle(p, r))
+        return;
     if (http_path_is(r, "/v1/cluster/join") && r->method == HTTP_M_POST) {
         cluster_join(p, r);
         return;
@@ -136,6 +138,16 @@ static void handle(struct http_req *r)
     node_count(&p->node, ST_OTHER, 404);
     http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
                      r->path);
+}
+
+static void handle_s3_port(struct http_req *r)
+{
+    struct proxy *p = r->w->ctx;
+    if (http_path_is(r, "/v1/health") || http_path_is(r, "/metrics")) {
+        node_handle(&p->node, r);
+        return;
+    }
+    s3_handle_root(p, r);
 }
 
 int main(int argc, char **argv)
@@ -153,6 +165,14 @@ int main(int argc, char **argv)
         return 2;
     }
     log_init("shoal-proxy", (enum log_level)log_level_parse(p.conf.log_level));
+    if (s3auth_init(&p.s3auth, p.conf.s3_api_keys, p.conf.n_s3_api_keys, err, sizeof(err))) {
+        fprintf(stderr, "shoal-proxy: %s\n", err);
+        conf_free(&p.conf);
+        return 2;
+    }
+    if (p.s3auth.n == 0)
+        log_warn("S3 API: no s3_api_keys configured, so ANY client can read and write "
+                 "every bucket through /s3/ (anonymous access)");
     pthread_mutex_init(&p.mu, NULL);
     if (node_init(&p.node, &p.conf, NODE_PROXY, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);
@@ -181,16 +201,32 @@ int main(int argc, char **argv)
         conf_free(&p.conf);
         return 1;
     }
+    struct http_server *s3srv = NULL;
+    if (p.conf.s3_api_port) {
+        struct http_server_opts so = o;
+        so.port = p.conf.s3_api_port;
+        so.handler = handle_s3_port;
+        if (!(s3srv = http_server_start(&so, err, sizeof(err)))) {
+            fprintf(stderr, "shoal-proxy: S3 port: %s\n", err);
+            http_server_stop(srv);
+            conf_free(&p.conf);
+            return 1;
+        }
+        log_info("S3 API at the root of %s:%d", p.conf.host, p.conf.s3_api_port);
+    }
     node_start(&p.node);
     log_info("proxy %s%s listening on %s:%d", p.node.id, p.node.is_primary ? " (primary)" : "",
              p.conf.host, p.conf.port);
     int sig = node_wait_signal();
     log_info("signal %d: shutting down", sig);
+    if (s3srv)
+        http_server_stop(s3srv);
     http_server_stop(srv);
     node_stop(&p.node);
     for (int i = 0; i < p.n_seen; i++)
         free(p.seen[i].id);
     free(p.seen);
+    s3auth_free(&p.s3auth);
     conf_free(&p.conf);
     return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "node.h"
+#include "s3auth.h"
 
 struct http_req;
 struct hcli;
@@ -25,6 +26,7 @@ struct proxy {
     pthread_mutex_t mu;          /* guards map/BMD changes and seen[] on the primary */
     struct seen *seen;
     int n_seen;
+    struct s3auth s3auth;        /* the S3 API's access keys */
 };
 
 /* The calling worker's intra-cluster client. */
@@ -47,5 +49,24 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
 
 /* buckets.c: returns 1 if it handled r. */
 int buckets_handle(struct proxy *p, struct http_req *r);
+
+/* s3.c: the S3 API under /s3/ (returns 1 if r was one), and at the root
+ * of the dedicated S3 port (s3_api_port). */
+int s3_handle(struct proxy *p, struct http_req *r);
+void s3_handle_root(struct proxy *p, struct http_req *r);
+
+/* s3fwd.c: the target that owns bucket/key, with the map it is in (*m,
+ * which the caller releases); NULL when the cluster has no target, with r
+ * answered 503 when r is given. */
+struct cmap;
+struct cmap_node;
+const struct cmap_node *s3_owner(struct http_req *r, const char *bucket, const char *key,
+                                 struct cmap **m);
+/* Stream an object request (method, with the client's query and
+ * an optional extra header line) to the owning target in S3 mode and
+ * relay the answer. */
+void s3_forward(struct http_req *r, const char *bucket, const char *key,
+                const struct s3auth_result *auth, const char *method, const char *query,
+                const char *extra_hdr);
 
 #endif

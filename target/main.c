@@ -8,9 +8,11 @@
  * work file on PUT; every blocking step (fsync, RocksDB writes, listing,
  * unlink) runs on the I/O pool and completes back on the worker's loop.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #include "objname.h"
 #include "store.h"
 #include "target.h"
+#include "s3.h"
 #include "s3list.h"
 #include "hcli.h"
 #include "util.h"
@@ -36,15 +39,7 @@
 
 #define LIST_MAX 10000
 
-static void http_date(uint64_t ns, char *out, size_t n)
-{
-    time_t t = (time_t)(ns / 1000000000u);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, n, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-}
-
-static int errno_status(int rc)
+int target_errno_status(int rc)
 {
     switch (rc) {
     case -ENOENT: return 404;
@@ -54,18 +49,29 @@ static int errno_status(int rc)
     }
 }
 
-static void meta_headers(struct http_req *r, const struct ometa *m)
+int target_is_s3(const struct http_req *r)
 {
-    char date[64];
-    http_date(m->mtime_ns, date, sizeof(date));
-    if (m->backend_etag[0])
-        http_resp_header(r, "ETag", "%s", m->backend_etag);
-    else
-        http_resp_header(r, "ETag", "\"%016llx\"", (unsigned long long)m->cksum);
+    return r->on_error == s3_error_reply;
+}
+
+void target_meta_headers(struct http_req *r, const struct ometa *m)
+{
+    char date[64], etag[OMETA_ETAG_MAX + 1];
+    s3_http_date(m->mtime_ns, date, sizeof(date));
+    ometa_etag(m, etag, sizeof(etag));
+    http_resp_header(r, "ETag", "%s", etag);
     http_resp_header(r, "X-Shoal-Checksum", "xxh3-64:%016llx", (unsigned long long)m->cksum);
     http_resp_header(r, "X-Shoal-Version", "%llu", (unsigned long long)m->version);
     http_resp_header(r, "Last-Modified", "%s", date);
     http_resp_header(r, "Accept-Ranges", "bytes");
+    for (size_t off = 0; off < m->umeta_len;) {
+        const char *k = m->umeta + off;
+        const char *v = k + strlen(k) + 1;
+        char name[OMETA_UMETA_MAX + 16];
+        snprintf(name, sizeof(name), "x-amz-meta-%s", k);
+        http_resp_header(r, name, "%s", v);
+        off = (size_t)(v - m->umeta) + strlen(v) + 1;
+    }
 }
 
 /* ---- GET / HEAD ---------------------------------------------------------- */
@@ -111,6 +117,83 @@ int target_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *le
     return 1;
 }
 
+/* Does the entity-tag list h (If-Match, If-None-Match) name etag; "*"
+ * names any. Weak tags compare by their opaque part. */
+static int etag_listed(const char *h, const char *etag)
+{
+    const char *e = etag;
+    size_t el = strlen(e);
+    if (el >= 2 && e[0] == '"') {
+        e++;
+        el -= 2;
+    }
+    while (*h) {
+        h += strspn(h, " \t,");
+        if (!*h)
+            break;
+        if (*h == '*')
+            return 1;
+        if (!strncmp(h, "W/", 2))
+            h += 2;
+        const char *s = h, *q;
+        if (*s == '"') {
+            s++;
+            if (!(q = strchr(s, '"')))
+                return 0;
+            h = q + 1;
+        } else {
+            q = s + strcspn(s, " \t,");
+            h = q;
+        }
+        if ((size_t)(q - s) == el && !memcmp(s, e, el))
+            return 1;
+    }
+    return 0;
+}
+
+/* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
+static int check_conditions(const struct http_req *r, const struct ometa *m, const char *etag)
+{
+    const char *im = http_req_header(r, "If-Match");
+    const char *inm = http_req_header(r, "If-None-Match");
+    const char *ius = http_req_header(r, "If-Unmodified-Since");
+    const char *ims = http_req_header(r, "If-Modified-Since");
+    time_t mt = (time_t)(m->mtime_ns / 1000000000u), t;
+    if (im) {
+        if (!etag_listed(im, etag))
+            return 412;
+    } else if (ius && !s3_parse_http_date(ius, &t) && mt > t) {
+        return 412;
+    }
+    if (inm) {
+        if (etag_listed(inm, etag))
+            return 304;
+    } else if (ims && !s3_parse_http_date(ims, &t) && mt <= t) {
+        return 304;
+    }
+    return 0;
+}
+
+/* S3's response-* query parameters override these response headers. */
+static void s3_overrides(struct http_req *r, const struct ometa *m)
+{
+    static const char *const map[][2] = {
+        {"response-content-language", "Content-Language"},
+        {"response-expires", "Expires"},
+        {"response-cache-control", "Cache-Control"},
+        {"response-content-disposition", "Content-Disposition"},
+        {"response-content-encoding", "Content-Encoding"},
+    };
+    char v[1024];
+    if (http_query_get(r, "response-content-type", v, sizeof(v)) >= 0)
+        http_resp_header(r, "Content-Type", "%s", v);
+    else
+        http_resp_header(r, "Content-Type", "%s", m->ctype[0] ? m->ctype : "binary/octet-stream");
+    for (size_t i = 0; i < ARRAY_LEN(map); i++)
+        if (http_query_get(r, map[i][0], v, sizeof(v)) >= 0)
+            http_resp_header(r, map[i][1], "%s", v);
+}
+
 void target_serve_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                         const char *cache)
 {
@@ -126,7 +209,7 @@ void target_serve_local(struct target *t, struct http_req *r, const char *mkey, 
             rc = fd;
     }
     if (fd < 0) {
-        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, errno_status(rc));
+        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, target_errno_status(rc));
         if (rc == -ENOENT)
             http_reply_error(r, 404, "object not found");
         else
@@ -136,8 +219,23 @@ void target_serve_local(struct target *t, struct http_req *r, const char *mkey, 
     uint64_t off = 0, len = m.size;
     if (cache)
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+    target_meta_headers(r, &m);
+    char etag[OMETA_ETAG_MAX + 1];
+    ometa_etag(&m, etag, sizeof(etag));
+    int cond = check_conditions(r, &m, etag);
+    if (cond) {
+        close(fd);
+        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, cond);
+        if (cond == 412) {
+            r->err_code = "PreconditionFailed";
+            http_reply_error(r, 412, "at least one of the preconditions did not hold");
+        } else {
+            http_resp_begin(r, 304, 0);
+            http_resp_end(r);
+        }
+        return;
+    }
     int rg = target_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
-    meta_headers(r, &m);
     if (rg < 0) {
         close(fd);
         http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m.size);
@@ -146,7 +244,10 @@ void target_serve_local(struct target *t, struct http_req *r, const char *mkey, 
                          (unsigned long long)m.size);
         return;
     }
-    http_resp_header(r, "Content-Type", "application/octet-stream");
+    if (target_is_s3(r))
+        s3_overrides(r, &m);
+    else
+        http_resp_header(r, "Content-Type", "%s", m.ctype[0] ? m.ctype : "application/octet-stream");
     int status = 200;
     if (rg > 0) {
         status = 206;
@@ -159,178 +260,6 @@ void target_serve_local(struct target *t, struct http_req *r, const char *mkey, 
     node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, status);
     if (r->method != HTTP_M_HEAD)
         node_count_bytes(&t->node, 0, len);
-}
-
-/* ---- PUT ----------------------------------------------------------------- */
-
-struct put {
-    struct target *t;
-    struct http_req *r;
-    char *mkey;
-    size_t klen;
-    char *name;
-    struct store_mp *mp;
-    int fd;                      /* -1 once closed or handed to the commit */
-    char work[PATH_MAX];
-    XXH3_state_t *xs;
-    uint64_t size;
-    struct ometa m;
-    int rc;
-    struct backend b;            /* write-through target, kind BK_NONE if none */
-};
-
-static void put_free(struct put *p)
-{
-    backend_free(&p->b);
-    if (p->fd >= 0) {
-        close(p->fd);
-        unlink(p->work);
-    }
-    XXH3_freeState(p->xs);
-    free(p->mkey);
-    free(p->name);
-    free(p);
-}
-
-/* A write failed: answer now (the connection closes after the answer) and
- * drop the work file; the request's body hooks are detached. */
-static void put_fail(struct put *p, int rc)
-{
-    struct http_req *r = p->r;
-    struct store_mp *mp = p->mp;
-    r->data = NULL;
-    r->on_body = NULL;
-    r->on_end = NULL;
-    r->on_abort = NULL;
-    put_free(p);
-    int st = errno_status(rc);
-    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, st);
-    http_resp_close(r);
-    if (st == 507)
-        http_reply_error(r, 507, "out of space on mountpath %s", mp->dir);
-    else
-        http_reply_error(r, 500, "cannot write object: %s", strerror(-rc));
-}
-
-static int put_body(struct http_req *r, const char *d, size_t n)
-{
-    struct put *p = r->data;
-    XXH3_64bits_update(p->xs, d, n);
-    p->size += n;
-    while (n > 0) {
-        ssize_t w = write(p->fd, d, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            put_fail(p, -errno);
-            return 0;
-        }
-        d += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void put_commit_work(void *arg)
-{
-    struct put *p = arg;
-    int fd = p->fd;
-    p->fd = -1; /* store_commit closes it */
-    p->rc = store_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
-}
-
-static void put_commit_done(void *arg)
-{
-    struct put *p = arg;
-    struct http_req *r = p->r;
-    if (p->rc) {
-        int st = errno_status(p->rc);
-        node_count(&p->t->node, ST_PUT, st);
-        http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
-    } else {
-        char ck[17];
-        snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)p->m.cksum);
-        meta_headers(r, &p->m);
-        node_count(&p->t->node, ST_PUT, 201);
-        node_count_bytes(&p->t->node, p->size, 0);
-        http_reply_json(r, 201,
-                        json_pack("{s:s, s:s, s:I, s:s, s:I}", "bucket",
-                                  strchr(p->mkey + 1, '\0') + 1, "name", p->name, "size",
-                                  (json_int_t)p->m.size, "checksum", ck, "version",
-                                  (json_int_t)p->m.version));
-    }
-    r->data = NULL;
-    put_free(p);
-    http_req_unref(r);
-}
-
-/* Write-through: the backend has the object (or refused it). */
-static void put_backend_done(void *arg, const struct backend_obj *o)
-{
-    struct put *p = arg;
-    struct http_req *r = p->r;
-    if (o->status < 200 || o->status > 299) {
-        char msg[300];
-        int st = backend_status(&p->b, o, msg, sizeof(msg));
-        node_count(&p->t->node, ST_PUT, st);
-        http_reply_error(r, st, "write-through failed: %s", msg);
-        r->data = NULL;
-        put_free(p);
-        http_req_unref(r);
-        return;
-    }
-    snprintf(p->m.backend_etag, sizeof(p->m.backend_etag), "%s", o->etag);
-    iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
-}
-
-static void put_end(struct http_req *r)
-{
-    struct put *p = r->data;
-    p->m.size = p->size;
-    p->m.cksum = XXH3_64bits_digest(p->xs);
-    /* From here the commit owns p; a dying connection must not free it. */
-    r->on_abort = NULL;
-    http_req_ref(r);
-    if (p->b.kind == BK_S3)
-        backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
-                    p);
-    else
-        iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
-}
-
-static void put_abort(struct http_req *r)
-{
-    struct put *p = r->data;
-    r->data = NULL;
-    put_free(p); /* the work file goes: nothing was committed */
-}
-
-static void obj_put(struct target *t, struct http_req *r, const struct objname *on,
-                    const struct bmd_bucket *bk, char *mkey, size_t klen)
-{
-    struct put *p = xcalloc(1, sizeof(*p));
-    backend_resolve(t, bk, &p->b);
-    p->t = t;
-    p->r = r;
-    p->mkey = mkey;
-    p->klen = klen;
-    p->name = xstrndup(on->name, on->name_len);
-    p->mp = store_pick(&t->store, mkey, klen);
-    p->fd = store_work_open(p->mp, &p->m.uid, p->work, sizeof(p->work));
-    if (p->fd < 0) {
-        int rc = p->fd;
-        p->fd = -1;
-        put_free(p);
-        node_count(&t->node, ST_PUT, errno_status(rc));
-        http_reply_error(r, errno_status(rc), "cannot create work file: %s", strerror(-rc));
-        return;
-    }
-    p->xs = XXH3_createState();
-    XXH3_64bits_reset(p->xs);
-    r->data = p;
-    r->on_body = put_body;
-    r->on_end = put_end;
-    r->on_abort = put_abort;
 }
 
 /* ---- DELETE -------------------------------------------------------------- */
@@ -358,7 +287,9 @@ static void del_work(void *arg)
 static void del_done(void *arg)
 {
     struct del *d = arg;
-    int st = d->rc ? errno_status(d->rc) : 204;
+    if (d->rc == -ENOENT && target_is_s3(d->r))
+        d->rc = 0; /* S3 deletes are idempotent: 204 for a missing key */
+    int st = d->rc ? target_errno_status(d->rc) : 204;
     node_count(&d->t->node, ST_DELETE, st);
     if (d->rc == -ENOENT)
         http_reply_error(d->r, 404, "object not found");
@@ -402,6 +333,9 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
 {
     struct objname on;
     char err[256], provider[16];
+    char flag[4];
+    if (http_req_header(r, S3_MODE_HEADER) || http_query_get(r, "shoal_s3", flag, sizeof(flag)) > 0)
+        s3_mode(r);
     if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
         node_count(&t->node, ST_OTHER, 400);
@@ -413,6 +347,7 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
     if (!bk) {
         bmd_unref(b);
         node_count(&t->node, ST_OTHER, 404);
+        r->err_code = "NoSuchBucket";
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
         return;
     }
@@ -465,6 +400,8 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
                          spec);
         return;
     }
+    if (mpu_handle(t, r, bk, name, mkey, klen))
+        return; /* took mkey */
     switch (r->method) {
     case HTTP_M_GET:
     case HTTP_M_HEAD:
@@ -476,8 +413,7 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
         free(mkey);
         return;
     case HTTP_M_PUT: {
-        struct objname on = {.name = name, .name_len = strlen(name)};
-        obj_put(t, r, &on, bk, mkey, klen); /* takes mkey */
+        target_put(t, r, name, bk, mkey, klen, NULL); /* takes mkey */
         return;
     }
     case HTTP_M_DELETE: {
@@ -589,9 +525,11 @@ static void rlist_done(void *arg, const struct backend_obj *o, const char *body,
     } else {
         json_t *arr = json_array();
         for (int i = 0; i < sl.n; i++)
-            json_array_append_new(arr, json_pack("{s:s, s:I, s:s}", "name", sl.objs[i].key,
-                                                 "size", (json_int_t)sl.objs[i].size, "etag",
-                                                 sl.objs[i].etag ? sl.objs[i].etag : ""));
+            json_array_append_new(
+                arr, json_pack("{s:s, s:I, s:s, s:s}", "name", sl.objs[i].key, "size",
+                               (json_int_t)sl.objs[i].size, "etag",
+                               sl.objs[i].etag ? sl.objs[i].etag : "", "last_modified",
+                               sl.objs[i].last_modified ? sl.objs[i].last_modified : ""));
         const char *next = sl.truncated && sl.next_token ? sl.next_token : "";
         http_reply_json(r, 200, json_pack("{s:o, s:s}", "objects", arr, "next", next));
         s3list_free(&sl);
@@ -701,6 +639,10 @@ static void handle(struct http_req *r)
     }
     if (http_path_is(r, "/v1/internal/list") && r->method == HTTP_M_GET) {
         list_handle(t, r);
+        return;
+    }
+    if (http_path_is(r, "/v1/internal/uploads") && r->method == HTTP_M_GET) {
+        mpu_list_handle(t, r);
         return;
     }
     if (http_path_is(r, "/v1/internal/list-remote") && r->method == HTTP_M_GET) {

@@ -1,9 +1,10 @@
 #include "ometa.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-enum { FORMAT = 1, TAG_BACKEND_ETAG = 1 };
+enum { FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4 };
 
 static void put64(char *p, uint64_t v)
 {
@@ -19,6 +20,27 @@ static uint64_t get64(const char *p)
     return v;
 }
 
+static char *put_field(char *p, int tag, const char *v, size_t l)
+{
+    if (l == 0)
+        return p;
+    *p++ = (char)tag;
+    *p++ = (char)(l & 0xff);
+    *p++ = (char)(l >> 8);
+    memcpy(p, v, l);
+    return p + l;
+}
+
+/* A string field into out (cap bytes with its NUL); -EINVAL if too long. */
+static int get_str(const char *p, size_t l, char *out, size_t cap)
+{
+    if (l >= cap)
+        return -EINVAL;
+    memcpy(out, p, l);
+    out[l] = '\0';
+    return 0;
+}
+
 size_t ometa_encode(const struct ometa *m, char *buf)
 {
     char *p = buf;
@@ -30,14 +52,10 @@ size_t ometa_encode(const struct ometa *m, char *buf)
     put64(p, m->uid), p += 8;
     for (int i = 0; i < 4; i++)
         *p++ = (char)(m->flags >> (8 * i));
-    size_t el = strnlen(m->backend_etag, OMETA_ETAG_MAX);
-    if (el) {
-        *p++ = TAG_BACKEND_ETAG;
-        *p++ = (char)(el & 0xff);
-        *p++ = (char)(el >> 8);
-        memcpy(p, m->backend_etag, el);
-        p += el;
-    }
+    p = put_field(p, TAG_BACKEND_ETAG, m->backend_etag, strnlen(m->backend_etag, OMETA_ETAG_MAX));
+    p = put_field(p, TAG_ETAG, m->etag, strnlen(m->etag, OMETA_ETAG_MAX));
+    p = put_field(p, TAG_CTYPE, m->ctype, strnlen(m->ctype, OMETA_CTYPE_MAX));
+    p = put_field(p, TAG_UMETA, m->umeta, m->umeta_len);
     return (size_t)(p - buf);
 }
 
@@ -63,13 +81,46 @@ int ometa_decode(const char *buf, size_t len, struct ometa *m)
         p += 3;
         if ((size_t)(end - p) < l)
             return -EINVAL;
-        if (tag == TAG_BACKEND_ETAG) {
-            if (l > OMETA_ETAG_MAX)
+        int rc = 0;
+        if (tag == TAG_BACKEND_ETAG)
+            rc = get_str(p, l, m->backend_etag, sizeof(m->backend_etag));
+        else if (tag == TAG_ETAG)
+            rc = get_str(p, l, m->etag, sizeof(m->etag));
+        else if (tag == TAG_CTYPE)
+            rc = get_str(p, l, m->ctype, sizeof(m->ctype));
+        else if (tag == TAG_UMETA) {
+            if (l > sizeof(m->umeta))
                 return -EINVAL;
-            memcpy(m->backend_etag, p, l);
-            m->backend_etag[l] = '\0';
+            memcpy(m->umeta, p, l);
+            m->umeta_len = l;
         }
+        if (rc)
+            return rc;
         p += l;
     }
+    return 0;
+}
+
+void ometa_etag(const struct ometa *m, char *out, size_t n)
+{
+    if (m->etag[0])
+        snprintf(out, n, "%s", m->etag);
+    else if (m->backend_etag[0])
+        snprintf(out, n, "%s", m->backend_etag);
+    else
+        snprintf(out, n, "\"%016llx\"", (unsigned long long)m->cksum);
+}
+
+int ometa_umeta_add(struct ometa *m, const char *name, const char *value)
+{
+    size_t nl = strlen(name), vl = strlen(value);
+    if (m->umeta_len + nl + vl + 2 > sizeof(m->umeta))
+        return -E2BIG;
+    char *p = m->umeta + m->umeta_len;
+    for (size_t i = 0; i < nl; i++)
+        p[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+    p[nl] = '\0';
+    memcpy(p + nl + 1, value, vl + 1);
+    m->umeta_len += nl + vl + 2;
     return 0;
 }

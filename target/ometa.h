@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #define OMETA_ETAG_MAX 128
+#define OMETA_CTYPE_MAX 255
+#define OMETA_UMETA_MAX 2048      /* S3's limit on user metadata */
 
 struct ometa {
     uint64_t size;
@@ -23,11 +25,23 @@ struct ometa {
     uint64_t uid;
     uint32_t flags;
     char backend_etag[OMETA_ETAG_MAX + 1];  /* "" when none (tag 1) */
+    char etag[OMETA_ETAG_MAX + 1];          /* S3 ETag, quoted; "" when none (tag 2) */
+    char ctype[OMETA_CTYPE_MAX + 1];        /* Content-Type; "" when none (tag 3) */
+    /* user metadata (x-amz-meta-*): "name\0value\0" pairs, names lower
+     * case without the prefix (tag 4) */
+    char umeta[OMETA_UMETA_MAX];
+    size_t umeta_len;
 };
 
 /* Encode into buf (at least OMETA_MAX bytes); returns the length. */
-#define OMETA_MAX (1 + 5 * 8 + 4 + 3 + OMETA_ETAG_MAX)
+#define OMETA_MAX (1 + 5 * 8 + 4 + 4 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX)
 size_t ometa_encode(const struct ometa *m, char *buf);
+/* The ETag clients see, quoted: the S3 one, else the backend's, else the
+ * xxh3 checksum in hex. */
+void ometa_etag(const struct ometa *m, char *out, size_t n);
+/* Append user metadata (the name lower-cased); 0, or -E2BIG when it does
+ * not fit OMETA_UMETA_MAX. */
+int ometa_umeta_add(struct ometa *m, const char *name, const char *value);
 /* Returns 0, or -EINVAL for a truncated or unknown-format record. */
 int ometa_decode(const char *buf, size_t len, struct ometa *m);
 

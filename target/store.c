@@ -500,12 +500,14 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
         qsort(ents, n, sizeof(*ents), lent_cmp);
     for (size_t j = 0; j < n; j++) {
         if ((int)j < limit) {
-            char ck[17];
+            char ck[17], etag[OMETA_ETAG_MAX + 1];
             snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)ents[j].m.cksum);
+            ometa_etag(&ents[j].m, etag, sizeof(etag));
             json_array_append_new(
-                arr, json_pack("{s:s%, s:I, s:s, s:I, s:b}", "name", ents[j].name,
+                arr, json_pack("{s:s%, s:I, s:s, s:I, s:b, s:s, s:I}", "name", ents[j].name,
                                ents[j].nlen, "size", (json_int_t)ents[j].m.size, "checksum",
-                               ck, "version", (json_int_t)ents[j].m.version, "cached", 1));
+                               ck, "version", (json_int_t)ents[j].m.version, "cached", 1,
+                               "etag", etag, "mtime", (json_int_t)ents[j].m.mtime_ns));
         } else {
             total_more = 1;
         }
@@ -555,4 +557,50 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
     }
     free(base);
     return removed;
+}
+
+/* ---- small records -------------------------------------------------------- */
+
+int store_kv_get(struct store *s, struct store_mp *mp, const char *k, size_t kl, char **v,
+                 size_t *vl)
+{
+    char *e = NULL;
+    *v = rocksdb_get(mp->db, s->ro, k, kl, vl, &e);
+    if (e)
+        return db_errno(e);
+    return *v ? 0 : -ENOENT;
+}
+
+int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl, const char *v,
+                 size_t vl)
+{
+    char *e = NULL;
+    rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
+    return e ? db_errno(e) : 0;
+}
+
+int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl)
+{
+    char *e = NULL;
+    rocksdb_delete(mp->db, s->wo, k, kl, &e);
+    return e ? db_errno(e) : 0;
+}
+
+int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
+                  int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
+                  void *arg)
+{
+    rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
+    int rc = 0;
+    for (rocksdb_iter_seek(it, prefix, pl); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl < pl || memcmp(k, prefix, pl))
+            break;
+        const char *v = rocksdb_iter_value(it, &vl);
+        if ((rc = cb(arg, k, kl, v, vl)))
+            break;
+    }
+    rocksdb_iter_destroy(it);
+    return rc;
 }

@@ -94,4 +94,20 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
 /* Remove every object of a bucket; returns how many. */
 long store_purge(struct store *s, const char *provider, const char *bucket);
 
+/*
+ * Small records beside the objects' metadata (multipart uploads and their
+ * parts), under keys that do not start with 'o' or 'g'. get returns a
+ * malloc'd value; put is synced when fsync is on; scan calls cb for every
+ * key with the prefix, in order, until cb returns non-zero (returned).
+ * 0 or -errno (-ENOENT: no such key).
+ */
+int store_kv_get(struct store *s, struct store_mp *mp, const char *k, size_t kl, char **v,
+                 size_t *vl);
+int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl, const char *v,
+                 size_t vl);
+int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl);
+int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
+                  int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
+                  void *arg);
+
 #endif

@@ -103,4 +103,39 @@ int target_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *le
 void target_serve_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                         const char *cache);
 
+/* ---- main.c ------------------------------------------------------------ */
+
+/* The HTTP status for a store error (-errno). */
+int target_errno_status(int rc);
+/* Is r answered the S3 way (the proxy forwarded it from its S3 API)? */
+int target_is_s3(const struct http_req *r);
+/* ETag, checksum, version, Last-Modified, user metadata of an object. */
+void target_meta_headers(struct http_req *r, const struct ometa *m);
+
+/* ---- put.c ------------------------------------------------------------- */
+
+struct put_part {
+    char upload[40];             /* the multipart upload's id */
+    int num;                     /* 1..10000; 0: not a part */
+};
+
+/* Take r's body as the object (or as a part of a multipart upload, with
+ * part != NULL) named mkey (takes it; klen bytes) in bucket bk; answers r. */
+void target_put(struct target *t, struct http_req *r, const char *name,
+                const struct bmd_bucket *bk, char *mkey, size_t klen,
+                const struct put_part *part);
+
+/* ---- mpu.c ------------------------------------------------------------- */
+
+/* S3 multipart requests on an object (the query names uploads or
+ * uploadId). Returns 1 if it took r (and mkey), 0 if r is not one. */
+int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+               const char *name, char *mkey, size_t klen);
+/* I/O pool: make a finished work file part `part` of its upload; closes
+ * fd. 0 or -errno (-ENOENT: the upload is gone). */
+int mpu_part_commit(struct target *t, struct store_mp *mp, const struct put_part *part,
+                    const char *work, int fd, const struct ometa *m);
+/* The uploads in progress of a bucket, for the proxy's merge. */
+void mpu_list_handle(struct target *t, struct http_req *r);
+
 #endif

@@ -32,6 +32,35 @@ int main(void)
     ext[n] = 77, ext[n + 1] = 2, ext[n + 2] = 0, ext[n + 3] = 'x', ext[n + 4] = 'y';
     CHECK(ometa_decode(ext, n + 5, &d) == 0 && d.version == 7);
 
+    /* the S3 fields: ETag, Content-Type, user metadata with NULs inside */
+    strcpy(m.etag, "\"0123456789abcdef0123456789abcdef-2\"");
+    strcpy(m.ctype, "text/plain; charset=utf-8");
+    memcpy(m.umeta, "k1\0v1\0color\0blue\0", 18);
+    m.umeta_len = 18;
+    n = ometa_encode(&m, buf);
+    CHECK(n <= OMETA_MAX);
+    CHECK(ometa_decode(buf, n, &d) == 0 && !strcmp(d.etag, m.etag) &&
+          !strcmp(d.ctype, m.ctype) && d.umeta_len == 18 && !memcmp(d.umeta, m.umeta, 18) &&
+          !strcmp(d.backend_etag, "\"abc-3\""));
+    /* the largest record fits OMETA_MAX */
+    memset(m.etag, 'e', OMETA_ETAG_MAX), m.etag[OMETA_ETAG_MAX] = '\0';
+    memset(m.backend_etag, 'b', OMETA_ETAG_MAX), m.backend_etag[OMETA_ETAG_MAX] = '\0';
+    memset(m.ctype, 'c', OMETA_CTYPE_MAX), m.ctype[OMETA_CTYPE_MAX] = '\0';
+    memset(m.umeta, 'u', OMETA_UMETA_MAX), m.umeta_len = OMETA_UMETA_MAX;
+    n = ometa_encode(&m, buf);
+    CHECK(n <= OMETA_MAX && ometa_decode(buf, n, &d) == 0 && d.umeta_len == OMETA_UMETA_MAX);
+    for (size_t i = n - 5; i < n; i++)
+        CHECK(ometa_decode(buf, i, &d) == -EINVAL);
+
+    /* user metadata: names lower-cased, bounded by OMETA_UMETA_MAX */
+    struct ometa u = {0};
+    CHECK(ometa_umeta_add(&u, "Color", "Blue") == 0 && u.umeta_len == 11);
+    CHECK(!memcmp(u.umeta, "color\0Blue\0", 11));
+    char big_v[OMETA_UMETA_MAX];
+    memset(big_v, 'v', sizeof(big_v) - 5);
+    big_v[sizeof(big_v) - 5] = '\0';
+    CHECK(ometa_umeta_add(&u, "k", big_v) == -E2BIG && u.umeta_len == 11);
+
     /* object names */
     char err[128];
     CHECK(objname_valid("a/b/c.tar", 9, err, sizeof(err)) == 0);

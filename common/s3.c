@@ -1,0 +1,193 @@
+#include "s3.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+#include "util.h"
+
+void s3_xml_addn(struct gbuf *b, const char *s, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *rep = NULL;
+        switch (c) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&apos;"; break;
+        case '\t': rep = "&#9;"; break;
+        case '\n': rep = "&#10;"; break;
+        case '\r': rep = "&#13;"; break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                rep = ""; /* not representable in XML 1.0 */
+        }
+        if (!rep) {
+            run++;
+            continue;
+        }
+        gbuf_add(b, s + i - run, run);
+        run = 0;
+        gbuf_str(b, rep);
+    }
+    gbuf_add(b, s + n - run, run);
+}
+
+void s3_xml_add(struct gbuf *b, const char *s)
+{
+    s3_xml_addn(b, s, strlen(s));
+}
+
+void s3_xml_elem(struct gbuf *b, const char *name, const char *value)
+{
+    gbuf_add(b, "<", 1);
+    gbuf_str(b, name);
+    gbuf_add(b, ">", 1);
+    s3_xml_add(b, value);
+    gbuf_add(b, "</", 2);
+    gbuf_str(b, name);
+    gbuf_add(b, ">", 1);
+}
+
+static const char *code_for(int status)
+{
+    switch (status) {
+    case 400: return "InvalidRequest";
+    case 403: return "AccessDenied";
+    case 404: return "NoSuchKey";
+    case 405: return "MethodNotAllowed";
+    case 409: return "OperationAborted";
+    case 411: return "MissingContentLength";
+    case 412: return "PreconditionFailed";
+    case 413: return "EntityTooLarge";
+    case 416: return "InvalidRange";
+    case 431: return "RequestHeaderSectionTooLarge";
+    case 501: return "NotImplemented";
+    case 502:
+    case 504: return "ServiceUnavailable";
+    case 503: return "SlowDown";
+    case 507: return "InsufficientStorage";
+    default: return status >= 500 ? "InternalError" : "InvalidRequest";
+    }
+}
+
+void s3_error_reply(struct http_req *r, int status, const char *msg)
+{
+    unsigned char id[8];
+    char rid[17];
+    rand_bytes(id, sizeof(id));
+    hex_encode(id, sizeof(id), rid);
+    const char *code = r->err_code ? r->err_code : code_for(status);
+    struct gbuf b = {0};
+    gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
+    s3_xml_elem(&b, "Code", code);
+    s3_xml_elem(&b, "Message", msg);
+    gbuf_str(&b, "<Resource>");
+    s3_xml_addn(&b, r->path, r->path_len);
+    gbuf_str(&b, "</Resource>");
+    s3_xml_elem(&b, "RequestId", rid);
+    gbuf_str(&b, "</Error>\n");
+    http_resp_header(r, "x-amz-request-id", "%s", rid);
+    http_reply(r, status, "application/xml", b.p, b.n);
+    gbuf_free(&b);
+}
+
+void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    r->err_code = code;
+    r->on_error = s3_error_reply;
+    http_reply_error(r, status, "%s", msg);
+}
+
+void s3_mode(struct http_req *r)
+{
+    r->on_error = s3_error_reply;
+}
+
+void s3_http_date(uint64_t ns, char *out, size_t n)
+{
+    time_t t = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+void s3_iso_date(uint64_t ns, char *out, size_t n)
+{
+    time_t t = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char s[32];
+    strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, n, "%s.%03uZ", s, (unsigned)(ns / 1000000u % 1000u));
+}
+
+int s3_parse_time(const char *s, const char *fmt, time_t *out)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *e = strptime(s, fmt, &tm);
+    if (!e || *e)
+        return -1;
+    *out = timegm(&tm);
+    return 0;
+}
+
+int s3_parse_http_date(const char *s, time_t *out)
+{
+    return s3_parse_time(s, "%a, %d %b %Y %H:%M:%S GMT", out);
+}
+
+char *s3_query_without(const char *q, const char *prefix)
+{
+    size_t pl = strlen(prefix);
+    struct gbuf b = {0};
+    while (*q) {
+        size_t n = strcspn(q, "&");
+        if (n && strncmp(q, prefix, pl)) {
+            if (b.n)
+                gbuf_add(&b, "&", 1);
+            gbuf_add(&b, q, n);
+        }
+        q += n + (q[n] == '&');
+    }
+    return gbuf_take(&b);
+}
+
+int s3_b64_decode(const char *in, unsigned char *out, size_t cap)
+{
+    size_t n = strlen(in);
+    unsigned char tmp[96];
+    if (n == 0 || n % 4 || n / 4 * 3 > sizeof(tmp) - 1)
+        return -1;
+    int len = EVP_DecodeBlock(tmp, (const unsigned char *)in, (int)n);
+    if (len < 0)
+        return -1;
+    /* EVP_DecodeBlock counts padding as zero bytes */
+    if (in[n - 1] == '=')
+        len--;
+    if (in[n - 2] == '=')
+        len--;
+    if ((size_t)len > cap)
+        return -1;
+    memcpy(out, tmp, (size_t)len);
+    return len;
+}
+
+void s3_md5_etag(const unsigned char md5[16], char out[35])
+{
+    out[0] = '"';
+    hex_encode(md5, 16, out + 1);
+    out[33] = '"';
+    out[34] = '\0';
+}

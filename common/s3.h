@@ -1,0 +1,58 @@
+/*
+ * s3: what the proxy's S3 API and the targets' S3 mode share: error
+ * replies as S3 XML (code, message, resource, request id), XML escaping,
+ * dates in S3's two formats, base64 and MD5 ETags.
+ */
+#ifndef SHOAL_S3_H
+#define SHOAL_S3_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct gbuf;
+struct http_req;
+
+/* Requests the proxy forwards to a target in S3 mode carry this header. */
+#define S3_MODE_HEADER "X-Shoal-S3"
+/* ... and redirected ones this query parameter. */
+#define S3_MODE_QUERY "shoal_s3=1"
+/* CopyObject: the proxy names the source as a signed URL on its target. */
+#define COPY_FROM_HEADER "X-Shoal-Copy-From"
+
+/* Append s to b with &, <, >, ", ' escaped (and control characters as
+ * numeric references, which XML 1.0 allows for \t \n \r only: others are
+ * dropped). */
+void s3_xml_add(struct gbuf *b, const char *s);
+void s3_xml_addn(struct gbuf *b, const char *s, size_t n);
+/* <name>escaped value</name> */
+void s3_xml_elem(struct gbuf *b, const char *name, const char *value);
+
+/* The S3 error reply: status, XML body with the code (r->err_code, or one
+ * that fits the status), message, resource and request id. Usable as
+ * http_req.on_error. */
+void s3_error_reply(struct http_req *r, int status, const char *msg);
+/* Reply with an S3 error of the given code. */
+void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Switch r's errors to S3 XML. */
+void s3_mode(struct http_req *r);
+
+/* "Sun, 06 Nov 1994 08:49:37 GMT" and "2009-10-12T17:50:30.000Z". */
+void s3_http_date(uint64_t ns, char *out, size_t n);
+void s3_iso_date(uint64_t ns, char *out, size_t n);
+/* A UTC time in strptime's fmt, or an HTTP date (RFC 1123 form), into
+ * seconds; 0 or -1. */
+int s3_parse_time(const char *s, const char *fmt, time_t *out);
+int s3_parse_http_date(const char *s, time_t *out);
+/* A raw query string without the parameters whose "name=value" starts
+ * with prefix (a new string). */
+char *s3_query_without(const char *q, const char *prefix);
+
+/* Strict base64 decode of a short value (up to 72 bytes decoded); the
+ * decoded length, or -1 (bad input or longer than cap). */
+int s3_b64_decode(const char *in, unsigned char *out, size_t cap);
+/* "\"<hex md5>\"" (35 bytes with the NUL). */
+void s3_md5_etag(const unsigned char md5[16], char out[35]);
+
+#endif

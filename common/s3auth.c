@@ -1,0 +1,387 @@
+#include "s3auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+#include "s3.h"
+#include "sigv4.h"
+#include "util.h"
+
+int s3auth_init(struct s3auth *a, char *const *list, int n, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof(*a));
+    a->keys = xcalloc((size_t)n + 1, sizeof(*a->keys));
+    for (int i = 0; i < n; i++) {
+        const char *c = strchr(list[i], ':');
+        if (!c || c == list[i] || !c[1]) {
+            snprintf(err, errlen, "s3_api_keys: '%s' is not ACCESS_KEY:SECRET", list[i]);
+            s3auth_free(a);
+            return -1;
+        }
+        a->keys[i].access = xstrndup(list[i], (size_t)(c - list[i]));
+        a->keys[i].secret = xstrdup(c + 1);
+        a->n = i + 1;
+    }
+    return 0;
+}
+
+void s3auth_free(struct s3auth *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        free(a->keys[i].access);
+        OPENSSL_cleanse(a->keys[i].secret, strlen(a->keys[i].secret));
+        free(a->keys[i].secret);
+    }
+    free(a->keys);
+    memset(a, 0, sizeof(*a));
+}
+
+/* What a signature names, from the header or the query. */
+struct sigparts {
+    char credential[256];
+    char signed_headers[1024];
+    char signature[80];
+    char amzdate[32];
+    long expires;                /* presigned only; -1 otherwise */
+};
+
+#define FAIL(st, c, ...)                                                       \
+    do {                                                                       \
+        *code = (c);                                                           \
+        snprintf(msg, msglen, __VA_ARGS__);                                    \
+        return (st);                                                           \
+    } while (0)
+
+/* "Name=value" pieces of the Authorization header after the algorithm. */
+static int auth_field(const char *h, const char *name, char *out, size_t outlen)
+{
+    size_t nl = strlen(name);
+    for (const char *p = h; (p = strstr(p, name)); p += nl) {
+        if ((p == h || p[-1] == ' ' || p[-1] == ',') && p[nl] == '=') {
+            const char *v = p + nl + 1;
+            size_t vl = strcspn(v, ", ");
+            if (vl >= outlen)
+                return -1;
+            memcpy(out, v, vl);
+            out[vl] = '\0';
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- Signature Version 2 (presigned URLs of older SDKs, s3cmd) ---------- */
+
+static const char *const v2_subresources[] = {
+    "acl", "delete", "lifecycle", "location", "logging", "notification", "partNumber",
+    "policy", "requestPayment", "response-cache-control", "response-content-disposition",
+    "response-content-encoding", "response-content-language", "response-content-type",
+    "response-expires", "tagging", "torrent", "uploadId", "uploads", "versionId",
+    "versioning", "versions", "website",
+};
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Does the raw query carry "name=..." (as opposed to a bare "name")? */
+static int query_has_value(const char *q, const char *name)
+{
+    size_t nl = strlen(name);
+    while (*q) {
+        size_t n = strcspn(q, "&");
+        if (n > nl && !strncmp(q, name, nl) && q[nl] == '=')
+            return 1;
+        q += n + (q[n] == '&');
+    }
+    return 0;
+}
+
+/* The string SigV2 signs: verb, Content-MD5, Content-Type, date (or
+ * Expires), x-amz-* headers, then the resource with its subresources. */
+static char *v2_string_to_sign(const struct http_req *r, const char *date, const char *path)
+{
+    struct gbuf b = {0};
+    const char *md5 = http_req_header(r, "Content-MD5");
+    const char *ct = http_req_header(r, "Content-Type");
+    gbuf_str(&b, r->method_name);
+    gbuf_str(&b, "\n");
+    gbuf_str(&b, md5 ? md5 : "");
+    gbuf_str(&b, "\n");
+    gbuf_str(&b, ct ? ct : "");
+    gbuf_str(&b, "\n");
+    gbuf_str(&b, date);
+    gbuf_str(&b, "\n");
+    char **amz = xcalloc((size_t)r->n_hdrs + 1, sizeof(char *));
+    int na = 0;
+    for (int i = 0; i < r->n_hdrs; i++) {
+        if (strncasecmp(r->hdrs[i].name, "x-amz-", 6))
+            continue;
+        char *h = xasprintf("%s:%s", r->hdrs[i].name, r->hdrs[i].value);
+        for (char *c = h; *c && *c != ':'; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+        amz[na++] = h;
+    }
+    qsort(amz, (size_t)na, sizeof(char *), str_cmp);
+    for (int i = 0; i < na; i++) {
+        size_t nl = strcspn(amz[i], ":");
+        if (i && !strncmp(amz[i - 1], amz[i], nl + 1)) {
+            b.n--; /* the same name again: its values join with ',' */
+            gbuf_str(&b, ",");
+            gbuf_str(&b, amz[i] + nl + 1);
+        } else {
+            gbuf_str(&b, amz[i]);
+        }
+        gbuf_str(&b, "\n");
+        free(amz[i]);
+    }
+    free(amz);
+    gbuf_str(&b, path);
+    int first = 1;
+    for (size_t i = 0; i < ARRAY_LEN(v2_subresources); i++) {
+        char v[1024];
+        if (http_query_get(r, v2_subresources[i], v, sizeof(v)) < 0)
+            continue;
+        gbuf_str(&b, first ? "?" : "&");
+        first = 0;
+        gbuf_str(&b, v2_subresources[i]);
+        if (query_has_value(r->query, v2_subresources[i])) {
+            gbuf_str(&b, "=");
+            gbuf_str(&b, v);
+        }
+    }
+    return gbuf_take(&b);
+}
+
+static void hmac_sha1_b64(const char *secret, const char *msg, char out[64])
+{
+    unsigned char mac[20];
+    unsigned int ml = sizeof(mac);
+    HMAC(EVP_sha1(), secret, (int)strlen(secret), (const unsigned char *)msg, strlen(msg), mac,
+         &ml);
+    EVP_EncodeBlock((unsigned char *)out, mac, (int)ml);
+}
+
+/* SigV2, header ("AWS AK:sig") or query (AWSAccessKeyId, Signature,
+ * Expires) form. The resource signed may carry the endpoint's /s3 or not,
+ * depending on the client: both are tried. */
+static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now,
+                    const char *auth, struct s3auth_result *res, const char **code, char *msg,
+                    size_t msglen)
+{
+    char access[128], sig[128], date[64];
+    if (auth) {
+        const char *c = strrchr(auth + 4, ':');
+        if (!c || (size_t)(c - auth - 4) >= sizeof(access) || strlen(c + 1) >= sizeof(sig))
+            FAIL(400, "InvalidArgument", "malformed AWS authorization header");
+        snprintf(access, sizeof(access), "%.*s", (int)(c - auth - 4), auth + 4);
+        snprintf(sig, sizeof(sig), "%s", c + 1);
+        const char *d = http_req_header(r, "x-amz-date") ? "" : http_req_header(r, "Date");
+        const char *when = http_req_header(r, "x-amz-date");
+        if (!when)
+            when = d;
+        time_t t;
+        if (!when || s3_parse_http_date(when, &t))
+            FAIL(403, "AccessDenied", "AWS authentication requires a valid Date or x-amz-date");
+        if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S)
+            FAIL(403, "RequestTimeTooSkewed",
+                 "the difference between the request time and the server's time is too large");
+        snprintf(date, sizeof(date), "%s", d ? d : "");
+    } else {
+        char exp[32];
+        uint64_t e;
+        if (http_query_get(r, "AWSAccessKeyId", access, sizeof(access)) < 0 ||
+            http_query_get(r, "Signature", sig, sizeof(sig)) < 0 ||
+            http_query_get(r, "Expires", exp, sizeof(exp)) < 0 ||
+            parse_u64(exp, strlen(exp), &e))
+            FAIL(400, "InvalidArgument", "a presigned URL needs AWSAccessKeyId, Signature and "
+                                         "Expires");
+        if ((uint64_t)now > e)
+            FAIL(403, "AccessDenied", "request has expired");
+        snprintf(date, sizeof(date), "%s", exp);
+    }
+    const struct s3auth_key *k = NULL;
+    for (int i = 0; i < a->n && !k; i++)
+        if (!strcmp(a->keys[i].access, access))
+            k = &a->keys[i];
+    if (!k)
+        FAIL(403, "InvalidAccessKeyId", "the access key id '%s' does not exist in our records",
+             access);
+    const char *q = strchr(r->target, '?');
+    char *path = xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
+    const char *paths[2] = {path, !strncmp(path, "/s3/", 4) ? path + 3 : NULL};
+    int ok = 0;
+    for (int i = 0; i < 2 && !ok && paths[i]; i++) {
+        char *sts = v2_string_to_sign(r, date, paths[i]);
+        char want[64];
+        hmac_sha1_b64(k->secret, sts, want);
+        ok = strlen(want) == strlen(sig) && !CRYPTO_memcmp(want, sig, strlen(sig));
+        free(sts);
+    }
+    free(path);
+    if (!ok)
+        FAIL(403, "SignatureDoesNotMatch",
+             "the request signature we calculated does not match the signature you "
+             "provided; check your key and signing method");
+    snprintf(res->access, sizeof(res->access), "%s", k->access);
+    snprintf(res->payload, sizeof(res->payload), "%s", SIGV4_UNSIGNED);
+    return 0;
+}
+
+int s3auth_check(const struct s3auth *a, const struct http_req *r, time_t now,
+                 struct s3auth_result *res, const char **code, char *msg, size_t msglen)
+{
+    memset(res, 0, sizeof(*res));
+    const char *auth = http_req_header(r, "Authorization");
+    char alg[64];
+    int presigned = http_query_get(r, "X-Amz-Algorithm", alg, sizeof(alg)) >= 0;
+    if (a->n == 0) {
+        res->anonymous = 1;
+        const char *ph = http_req_header(r, "x-amz-content-sha256");
+        snprintf(res->payload, sizeof(res->payload), "%s", ph ? ph : "");
+        return 0;
+    }
+    char v2[8];
+    if ((auth && !strncmp(auth, "AWS ", 4)) ||
+        (!auth && !presigned && http_query_get(r, "AWSAccessKeyId", v2, sizeof(v2)) != -1))
+        return check_v2(a, r, now, auth, res, code, msg, msglen);
+    if (!auth && !presigned)
+        FAIL(403, "AccessDenied", "anonymous access is not allowed: sign the request");
+    struct sigparts sp = {.expires = -1};
+    if (presigned) {
+        char exp[32];
+        if (strcmp(alg, "AWS4-HMAC-SHA256"))
+            FAIL(400, "AuthorizationQueryParametersError",
+                 "X-Amz-Algorithm must be AWS4-HMAC-SHA256");
+        if (http_query_get(r, "X-Amz-Credential", sp.credential, sizeof(sp.credential)) < 0 ||
+            http_query_get(r, "X-Amz-SignedHeaders", sp.signed_headers,
+                           sizeof(sp.signed_headers)) < 0 ||
+            http_query_get(r, "X-Amz-Signature", sp.signature, sizeof(sp.signature)) < 0 ||
+            http_query_get(r, "X-Amz-Date", sp.amzdate, sizeof(sp.amzdate)) < 0 ||
+            http_query_get(r, "X-Amz-Expires", exp, sizeof(exp)) < 0)
+            FAIL(400, "AuthorizationQueryParametersError",
+                 "a presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, "
+                 "X-Amz-SignedHeaders and X-Amz-Signature");
+        uint64_t e;
+        if (parse_u64(exp, strlen(exp), &e) || e < 1 || e > S3AUTH_MAX_EXPIRES_S)
+            FAIL(400, "AuthorizationQueryParametersError",
+                 "X-Amz-Expires must be 1..%d seconds", S3AUTH_MAX_EXPIRES_S);
+        sp.expires = (long)e;
+    } else {
+        if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17))
+            FAIL(400, "InvalidRequest",
+                 "unsupported authorization: only AWS4-HMAC-SHA256 (SigV4) is accepted");
+        if (auth_field(auth + 17, "Credential", sp.credential, sizeof(sp.credential)) ||
+            auth_field(auth + 17, "SignedHeaders", sp.signed_headers,
+                       sizeof(sp.signed_headers)) ||
+            auth_field(auth + 17, "Signature", sp.signature, sizeof(sp.signature)))
+            FAIL(400, "AuthorizationHeaderMalformed",
+                 "the authorization header needs Credential, SignedHeaders and Signature");
+        const char *d = http_req_header(r, "x-amz-date");
+        if (!d)
+            FAIL(403, "AccessDenied", "SigV4 requests must carry X-Amz-Date");
+        snprintf(sp.amzdate, sizeof(sp.amzdate), "%s", d);
+    }
+
+    /* Credential: ACCESS/DATE/REGION/SERVICE/aws4_request */
+    char *parts[5] = {0}, cred[256];
+    snprintf(cred, sizeof(cred), "%s", sp.credential);
+    int np = 0;
+    for (char *s = cred, *save = NULL, *t; np < 5 && (t = strtok_r(s, "/", &save)); s = NULL)
+        parts[np++] = t;
+    if (np != 5 || strlen(parts[1]) != 8 || strcmp(parts[4], "aws4_request"))
+        FAIL(400, "AuthorizationHeaderMalformed",
+             "the credential '%s' is not ACCESS_KEY/YYYYMMDD/REGION/SERVICE/aws4_request",
+             sp.credential);
+    const struct s3auth_key *k = NULL;
+    for (int i = 0; i < a->n && !k; i++)
+        if (!strcmp(a->keys[i].access, parts[0]))
+            k = &a->keys[i];
+    if (!k)
+        FAIL(403, "InvalidAccessKeyId",
+             "the access key id '%s' does not exist in our records", parts[0]);
+    time_t t;
+    if (s3_parse_time(sp.amzdate, "%Y%m%dT%H%M%SZ", &t) || strncmp(sp.amzdate, parts[1], 8))
+        FAIL(403, "AccessDenied", "X-Amz-Date '%s' is not YYYYMMDDTHHMMSSZ of the credential's day",
+             sp.amzdate);
+    if (presigned) {
+        if (now > t + sp.expires)
+            FAIL(403, "AccessDenied", "request has expired");
+        if (t > now + S3AUTH_MAX_SKEW_S)
+            FAIL(403, "AccessDenied", "request is not yet valid");
+    } else if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S) {
+        FAIL(403, "RequestTimeTooSkewed",
+             "the difference between the request time and the server's time is too large");
+    }
+
+    /* the signed headers, as they arrived */
+    struct sigv4_hdr *hs = xcalloc((size_t)r->n_hdrs + 1, sizeof(*hs));
+    int nh = 0, missing = 0;
+    char names[1024];
+    snprintf(names, sizeof(names), "%s", sp.signed_headers);
+    for (char *s = names, *save = NULL, *n; (n = strtok_r(s, ";", &save)); s = NULL) {
+        int found = 0;
+        for (int i = 0; i < r->n_hdrs; i++) {
+            if (!strcasecmp(r->hdrs[i].name, n)) {
+                hs[nh].name = r->hdrs[i].name;
+                hs[nh++].value = r->hdrs[i].value;
+                found = 1;
+            }
+        }
+        missing |= !found;
+    }
+    if (missing) {
+        free(hs);
+        FAIL(403, "SignatureDoesNotMatch", "a header named in SignedHeaders is missing");
+    }
+    const char *ph = presigned ? SIGV4_UNSIGNED : http_req_header(r, "x-amz-content-sha256");
+    if (!ph) {
+        free(hs);
+        FAIL(400, "InvalidRequest", "missing required header for this request: "
+                                    "x-amz-content-sha256");
+    }
+    const char *q = strchr(r->target, '?');
+    char *path = xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
+    char *query = presigned ? s3_query_without(r->query, "X-Amz-Signature=") : xstrdup(r->query);
+    struct sigv4_req sr = {.method = r->method_name, .path = path, .query = query,
+                           .hdrs = hs, .n_hdrs = nh, .payload_hash = ph};
+    char *sh = NULL;
+    char *canon = sigv4_canonical_request(&sr, 0, &sh);
+    snprintf(res->scope, sizeof(res->scope), "%s/%s/%s/aws4_request", parts[1], parts[2],
+             parts[3]);
+    char *sts = sigv4_string_to_sign(sp.amzdate, res->scope, canon);
+    sigv4_signing_key(k->secret, parts[1], parts[2], parts[3], res->key);
+    char want[65];
+    sigv4_hmac_hex(res->key, sts, strlen(sts), want);
+    free(sts);
+    free(canon);
+    free(sh);
+    free(query);
+    free(path);
+    free(hs);
+    if (strlen(sp.signature) != 64 || CRYPTO_memcmp(want, sp.signature, 64))
+        FAIL(403, "SignatureDoesNotMatch",
+             "the request signature we calculated does not match the signature you "
+             "provided; check your key and signing method");
+    snprintf(res->access, sizeof(res->access), "%s", k->access);
+    snprintf(res->payload, sizeof(res->payload), "%s", ph);
+    memcpy(res->seed_sig, want, sizeof(want));
+    snprintf(res->amzdate, sizeof(res->amzdate), "%s", sp.amzdate);
+    return 0;
+}
+
+void s3auth_chunk_sig(const struct s3auth_result *res, const char *prev_sig,
+                      const char *chunk_sha256, char out[65])
+{
+    char *sts = xasprintf("AWS4-HMAC-SHA256-PAYLOAD\n%s\n%s\n%s\n%s\n%s", res->amzdate,
+                          res->scope, prev_sig, SIGV4_EMPTY_SHA256, chunk_sha256);
+    sigv4_hmac_hex(res->key, sts, strlen(sts), out);
+    free(sts);
+}

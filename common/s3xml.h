@@ -1,0 +1,35 @@
+/*
+ * s3xml: the request bodies of the S3 API (CompleteMultipartUpload,
+ * Delete, CreateBucketConfiguration), read with expat: a list of records
+ * under a root element, each with a few text fields.
+ */
+#ifndef SHOAL_S3XML_H
+#define SHOAL_S3XML_H
+
+#include <stddef.h>
+
+#define S3XML_FIELDS_MAX 4
+#define S3XML_RECORDS_MAX 10000
+#define S3XML_TEXT_MAX 2048
+
+struct s3xml_spec {
+    const char *root;            /* the document element's local name */
+    const char *record;          /* its children that are records */
+    const char *fields[S3XML_FIELDS_MAX];  /* the record's text fields */
+    int n_fields;
+    const char *flag;            /* a text child of the root (e.g. Quiet), or NULL */
+};
+
+/*
+ * Parse body. For each record, cb gets the fields' text in spec order
+ * (NULL for a field that was absent) and returns 0 to go on or -1 to stop
+ * (then the parse fails with the message cb left in err). flag_out (at
+ * least 16 bytes, may be NULL) gets the flag's text or "". Returns the
+ * number of records, or -1 with err (malformed XML, another root, a field
+ * over S3XML_TEXT_MAX, more than S3XML_RECORDS_MAX records, a DTD).
+ */
+int s3xml_records(const char *body, size_t len, const struct s3xml_spec *spec,
+                  int (*cb)(void *arg, char **fields, char *err, size_t errlen), void *arg,
+                  char *flag_out, char *err, size_t errlen);
+
+#endif

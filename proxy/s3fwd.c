@@ -1,0 +1,541 @@
+/*
+ * s3fwd: an S3 object request streamed through the proxy to the owning
+ * target and back (the default data path; boto3 and most SDKs do not
+ * follow redirects on GET and PUT).
+ *
+ * Upload: the client's body is handed to the target's connection as it
+ * arrives, through a small buffer with backpressure both ways (the client
+ * is paused while the buffer is full; the target's side waits while it is
+ * empty). aws-chunked bodies (STREAMING-AWS4-HMAC-SHA256-PAYLOAD, with a
+ * signature per chunk, and STREAMING-UNSIGNED-PAYLOAD-TRAILER) are decoded
+ * on the way, so the target stores the object's bytes. The last byte is
+ * held back until the payload is verified (the body's SHA-256 when the
+ * request signed one, every chunk's signature), so a body that fails its
+ * check never reaches the target whole and is never committed.
+ *
+ * Download: the target's status and object headers are relayed, the body
+ * is written to the client as it comes, and the target's side pauses
+ * while the client's output buffer is over FWD_HIGH.
+ */
+#include <ctype.h>
+#include <event2/buffer.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmap.h"
+#include "hcli.h"
+#include "http.h"
+#include "log.h"
+#include "node.h"
+#include "proxy.h"
+#include "s3.h"
+#include "s3auth.h"
+#include "sigv4.h"
+#include "util.h"
+
+#define FWD_HIGH (4u << 20)      /* client output above this pauses the target */
+#define UP_HIGH (1u << 20)       /* upload buffer above this pauses the client */
+
+enum chunk_state { CH_SIZE, CH_DATA, CH_DATA_CRLF, CH_TRAILER, CH_DONE };
+
+struct fwd {
+    struct http_req *r;
+    struct hcli_xfer *x;
+    int closed;                  /* the transfer is over (x is gone) */
+
+    /* upload */
+    int64_t up_len;              /* bytes the target gets; -1: no body */
+    struct evbuffer *up;
+    uint64_t up_in, up_out;
+    int body_done;
+    int body_ok;                 /* verified: the last byte may go */
+    int client_paused;
+    int up_waiting;              /* curl was told to wait for data */
+    EVP_MD_CTX *sha;             /* the whole body's SHA-256, when signed */
+    char want_sha[65];
+
+    /* aws-chunked */
+    int chunked, signed_chunks;
+    enum chunk_state cst;
+    char line[512];
+    size_t line_n;
+    uint64_t chunk_left;
+    char chunk_sig[65], prev_sig[65];
+    EVP_MD_CTX *csha;
+    struct s3auth_result auth;
+
+    /* download */
+    int resp_started;
+    int down_paused;
+};
+
+static const char *const req_headers[] = {
+    "Content-Type", "Content-MD5", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
+    "If-Unmodified-Since", "Cache-Control", "Content-Disposition", "Content-Language",
+    "Expires", "x-amz-metadata-directive",
+};
+
+static int relay_response_header(const char *name)
+{
+    static const char *const keep[] = {
+        "ETag", "Last-Modified", "Content-Type", "Content-Range", "Accept-Ranges",
+        "Content-Language", "Expires", "Cache-Control", "Content-Disposition",
+        "Content-Encoding", "X-Shoal-Cache", "X-Shoal-Checksum", "X-Shoal-Version",
+    };
+    if (!strncasecmp(name, "x-amz-", 6))
+        return 1;
+    for (size_t i = 0; i < ARRAY_LEN(keep); i++)
+        if (!strcasecmp(name, keep[i]))
+            return 1;
+    return 0;
+}
+
+static void fwd_free(struct fwd *f)
+{
+    if (f->up)
+        evbuffer_free(f->up);
+    EVP_MD_CTX_free(f->sha);
+    EVP_MD_CTX_free(f->csha);
+    free(f);
+}
+
+/* Detach from the client request; free once the transfer is over too. */
+static void fwd_release(struct fwd *f)
+{
+    struct http_req *r = f->r;
+    if (r) {
+        r->data = NULL;
+        r->on_body = NULL;
+        r->on_end = NULL;
+        r->on_abort = NULL;
+        r->on_drain = NULL;
+        if (f->client_paused)
+            http_req_resume(r);
+        f->r = NULL;
+        http_req_unref(r);
+    }
+    if (f->closed)
+        fwd_free(f);
+}
+
+/* The upload went wrong on the client's side: stop the target's transfer
+ * short of its length (nothing is committed) and answer. */
+static void fwd_fail(struct fwd *f, int status, const char *code, const char *msg)
+{
+    struct http_req *r = f->r;
+    if (!f->closed) {
+        hcli_cancel(f->x);
+        f->closed = 1;
+    }
+    if (r) {
+        http_resp_close(r);
+        if (f->resp_started)
+            http_resp_abort(r);
+        else
+            s3_error(r, status, code, "%s", msg);
+    }
+    fwd_release(f);
+}
+
+/* ---- upload ---------------------------------------------------------------- */
+
+static void up_push(struct fwd *f, const char *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (f->sha)
+        EVP_DigestUpdate(f->sha, p, n);
+    evbuffer_add(f->up, p, n);
+    f->up_in += n;
+    if (f->up_waiting && !f->closed) {
+        f->up_waiting = 0;
+        hcli_resume_upload(f->x);
+    }
+}
+
+static int chunk_line(struct fwd *f)
+{
+    /* "hex-size[;chunk-signature=sig]" */
+    f->line[f->line_n] = '\0';
+    char *semi = strchr(f->line, ';');
+    size_t hl = semi ? (size_t)(semi - f->line) : f->line_n;
+    if (hl == 0 || hl > 15)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < hl; i++) {
+        int c = tolower((unsigned char)f->line[i]);
+        if (!isxdigit(c))
+            return -1;
+        v = v * 16 + (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
+    }
+    f->chunk_left = v;
+    f->chunk_sig[0] = '\0';
+    if (f->signed_chunks) {
+        if (!semi || strncmp(semi, ";chunk-signature=", 17) || strlen(semi + 17) != 64)
+            return -1;
+        memcpy(f->chunk_sig, semi + 17, 65);
+        EVP_DigestInit_ex(f->csha, EVP_sha256(), NULL);
+    }
+    return 0;
+}
+
+static int chunk_verify(struct fwd *f)
+{
+    if (!f->signed_chunks)
+        return 0;
+    unsigned char d[32];
+    char hex[65], want[65];
+    EVP_DigestFinal_ex(f->csha, d, NULL);
+    hex_encode(d, 32, hex);
+    s3auth_chunk_sig(&f->auth, f->prev_sig, hex, want);
+    if (memcmp(want, f->chunk_sig, 64))
+        return -1;
+    memcpy(f->prev_sig, want, sizeof(want));
+    return 0;
+}
+
+/* Decode aws-chunked bytes; 0, or -1 with the client answered. */
+static int chunked_feed(struct fwd *f, const char *p, size_t n)
+{
+    while (n > 0) {
+        switch (f->cst) {
+        case CH_SIZE:
+        case CH_TRAILER:
+        case CH_DATA_CRLF: {
+            char c = *p++;
+            n--;
+            if (c == '\r')
+                continue;
+            if (c != '\n') {
+                if (f->line_n + 1 >= sizeof(f->line))
+                    goto bad;
+                f->line[f->line_n++] = c;
+                continue;
+            }
+            /* a line is complete */
+            if (f->cst == CH_DATA_CRLF) {
+                if (f->line_n)
+                    goto bad;
+                f->cst = CH_SIZE;
+            } else if (f->cst == CH_SIZE) {
+                if (chunk_line(f))
+                    goto bad;
+                if (f->chunk_left == 0) {
+                    if (chunk_verify(f))
+                        goto badsig;
+                    f->cst = CH_TRAILER;
+                } else {
+                    f->cst = CH_DATA;
+                }
+            } else if (f->line_n == 0) {
+                f->cst = CH_DONE; /* the empty line after the trailers */
+            }
+            f->line_n = 0;
+            break;
+        }
+        case CH_DATA: {
+            size_t k = n < f->chunk_left ? n : (size_t)f->chunk_left;
+            if (f->up_in + k > (uint64_t)f->up_len)
+                goto bad;
+            if (f->signed_chunks)
+                EVP_DigestUpdate(f->csha, p, k);
+            up_push(f, p, k);
+            p += k;
+            n -= k;
+            f->chunk_left -= k;
+            if (f->chunk_left == 0) {
+                if (chunk_verify(f))
+                    goto badsig;
+                f->cst = CH_DATA_CRLF;
+            }
+            break;
+        }
+        case CH_DONE:
+            goto bad;
+        }
+    }
+    return 0;
+bad:
+    fwd_fail(f, 400, "IncompleteBody", "malformed aws-chunked body");
+    return -1;
+badsig:
+    fwd_fail(f, 403, "SignatureDoesNotMatch", "a chunk's signature does not match");
+    return -1;
+}
+
+static int fwd_body(struct http_req *r, const char *p, size_t n)
+{
+    struct fwd *f = r->data;
+    if (f->chunked) {
+        if (chunked_feed(f, p, n))
+            return 0;
+    } else {
+        up_push(f, p, n);
+    }
+    if (!f->client_paused && evbuffer_get_length(f->up) > UP_HIGH) {
+        f->client_paused = 1;
+        http_req_pause(r);
+    }
+    return 0;
+}
+
+static void fwd_end(struct http_req *r)
+{
+    struct fwd *f = r->data;
+    f->body_done = 1;
+    if (f->chunked && (f->cst != CH_DONE || f->up_in != (uint64_t)f->up_len)) {
+        fwd_fail(f, 400, "IncompleteBody",
+                 "the aws-chunked body ended early or does not match "
+                 "x-amz-decoded-content-length");
+        return;
+    }
+    if (f->sha) {
+        unsigned char d[32];
+        char hex[65];
+        EVP_DigestFinal_ex(f->sha, d, NULL);
+        hex_encode(d, 32, hex);
+        if (strcasecmp(hex, f->want_sha)) {
+            fwd_fail(f, 400, "XAmzContentSHA256Mismatch",
+                     "the provided x-amz-content-sha256 does not match what was computed");
+            return;
+        }
+    }
+    f->body_ok = 1;
+    if (f->up_waiting && !f->closed) {
+        f->up_waiting = 0;
+        hcli_resume_upload(f->x);
+    }
+}
+
+static ssize_t fwd_read(void *arg, char *buf, size_t n)
+{
+    struct fwd *f = arg;
+    uint64_t len = (uint64_t)f->up_len;
+    uint64_t limit = f->body_ok || len == 0 ? len : len - 1;
+    size_t avail = evbuffer_get_length(f->up);
+    size_t k = avail < n ? avail : n;
+    if (f->up_out + k > limit)
+        k = (size_t)(limit - f->up_out);
+    if (k == 0) {
+        if (f->up_out == len && f->body_ok)
+            return 0;
+        if (!f->r)
+            return -1; /* the client is gone */
+        f->up_waiting = 1;
+        return HCLI_READ_PAUSE;
+    }
+    evbuffer_remove(f->up, buf, k);
+    f->up_out += k;
+    if (f->client_paused && evbuffer_get_length(f->up) < UP_HIGH / 2 && f->r) {
+        f->client_paused = 0;
+        http_req_resume(f->r);
+    }
+    return (ssize_t)k;
+}
+
+/* ---- download ------------------------------------------------------------- */
+
+static int fwd_headers(void *arg, struct hcli_xfer *x, int status)
+{
+    struct fwd *f = arg;
+    struct http_req *r = f->r;
+    if (!r)
+        return -1;
+    int n = hcli_header_count(x);
+    for (int i = 0; i < n; i++) {
+        const char *v, *name = hcli_header_at(x, i, &v);
+        if (relay_response_header(name))
+            http_resp_header(r, name, "%s", v);
+    }
+    const char *cl = hcli_header(x, "Content-Length");
+    int64_t len = -1;
+    uint64_t v;
+    if (cl && !parse_u64(cl, strlen(cl), &v))
+        len = (int64_t)v;
+    if (status == 204 || status == 304)
+        len = 0;
+    f->resp_started = 1;
+    http_resp_begin(r, status, len);
+    return 0;
+}
+
+static void fwd_drain(struct http_req *r)
+{
+    struct fwd *f = r->data;
+    if (f && f->down_paused && !f->closed && http_resp_pending(r) < FWD_HIGH / 2) {
+        f->down_paused = 0;
+        hcli_resume(f->x);
+    }
+}
+
+static int fwd_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+{
+    struct fwd *f = arg;
+    if (!f->r)
+        return -1;
+    http_resp_write(f->r, p, n);
+    if (http_resp_pending(f->r) > FWD_HIGH && !f->down_paused) {
+        f->down_paused = 1;
+        hcli_pause(x);
+    }
+    return 0;
+}
+
+static void fwd_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+{
+    struct fwd *f = arg;
+    (void)x;
+    f->closed = 1;
+    struct http_req *r = f->r;
+    if (r) {
+        if (status == 0 && !f->resp_started) {
+            log_warn("s3: %s %s: target transfer failed: %s", r->method_name, r->target,
+                     err ? err : "?");
+            s3_error(r, 503, "ServiceUnavailable", "the storage target did not answer: %s",
+                     err ? err : "?");
+        } else if (status == 0) {
+            http_resp_abort(r);
+        } else {
+            http_resp_end(r);
+        }
+    }
+    fwd_release(f);
+}
+
+static void fwd_abort(struct http_req *r)
+{
+    struct fwd *f = r->data;
+    if (!f->closed) {
+        hcli_cancel(f->x);
+        f->closed = 1;
+    }
+    fwd_release(f);
+}
+
+static const struct hcli_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done};
+
+/* ---- start ----------------------------------------------------------------- */
+
+/* How the body comes and what must be checked; 0, or the error answered. */
+static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_result *auth)
+{
+    const char *dl = http_req_header(r, "x-amz-decoded-content-length");
+    const char *pay = auth->payload;
+    int streaming = !strncmp(pay, "STREAMING-", 10);
+    if (streaming) {
+        if (strcmp(pay, S3AUTH_STREAMING) && strcmp(pay, "STREAMING-UNSIGNED-PAYLOAD-TRAILER")) {
+            s3_error(r, 501, "NotImplemented", "payload %s is not supported", pay);
+            return 501;
+        }
+        uint64_t v;
+        if (!dl || parse_u64(dl, strlen(dl), &v)) {
+            s3_error(r, 411, "MissingContentLength",
+                     "aws-chunked uploads need x-amz-decoded-content-length");
+            return 411;
+        }
+        f->chunked = 1;
+        f->signed_chunks = !strcmp(pay, S3AUTH_STREAMING) && !auth->anonymous;
+        f->up_len = (int64_t)v;
+        f->csha = EVP_MD_CTX_new();
+        f->auth = *auth;
+        memcpy(f->prev_sig, auth->seed_sig, sizeof(f->prev_sig));
+        return 0;
+    }
+    if (r->content_length < 0) {
+        if (r->chunked) {
+            s3_error(r, 411, "MissingContentLength", "you must provide the Content-Length "
+                                                     "HTTP header");
+            return 411;
+        }
+        f->up_len = 0;
+    } else {
+        f->up_len = r->content_length;
+    }
+    if (strlen(pay) == 64 && !auth->anonymous) {
+        f->sha = EVP_MD_CTX_new();
+        EVP_DigestInit_ex(f->sha, EVP_sha256(), NULL);
+        memcpy(f->want_sha, pay, 65);
+    }
+    return 0;
+}
+
+const struct cmap_node *s3_owner(struct http_req *r, const char *bucket, const char *key,
+                                 struct cmap **m)
+{
+    size_t kl;
+    char *okey = node_obj_key("shoal", bucket, key, &kl);
+    *m = cmap_current();
+    const struct cmap_node *owner = *m ? cmap_owner(*m, okey, kl) : NULL;
+    free(okey);
+    if (!owner) {
+        cmap_unref(*m);
+        *m = NULL;
+        if (r)
+            s3_error(r, 503, "ServiceUnavailable", "no storage target is in the cluster");
+    }
+    return owner;
+}
+
+void s3_forward(struct http_req *r, const char *bucket, const char *key,
+                const struct s3auth_result *auth, const char *method, const char *query,
+                const char *extra_hdr)
+{
+    struct cmap *m;
+    const struct cmap_node *owner = s3_owner(r, bucket, key, &m);
+    if (!owner)
+        return;
+    struct fwd *f = xcalloc(1, sizeof(*f));
+    f->r = r;
+    f->up_len = -1;
+    int upload = r->method == HTTP_M_PUT || r->method == HTTP_M_POST;
+    if (upload && body_setup(f, r, auth)) {
+        cmap_unref(m);
+        fwd_free(f);
+        return;
+    }
+    if (!upload || (!f->sha && !f->chunked))
+        f->body_ok = 1;
+    char *ek = http_pct_encode(key, strlen(key), 1);
+    char *path = xasprintf("/v1/objects/%s/%s", bucket, ek);
+    struct proxy *p = r->w->ctx;
+    char *url = node_signed_url(&p->node, !strcmp(method, "HEAD") ? "GET" : method,
+                                owner->url, path);
+    char *full = query && query[0] ? xasprintf("%s&%s", url, query) : xstrdup(url);
+    cmap_unref(m);
+    free(url);
+    free(path);
+    free(ek);
+
+    const char *hdrs[ARRAY_LEN(req_headers) + 66];
+    char *owned[ARRAY_LEN(req_headers) + 66];
+    int nh = 0, no = 0;
+    hdrs[nh++] = S3_MODE_HEADER ": 1";
+    if (extra_hdr)
+        hdrs[nh++] = extra_hdr;
+    for (size_t i = 0; i < ARRAY_LEN(req_headers); i++) {
+        const char *v = http_req_header(r, req_headers[i]);
+        if (v)
+            hdrs[nh++] = owned[no++] = xasprintf("%s: %s", req_headers[i], v);
+    }
+    for (int i = 0; i < r->n_hdrs && nh < (int)ARRAY_LEN(hdrs); i++)
+        if (!strncasecmp(r->hdrs[i].name, "x-amz-meta-", 11))
+            hdrs[nh++] = owned[no++] = xasprintf("%s: %s", r->hdrs[i].name, r->hdrs[i].value);
+    if (upload)
+        f->up = evbuffer_new();
+    http_req_ref(r);
+    r->data = f;
+    r->on_abort = fwd_abort;
+    r->on_drain = fwd_drain;
+    if (upload) {
+        r->on_body = fwd_body;
+        r->on_end = fwd_end;
+    }
+    f->x = hcli_start(proxy_cli(r), method, full, hdrs, nh, upload ? f->up_len : -1,
+                      24L * 3600 * 1000, &fwd_ops, f);
+    for (int i = 0; i < no; i++)
+        free(owned[i]);
+    free(full);
+}

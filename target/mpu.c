@@ -1,0 +1,724 @@
+/*
+ * mpu: S3 multipart uploads, kept by the target that owns the final
+ * object, on the mountpath the object will live on.
+ *
+ *   RocksDB "u<id>"          the upload: {"bucket","name","ctype","meta",
+ *                            "initiated"} (meta: the x-amz-meta-* given at
+ *                            creation)
+ *   RocksDB "p<id>/<00001>"  a part: {"size","etag","mtime"}
+ *   mpu/<id>/<n>             a part's bytes
+ *
+ * A part is streamed to a work file like any PUT (put.c), then renamed
+ * into mpu/<id>/ with its record. Completion checks the list the client
+ * sends (ascending numbers, each part present with that ETag, every part
+ * but the last at least 5 MiB), then on the I/O pool copies the parts into
+ * one work file, checksumming it, writes it through to the backend when
+ * the bucket has one, commits it like a PUT with the ETag S3 gives
+ * multipart objects (MD5 of the parts' MD5s, "-N"), and drops the parts.
+ * Part bytes never pass through memory whole: 1 MiB at a time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "http.h"
+#include "iopool.h"
+#include "log.h"
+#include "node.h"
+#include "s3.h"
+#include "s3xml.h"
+#include "target.h"
+#include "util.h"
+
+#define PART_MIN (5u << 20)      /* every part but the last, as S3 */
+#define PARTS_MAX 10000
+#define COMPLETE_BODY_MAX (2u << 20)
+#define COPY_CHUNK (1u << 20)
+
+static const char S3_NS_ATTR[] = " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"";
+
+static char *upload_key(const char *id, size_t *kl)
+{
+    char *k = xasprintf("u%s", id);
+    *kl = strlen(k);
+    return k;
+}
+
+static char *part_key(const char *id, int num, size_t *kl)
+{
+    char *k = xasprintf("p%s/%05d", id, num);
+    *kl = strlen(k);
+    return k;
+}
+
+static void part_path(const struct store_mp *mp, const char *id, int num, char *out, size_t n)
+{
+    if (num)
+        snprintf(out, n, "%s/mpu/%s/%d", mp->dir, id, num);
+    else
+        snprintf(out, n, "%s/mpu/%s", mp->dir, id);
+}
+
+/* The upload's record, checked against the object it was made for. */
+static json_t *upload_get(struct target *t, struct store_mp *mp, const char *id,
+                          const char *bucket, const char *name)
+{
+    size_t kl, vl;
+    char *k = upload_key(id, &kl), *v;
+    int rc = store_kv_get(&t->store, mp, k, kl, &v, &vl);
+    free(k);
+    if (rc)
+        return NULL;
+    json_t *j = json_loadb(v, vl, 0, NULL);
+    free(v);
+    if (!j || strcmp(json_string_value(json_object_get(j, "bucket")) ?: "", bucket) ||
+        strcmp(json_string_value(json_object_get(j, "name")) ?: "", name)) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+static int valid_id(const char *id)
+{
+    size_t n = strlen(id);
+    return n == 32 && strspn(id, "0123456789abcdef") == n;
+}
+
+static const char *mkey_bucket(const char *mkey)
+{
+    return strchr(mkey + 1, '\0') + 1;
+}
+
+static void no_upload(struct http_req *r, const char *id)
+{
+    r->err_code = "NoSuchUpload";
+    http_reply_error(r, 404, "the specified multipart upload %s does not exist", id);
+}
+
+/* ---- create ------------------------------------------------------------------ */
+
+static void create(struct target *t, struct http_req *r, const char *name, const char *mkey,
+                   size_t klen)
+{
+    struct store_mp *mp = store_pick(&t->store, mkey, klen);
+    unsigned char raw[16];
+    char id[33];
+    rand_bytes(raw, sizeof(raw));
+    hex_encode(raw, sizeof(raw), id);
+    json_t *meta = json_object();
+    static const char pre[] = "x-amz-meta-";
+    for (int i = 0; i < r->n_hdrs; i++) {
+        const char *n = r->hdrs[i].name;
+        if (!strncasecmp(n, pre, sizeof(pre) - 1) && n[sizeof(pre) - 1]) {
+            char *low = xstrdup(n + sizeof(pre) - 1);
+            for (char *c = low; *c; c++)
+                *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+            json_object_set_new(meta, low, json_string(r->hdrs[i].value));
+            free(low);
+        }
+    }
+    const char *ct = http_req_header(r, "Content-Type");
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:I}", "bucket", mkey_bucket(mkey), "name", name,
+                          "ctype", ct ? ct : "", "meta", meta, "initiated",
+                          (json_int_t)wall_ns());
+    char *v = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    size_t kl;
+    char *k = upload_key(id, &kl);
+    int rc = store_kv_put(&t->store, mp, k, kl, v, strlen(v));
+    free(k);
+    free(v);
+    if (rc) {
+        http_reply_error(r, target_errno_status(rc), "cannot record the upload: %s",
+                         strerror(-rc));
+        return;
+    }
+    struct gbuf b = {0};
+    gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<InitiateMultipartUploadResult");
+    gbuf_str(&b, S3_NS_ATTR);
+    gbuf_str(&b, ">");
+    s3_xml_elem(&b, "Bucket", mkey_bucket(mkey));
+    s3_xml_elem(&b, "Key", name);
+    s3_xml_elem(&b, "UploadId", id);
+    gbuf_str(&b, "</InitiateMultipartUploadResult>\n");
+    http_reply(r, 200, "application/xml", b.p, b.n);
+    gbuf_free(&b);
+}
+
+/* ---- parts ------------------------------------------------------------------- */
+
+int mpu_part_commit(struct target *t, struct store_mp *mp, const struct put_part *part,
+                    const char *work, int fd, const struct ometa *m)
+{
+    int rc = 0;
+    if (t->store.fsync && fdatasync(fd))
+        rc = -errno;
+    if (close(fd) && !rc)
+        rc = -errno;
+    char dir[PATH_MAX], path[PATH_MAX];
+    part_path(mp, part->upload, 0, dir, sizeof(dir));
+    part_path(mp, part->upload, part->num, path, sizeof(path));
+    if (!rc)
+        rc = mkdir_p(dir, 0755);
+    if (!rc && rename(work, path))
+        rc = -errno;
+    if (rc) {
+        unlink(work);
+        return rc;
+    }
+    json_t *j = json_pack("{s:I, s:s, s:I}", "size", (json_int_t)m->size, "etag", m->etag,
+                          "mtime", (json_int_t)wall_ns());
+    char *v = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    size_t kl;
+    char *k = part_key(part->upload, part->num, &kl);
+    rc = store_kv_put(&t->store, mp, k, kl, v, strlen(v));
+    free(k);
+    free(v);
+    return rc;
+}
+
+static int part_number(struct http_req *r, int *num)
+{
+    char v[16];
+    uint64_t n;
+    if (http_query_get(r, "partNumber", v, sizeof(v)) < 0 || parse_u64(v, strlen(v), &n) ||
+        n < 1 || n > PARTS_MAX) {
+        r->err_code = "InvalidArgument";
+        http_reply_error(r, 400, "partNumber must be an integer from 1 to %d", PARTS_MAX);
+        return -1;
+    }
+    *num = (int)n;
+    return 0;
+}
+
+/* ---- list parts -------------------------------------------------------------- */
+
+struct plist {
+    struct gbuf b;
+    int marker, max, count, last, truncated;
+};
+
+static int plist_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct plist *l = arg;
+    int num = atoi(k + kl - 5);
+    if (num <= l->marker)
+        return 0;
+    if (l->count == l->max) {
+        l->truncated = 1;
+        return 1;
+    }
+    json_t *j = json_loadb(v, vl, 0, NULL);
+    char date[40], size[24], n[16];
+    s3_iso_date((uint64_t)json_integer_value(json_object_get(j, "mtime")), date, sizeof(date));
+    snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(j, "size")));
+    snprintf(n, sizeof(n), "%d", num);
+    gbuf_str(&l->b, "<Part>");
+    s3_xml_elem(&l->b, "PartNumber", n);
+    s3_xml_elem(&l->b, "LastModified", date);
+    s3_xml_elem(&l->b, "ETag", json_string_value(json_object_get(j, "etag")) ?: "");
+    s3_xml_elem(&l->b, "Size", size);
+    gbuf_str(&l->b, "</Part>");
+    json_decref(j);
+    l->count++;
+    l->last = num;
+    return 0;
+}
+
+static void list_parts(struct target *t, struct http_req *r, const char *id, const char *name,
+                       const char *mkey, size_t klen)
+{
+    struct store_mp *mp = store_pick(&t->store, mkey, klen);
+    json_t *u = upload_get(t, mp, id, mkey_bucket(mkey), name);
+    if (!u) {
+        no_upload(r, id);
+        return;
+    }
+    json_decref(u);
+    struct plist l = {.max = 1000};
+    char v[16];
+    uint64_t n;
+    if (http_query_get(r, "max-parts", v, sizeof(v)) >= 0 && !parse_u64(v, strlen(v), &n))
+        l.max = n > 1000 ? 1000 : (int)n;
+    if (http_query_get(r, "part-number-marker", v, sizeof(v)) >= 0 &&
+        !parse_u64(v, strlen(v), &n) && n <= PARTS_MAX)
+        l.marker = (int)n;
+    char *pre = xasprintf("p%s/", id);
+    store_kv_scan(&t->store, mp, pre, strlen(pre), plist_one, &l);
+    free(pre);
+    struct gbuf b = {0};
+    char num[16];
+    gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListPartsResult");
+    gbuf_str(&b, S3_NS_ATTR);
+    gbuf_str(&b, ">");
+    s3_xml_elem(&b, "Bucket", mkey_bucket(mkey));
+    s3_xml_elem(&b, "Key", name);
+    s3_xml_elem(&b, "UploadId", id);
+    snprintf(num, sizeof(num), "%d", l.marker);
+    s3_xml_elem(&b, "PartNumberMarker", num);
+    snprintf(num, sizeof(num), "%d", l.last);
+    s3_xml_elem(&b, "NextPartNumberMarker", num);
+    snprintf(num, sizeof(num), "%d", l.max);
+    s3_xml_elem(&b, "MaxParts", num);
+    s3_xml_elem(&b, "IsTruncated", l.truncated ? "true" : "false");
+    s3_xml_elem(&b, "StorageClass", "STANDARD");
+    gbuf_add(&b, l.b.p, l.b.n);
+    gbuf_str(&b, "</ListPartsResult>\n");
+    http_reply(r, 200, "application/xml", b.p, b.n);
+    gbuf_free(&b);
+    gbuf_free(&l.b);
+}
+
+/* ---- abort ------------------------------------------------------------------- */
+
+static int drop_part_record(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    (void)v;
+    (void)vl;
+    struct gbuf *keys = arg;
+    gbuf_add(keys, &kl, sizeof(kl));
+    gbuf_add(keys, k, kl);
+    return 0;
+}
+
+/* I/O pool: the upload's parts, records and record go. */
+static void upload_drop(struct target *t, struct store_mp *mp, const char *id)
+{
+    struct gbuf keys = {0};
+    char *pre = xasprintf("p%s/", id);
+    store_kv_scan(&t->store, mp, pre, strlen(pre), drop_part_record, &keys);
+    free(pre);
+    for (size_t off = 0; off < keys.n;) {
+        size_t kl;
+        memcpy(&kl, keys.p + off, sizeof(kl));
+        store_kv_del(&t->store, mp, keys.p + off + sizeof(kl), kl);
+        off += sizeof(kl) + kl;
+    }
+    gbuf_free(&keys);
+    char dir[PATH_MAX];
+    part_path(mp, id, 0, dir, sizeof(dir));
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.')
+                unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+        rmdir(dir);
+    }
+    size_t kl;
+    char *k = upload_key(id, &kl);
+    store_kv_del(&t->store, mp, k, kl);
+    free(k);
+}
+
+struct job {
+    struct target *t;
+    struct http_req *r;
+    struct store_mp *mp;
+    char id[33];
+    char *name;
+    char *mkey;
+    size_t klen;
+    json_t *upload;
+    /* complete */
+    int *nums;
+    char **etags;
+    int n;
+    int status;                  /* error to answer, 0 none */
+    const char *code;
+    char msg[300];
+    int fd;
+    char work[PATH_MAX];
+    struct ometa m;
+    struct backend b;
+    int rc;
+};
+
+static void job_free(struct job *j)
+{
+    if (j->fd >= 0) {
+        close(j->fd);
+        unlink(j->work);
+    }
+    for (int i = 0; i < j->n; i++)
+        free(j->etags[i]);
+    free(j->etags);
+    free(j->nums);
+    json_decref(j->upload);
+    backend_free(&j->b);
+    free(j->name);
+    free(j->mkey);
+    http_req_unref(j->r);
+    free(j);
+}
+
+static void abort_work(void *arg)
+{
+    struct job *j = arg;
+    upload_drop(j->t, j->mp, j->id);
+}
+
+static void abort_done(void *arg)
+{
+    struct job *j = arg;
+    http_reply(j->r, 204, NULL, NULL, 0);
+    job_free(j);
+}
+
+/* ---- complete ------------------------------------------------------------------ */
+
+static int complete_part(void *arg, char **f, char *err, size_t errlen)
+{
+    struct job *j = arg;
+    uint64_t n;
+    if (!f[0] || !f[1] || parse_u64(f[0], strlen(f[0]), &n) || n < 1 || n > PARTS_MAX) {
+        snprintf(err, errlen, "each Part needs a PartNumber (1..%d) and an ETag", PARTS_MAX);
+        return -1;
+    }
+    if (j->n && (int)n <= j->nums[j->n - 1]) {
+        j->status = 400;
+        j->code = "InvalidPartOrder";
+        snprintf(err, errlen, "the list of parts was not in ascending order");
+        return -1;
+    }
+    j->nums = xrealloc(j->nums, sizeof(int) * (size_t)(j->n + 1));
+    j->etags = xrealloc(j->etags, sizeof(char *) * (size_t)(j->n + 1));
+    j->nums[j->n] = (int)n;
+    j->etags[j->n++] = xstrdup(f[1]);
+    return 0;
+}
+
+/* An ETag without its quotes, for comparing. */
+static size_t etag_core(const char *e, const char **start)
+{
+    size_t n = strlen(e);
+    if (n >= 2 && e[0] == '"' && e[n - 1] == '"') {
+        *start = e + 1;
+        return n - 2;
+    }
+    *start = e;
+    return n;
+}
+
+static int same_etag(const char *a, const char *b)
+{
+    const char *x, *y;
+    size_t xl = etag_core(a, &x), yl = etag_core(b, &y);
+    return xl == yl && !strncasecmp(x, y, xl);
+}
+
+static void complete_fail(struct job *j, int status, const char *code, const char *fmt,
+                          const char *arg, int num)
+{
+    j->status = status;
+    j->code = code;
+    snprintf(j->msg, sizeof(j->msg), fmt, arg, num);
+}
+
+/* I/O pool: check the parts and join them into one work file. */
+static void assemble_work(void *arg)
+{
+    struct job *j = arg;
+    struct target *t = j->t;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(md, EVP_md5(), NULL);
+    XXH3_state_t *xs = XXH3_createState();
+    XXH3_64bits_reset(xs);
+    char *buf = xmalloc(COPY_CHUNK);
+    j->fd = store_work_open(j->mp, &j->m.uid, j->work, sizeof(j->work));
+    if (j->fd < 0) {
+        int rc = j->fd;
+        j->fd = -1;
+        complete_fail(j, target_errno_status(rc), NULL, "cannot create a work file%s%.0d", "",
+                      0);
+        goto out;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < j->n; i++) {
+        size_t kl, vl;
+        char *k = part_key(j->id, j->nums[i], &kl), *v = NULL;
+        int rc = store_kv_get(&t->store, j->mp, k, kl, &v, &vl);
+        free(k);
+        json_t *pj = rc ? NULL : json_loadb(v, vl, 0, NULL);
+        free(v);
+        const char *etag = pj ? json_string_value(json_object_get(pj, "etag")) : NULL;
+        uint64_t size = pj ? (uint64_t)json_integer_value(json_object_get(pj, "size")) : 0;
+        if (!etag || !same_etag(etag, j->etags[i])) {
+            json_decref(pj);
+            complete_fail(j, 400, "InvalidPart",
+                          "one or more of the specified parts could not be found or its "
+                          "ETag did not match%s (part %d)", "", j->nums[i]);
+            goto out;
+        }
+        if (i < j->n - 1 && size < PART_MIN) {
+            json_decref(pj);
+            complete_fail(j, 400, "EntityTooSmall",
+                          "your proposed upload is smaller than the minimum allowed size%s "
+                          "(part %d is under 5 MiB and not the last)", "", j->nums[i]);
+            goto out;
+        }
+        const char *hex;
+        size_t hl = etag_core(etag, &hex);
+        unsigned char bin[16];
+        for (size_t b = 0; b < 16 && 2 * b + 1 < hl; b++) {
+            unsigned v2;
+            sscanf(hex + 2 * b, "%2x", &v2);
+            bin[b] = (unsigned char)v2;
+        }
+        EVP_DigestUpdate(md, bin, 16);
+        json_decref(pj);
+        char path[PATH_MAX];
+        part_path(j->mp, j->id, j->nums[i], path, sizeof(path));
+        int in = open(path, O_RDONLY | O_CLOEXEC);
+        if (in < 0) {
+            complete_fail(j, 400, "InvalidPart", "part data is missing%s (part %d)", "",
+                          j->nums[i]);
+            goto out;
+        }
+        uint64_t left = size;
+        while (left > 0) {
+            ssize_t got = read(in, buf, left < COPY_CHUNK ? left : COPY_CHUNK);
+            if (got <= 0) {
+                close(in);
+                complete_fail(j, 500, NULL, "cannot read a part%s (part %d)", "", j->nums[i]);
+                goto out;
+            }
+            XXH3_64bits_update(xs, buf, (size_t)got);
+            for (ssize_t off = 0; off < got;) {
+                ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
+                if (w < 0) {
+                    close(in);
+                    complete_fail(j, target_errno_status(-errno), NULL,
+                                  "cannot write the object%s (part %d)", "", j->nums[i]);
+                    goto out;
+                }
+                off += w;
+            }
+            left -= (uint64_t)got;
+        }
+        close(in);
+        total += size;
+    }
+    unsigned char d[16];
+    char hex[33];
+    EVP_DigestFinal_ex(md, d, NULL);
+    hex_encode(d, 16, hex);
+    snprintf(j->m.etag, sizeof(j->m.etag), "\"%s-%d\"", hex, j->n);
+    j->m.size = total;
+    j->m.cksum = XXH3_64bits_digest(xs);
+    snprintf(j->m.ctype, sizeof(j->m.ctype), "%s",
+             json_string_value(json_object_get(j->upload, "ctype")) ?: "");
+    const char *mk;
+    json_t *mv;
+    json_object_foreach(json_object_get(j->upload, "meta"), mk, mv) {
+        if (ometa_umeta_add(&j->m, mk, json_string_value(mv) ?: ""))
+            break;
+    }
+out:
+    free(buf);
+    XXH3_freeState(xs);
+    EVP_MD_CTX_free(md);
+}
+
+/* I/O pool: the joined object becomes the object; its parts go. */
+static void commit_work(void *arg)
+{
+    struct job *j = arg;
+    int fd = j->fd;
+    j->fd = -1; /* store_commit closes it */
+    j->rc = store_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
+    if (!j->rc)
+        upload_drop(j->t, j->mp, j->id);
+}
+
+static void commit_done(void *arg)
+{
+    struct job *j = arg;
+    struct http_req *r = j->r;
+    if (j->rc) {
+        http_reply_error(r, target_errno_status(j->rc), "cannot commit the object: %s",
+                         strerror(-j->rc));
+    } else {
+        struct gbuf b = {0};
+        gbuf_str(&b,
+                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult");
+        gbuf_str(&b, S3_NS_ATTR);
+        gbuf_str(&b, ">");
+        char *loc = xasprintf("/%s/%s", mkey_bucket(j->mkey), j->name);
+        s3_xml_elem(&b, "Location", loc);
+        free(loc);
+        s3_xml_elem(&b, "Bucket", mkey_bucket(j->mkey));
+        s3_xml_elem(&b, "Key", j->name);
+        s3_xml_elem(&b, "ETag", j->m.etag);
+        gbuf_str(&b, "</CompleteMultipartUploadResult>\n");
+        node_count(&j->t->node, ST_PUT, 200);
+        node_count_bytes(&j->t->node, j->m.size, 0);
+        http_reply(r, 200, "application/xml", b.p, b.n);
+        gbuf_free(&b);
+    }
+    job_free(j);
+}
+
+static void complete_backend_done(void *arg, const struct backend_obj *o)
+{
+    struct job *j = arg;
+    if (o->status < 200 || o->status > 299) {
+        char msg[300];
+        int st = backend_status(&j->b, o, msg, sizeof(msg));
+        http_reply_error(j->r, st, "write-through failed: %s", msg);
+        job_free(j);
+        return;
+    }
+    snprintf(j->m.backend_etag, sizeof(j->m.backend_etag), "%s", o->etag);
+    iopool_submit(j->t->io, j->r->w->q, commit_work, commit_done, j);
+}
+
+static void assemble_done(void *arg)
+{
+    struct job *j = arg;
+    if (j->status) {
+        j->r->err_code = j->code;
+        http_reply_error(j->r, j->status, "%s", j->msg);
+        job_free(j);
+        return;
+    }
+    if (j->b.kind == BK_S3)
+        backend_put(target_cli(j->r), &j->b, j->name, j->fd, (int64_t)j->m.size,
+                    complete_backend_done, j);
+    else
+        iopool_submit(j->t->io, j->r->w->q, commit_work, commit_done, j);
+}
+
+static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct job *j = arg;
+    char err[300] = "";
+    static const struct s3xml_spec spec = {
+        "CompleteMultipartUpload", "Part", {"PartNumber", "ETag"}, 2, NULL};
+    int n = s3xml_records(body, len, &spec, complete_part, j, NULL, err, sizeof(err));
+    if (n <= 0) {
+        r->err_code = j->status ? j->code : "MalformedXML";
+        http_reply_error(r, j->status ? j->status : 400, "%s",
+                         n == 0 ? "the upload must name at least one part" : err);
+        job_free(j);
+        return;
+    }
+    iopool_submit(j->t->io, r->w->q, assemble_work, assemble_done, j);
+}
+
+static void complete_gone(void *arg)
+{
+    job_free(arg);
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+               const char *name, char *mkey, size_t klen)
+{
+    char id[64];
+    int has_uploads = http_query_get(r, "uploads", id, sizeof(id)) != -1;
+    int has_id = http_query_get(r, "uploadId", id, sizeof(id)) >= 0;
+    if (!target_is_s3(r) || (!has_uploads && !has_id))
+        return 0;
+    if (has_uploads && !has_id) {
+        if (r->method != HTTP_M_POST)
+            return 0;
+        create(t, r, name, mkey, klen);
+        free(mkey);
+        return 1;
+    }
+    struct store_mp *mp = store_pick(&t->store, mkey, klen);
+    json_t *u = valid_id(id) ? upload_get(t, mp, id, mkey_bucket(mkey), name) : NULL;
+    if (!u) {
+        free(mkey);
+        no_upload(r, id);
+        return 1;
+    }
+    if (r->method == HTTP_M_PUT) {
+        json_decref(u);
+        struct put_part part = {.num = 0};
+        if (part_number(r, &part.num)) {
+            free(mkey);
+            return 1;
+        }
+        memcpy(part.upload, id, 33); /* valid_id: 32 hex digits */
+        target_put(t, r, name, bk, mkey, klen, &part); /* takes mkey */
+        return 1;
+    }
+    if (r->method == HTTP_M_GET) {
+        json_decref(u);
+        list_parts(t, r, id, name, mkey, klen);
+        free(mkey);
+        return 1;
+    }
+    struct job *j = xcalloc(1, sizeof(*j));
+    j->t = t;
+    j->r = r;
+    j->mp = mp;
+    j->fd = -1;
+    memcpy(j->id, id, 33); /* valid_id: 32 hex digits */
+    j->name = xstrdup(name);
+    j->mkey = mkey;
+    j->klen = klen;
+    j->upload = u;
+    http_req_ref(r);
+    if (r->method == HTTP_M_DELETE) {
+        iopool_submit(t->io, r->w->q, abort_work, abort_done, j);
+    } else if (r->method == HTTP_M_POST) {
+        backend_resolve(t, bk, &j->b);
+        node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);
+    } else {
+        job_free(j);
+        http_reply_error(r, 405, "%s is not allowed on a multipart upload", r->method_name);
+    }
+    return 1;
+}
+
+/* ---- uploads in progress ------------------------------------------------------- */
+
+struct ulist {
+    const char *bucket, *prefix;
+    json_t *arr;
+};
+
+static int ulist_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct ulist *l = arg;
+    json_t *j = json_loadb(v, vl, 0, NULL);
+    const char *b = json_string_value(json_object_get(j, "bucket"));
+    const char *n = json_string_value(json_object_get(j, "name"));
+    if (b && n && !strcmp(b, l->bucket) && !strncmp(n, l->prefix, strlen(l->prefix)))
+        json_array_append_new(l->arr,
+                              json_pack("{s:s, s:s%, s:O}", "name", n, "upload", k + 1, kl - 1,
+                                        "initiated", json_object_get(j, "initiated")));
+    json_decref(j);
+    return 0;
+}
+
+void mpu_list_handle(struct target *t, struct http_req *r)
+{
+    char bucket[64], prefix[1100] = "";
+    if (http_query_get(r, "bucket", bucket, sizeof(bucket)) <= 0 ||
+        http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2) {
+        http_reply_error(r, 400, "uploads needs bucket (and an optional prefix)");
+        return;
+    }
+    struct ulist l = {bucket, prefix, json_array()};
+    for (int i = 0; i < t->store.n; i++)
+        store_kv_scan(&t->store, &t->store.mp[i], "u", 1, ulist_one, &l);
+    http_reply_json(r, 200, json_pack("{s:o}", "uploads", l.arr));
+}

@@ -1,0 +1,407 @@
+/*
+ * put: a PUT's body streamed to a work file on the object's mountpath
+ * (checksummed on the way, and MD5'd in S3 mode), then committed on the
+ * I/O pool: store_commit for an object, after the backend has it when
+ * the bucket writes through; mpu_part_commit for a multipart part.
+ *
+ * S3 mode (target_is_s3): Content-MD5 is checked before anything is
+ * committed (BadDigest), the MD5 becomes the ETag, Content-Type and
+ * x-amz-meta-* are kept with the object, and the answer is 200 with the
+ * ETag instead of the native JSON.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "hcli.h"
+#include "http.h"
+#include "iopool.h"
+#include "log.h"
+#include "node.h"
+#include "s3.h"
+#include "target.h"
+#include "util.h"
+
+struct put {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;
+    size_t klen;
+    char *name;
+    struct store_mp *mp;
+    int fd;                      /* -1 once closed or handed to the commit */
+    char work[PATH_MAX];
+    XXH3_state_t *xs;
+    uint64_t size;
+    struct ometa m;
+    int rc;
+    struct backend b;            /* write-through target, kind BK_NONE if none */
+    struct put_part part;        /* num 0: a whole object */
+    EVP_MD_CTX *md5;             /* S3 mode: the body's MD5 makes the ETag */
+    int want_md5;                /* Content-MD5 was given */
+    unsigned char md5_want[16];
+    /* CopyObject: the body comes from the source's target */
+    struct hcli_xfer *x;         /* the source's GET, while it runs */
+    int copy;
+    int copy_meta;               /* take the source's metadata (COPY) */
+    int src_status;
+};
+
+static void put_free(struct put *p)
+{
+    if (p->x)
+        hcli_cancel(p->x);
+    backend_free(&p->b);
+    if (p->fd >= 0) {
+        close(p->fd);
+        unlink(p->work);
+    }
+    XXH3_freeState(p->xs);
+    EVP_MD_CTX_free(p->md5);
+    free(p->mkey);
+    free(p->name);
+    free(p);
+}
+
+/* A write failed: answer now (the connection closes after the answer) and
+ * drop the work file; the request's body hooks are detached. */
+static void put_fail(struct put *p, int rc)
+{
+    struct http_req *r = p->r;
+    struct store_mp *mp = p->mp;
+    r->data = NULL;
+    r->on_body = NULL;
+    r->on_end = NULL;
+    r->on_abort = NULL;
+    put_free(p);
+    int st = target_errno_status(rc);
+    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, st);
+    http_resp_close(r);
+    if (st == 507)
+        http_reply_error(r, 507, "out of space on mountpath %s", mp->dir);
+    else
+        http_reply_error(r, 500, "cannot write object: %s", strerror(-rc));
+}
+
+/* Bytes of the object into the work file: 0 or -errno. */
+static int put_write(struct put *p, const char *d, size_t n)
+{
+    XXH3_64bits_update(p->xs, d, n);
+    if (p->md5)
+        EVP_DigestUpdate(p->md5, d, n);
+    p->size += n;
+    while (n > 0) {
+        ssize_t w = write(p->fd, d, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        d += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int put_body(struct http_req *r, const char *d, size_t n)
+{
+    struct put *p = r->data;
+    int rc = put_write(p, d, n);
+    if (rc)
+        put_fail(p, rc);
+    return 0;
+}
+
+static void put_commit_work(void *arg)
+{
+    struct put *p = arg;
+    int fd = p->fd;
+    p->fd = -1; /* the commit closes it */
+    if (p->part.num)
+        p->rc = mpu_part_commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
+    else
+        p->rc = store_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
+}
+
+static void put_commit_done(void *arg)
+{
+    struct put *p = arg;
+    struct http_req *r = p->r;
+    if (p->rc) {
+        int st = target_errno_status(p->rc);
+        node_count(&p->t->node, ST_PUT, st);
+        http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
+    } else if (p->part.num) {
+        http_resp_header(r, "ETag", "%s", p->m.etag);
+        node_count(&p->t->node, ST_PUT, 200);
+        node_count_bytes(&p->t->node, p->size, 0);
+        http_reply(r, 200, NULL, NULL, 0);
+    } else if (p->copy) {
+        char date[40];
+        s3_iso_date(p->m.mtime_ns, date, sizeof(date));
+        struct gbuf b = {0};
+        gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyObjectResult "
+                     "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+        s3_xml_elem(&b, "LastModified", date);
+        s3_xml_elem(&b, "ETag", p->m.etag);
+        gbuf_str(&b, "</CopyObjectResult>\n");
+        node_count(&p->t->node, ST_PUT, 200);
+        node_count_bytes(&p->t->node, p->size, 0);
+        http_reply(r, 200, "application/xml", b.p, b.n);
+        gbuf_free(&b);
+    } else if (target_is_s3(r)) {
+        target_meta_headers(r, &p->m);
+        node_count(&p->t->node, ST_PUT, 200);
+        node_count_bytes(&p->t->node, p->size, 0);
+        http_reply(r, 200, NULL, NULL, 0);
+    } else {
+        char ck[17];
+        snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)p->m.cksum);
+        target_meta_headers(r, &p->m);
+        node_count(&p->t->node, ST_PUT, 201);
+        node_count_bytes(&p->t->node, p->size, 0);
+        http_reply_json(r, 201,
+                        json_pack("{s:s, s:s, s:I, s:s, s:I}", "bucket",
+                                  strchr(p->mkey + 1, '\0') + 1, "name", p->name, "size",
+                                  (json_int_t)p->m.size, "checksum", ck, "version",
+                                  (json_int_t)p->m.version));
+    }
+    r->data = NULL;
+    put_free(p);
+    http_req_unref(r);
+}
+
+/* Write-through: the backend has the object (or refused it). */
+static void put_backend_done(void *arg, const struct backend_obj *o)
+{
+    struct put *p = arg;
+    struct http_req *r = p->r;
+    if (o->status < 200 || o->status > 299) {
+        char msg[300];
+        int st = backend_status(&p->b, o, msg, sizeof(msg));
+        node_count(&p->t->node, ST_PUT, st);
+        http_reply_error(r, st, "write-through failed: %s", msg);
+        r->data = NULL;
+        put_free(p);
+        http_req_unref(r);
+        return;
+    }
+    snprintf(p->m.backend_etag, sizeof(p->m.backend_etag), "%s", o->etag);
+    iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
+}
+
+static void put_end(struct http_req *r)
+{
+    struct put *p = r->data;
+    p->m.size = p->size;
+    p->m.cksum = XXH3_64bits_digest(p->xs);
+    if (p->md5) {
+        unsigned char md[16];
+        EVP_DigestFinal_ex(p->md5, md, NULL);
+        if (p->want_md5 && memcmp(md, p->md5_want, 16)) {
+            r->data = NULL;
+            r->on_abort = NULL;
+            put_free(p);
+            node_count(&((struct target *)r->w->ctx)->node, ST_PUT, 400);
+            r->err_code = "BadDigest";
+            http_reply_error(r, 400, "the Content-MD5 you specified did not match what was "
+                                     "received");
+            return;
+        }
+        s3_md5_etag(md, p->m.etag);
+    }
+    /* From here the commit owns p; a dying connection must not free it. */
+    r->on_abort = NULL;
+    http_req_ref(r);
+    if (p->b.kind == BK_S3 && !p->part.num)
+        backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
+                    p);
+    else
+        iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
+}
+
+static void put_abort(struct http_req *r)
+{
+    struct put *p = r->data;
+    r->data = NULL;
+    put_free(p); /* the work file goes: nothing was committed */
+}
+
+/* S3 mode: Content-MD5 and x-amz-meta-* of a PUT. 0, or the status of
+ * the error already answered. */
+static int put_s3_headers(struct http_req *r, struct put *p)
+{
+    const char *cm = http_req_header(r, "Content-MD5");
+    if (cm) {
+        if (s3_b64_decode(cm, p->md5_want, sizeof(p->md5_want)) != 16) {
+            r->err_code = "InvalidDigest";
+            http_reply_error(r, 400, "the Content-MD5 you specified is not valid");
+            return 400;
+        }
+        p->want_md5 = 1;
+    }
+    p->md5 = EVP_MD_CTX_new();
+    if (!p->md5 || !EVP_DigestInit_ex(p->md5, EVP_md5(), NULL))
+        abort();
+    static const char pre[] = "x-amz-meta-";
+    for (int i = 0; i < r->n_hdrs; i++) {
+        const char *n = r->hdrs[i].name;
+        if (strncasecmp(n, pre, sizeof(pre) - 1) || !n[sizeof(pre) - 1])
+            continue;
+        if (ometa_umeta_add(&p->m, n + sizeof(pre) - 1, r->hdrs[i].value)) {
+            r->err_code = "MetadataTooLarge";
+            http_reply_error(r, 400, "your metadata headers exceed the maximum allowed "
+                                     "metadata size (%zu bytes)",
+                             sizeof(p->m.umeta));
+            return 400;
+        }
+    }
+    return 0;
+}
+
+/* ---- CopyObject ----------------------------------------------------------- */
+
+static int copy_headers(void *arg, struct hcli_xfer *x, int status)
+{
+    struct put *p = arg;
+    p->src_status = status;
+    if (status != 200)
+        return -1;
+    if (p->copy_meta) {
+        const char *ct = hcli_header(x, "Content-Type");
+        snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct ? ct : "");
+        p->m.umeta_len = 0;
+        int n = hcli_header_count(x);
+        for (int i = 0; i < n; i++) {
+            const char *v, *k = hcli_header_at(x, i, &v);
+            if (!strncasecmp(k, "x-amz-meta-", 11) && ometa_umeta_add(&p->m, k + 11, v))
+                break;
+        }
+    }
+    return 0;
+}
+
+static int copy_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
+{
+    struct put *p = arg;
+    (void)x;
+    int rc = put_write(p, d, n);
+    if (rc)
+        p->rc = rc;
+    return rc ? -1 : 0;
+}
+
+static void copy_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+{
+    struct put *p = arg;
+    struct http_req *r = p->r;
+    (void)x;
+    p->x = NULL;
+    r->on_abort = NULL;
+    if (status == 200 && !p->rc) {
+        put_end(r); /* takes its own reference */
+        http_req_unref(r);
+        return;
+    }
+    int st = p->rc ? target_errno_status(p->rc)
+             : p->src_status == 404 ? 404
+             : p->src_status ? 502 : 503;
+    char msg[300];
+    snprintf(msg, sizeof(msg), "%s",
+             p->rc ? strerror(-p->rc) : err ? err : "the source answered an error");
+    r->data = NULL;
+    put_free(p);
+    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, st);
+    if (st == 404) {
+        r->err_code = "NoSuchKey";
+        http_reply_error(r, 404, "the copy source does not exist");
+    } else {
+        http_reply_error(r, st, "copy failed: %s", msg);
+    }
+    http_req_unref(r);
+}
+
+static void copy_abort(struct http_req *r)
+{
+    struct put *p = r->data;
+    r->data = NULL;
+    put_free(p); /* stops the source's transfer */
+    http_req_unref(r);
+}
+
+static const struct hcli_ops copy_ops = {copy_headers, copy_data, NULL, copy_done};
+
+/* r carries no body: the object is the one at the signed URL `from`. */
+static void copy_start(struct put *p, struct http_req *r, const char *from)
+{
+    const char *dir = http_req_header(r, "x-amz-metadata-directive");
+    p->copy = 1;
+    p->copy_meta = !dir || strcasecmp(dir, "REPLACE");
+    static const char *const hdrs[] = {S3_MODE_HEADER ": 1"};
+    r->data = p;
+    r->on_abort = copy_abort;
+    http_req_ref(r); /* until copy_done */
+    p->x = hcli_start(target_cli(r), "GET", from, hdrs, 1, -1,
+                      (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
+}
+
+void target_put(struct target *t, struct http_req *r, const char *name,
+                const struct bmd_bucket *bk, char *mkey, size_t klen,
+                const struct put_part *part)
+{
+    struct put *p = xcalloc(1, sizeof(*p));
+    backend_resolve(t, bk, &p->b);
+    p->t = t;
+    p->r = r;
+    p->mkey = mkey;
+    p->klen = klen;
+    p->name = xstrdup(name);
+    if (part)
+        p->part = *part;
+    p->mp = store_pick(&t->store, mkey, klen);
+    p->fd = store_work_open(p->mp, &p->m.uid, p->work, sizeof(p->work));
+    if (p->fd < 0) {
+        int rc = p->fd;
+        p->fd = -1;
+        put_free(p);
+        node_count(&t->node, ST_PUT, target_errno_status(rc));
+        http_reply_error(r, target_errno_status(rc), "cannot create work file: %s", strerror(-rc));
+        return;
+    }
+    p->xs = XXH3_createState();
+    XXH3_64bits_reset(p->xs);
+    const char *ct = http_req_header(r, "Content-Type");
+    if (ct)
+        snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct);
+    if (target_is_s3(r)) {
+        int st = put_s3_headers(r, p);
+        if (st) {
+            put_free(p);
+            node_count(&t->node, ST_PUT, st);
+            http_resp_close(r);
+            return; /* answered */
+        }
+    }
+    const char *from = http_req_header(r, COPY_FROM_HEADER);
+    if (from && target_is_s3(r) && !p->part.num) {
+        /* only a proxy may point a target at another one */
+        if (node_check_sig(&t->node, r) != 1) {
+            put_free(p);
+            http_reply_error(r, 403, "copies must come through a proxy");
+            return;
+        }
+        copy_start(p, r, from);
+        return;
+    }
+    r->data = p;
+    r->on_body = put_body;
+    r->on_end = put_end;
+    r->on_abort = put_abort;
+}
