@@ -95,8 +95,9 @@ test-integration: all
 # Fuzz targets (libFuzzer + ASan/UBSan), each run for FUZZ_SECONDS from its
 # seed corpus; a crash fails the run and leaves the input in build-fuzz/.
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS = s3list
+FUZZ_TARGETS = s3list s3xml
 FUZZ_s3list_SRC = common/s3list.c common/util.c
+FUZZ_s3xml_SRC = common/s3xml.c common/util.c
 # (rebuilt every time: one small compile, and its sources vary per target)
 build-fuzz/fuzz_%: test/fuzz/fuzz_%.c FORCE | $(DEPS_STAMP)
 	@mkdir -p build-fuzz

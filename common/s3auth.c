@@ -188,7 +188,8 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
         if (!when)
             when = d;
         time_t t;
-        if (!when || s3_parse_http_date(when, &t))
+        if (!when || (s3_parse_http_date(when, &t) &&
+                      s3_parse_time(when, "%a, %d %b %Y %H:%M:%S +0000", &t)))
             FAIL(403, "AccessDenied", "AWS authentication requires a valid Date or x-amz-date");
         if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S)
             FAIL(403, "RequestTimeTooSkewed",

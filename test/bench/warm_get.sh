@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark 1: warm GET throughput of Shoal (redirects through the proxy,
-# and straight to the owning target) against nginx serving the same bytes as
+# Benchmark 1: warm GET throughput of Shoal (native API through the proxy's
+# redirects and straight to the owning target; S3 API forwarded by the
+# proxy and redirected by it) against nginx serving the same bytes as
 # static files, with the same load generator; and the load generator
 # against wrk on nginx, to show it is not the bottleneck.
 source "$(dirname "$0")/lib.sh"
@@ -14,9 +15,21 @@ mkdir -p "$BENCH_DIR/www"
 start_nginx "$BENCH_DIR/www" $NGX_PORT
 NGX="http://127.0.0.1:$NGX_PORT"
 
-printf '\n== warm GET: Shoal vs nginx static, same loader, %s workers, %ss each ==\n' "$WORKERS" "$SECS"
-printf '%-7s %-22s %10s %10s %8s %8s  %s\n' size system MiB/s ops/s p99_ms vs_nginx goal
-for spec in 4KiB:4096:2000 64KiB:65536:1000 1MiB:1048576:200 16MiB:16777216:24; do
+# restart_proxy EXTRA_ARGS: the proxy again, with other options
+restart_proxy() {
+  "$ROOT/deploy/local/cluster.sh" stop-node p0 >/dev/null
+  SHOAL_EXTRA_ARGS="--log_level warn $1" "$ROOT/deploy/local/cluster.sh" start-node p0 >/dev/null
+  for _ in $(seq 100); do
+    curl -sf "$PROXY/v1/health" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "the proxy did not come back" >&2
+  return 1
+}
+
+SPECS="4KiB:4096:2000 64KiB:65536:1000 1MiB:1048576:200 16MiB:16777216:24"
+declare -A RES
+for spec in $SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
   prefix="w$label/o"
   make_files "$BENCH_DIR/www/bench" "$count" "$bytes" "$prefix"
@@ -24,15 +37,28 @@ for spec in 4KiB:4096:2000 64KiB:65536:1000 1MiB:1048576:200 16MiB:16777216:24; 
     --num-objects "$count" --prefix "$prefix" --min-size "$bytes" --max-size "$bytes" \
     --workers 8 --stats-interval 0 >/dev/null
   common=(--num-objects "$count" --prefix "$prefix" --workers "$WORKERS" --duration "${SECS}s")
-  ng=$(loader_json --endpoint "$NGX" --bucket bench --mode http "${common[@]}")
-  rd=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${common[@]}")
-  di=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${common[@]}")
-  nmb=$(field "$ng" GET mib_per_s)
-  names=("nginx static" "shoal redirect" "shoal direct-to-target")
-  results=("$ng" "$rd" "$di")
-  kinds=(N R D)
-  for k in 0 1 2; do
-    name=${names[$k]} js=${results[$k]} kind=${kinds[$k]}
+  RES[$label:N]=$(loader_json --endpoint "$NGX" --bucket bench --mode http "${common[@]}")
+  RES[$label:R]=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${common[@]}")
+  RES[$label:D]=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${common[@]}")
+  RES[$label:SF]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 "${common[@]}")
+done
+# S3 with the proxy in redirect mode (s3_redirect): the same objects
+restart_proxy "--s3_redirect true"
+for spec in $SPECS; do
+  IFS=: read -r label bytes count <<<"$spec"
+  RES[$label:SR]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 \
+    --num-objects "$count" --prefix "w$label/o" --workers "$WORKERS" --duration "${SECS}s")
+done
+restart_proxy ""
+
+printf '\n== warm GET: Shoal vs nginx static, same loader, %s workers, %ss each ==\n' "$WORKERS" "$SECS"
+printf '%-7s %-24s %10s %10s %8s %8s  %s\n' size system MiB/s ops/s p99_ms vs_nginx goal
+declare -A names=([N]="nginx static" [R]="shoal native, redirect" [D]="shoal native, direct" [SF]="shoal S3, forwarded" [SR]="shoal S3, redirect")
+for spec in $SPECS; do
+  IFS=: read -r label bytes count <<<"$spec"
+  nmb=$(field "${RES[$label:N]}" GET mib_per_s)
+  for kind in N R D SF SR; do
+    js=${RES[$label:$kind]}
     mb=$(field "$js" GET mib_per_s); ops=$(field "$js" GET ops_per_s); p99=$(field "$js" GET p99)
     r=$(ratio "$mb" "$nmb")
     goal=""
@@ -42,7 +68,7 @@ for spec in 4KiB:4096:2000 64KiB:65536:1000 1MiB:1048576:200 16MiB:16777216:24; 
       4KiB:D) goal="0.8x $(verdict "$r" 0.8)" ;;
     esac
     [ "$(errors "$js")" = 0 ] || goal="$goal errors=$(errors "$js")"
-    printf '%-7s %-22s %10.1f %10.0f %8.2f %8s  %s\n' "$label" "$name" "$mb" "$ops" \
+    printf '%-7s %-24s %10.1f %10.0f %8.2f %8s  %s\n' "$label" "${names[$kind]}" "$mb" "$ops" \
       "$(python3 -c "print($p99/1000)")" "${r}x" "$goal"
   done
 done

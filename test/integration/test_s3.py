@@ -439,3 +439,59 @@ def test_streaming_signed_upload(s3c, s3, bkt):
     with pytest.raises(botocore.exceptions.ClientError) as e:
         s3.head_object(Bucket=bkt, Key="hashed")
     assert err(e)[1] == 404
+
+
+def signed(method, url, body=b"", headers=None):
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    req = AWSRequest(method=method, url=url, data=body, headers=headers or {})
+    S3SigV4Auth(Credentials(AK, SK), "s3", "us-east-1").add_auth(req)
+    return dict(req.headers)
+
+
+def test_virtual_host_style(s3c, s3, bkt):
+    import http.client
+    s3.put_object(Bucket=bkt, Key="v/h", Body=b"vhost")
+    host = "%s.shoal.test:%d" % (bkt, s3c.port)
+    for path, want in (("/s3/v/h", b"vhost"), ("/s3/?list-type=2", b"<Key>v/h</Key>")):
+        hdrs = signed("GET", "http://%s%s" % (host, path))
+        hdrs["Host"] = host  # signed as such; the connection goes to 127.0.0.1
+        conn = http.client.HTTPConnection("127.0.0.1", s3c.port, timeout=10)
+        conn.request("GET", path, headers=hdrs)
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        assert resp.status == 200 and want in body, body
+
+
+@pytest.fixture(scope="module")
+def redir():
+    c = Cluster(targets=2, mountpaths=1,
+                extra="--s3_api_keys %s:%s --s3_redirect true" % (AK, SK)).start()
+    yield c
+    bad = c.cleanup()
+    assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, c.data)
+
+
+def test_redirect_mode(redir):
+    s3 = client(redir)
+    s3.create_bucket(Bucket="rdr")
+    url = redir.url + "/s3/rdr/obj"
+    r = requests.put(url, data=b"put via redirect", headers=signed("PUT", url, b"put via redirect"),
+                     allow_redirects=False)
+    assert r.status_code == 307
+    assert "<Code>TemporaryRedirect</Code>" in r.text and "<Endpoint>127.0.0.1:" in r.text
+    loc = r.headers["Location"]
+    assert "shoal_sig=" in loc and "shoal_s3=1" in loc
+    r2 = requests.put(loc, data=b"put via redirect")
+    assert r2.status_code == 200 and r2.headers["ETag"] == '"%s"' % hashlib.md5(b"put via redirect").hexdigest()
+    g = requests.get(url, headers=signed("GET", url))  # requests follows the 307
+    assert g.status_code == 200 and g.content == b"put via redirect"
+    assert g.history and g.history[0].status_code == 307
+    # HEAD is answered by the proxy, never redirected
+    h = s3.head_object(Bucket="rdr", Key="obj")
+    assert h["ContentLength"] == 16
+    # errors from the target are S3 XML too
+    m = requests.get(redir.url + "/s3/rdr/missing", headers=signed("GET", redir.url + "/s3/rdr/missing"))
+    assert m.status_code == 404 and "<Code>NoSuchKey</Code>" in m.text
