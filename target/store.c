@@ -406,10 +406,13 @@ int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t 
     return 0;
 }
 
+/* What a listing shows of an object (not the whole ometa: entries are
+ * sorted by value, and a record can be kilobytes of user metadata). */
 struct lent {
     char *name;
     size_t nlen;
-    struct ometa m;
+    uint64_t size, cksum, version, mtime_ns;
+    char etag[OMETA_ETAG_MAX + 1];
 };
 
 static int lent_cmp(const void *a, const void *b)
@@ -477,8 +480,14 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
                 cap = cap ? cap * 2 : 64;
                 ents = xrealloc(ents, cap * sizeof(*ents));
             }
-            if (ometa_decode(v, vl, &ents[n].m))
+            struct ometa m;
+            if (ometa_decode(v, vl, &m))
                 continue;
+            ents[n].size = m.size;
+            ents[n].cksum = m.cksum;
+            ents[n].version = m.version;
+            ents[n].mtime_ns = m.mtime_ns;
+            ometa_etag(&m, ents[n].etag, sizeof(ents[n].etag));
             ents[n].name = xstrndup(nm, nl);
             ents[n].nlen = nl;
             n++;
@@ -500,14 +509,13 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
         qsort(ents, n, sizeof(*ents), lent_cmp);
     for (size_t j = 0; j < n; j++) {
         if ((int)j < limit) {
-            char ck[17], etag[OMETA_ETAG_MAX + 1];
-            snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)ents[j].m.cksum);
-            ometa_etag(&ents[j].m, etag, sizeof(etag));
+            char ck[17];
+            snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)ents[j].cksum);
             json_array_append_new(
                 arr, json_pack("{s:s%, s:I, s:s, s:I, s:b, s:s, s:I}", "name", ents[j].name,
-                               ents[j].nlen, "size", (json_int_t)ents[j].m.size, "checksum",
-                               ck, "version", (json_int_t)ents[j].m.version, "cached", 1,
-                               "etag", etag, "mtime", (json_int_t)ents[j].m.mtime_ns));
+                               ents[j].nlen, "size", (json_int_t)ents[j].size, "checksum",
+                               ck, "version", (json_int_t)ents[j].version, "cached", 1,
+                               "etag", ents[j].etag, "mtime", (json_int_t)ents[j].mtime_ns));
         } else {
             total_more = 1;
         }

@@ -5,7 +5,8 @@
 # static files, with the same load generator; and the load generator
 # against wrk on nginx, to show it is not the bottleneck.
 source "$(dirname "$0")/lib.sh"
-SECS=${BENCH_SECS:-5}
+SECS=${BENCH_SECS:-2}
+REPS=${BENCH_REPS:-3}      # each figure: the median of REPS runs, interleaved
 WORKERS=${BENCH_WORKERS:-32}
 
 start_cluster 1
@@ -37,29 +38,39 @@ for spec in $SPECS; do
     --num-objects "$count" --prefix "$prefix" --min-size "$bytes" --max-size "$bytes" \
     --workers 8 --stats-interval 0 >/dev/null
   common=(--num-objects "$count" --prefix "$prefix" --workers "$WORKERS" --duration "${SECS}s")
-  RES[$label:N]=$(loader_json --endpoint "$NGX" --bucket bench --mode http "${common[@]}")
-  RES[$label:R]=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${common[@]}")
-  RES[$label:D]=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${common[@]}")
-  RES[$label:SF]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 "${common[@]}")
+  for rep in $(seq "$REPS"); do
+    RES[$label:N:$rep]=$(loader_json --endpoint "$NGX" --bucket bench --mode http "${common[@]}")
+    RES[$label:R:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${common[@]}")
+    RES[$label:D:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${common[@]}")
+  done
+  RES[$label:SF:1]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 "${common[@]}")
 done
 # S3 with the proxy in redirect mode (s3_redirect): the same objects
 restart_proxy "--s3_redirect true"
 for spec in $SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
-  RES[$label:SR]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 \
+  RES[$label:SR:1]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 \
     --num-objects "$count" --prefix "w$label/o" --workers "$WORKERS" --duration "${SECS}s")
 done
 restart_proxy ""
 
-printf '\n== warm GET: Shoal vs nginx static, same loader, %s workers, %ss each ==\n' "$WORKERS" "$SECS"
+printf '\n== warm GET: Shoal vs nginx static, same loader, %s workers, %ss runs, nginx and native: median of %s interleaved ==\n' "$WORKERS" "$SECS" "$REPS"
 printf '%-7s %-24s %10s %10s %8s %8s  %s\n' size system MiB/s ops/s p99_ms vs_nginx goal
 declare -A names=([N]="nginx static" [R]="shoal native, redirect" [D]="shoal native, direct" [SF]="shoal S3, forwarded" [SR]="shoal S3, redirect")
+# reps KIND: how many runs a row has (the goal rows REPS, the S3 rows one)
+reps() { case $1 in SF|SR) echo 1 ;; *) echo "$REPS" ;; esac; }
+# median LABEL KIND FIELD: the median over the runs
+median() {
+  local v=()
+  for rep in $(seq "$(reps "$2")"); do v+=("$(field "${RES[$1:$2:$rep]}" GET "$3")"); done
+  python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${v[@]}"
+}
 for spec in $SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
-  nmb=$(field "${RES[$label:N]}" GET mib_per_s)
+  nmb=$(median "$label" N mib_per_s)
   for kind in N R D SF SR; do
-    js=${RES[$label:$kind]}
-    mb=$(field "$js" GET mib_per_s); ops=$(field "$js" GET ops_per_s); p99=$(field "$js" GET p99)
+    mb=$(median "$label" "$kind" mib_per_s); ops=$(median "$label" "$kind" ops_per_s)
+    p99=$(median "$label" "$kind" p99)
     r=$(ratio "$mb" "$nmb")
     goal=""
     case "$label:$kind" in
@@ -67,17 +78,24 @@ for spec in $SPECS; do
       4KiB:R) goal="0.5x $(verdict "$r" 0.5)" ;;
       4KiB:D) goal="0.8x $(verdict "$r" 0.8)" ;;
     esac
-    [ "$(errors "$js")" = 0 ] || goal="$goal errors=$(errors "$js")"
+    errs=0
+    for rep in $(seq "$(reps "$kind")"); do errs=$((errs + $(errors "${RES[$label:$kind:$rep]}"))); done
+    [ "$errs" = 0 ] || goal="$goal errors=$errs"
     printf '%-7s %-24s %10.1f %10.0f %8.2f %8s  %s\n' "$label" "${names[$kind]}" "$mb" "$ops" \
       "$(python3 -c "print($p99/1000)")" "${r}x" "$goal"
   done
 done
 
-printf '\n== the loader vs wrk: GET of one 1 MiB file from nginx, %s connections, %ss ==\n' "$WORKERS" "$SECS"
+printf '\n== the loader vs wrk: GET of one 1 MiB file from nginx, %s connections, median of %s runs of %ss ==\n' "$WORKERS" "$REPS" "$SECS"
 one="$NGX/bench/w1MiB/o00000000"
-w=$(wrk -t2 -c"$WORKERS" -d"${SECS}s" "$one" | awk '/Transfer\/sec/ {v=$2; if (v ~ /GB/) {sub("GB","",v); v*=1024} else if (v ~ /MB/) sub("MB","",v); else if (v ~ /KB/) {sub("KB","",v); v/=1024}; print v}')
-l=$(loader_json --endpoint "$NGX" --bucket bench --mode http --num-objects 1 --prefix w1MiB/o \
-    --workers "$WORKERS" --duration "${SECS}s")
-lmb=$(field "$l" GET mib_per_s)
+ws=() ls=()
+for rep in $(seq "$REPS"); do
+  ws+=("$(wrk -t2 -c"$WORKERS" -d"${SECS}s" "$one" | awk '/Transfer\/sec/ {v=$2; if (v ~ /GB/) {sub("GB","",v); v*=1024} else if (v ~ /MB/) sub("MB","",v); else if (v ~ /KB/) {sub("KB","",v); v/=1024}; print v}')")
+  l=$(loader_json --endpoint "$NGX" --bucket bench --mode http --num-objects 1 --prefix w1MiB/o \
+      --workers "$WORKERS" --duration "${SECS}s")
+  ls+=("$(field "$l" GET mib_per_s)")
+done
+w=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${ws[@]}")
+lmb=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${ls[@]}")
 r=$(ratio "$lmb" "$w")
 printf '%-22s %10.1f MiB/s\n%-22s %10.1f MiB/s   %sx of wrk, goal 0.9x %s\n' wrk "$w" shoal-loader "$lmb" "$r" "$(verdict "$r" 0.9)"
