@@ -415,6 +415,14 @@ void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, in
         evbuffer_add(out, "\r\n", 2);
 }
 
+int http_resp_fd(const struct http_req *r)
+{
+    if (!r->conn || r->head_only || r->resp_done || r->resp_chunked ||
+        evbuffer_get_length(bufferevent_get_output(r->conn->bev)))
+        return -1;
+    return bufferevent_getfd(r->conn->bev);
+}
+
 size_t http_resp_pending(const struct http_req *r)
 {
     return r->conn ? evbuffer_get_length(bufferevent_get_output(r->conn->bev)) : 0;

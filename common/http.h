@@ -158,6 +158,10 @@ void http_resp_abort(struct http_req *r);
 /* Ask for the connection to close once this response is out. */
 void http_resp_close(struct http_req *r);
 size_t http_resp_pending(const struct http_req *r);
+/* The client socket, for writing a started response's body straight to
+ * it (splice): only while nothing is queued (else -1); the caller writes
+ * exactly the promised length, then calls http_resp_end. */
+int http_resp_fd(const struct http_req *r);
 
 void http_reply(struct http_req *r, int status, const char *ctype, const void *body,
                 size_t len);

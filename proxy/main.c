@@ -18,17 +18,22 @@
 
 struct hcli *proxy_cli(struct http_req *r)
 {
-    return r->w->local;
+    return ((struct proxy_worker *)r->w->local)->cli;
 }
 
 static void worker_init(struct http_worker *w)
 {
-    w->local = hcli_new(w->base);
+    struct proxy_worker *pw = xcalloc(1, sizeof(*pw));
+    pw->cli = hcli_new(w->base);
+    w->local = pw;
 }
 
 static void worker_fini(struct http_worker *w)
 {
-    hcli_free(w->local);
+    struct proxy_worker *pw = w->local;
+    hcli_free(pw->cli);
+    s3relay_worker_fini(pw);
+    free(pw);
 }
 
 static enum stat_op method_op(int m)

@@ -29,6 +29,14 @@ struct proxy {
     struct s3auth s3auth;        /* the S3 API's access keys */
 };
 
+/* A worker's own state: its intra-cluster client, and idle keep-alive
+ * connections to targets for the S3 relay (s3relay.c). */
+struct tconn;
+struct proxy_worker {
+    struct hcli *cli;
+    struct tconn *idle;
+};
+
 /* The calling worker's intra-cluster client. */
 struct hcli *proxy_cli(struct http_req *r);
 
@@ -62,6 +70,13 @@ struct cmap;
 struct cmap_node;
 const struct cmap_node *s3_owner(struct http_req *r, const char *bucket, const char *key,
                                  struct cmap **m);
+/* s3relay.c: an S3 GET or HEAD relayed over a raw keep-alive connection
+ * to the owning target, the body spliced socket to socket. url: the
+ * target's signed URL (taken). */
+void s3_relay_get(struct http_req *r, char *url, const char *const *hdrs, int n);
+void s3relay_worker_fini(struct proxy_worker *pw);
+/* Is a target's response header one the client should see? */
+int s3_relay_header(const char *name);
 /* Stream an object request (method, with the client's query and
  * an optional extra header line) to the owning target in S3 mode and
  * relay the answer. */

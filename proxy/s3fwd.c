@@ -78,7 +78,7 @@ static const char *const req_headers[] = {
     "Expires", "x-amz-metadata-directive",
 };
 
-static int relay_response_header(const char *name)
+int s3_relay_header(const char *name)
 {
     static const char *const keep[] = {
         "ETag", "Last-Modified", "Content-Type", "Content-Range", "Accept-Ranges",
@@ -347,7 +347,7 @@ static int fwd_headers(void *arg, struct hcli_xfer *x, int status)
     int n = hcli_header_count(x);
     for (int i = 0; i < n; i++) {
         const char *v, *name = hcli_header_at(x, i, &v);
-        if (relay_response_header(name))
+        if (s3_relay_header(name))
             http_resp_header(r, name, "%s", v);
     }
     const char *cl = hcli_header(x, "Content-Length");
@@ -523,6 +523,14 @@ void s3_forward(struct http_req *r, const char *bucket, const char *key,
     for (int i = 0; i < r->n_hdrs && nh < (int)ARRAY_LEN(hdrs); i++)
         if (!strncasecmp(r->hdrs[i].name, "x-amz-meta-", 11))
             hdrs[nh++] = owned[no++] = xasprintf("%s: %s", r->hdrs[i].name, r->hdrs[i].value);
+    if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) {
+        /* a raw connection, the body spliced (s3relay.c) */
+        fwd_free(f);
+        s3_relay_get(r, full, hdrs, nh);
+        for (int i = 0; i < no; i++)
+            free(owned[i]);
+        return;
+    }
     if (upload)
         f->up = evbuffer_new();
     http_req_ref(r);
