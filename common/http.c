@@ -294,10 +294,9 @@ void http_resp_abort(struct http_req *r)
      * of the promised length (or without the last chunk). */
     c->aborting = 1;
     bufferevent_disable(c->bev, EV_READ);
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-        conn_free(c);
-    else
-        bufferevent_enable(c->bev, EV_WRITE);
+    /* Freed from the write callback, never here: the caller may be inside
+     * one of this connection's callbacks (on_drain, say). */
+    bufferevent_enable(c->bev, EV_WRITE);
 }
 
 void http_resp_close(struct http_req *r)

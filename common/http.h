@@ -151,9 +151,9 @@ struct evbuffer_file_segment;
 void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, int64_t off,
                        int64_t len);
 void http_resp_end(struct http_req *r);
-/* Give up on a response that has started: the connection is closed at
- * once, so the client sees a truncated body (never one that looks
- * complete). on_abort is not called. */
+/* Give up on a response that has started: the connection closes (in this
+ * loop pass, after what was queued), so the client sees a truncated body
+ * (never one that looks complete). on_abort is not called. */
 void http_resp_abort(struct http_req *r);
 /* Ask for the connection to close once this response is out. */
 void http_resp_close(struct http_req *r);

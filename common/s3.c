@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "http.h"
@@ -190,4 +191,22 @@ void s3_md5_etag(const unsigned char md5[16], char out[35])
     hex_encode(md5, 16, out + 1);
     out[33] = '"';
     out[34] = '\0';
+}
+
+void s3_redirect_reply(struct http_req *r, const char *target_url, const char *bucket)
+{
+    const char *hp = strstr(target_url, "://");
+    hp = hp ? hp + 3 : target_url;
+    char *endpoint = xstrndup(hp, strcspn(hp, "/"));
+    struct gbuf b = {0};
+    gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>TemporaryRedirect"
+                 "</Code><Message>Please re-send this request to the specified temporary "
+                 "endpoint. Continue to use the original request endpoint for future "
+                 "requests.</Message>");
+    s3_xml_elem(&b, "Endpoint", endpoint);
+    s3_xml_elem(&b, "Bucket", bucket);
+    gbuf_str(&b, "</Error>\n");
+    http_reply(r, 307, "application/xml", b.p, b.n);
+    gbuf_free(&b);
+    free(endpoint);
 }

@@ -35,6 +35,9 @@ void s3_error_reply(struct http_req *r, int status, const char *msg);
 /* Reply with an S3 error of the given code. */
 void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* 307 with S3's TemporaryRedirect body naming target_url's host:port as
+ * <Endpoint> (s3cmd follows that); the caller sets Location. */
+void s3_redirect_reply(struct http_req *r, const char *target_url, const char *bucket);
 /* Switch r's errors to S3 XML. */
 void s3_mode(struct http_req *r);
 

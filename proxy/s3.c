@@ -876,19 +876,10 @@ static void s3_redirect(struct http_req *r, const char *bucket, const char *key,
     char *ek = http_pct_encode(key, strlen(key), 1);
     char *path = xasprintf("/v1/objects/%s/%s", bucket, ek);
     char *url = node_signed_url(&p->node, method, owner->url, path);
-    const char *hp = strstr(owner->url, "://");
-    hp = hp ? hp + 3 : owner->url;
     http_resp_header(r, "Location", "%s&%s%s%s", url, S3_MODE_QUERY, query[0] ? "&" : "",
                      query);
-    struct gbuf b = {0};
-    gbuf_str(&b, XML_HEAD "<Error><Code>TemporaryRedirect</Code><Message>Please re-send this "
-                          "request to the specified temporary endpoint. Continue to use the "
-                          "original request endpoint for future requests.</Message>");
-    s3_xml_elem(&b, "Endpoint", hp);
-    s3_xml_elem(&b, "Bucket", bucket);
-    gbuf_str(&b, "</Error>\n");
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
-    reply_xml(r, 307, &b);
+    s3_redirect_reply(r, owner->url, bucket);
     cmap_unref(m);
     free(url);
     free(path);

@@ -369,7 +369,10 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
         if (owner && strcmp(owner->id, t->node.id)) {
             http_resp_header(r, "Location", "%s%s", owner->url, r->target);
             __atomic_add_fetch(&t->node.st.redirects, 1, __ATOMIC_RELAXED);
-            http_reply_error(r, 307, "object is owned by target %s", owner->id);
+            if (target_is_s3(r))
+                s3_redirect_reply(r, owner->url, on.bucket);
+            else
+                http_reply_error(r, 307, "object is owned by target %s", owner->id);
             cmap_unref(m);
             free(name);
             bmd_unref(b);
@@ -382,6 +385,32 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
     obj_dispatch(t, r, bk, name, mkey, klen);
     free(name);
     bmd_unref(b);
+}
+
+/*
+ * S3 at the root ("/BUCKET/KEY"): s3cmd, redirected by a proxy in
+ * s3_redirect mode, follows the TemporaryRedirect's <Endpoint> and re-sends
+ * the request here, signed anew. It is verified with the cluster's S3 keys
+ * and served like a routed S3 request; a key another target owns is
+ * redirected there the same way. (The body's signed SHA-256, if any, is
+ * not checked here; Content-MD5 is.)
+ */
+static void s3_root(struct target *t, struct http_req *r)
+{
+    s3_mode(r);
+    struct s3auth_result res;
+    const char *code = NULL;
+    char msg[300];
+    int st = s3auth_check(&t->s3auth, r, time(NULL), &res, &code, msg, sizeof(msg));
+    if (st) {
+        s3_error(r, st, code, "%s", msg);
+        return;
+    }
+    if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
+        s3_error(r, 405, "MethodNotAllowed", "a target serves objects only; ask a proxy");
+        return;
+    }
+    obj_handle(t, r, r->path + 1, r->path_len - 1);
 }
 
 static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
@@ -649,6 +678,10 @@ static void handle(struct http_req *r)
         rlist_handle(t, r);
         return;
     }
+    if (!has_prefix(r, "/v1/", &pl)) {
+        s3_root(t, r);
+        return;
+    }
     node_count(&t->node, ST_OTHER, 404);
     http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
                      r->path);
@@ -694,6 +727,11 @@ int main(int argc, char **argv)
     }
     t.node.owner = &t;
     t.node.on_bmd = on_bmd;
+    if (s3auth_init(&t.s3auth, t.conf.s3_api_keys, t.conf.n_s3_api_keys, err, sizeof(err))) {
+        fprintf(stderr, "shoal-target: %s\n", err);
+        conf_free(&t.conf);
+        return 2;
+    }
     s3_cfg_resolve(&t.s3, t.conf.s3_endpoint, t.conf.s3_region, t.conf.s3_addressing,
                    t.conf.s3_access_key, t.conf.s3_secret_key, t.conf.s3_session_token,
                    t.conf.s3_profile);
@@ -731,6 +769,7 @@ int main(int argc, char **argv)
     iopool_free(t.io);
     store_close(&t.store);
     s3_cfg_free(&t.s3);
+    s3auth_free(&t.s3auth);
     conf_free(&t.conf);
     return 0;
 }

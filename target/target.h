@@ -11,6 +11,7 @@
 #include "config.h"
 #include "node.h"
 #include "ometa.h"
+#include "s3auth.h"
 #include "s3req.h"
 #include "store.h"
 
@@ -24,6 +25,7 @@ struct target {
     struct store store;
     struct iopool *io;
     struct s3_cfg s3;            /* node-wide S3 defaults */
+    struct s3auth s3auth;        /* S3 requests redirected here (s3cmd) */
 };
 
 /* ---- backend.c --------------------------------------------------------- */

@@ -165,3 +165,42 @@ def test_rclone(s3c, tmp_path):
         assert (out / k).read_bytes() == v
     rclone("purge", "shoal:" + b)
     assert requests.get(s3c.url + "/v1/health").status_code == 200
+
+
+def test_s3cmd_redirect_mode(tmp_path):
+    """With s3_redirect, s3cmd follows the TemporaryRedirect's <Endpoint> to
+    the owning target, which verifies the re-signed request itself."""
+    port = free_port_block(1)
+    c = Cluster(targets=2, mountpaths=1,
+                extra="--s3_api_keys %s:%s --s3_api_port %d --s3_redirect true"
+                % (AK, SK, port)).start()
+    try:
+        c.s3_port = port
+        cfg = s3cmd_cfg(c, tmp_path)
+
+        def s3cmd(*args):
+            return run(["s3cmd", "-c", str(cfg), *args])
+
+        s3cmd("mb", "s3://redir")
+        files = {}
+        for i in range(6):  # keys spread over both targets
+            files["k%d" % i] = os.urandom(1000 + i)
+            (tmp_path / ("k%d" % i)).write_bytes(files["k%d" % i])
+            s3cmd("put", str(tmp_path / ("k%d" % i)), "s3://redir/d/k%d" % i)
+        listed = s3cmd("ls", "s3://redir/d/").stdout.decode()
+        for i in range(6):
+            assert "s3://redir/d/k%d" % i in listed
+            s3cmd("get", "--force", "s3://redir/d/k%d" % i, str(tmp_path / ("g%d" % i)))
+            assert (tmp_path / ("g%d" % i)).read_bytes() == files["k%d" % i]
+        # the redirect really happened, and a target refuses a bad signature
+        r = requests.get("%s/s3/redir/d/k0" % c.url, allow_redirects=False,
+                         headers={"Authorization": "AWS4-HMAC-SHA256 Credential=%s/20260101/"
+                                  "us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00"
+                                  % AK})
+        assert r.status_code == 403
+        t = c.node_url(c.target_names()[0])
+        r = requests.get(t + "/redir/d/k0")
+        assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text
+    finally:
+        bad = c.cleanup()
+        assert not bad, bad
