@@ -34,6 +34,7 @@
 #define BUCKET_BODY_MAX (64u << 10)
 #define DELETE_BODY_MAX (2u << 20)
 #define DELETE_KEYS_MAX 1000
+#define S3_PUT_MAX (5ull << 30)
 
 struct s3req {
     struct proxy *p;
@@ -955,6 +956,22 @@ static void object_request(struct s3req *q, const char *key, size_t klen)
     if (!method) {
         free(q);
         s3_error(r, 405, "MethodNotAllowed", "%s is not allowed on an object", r->method_name);
+        return;
+    }
+    /* S3's limit on one PUT (an object, or a part); larger ones are
+     * multipart uploads. Refused before any of the body is read. */
+    const char *dl = http_req_header(r, "x-amz-decoded-content-length");
+    uint64_t declared = 0;
+    if (dl && parse_u64(dl, strlen(dl), &declared))
+        declared = 0;
+    if (r->method == HTTP_M_PUT &&
+        ((r->content_length > 0 && (uint64_t)r->content_length > S3_PUT_MAX) ||
+         declared > S3_PUT_MAX)) {
+        free(q);
+        http_resp_close(r);
+        s3_error(r, 400, "EntityTooLarge",
+                 "your proposed upload exceeds the maximum allowed size of 5 GiB per PUT; "
+                 "use a multipart upload");
         return;
     }
     char *k = xstrndup(key, klen);

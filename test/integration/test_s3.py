@@ -441,12 +441,17 @@ def test_streaming_signed_upload(s3c, s3, bkt):
     assert err(e)[1] == 404
 
 
-def signed(method, url, body=b"", headers=None):
+def signed(method, url, body=b"", headers=None, payload=None):
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
+
+    class Auth(S3SigV4Auth):
+        def payload(self, request):
+            return payload or super().payload(request)
+
     req = AWSRequest(method=method, url=url, data=body, headers=headers or {})
-    S3SigV4Auth(Credentials(AK, SK), "s3", "us-east-1").add_auth(req)
+    Auth(Credentials(AK, SK), "s3", "us-east-1").add_auth(req)
     return dict(req.headers)
 
 
@@ -523,4 +528,23 @@ def test_forwarded_get_survives_clients_and_targets(s3c, s3, bkt):
         assert s3.get_object(Bucket=bkt, Key="big")["Body"].read() == data
     g = s3.get_object(Bucket=bkt, Key="big", Range="bytes=100-199")
     assert g["Body"].read() == data[100:200]
+    assert requests.get(s3c.url + "/v1/health").status_code == 200
+
+
+def test_oversized_put_is_refused_before_its_body(s3c, bkt):
+    import socket
+    import time
+    url = "%s/s3/%s/huge" % (s3c.url, bkt)
+    hdrs = signed("PUT", url, payload="UNSIGNED-PAYLOAD")
+    hdrs["Host"] = "127.0.0.1:%d" % s3c.port
+    hdrs["Content-Length"] = str(6 << 30)
+    hdrs["Expect"] = "100-continue"
+    s = socket.create_connection(("127.0.0.1", s3c.port), timeout=10)
+    s.sendall(("PUT /s3/%s/huge HTTP/1.1\r\n" % bkt).encode() +
+              "".join("%s: %s\r\n" % kv for kv in hdrs.items()).encode() + b"\r\n")
+    t = time.time()
+    got = s.recv(65536)
+    s.close()
+    assert got.startswith(b"HTTP/1.1 400") and b"<Code>EntityTooLarge</Code>" in got, got
+    assert time.time() - t < 5
     assert requests.get(s3c.url + "/v1/health").status_code == 200
