@@ -160,9 +160,7 @@ static void relay_fail(struct relay *x, const char *why)
 static void relay_abort(struct http_req *r)
 {
     struct relay *x = r->data;
-    x->r = NULL;
-    http_req_unref(r);
-    relay_free(x, 0);
+    relay_free(x, 0); /* detaches from r and drops our reference */
 }
 
 /* ---- the response head --------------------------------------------------------- */
