@@ -116,18 +116,19 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     char id[33];
     rand_bytes(raw, sizeof(raw));
     hex_encode(raw, sizeof(raw), id);
-    json_t *meta = json_object();
-    static const char pre[] = "x-amz-meta-";
-    for (int i = 0; i < r->n_hdrs; i++) {
-        const char *n = r->hdrs[i].name;
-        if (!strncasecmp(n, pre, sizeof(pre) - 1) && n[sizeof(pre) - 1]) {
-            char *low = xstrdup(n + sizeof(pre) - 1);
-            for (char *c = low; *c; c++)
-                *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-            json_object_set_new(meta, low, json_string(r->hdrs[i].value));
-            free(low);
-        }
+    /* the same metadata rules as a PUT, checked now rather than at completion */
+    struct ometa *scratch = xcalloc(1, sizeof(*scratch));
+    if (target_s3_meta(r, scratch)) {
+        free(scratch);
+        return;
     }
+    json_t *meta = json_object();
+    for (size_t off = 0; off < scratch->umeta_len;) {
+        const char *k = scratch->umeta + off, *v = k + strlen(k) + 1;
+        json_object_set_new(meta, k, json_string(v));
+        off = (size_t)(v - scratch->umeta) + strlen(v) + 1;
+    }
+    free(scratch);
     const char *ct = http_req_header(r, "Content-Type");
     json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:I}", "bucket", mkey_bucket(mkey), "name", name,
                           "ctype", ct ? ct : "", "meta", meta, "initiated",

@@ -250,16 +250,21 @@ static int put_s3_headers(struct http_req *r, struct put *p)
     p->md5 = EVP_MD_CTX_new();
     if (!p->md5 || !EVP_DigestInit_ex(p->md5, EVP_md5(), NULL))
         abort();
+    return target_s3_meta(r, &p->m);
+}
+
+int target_s3_meta(struct http_req *r, struct ometa *m)
+{
     static const char pre[] = "x-amz-meta-";
     for (int i = 0; i < r->n_hdrs; i++) {
         const char *n = r->hdrs[i].name;
         if (strncasecmp(n, pre, sizeof(pre) - 1) || !n[sizeof(pre) - 1])
             continue;
-        if (ometa_umeta_add(&p->m, n + sizeof(pre) - 1, r->hdrs[i].value)) {
+        if (ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value)) {
             r->err_code = "MetadataTooLarge";
             http_reply_error(r, 400, "your metadata headers exceed the maximum allowed "
                                      "metadata size (%zu bytes)",
-                             sizeof(p->m.umeta));
+                             sizeof(m->umeta));
             return 400;
         }
     }

@@ -127,6 +127,10 @@ void target_put(struct target *t, struct http_req *r, const char *name,
                 const struct bmd_bucket *bk, char *mkey, size_t klen,
                 const struct put_part *part);
 
+/* S3 mode: a request's x-amz-meta-* into m (names lower-cased). 0, or
+ * 400 answered (MetadataTooLarge) when they exceed OMETA_UMETA_MAX. */
+int target_s3_meta(struct http_req *r, struct ometa *m);
+
 /* ---- mpu.c ------------------------------------------------------------- */
 
 /* S3 multipart requests on an object (the query names uploads or

@@ -548,3 +548,17 @@ def test_oversized_put_is_refused_before_its_body(s3c, bkt):
     assert got.startswith(b"HTTP/1.1 400") and b"<Code>EntityTooLarge</Code>" in got, got
     assert time.time() - t < 5
     assert requests.get(s3c.url + "/v1/health").status_code == 200
+
+
+def test_metadata_limit(s3, bkt):
+    big = {"k%d" % i: "v" * 200 for i in range(12)}  # over S3's 2 KiB
+    for call in (lambda: s3.put_object(Bucket=bkt, Key="m", Body=b"x", Metadata=big),
+                 lambda: s3.create_multipart_upload(Bucket=bkt, Key="m", Metadata=big)):
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            call()
+        assert err(e) == ("MetadataTooLarge", 400)
+    u = s3.create_multipart_upload(Bucket=bkt, Key="m", Metadata={"Mixed-Case": "v"})["UploadId"]
+    p = s3.upload_part(Bucket=bkt, Key="m", UploadId=u, PartNumber=1, Body=b"body")
+    s3.complete_multipart_upload(Bucket=bkt, Key="m", UploadId=u,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+    assert s3.head_object(Bucket=bkt, Key="m")["Metadata"] == {"mixed-case": "v"}
