@@ -231,6 +231,7 @@ void http_req_unref(struct http_req *r)
         evbuffer_free(r->resp_hdrs);
     free(r->hdrs);
     free(r->mem);
+    free(r->auth);
     free(r);
 }
 

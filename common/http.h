@@ -100,6 +100,10 @@ struct http_req {
     void (*on_error)(struct http_req *req, int status, const char *msg);
     const char *err_code;
     void *data;
+    /* The verified credentials of the request's signer (a struct
+     * s3auth_result, set by the daemon's authentication step; NULL when
+     * the request was not signed by a client). Freed with the request. */
+    void *auth;
 
     /* Internal state. */
     int refs;

@@ -31,6 +31,7 @@
 #include <xxhash.h>
 
 #include "hcli.h"
+#include "hdrparse.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
@@ -237,7 +238,7 @@ static void begin_client(struct cold *c)
         http_resp_begin(r, 200, -1);
         return;
     }
-    c->range = target_parse_range(http_req_header(r, "Range"), (uint64_t)c->expect, &c->roff,
+    c->range = hdr_parse_range(http_req_header(r, "Range"), (uint64_t)c->expect, &c->roff,
                                   &c->rlen);
     if (c->range < 0) {
         /* nothing to stream to this client; the fetch still fills the cache */

@@ -34,6 +34,7 @@
 #include "s3.h"
 #include "s3list.h"
 #include "hcli.h"
+#include "hdrparse.h"
 #include "util.h"
 
 
@@ -76,81 +77,6 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
 
 /* ---- GET / HEAD ---------------------------------------------------------- */
 
-/*
- * Range: one "bytes=a-b", "bytes=a-" or "bytes=-n". Returns 1 with
- * [*off, *off+*len) for a satisfiable range, 0 to serve the whole object
- * (no header, several ranges, or syntax we ignore as RFC 9110 allows), -1
- * for an unsatisfiable one (416).
- */
-int target_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len)
-{
-    if (!h || strncmp(h, "bytes=", 6) || strchr(h, ','))
-        return 0;
-    const char *s = h + 6, *dash = strchr(s, '-');
-    if (!dash)
-        return 0;
-    uint64_t a, b;
-    size_t al = (size_t)(dash - s), bl = strlen(dash + 1);
-    if (al == 0) {
-        if (parse_u64(dash + 1, bl, &b) || b == 0)
-            return bl ? (b == 0 ? -1 : 0) : 0;
-        if (size == 0)
-            return -1;
-        *len = b > size ? size : b;
-        *off = size - *len;
-        return 1;
-    }
-    if (parse_u64(s, al, &a))
-        return 0;
-    if (bl == 0) {
-        b = size ? size - 1 : 0;
-    } else {
-        if (parse_u64(dash + 1, bl, &b) || b < a)
-            return 0;
-        if (b >= size)
-            b = size ? size - 1 : 0;
-    }
-    if (a >= size)
-        return -1;
-    *off = a;
-    *len = b - a + 1;
-    return 1;
-}
-
-/* Does the entity-tag list h (If-Match, If-None-Match) name etag; "*"
- * names any. Weak tags compare by their opaque part. */
-static int etag_listed(const char *h, const char *etag)
-{
-    const char *e = etag;
-    size_t el = strlen(e);
-    if (el >= 2 && e[0] == '"') {
-        e++;
-        el -= 2;
-    }
-    while (*h) {
-        h += strspn(h, " \t,");
-        if (!*h)
-            break;
-        if (*h == '*')
-            return 1;
-        if (!strncmp(h, "W/", 2))
-            h += 2;
-        const char *s = h, *q;
-        if (*s == '"') {
-            s++;
-            if (!(q = strchr(s, '"')))
-                return 0;
-            h = q + 1;
-        } else {
-            q = s + strcspn(s, " \t,");
-            h = q;
-        }
-        if ((size_t)(q - s) == el && !memcmp(s, e, el))
-            return 1;
-    }
-    return 0;
-}
-
 /* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
 static int check_conditions(const struct http_req *r, const struct ometa *m, const char *etag)
 {
@@ -160,13 +86,13 @@ static int check_conditions(const struct http_req *r, const struct ometa *m, con
     const char *ims = http_req_header(r, "If-Modified-Since");
     time_t mt = (time_t)(m->mtime_ns / 1000000000u), t;
     if (im) {
-        if (!etag_listed(im, etag))
+        if (!hdr_etag_listed(im, etag))
             return 412;
     } else if (ius && !s3_parse_http_date(ius, &t) && mt > t) {
         return 412;
     }
     if (inm) {
-        if (etag_listed(inm, etag))
+        if (hdr_etag_listed(inm, etag))
             return 304;
     } else if (ims && !s3_parse_http_date(ims, &t) && mt <= t) {
         return 304;
@@ -235,7 +161,7 @@ void target_serve_local(struct target *t, struct http_req *r, const char *mkey, 
         }
         return;
     }
-    int rg = target_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
+    int rg = hdr_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
     if (rg < 0) {
         close(fd);
         http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m.size);
@@ -429,6 +355,8 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
                          spec);
         return;
     }
+    if (s3sub_handle(t, r, bk, name, mkey, klen))
+        return; /* took mkey */
     if (mpu_handle(t, r, bk, name, mkey, klen))
         return; /* took mkey */
     switch (r->method) {

@@ -96,10 +96,6 @@ int backend_backoff_ms(int attempt);
 void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk, char *mkey,
               size_t klen, const char *name);
 
-/* One Range header against size: 1 with [*off, *off+*len), 0 to serve it
- * whole, -1 when unsatisfiable. */
-int target_parse_range(const char *h, uint64_t size, uint64_t *off, uint64_t *len);
-
 /* Object GET from the drives; shared by the plain and the backed paths.
  * cache is the X-Shoal-Cache value ("hit" or NULL to omit). */
 void target_serve_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
@@ -130,6 +126,14 @@ void target_put(struct target *t, struct http_req *r, const char *name,
 /* S3 mode: a request's x-amz-meta-* into m (names lower-cased). 0, or
  * 400 answered (MetadataTooLarge) when they exceed OMETA_UMETA_MAX. */
 int target_s3_meta(struct http_req *r, struct ometa *m);
+
+/* ---- s3sub.c ----------------------------------------------------------- */
+
+/* S3 subresource requests on an object (?tagging, ?acl, ...): served, or
+ * answered 501 NotImplemented; never the plain operation. Returns 1 if it
+ * took r (and mkey), 0 if r names no subresource. */
+int s3sub_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                 const char *name, char *mkey, size_t klen);
 
 /* ---- mpu.c ------------------------------------------------------------- */
 
