@@ -93,27 +93,49 @@ test-integration: all
 	@SHOAL_BUILD=$(BUILD) ./test/run-integration.sh
 
 # Fuzz targets (libFuzzer + ASan/UBSan), each run for FUZZ_SECONDS from its
-# seed corpus; a crash fails the run and leaves the input in build-fuzz/.
-FUZZ_SECONDS ?= 20
-FUZZ_TARGETS = s3list s3xml
+# seed corpus with its dictionary (test/fuzz/); a crash fails the run and
+# leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
+# besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
+FUZZ_SECONDS ?= 18
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth
+FUZZ_HTTP_SRC = common/http.c common/log.c common/loopq.c common/util.c \
+                $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3list.c common/util.c
 FUZZ_s3xml_SRC = common/s3xml.c common/util.c
-# (rebuilt every time: one small compile, and its sources vary per target)
-build-fuzz/fuzz_%: test/fuzz/fuzz_%.c FORCE | $(DEPS_STAMP)
-	@mkdir -p build-fuzz
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icommon -o $@ $< \
-	    $(FUZZ_$*_SRC) -lexpat
+FUZZ_awschunk_SRC = common/awschunk.c common/util.c
+FUZZ_http_SRC = $(FUZZ_HTTP_SRC)
+FUZZ_hdrparse_SRC = common/hdrparse.c common/util.c
+FUZZ_objname_SRC = common/objname.c common/bmd.c common/snap.c $(FUZZ_HTTP_SRC)
+FUZZ_s3auth_SRC = common/s3auth.c common/s3.c common/sigv4.c common/awschunk.c $(FUZZ_HTTP_SRC)
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
+              -I$(LLHTTP_INC) -Icommon -MMD -MP
+FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -ljansson -lcrypto
+fuzz_obj = $(patsubst %.c,build-fuzz/obj/%.o,$(subst $(LLHTTP_SRC)/,llhttp/,$(1)))
 
-FORCE:
+build-fuzz/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+
+build-fuzz/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+
+define fuzz_link
+build-fuzz/fuzz_$(1): $(call fuzz_obj,test/fuzz/fuzz_$(1).c $(FUZZ_$(1)_SRC))
+	clang -fsanitize=fuzzer,address,undefined -o $$@ $$^ $(FUZZ_LIBS)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_link,$(t))))
 
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus-$$t && cp test/fuzz/corpus/$$t/* build-fuzz/corpus-$$t/ && \
 	  (cd build-fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -dict=../test/fuzz/$$t.dict \
-	      -print_final_stats=0 corpus-$$t 2>fuzz_$$t.log) || \
+	      -print_final_stats=1 corpus-$$t 2>fuzz_$$t.log) || \
 	    { tail -40 build-fuzz/fuzz_$$t.log; echo "fuzz: $$t failed"; exit 1; }; \
 	  echo "fuzz: $$t ran $(FUZZ_SECONDS) s: $$(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/fuzz_$$t.log || tail -1 build-fuzz/fuzz_$$t.log | cut -c1-80)"; \
 	done
+
+-include $(shell find build-fuzz -name '*.d' 2>/dev/null)
 
 # The whole suite: release build, then the sanitizer build, then the fuzzers.
 test: $(DEPS_STAMP)
@@ -127,4 +149,4 @@ bench: all
 clean:
 	rm -rf build build-san build-fuzz $(DEPS_STAMP)
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -5,12 +5,17 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -22,7 +27,8 @@ struct opt {
     enum opt_type type;
     size_t off;        /* offset of the field in struct conf */
     long min, max;     /* OPT_INT bounds */
-    const char *def;   /* default, as text */
+    const char *def;   /* default, as text; NULL: another name of the option
+                        * before it (an alias) */
     const char *help;
 };
 
@@ -31,8 +37,8 @@ struct opt {
 _Static_assert(offsetof(struct conf, n_mountpaths) ==
                    offsetof(struct conf, mountpaths) + sizeof(char **),
                "list count follows its list");
-_Static_assert(offsetof(struct conf, n_s3_api_keys) ==
-                   offsetof(struct conf, s3_api_keys) + sizeof(char **),
+_Static_assert(offsetof(struct conf, n_auth_keys) ==
+                   offsetof(struct conf, auth_keys) + sizeof(char **),
                "list count follows its list");
 
 #define F(f) offsetof(struct conf, f)
@@ -52,7 +58,7 @@ static const struct opt opts[] = {
     {"max_header_bytes", OPT_INT, F(max_header_bytes), 1024, 1048576, "16384", "request header block limit"},
     {"max_headers", OPT_INT, F(max_headers), 8, 1024, "100", "request header count limit"},
     {"idle_timeout_s", OPT_INT, F(idle_timeout_s), 1, 86400, "120", "idle keep-alive connection limit"},
-    {"cluster_secret", OPT_STR, F(cluster_secret), 0, 0, "", "key that signs proxy redirects (same on every node)"},
+    {"cluster_secret_file", OPT_STR, F(cluster_secret_file), 0, 0, "", "file (mode 0600) with the key that signs redirects and cluster messages; required, the same on every node"},
     {"fsync", OPT_BOOL, F(fsync), 0, 1, "true", "fsync data and metadata before a PUT is acknowledged"},
     {"redirect_ttl_s", OPT_INT, F(redirect_ttl_s), 1, 86400, "300", "lifetime of a signed redirect"},
     {"s3_endpoint", OPT_STR, F(s3_endpoint), 0, 0, "", "S3 endpoint URL (else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS)"},
@@ -64,7 +70,11 @@ static const struct opt opts[] = {
     {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)"},
     {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request"},
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors"},
-    {"s3_api_keys", OPT_LIST, F(s3_api_keys), 0, 0, "", "S3 API credentials, ACCESS_KEY:SECRET (comma-separated); none: anonymous"},
+    {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated); none: anonymous"},
+    {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys"},
+    {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address"},
+    {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this"},
+    {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses"},
     {"s3_api_port", OPT_INT, F(s3_api_port), 0, 65535, "0", "extra port serving the S3 API at the root (0: none)"},
     {"s3_redirect", OPT_BOOL, F(s3_redirect), 0, 1, "false", "S3 object requests get a redirect to the target instead of a forward"},
 };
@@ -156,7 +166,7 @@ void conf_defaults(struct conf *c)
     char err[256];
     memset(c, 0, sizeof(*c));
     for (size_t i = 0; i < ARRAY_LEN(opts); i++)
-        if (conf_set_value(c, &opts[i], opts[i].def, err, sizeof(err)))
+        if (opts[i].def && conf_set_value(c, &opts[i], opts[i].def, err, sizeof(err)))
             abort(); /* the table's own defaults are valid */
 }
 
@@ -235,6 +245,47 @@ static int conf_load_file(struct conf *c, const char *path, char *err, size_t er
     return rc;
 }
 
+/*
+ * The cluster secret comes from a file only the daemon's user may read
+ * (no group or other permission bits), holding at least
+ * CONF_SECRET_MIN bytes once trailing white space is cut.
+ */
+static int conf_read_secret(struct conf *c, char *err, size_t errlen)
+{
+    const char *path = c->cluster_secret_file;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, "cluster_secret_file %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(err, errlen, "cluster_secret_file %s: not a regular file", path);
+    }
+    if (st.st_mode & 077) {
+        close(fd);
+        return fail(err, errlen,
+                    "cluster_secret_file %s: mode %03o lets others read it; chmod 600 %s",
+                    path, (unsigned)(st.st_mode & 0777), path);
+    }
+    char buf[1025];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n < 0)
+        return fail(err, errlen, "cluster_secret_file %s: %s", path, strerror(errno));
+    while (n > 0 && isspace((unsigned char)buf[n - 1]))
+        n--;
+    buf[n] = '\0';
+    if (n < CONF_SECRET_MIN || memchr(buf, '\0', (size_t)n))
+        return fail(err, errlen,
+                    "cluster_secret_file %s: the secret must be at least %d bytes of text "
+                    "(e.g. (umask 077; openssl rand -hex 32 > %s))",
+                    path, CONF_SECRET_MIN, path);
+    free(c->cluster_secret);
+    c->cluster_secret = xstrdup(buf);
+    OPENSSL_cleanse(buf, sizeof(buf));
+    return 0;
+}
+
 int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
 {
     conf_defaults(c);
@@ -292,12 +343,18 @@ int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
     size_t ul = strlen(c->public_url);
     if (ul && c->public_url[ul - 1] == '/')
         c->public_url[ul - 1] = '\0';
+    if (c->cluster_secret_file[0])
+        return conf_read_secret(c, err, errlen);
     return 0;
 }
 
 void conf_free(struct conf *c)
 {
+    free(c->cluster_secret);
+    c->cluster_secret = NULL;
     for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+        if (!opts[i].def)
+            continue;
         if (opts[i].type == OPT_STR) {
             char **f = (char **)((char *)c + opts[i].off);
             free(*f);
@@ -314,7 +371,11 @@ void conf_free(struct conf *c)
 void conf_usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [--config FILE] [--OPTION VALUE ...]\n\noptions:\n", prog);
-    for (size_t i = 0; i < ARRAY_LEN(opts); i++)
-        fprintf(stderr, "  --%-18s %s (default: %s)\n", opts[i].name, opts[i].help,
-                opts[i].def[0] ? opts[i].def : "none");
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+        if (!opts[i].def)
+            fprintf(stderr, "  --%-18s another name of --%s\n", opts[i].name, opts[i - 1].name);
+        else
+            fprintf(stderr, "  --%-18s %s (default: %s)\n", opts[i].name, opts[i].help,
+                    opts[i].def[0] ? opts[i].def : "none");
+    }
 }

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#define CONF_SECRET_MIN 16 /* bytes of cluster secret */
+
 struct conf {
     char *id;              /* node id; generated and persisted when empty */
     char *host;            /* listen address */
@@ -27,7 +29,9 @@ struct conf {
     int max_header_bytes;  /* request header block limit (431 past it) */
     int max_headers;       /* request header count limit (431 past it) */
     int idle_timeout_s;    /* keep-alive connection idle limit */
-    char *cluster_secret;  /* key for signing proxy redirects */
+    char *cluster_secret_file; /* file holding the cluster secret (mode 0600) */
+    char *cluster_secret;  /* its contents, read by conf_load (not an option:
+                            * a secret never goes on a command line) */
     int fsync;             /* fsync data and metadata before acknowledging */
     int redirect_ttl_s;    /* lifetime of a signed redirect */
     /* defaults for S3 backends (buckets may override endpoint, region,
@@ -41,9 +45,13 @@ struct conf {
     char *s3_profile;
     int backend_timeout_s; /* one backend request, start to end */
     int backend_retries;   /* attempts after the first on 5xx, 503 SlowDown, connection errors */
+    /* client credentials for both APIs, every node */
+    char **auth_keys;      /* "ACCESS_KEY:SECRET" each; none: anonymous access */
+    int n_auth_keys;
+    int allow_anonymous;   /* no auth_keys on a non-loopback address is allowed */
+    int header_timeout_s;  /* a request head must arrive within this */
+    int max_connections;   /* open client connections per server */
     /* the S3 API served by proxies */
-    char **s3_api_keys;    /* "ACCESS_KEY:SECRET" each; none: anonymous access */
-    int n_s3_api_keys;
     int s3_api_port;       /* a second port serving S3 at the root; 0: none */
     int s3_redirect;       /* redirect object requests instead of forwarding them */
 };

@@ -17,6 +17,19 @@
  * be read and dropped when it is small, or closes the connection after the
  * response (with a lingering close so the client can read it) when it is
  * large, chunked, or was never sent because of Expect: 100-continue.
+ *
+ * Framing: llhttp is built in its lenient mode (no LLHTTP_STRICT_MODE),
+ * which lets through what a request smuggler needs, so on_headers_complete
+ * refuses before the handler runs any request whose body is framed by
+ * anything but one Content-Length within int64 or "Transfer-Encoding:
+ * chunked" alone, and the bytes after each chunk's data, which lenient
+ * llhttp skips unseen, are checked to be CRLF here (crlf_check).
+ *
+ * Defences against clients that hold resources: each connection has one
+ * deadline timer, first for its request head (header_timeout_s), then for
+ * its lingering close; each worker takes at most its share of
+ * max_connections, and stops accepting for ACCEPT_BACKOFF_MS when accept
+ * fails (out of descriptors), rather than retrying in a loop.
  */
 #include "http.h"
 
@@ -50,13 +63,23 @@
 #define HTTP_COPY_MAX (32 * 1024) /* file ranges up to this are copied, not sendfile'd */
 #define WRITE_MAX (2 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
+#define ACCEPT_BACKOFF_MS 100       /* no accepts for this long after accept failed */
+
+/* A worker's listening socket and whether it accepts. */
+struct http_listener {
+    struct evconnlistener *lis;  /* NULL in a server from http_server_new */
+    struct event *retry_ev;      /* ends an accept back-off */
+    int max_conns;               /* the worker's share of max_connections */
+    int backoff;                 /* accept failed: paused until retry_ev */
+    int on;                      /* the listener is enabled */
+};
 
 struct http_server {
-    struct http_server_opts o;
+    struct http_server_opts o;   /* defaults filled in */
     int n;
     struct http_worker *w;
-    struct evconnlistener **lis;
-    pthread_t *threads;
+    struct http_listener *lis;   /* one per worker */
+    pthread_t *threads;          /* NULL in a server from http_server_new */
 };
 
 struct http_conn {
@@ -72,6 +95,12 @@ struct http_conn {
     int n_hdrs;
     int in_value;                /* last span was a value */
     int hdr_err;                 /* status to answer a header-limit error with */
+    struct event *deadline_ev;   /* request head's deadline, then lingering close's */
+
+    /* chunked body framing (see crlf_check) */
+    uint64_t chunk_left;         /* data bytes of the current chunk not yet seen */
+    int crlf_left;               /* bytes of the CRLF after chunk data not yet checked */
+    const char *feed_end;        /* end of the bytes llhttp is parsing */
 
     int in_parse;                /* inside llhttp_execute */
     int paused;                  /* waiting for the current response */
@@ -90,6 +119,13 @@ static llhttp_settings_t parser_settings;
 static void conn_free(struct http_conn *c);
 static void conn_process(struct http_conn *c);
 static void req_finish(struct http_conn *c);
+
+/* (Re)arm the connection's one deadline (see conn_deadline_cb). */
+static void deadline_set(struct http_conn *c, int seconds)
+{
+    struct timeval tv = {seconds, 0};
+    evtimer_add(c->deadline_ev, &tv);
+}
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -485,7 +521,7 @@ void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (status >= 500)
-        log_warn("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status, msg);
+        log_warn_rl("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status, msg);
     else
         log_debug("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status,
                   msg);
@@ -543,6 +579,12 @@ static int on_message_begin(llhttp_t *p)
     struct http_conn *c = p->data;
     if (c->closing)
         return HPE_USER; /* nothing more is read on a closing connection */
+    /* The head's clock runs from this first byte, or from the accept when
+     * this is the connection's first request (then it is running). */
+    if (!evtimer_pending(c->deadline_ev, NULL))
+        deadline_set(c, c->w->srv->o.header_timeout_s);
+    c->chunk_left = 0;
+    c->crlf_left = 0;
     struct http_req *r = xcalloc(1, sizeof(*r));
     r->w = c->w;
     r->conn = c;
@@ -660,24 +702,69 @@ static int req_build(struct http_conn *c, struct http_req *r)
     return 0;
 }
 
+/*
+ * How the body is framed, from the headers as they arrived: sets
+ * r->content_length (-1 when chunked; 0 when neither header is present)
+ * and r->chunked. Returns NULL, or why the request must be refused:
+ * a Content-Length that is not a decimal within int64, more than one
+ * (equal or not), a Transfer-Encoding other than "chunked" alone (codings
+ * Shoal does not decode would be stored encoded), or both headers at once
+ * (the two framings a smuggler plays against each other).
+ */
+static const char *req_framing(struct http_req *r)
+{
+    const char *cl = NULL, *te = NULL;
+    int n_cl = 0, n_te = 0;
+    for (int i = 0; i < r->n_hdrs; i++) {
+        if (!strcasecmp(r->hdrs[i].name, "Content-Length")) {
+            cl = r->hdrs[i].value;
+            n_cl++;
+        } else if (!strcasecmp(r->hdrs[i].name, "Transfer-Encoding")) {
+            te = r->hdrs[i].value;
+            n_te++;
+        }
+    }
+    if (n_cl && n_te)
+        return "both Content-Length and Transfer-Encoding";
+    if (n_cl > 1)
+        return "more than one Content-Length";
+    if (n_te > 1 || (te && strcasecmp(te, "chunked")))
+        return "unsupported Transfer-Encoding";
+    uint64_t len = 0;
+    if (cl && (parse_u64(cl, strlen(cl), &len) || len > INT64_MAX))
+        return "malformed Content-Length";
+    r->chunked = te != NULL;
+    r->content_length = te ? -1 : (int64_t)len;
+    return NULL;
+}
+
+/* Answer a request the handler never sees with status, and stop parsing:
+ * nothing after the head is read. The return value is on_headers_complete's. */
+static int req_refuse(struct http_req *r, int status, const char *msg)
+{
+    http_resp_close(r);
+    http_reply_error(r, status, "%s", msg);
+    return HPE_USER;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
     struct http_conn *c = p->data;
     struct http_req *r = c->req;
+    evtimer_del(c->deadline_ev);
     r->method = p->method;
     r->method_name = llhttp_method_name(p->method);
     r->head_only = p->method == HTTP_HEAD;
-    r->chunked = (p->flags & F_CHUNKED) != 0;
-    r->content_length = (p->flags & F_CONTENT_LENGTH) ? (int64_t)p->content_length : -1;
-    if (!r->chunked && r->content_length < 0)
-        r->content_length = 0;
     int st = req_build(c, r);
-    if (st) {
-        r->method_name = llhttp_method_name(p->method);
-        http_resp_close(r);
-        http_reply_error(r, st, "malformed request target");
-        return 0;
-    }
+    if (st)
+        return req_refuse(r, st, "malformed request target");
+    const char *bad = req_framing(r);
+    if (bad)
+        return req_refuse(r, 400, bad);
+    /* what llhttp goes on to read must be what was just checked */
+    if (r->chunked != ((p->flags & F_CHUNKED) != 0) ||
+        (!r->chunked && p->content_length != (uint64_t)r->content_length))
+        return req_refuse(r, 400, "inconsistent message framing");
     const char *ex = http_req_header(r, "Expect");
     r->expect_continue = ex && !strcasecmp(ex, "100-continue");
     c->w->srv->o.handler(r);
@@ -691,11 +778,43 @@ static int on_headers_complete(llhttp_t *p)
     return 0;
 }
 
+/*
+ * The CRLF that must follow each chunk's data: lenient llhttp skips two
+ * bytes there without looking at them, so "5\r\nhelloXY0\r\n\r\n" would
+ * pass as a body. c->crlf_left of those bytes are still to be checked;
+ * they start at p, and the part of them before end is checked now. The rest
+ * opens the next buffer given to llhttp (conn_parse). 0, or -1 when a byte
+ * is wrong.
+ */
+static int crlf_check(struct http_conn *c, const char *p, const char *end)
+{
+    for (; c->crlf_left > 0 && p < end; p++, c->crlf_left--)
+        if (*p != "\r\n"[2 - c->crlf_left])
+            return -1;
+    return 0;
+}
+
+static int on_chunk_header(llhttp_t *p)
+{
+    struct http_conn *c = p->data;
+    c->chunk_left = p->content_length; /* the chunk's size */
+    return 0;
+}
+
 static int on_body(llhttp_t *p, const char *at, size_t n)
 {
     struct http_conn *c = p->data;
     struct http_req *r = c->req;
     r->body_received += n;
+    /* A body span never runs past its chunk: the chunk's data ends at
+     * at + n when it has all arrived. */
+    if (r->chunked && (c->chunk_left -= n) == 0) {
+        c->crlf_left = 2;
+        if (crlf_check(c, at + n, c->feed_end)) {
+            llhttp_set_error_reason(p, "no CRLF after chunk data");
+            return HPE_USER;
+        }
+    }
     if (r->on_body && !r->resp_started) {
         int rc = r->on_body(r, at, n);
         if (rc < 0 && !r->resp_started) {
@@ -742,9 +861,32 @@ static void req_finish(struct http_conn *c)
 
 /* ---- connection ------------------------------------------------------- */
 
+/* Hand n bytes to llhttp, first checking the end of a chunk's CRLF that
+ * the previous bytes left unchecked. Returns llhttp's result. */
+static llhttp_errno_t conn_parse(struct http_conn *c, const char *p, size_t n)
+{
+    if (c->crlf_left && crlf_check(c, p, p + n)) {
+        /* as llhttp fails: the parser stays failed, with the reason */
+        c->parser.error = HPE_STRICT;
+        c->parser.reason = "no CRLF after chunk data";
+        c->parser.error_pos = p;
+        return HPE_STRICT;
+    }
+    c->feed_end = p + n;
+    c->in_parse = 1;
+    llhttp_errno_t e = llhttp_execute(&c->parser, p, n);
+    c->in_parse = 0;
+    return e;
+}
+
 static void conn_process(struct http_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
+    /* Bytes before any request began (llhttp skips blank lines there
+     * without beginning one) start the head's clock too. */
+    if (!c->req && !c->closing && evbuffer_get_length(in) > 0 &&
+        !evtimer_pending(c->deadline_ev, NULL))
+        deadline_set(c, c->w->srv->o.header_timeout_s);
     while (!c->paused && !c->closing && !c->read_paused && !c->aborting) {
         size_t avail = evbuffer_get_length(in);
         if (avail == 0)
@@ -753,9 +895,7 @@ static void conn_process(struct http_conn *c)
         if (evbuffer_peek(in, FEED_CHUNK, NULL, &v, 1) < 1)
             break;
         size_t n = v.iov_len < FEED_CHUNK ? v.iov_len : FEED_CHUNK;
-        c->in_parse = 1;
-        llhttp_errno_t e = llhttp_execute(&c->parser, v.iov_base, n);
-        c->in_parse = 0;
+        llhttp_errno_t e = conn_parse(c, v.iov_base, n);
         if (e == HPE_OK) {
             evbuffer_drain(in, n);
             continue;
@@ -845,6 +985,8 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
         shutdown(bufferevent_getfd(bev), SHUT_WR);
         struct timeval tv = {LINGER_S, 0};
         bufferevent_set_timeouts(bev, &tv, NULL);
+        /* and at most that long in all, however the client trickles */
+        deadline_set(c, LINGER_S);
         bufferevent_enable(bev, EV_READ);
         bufferevent_disable(bev, EV_WRITE);
         return;
@@ -910,12 +1052,48 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
     conn_free(c);
 }
 
+/*
+ * The connection's deadline passed. Still reading a request head: answer
+ * 408 and close, giving the answer LINGER_S to leave. Closing already
+ * (the lingering close, or that 408): free the connection now.
+ */
+static void conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct http_conn *c = arg;
+    if (c->closing || c->aborting || c->lingering) {
+        conn_free(c);
+        return;
+    }
+    log_debug("%s: request head not complete in %d s", c->peer, c->w->srv->o.header_timeout_s);
+    conn_fail(c, 408, "request header timeout");
+    bufferevent_disable(c->bev, EV_READ);
+    deadline_set(c, LINGER_S);
+}
+
+/* Enable w's listener when it may accept (under its share of connections,
+ * not backing off), disable it otherwise. */
+static void listener_update(struct http_worker *w)
+{
+    struct http_listener *l = &w->srv->lis[w->idx];
+    int want = !l->backoff && w->nconns < l->max_conns;
+    if (!l->lis || want == l->on)
+        return;
+    l->on = want;
+    if (want)
+        evconnlistener_enable(l->lis);
+    else
+        evconnlistener_disable(l->lis);
+}
+
 static void conn_free(struct http_conn *c)
 {
+    struct http_worker *w = c->w;
     if (c->prev)
         c->prev->next = c->next;
     else
-        c->w->conns = c->next;
+        w->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
     struct http_req *r = c->req;
@@ -925,34 +1103,28 @@ static void conn_free(struct http_conn *c)
         req_finish(c);
     }
     event_free(c->resume_ev);
+    event_free(c->deadline_ev);
     evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
     event_free(c->flush_ev);
     bufferevent_free(c->bev);
     gbuf_free(&c->hb);
     free(c);
+    /* a descriptor and a slot are free: accepting may resume at once */
+    w->nconns--;
+    struct http_listener *l = &w->srv->lis[w->idx];
+    if (l->backoff) {
+        l->backoff = 0;
+        evtimer_del(l->retry_ev);
+    }
+    listener_update(w);
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+/* Serve fd (connected; taken) on w. peer names the client in logs. */
+static void conn_new(struct http_worker *w, int fd, const char *peer)
 {
-    struct http_worker *w = arg;
-    (void)l;
-    (void)salen;
     struct http_conn *c = xcalloc(1, sizeof(*c));
     c->w = w;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (sa->sa_family == AF_INET) {
-        struct sockaddr_in *sin = (struct sockaddr_in *)sa;
-        char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-        snprintf(c->peer, sizeof(c->peer), "%s:%d", ip, ntohs(sin->sin_port));
-    } else if (sa->sa_family == AF_INET6) {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
-        char ip[INET6_ADDRSTRLEN];
-        inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-        snprintf(c->peer, sizeof(c->peer), "[%s]:%d", ip, ntohs(sin6->sin6_port));
-    }
+    snprintf(c->peer, sizeof(c->peer), "%s", peer);
     c->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (!c->bev) {
         close(fd);
@@ -964,18 +1136,91 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     bufferevent_set_max_single_write(c->bev, WRITE_MAX);
     c->resume_ev = event_new(w->base, -1, 0, conn_resume_cb, c);
     c->flush_ev = event_new(w->base, -1, 0, conn_flush_cb, c);
+    c->deadline_ev = evtimer_new(w->base, conn_deadline_cb, c);
     c->out_cb = evbuffer_add_cb(bufferevent_get_output(c->bev), conn_outbuf_cb, c);
     c->next = w->conns;
     if (w->conns)
         w->conns->prev = c;
     w->conns = c;
+    w->nconns++;
+    listener_update(w);
     llhttp_init(&c->parser, HTTP_REQUEST, &parser_settings);
     c->parser.data = c;
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
     struct timeval idle = {w->srv->o.idle_timeout_s, 0};
     bufferevent_set_timeouts(c->bev, &idle, &idle);
+    /* the first request's head is due this long after the accept */
+    deadline_set(c, w->srv->o.header_timeout_s);
     bufferevent_disable(c->bev, EV_WRITE); /* on by default; see conn_flush_cb */
     bufferevent_enable(c->bev, EV_READ);
+}
+
+static void peer_name(const struct sockaddr *sa, char *out, size_t outlen)
+{
+    char ip[INET6_ADDRSTRLEN];
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+        snprintf(out, outlen, "%s:%d", ip, ntohs(sin->sin_port));
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+        snprintf(out, outlen, "[%s]:%d", ip, ntohs(sin6->sin6_port));
+    } else {
+        snprintf(out, outlen, "local");
+    }
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct http_worker *w = arg;
+    (void)l;
+    (void)salen;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    char peer[64];
+    peer_name(sa, peer, sizeof(peer));
+    conn_new(w, fd, peer);
+}
+
+/*
+ * accept failed with an error that retrying at once cannot cure (libevent
+ * filters out EINTR, EAGAIN, ECONNABORTED): most often EMFILE or ENFILE.
+ * The pending connection stays queued, so the listener would wake the loop
+ * again at once and spin; it pauses for ACCEPT_BACKOFF_MS instead, or
+ * until one of this worker's connections closes and frees a descriptor.
+ */
+static void accept_error_cb(struct evconnlistener *lis, void *arg)
+{
+    struct http_worker *w = arg;
+    struct http_listener *l = &w->srv->lis[w->idx];
+    int e = EVUTIL_SOCKET_ERROR();
+    (void)lis;
+    log_warn_rl("accept: %s; not accepting for %d ms", strerror(e), ACCEPT_BACKOFF_MS);
+    l->backoff = 1;
+    listener_update(w);
+    struct timeval tv = {0, ACCEPT_BACKOFF_MS * 1000};
+    evtimer_add(l->retry_ev, &tv);
+}
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_worker *w = arg;
+    (void)fd;
+    (void)what;
+    w->srv->lis[w->idx].backoff = 0;
+    listener_update(w);
+}
+
+void http_server_adopt(struct http_worker *w, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char peer[64] = "local";
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0)
+        peer_name((struct sockaddr *)&ss, peer, sizeof(peer));
+    conn_new(w, fd, peer);
 }
 
 /* ---- server ----------------------------------------------------------- */
@@ -1007,11 +1252,9 @@ static int port_free(const struct sockaddr_in *sin)
     return rc;
 }
 
-struct http_server *http_server_start(const struct http_server_opts *o, char *err,
-                                      size_t errlen)
+static void settings_init(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, (void (*)(void))evthread_use_pthreads);
+    evthread_use_pthreads();
     llhttp_settings_init(&parser_settings);
     parser_settings.on_message_begin = on_message_begin;
     parser_settings.on_url = on_url;
@@ -1021,9 +1264,58 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
     parser_settings.on_header_value = on_header_value;
     parser_settings.on_header_value_complete = on_header_value_complete;
     parser_settings.on_headers_complete = on_headers_complete;
+    parser_settings.on_chunk_header = on_chunk_header;
     parser_settings.on_body = on_body;
     parser_settings.on_message_complete = on_message_complete;
+}
 
+struct http_server *http_server_new(const struct http_server_opts *o)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, settings_init);
+    struct http_server *s = xcalloc(1, sizeof(*s));
+    s->o = *o;
+    if (s->o.header_timeout_s <= 0)
+        s->o.header_timeout_s = HTTP_HEADER_TIMEOUT_S;
+    if (s->o.max_connections <= 0)
+        s->o.max_connections = HTTP_MAX_CONNECTIONS;
+    s->n = o->workers > 0 ? o->workers : 1;
+    s->w = xcalloc((size_t)s->n, sizeof(*s->w));
+    s->lis = xcalloc((size_t)s->n, sizeof(*s->lis));
+    for (int i = 0; i < s->n; i++) {
+        struct http_worker *w = &s->w[i];
+        w->idx = i;
+        w->srv = s;
+        w->ctx = o->ctx;
+        w->base = event_base_new();
+        w->q = loopq_new(w->base);
+        s->lis[i].max_conns = (s->o.max_connections + s->n - 1) / s->n;
+        s->lis[i].retry_ev = evtimer_new(w->base, accept_retry_cb, w);
+    }
+    return s;
+}
+
+void http_server_free(struct http_server *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        struct http_worker *w = &s->w[i];
+        while (w->conns)
+            conn_free(w->conns);
+        if (s->lis[i].lis)
+            evconnlistener_free(s->lis[i].lis);
+        event_free(s->lis[i].retry_ev);
+        loopq_free(w->q);
+        event_base_free(w->base);
+    }
+    free(s->w);
+    free(s->lis);
+    free(s->threads);
+    free(s);
+}
+
+struct http_server *http_server_start(const struct http_server_opts *o, char *err,
+                                      size_t errlen)
+{
     struct sockaddr_in sin = {0};
     sin.sin_family = AF_INET;
     sin.sin_port = htons((uint16_t)o->port);
@@ -1036,40 +1328,24 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
         snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port, strerror(-rc));
         return NULL;
     }
-    struct http_server *s = xcalloc(1, sizeof(*s));
-    s->o = *o;
-    s->n = o->workers;
-    s->w = xcalloc((size_t)s->n, sizeof(*s->w));
-    s->lis = xcalloc((size_t)s->n, sizeof(*s->lis));
-    s->threads = xcalloc((size_t)s->n, sizeof(*s->threads));
+    struct http_server *s = http_server_new(o);
     for (int i = 0; i < s->n; i++) {
-        struct http_worker *w = &s->w[i];
-        w->idx = i;
-        w->srv = s;
-        w->ctx = o->ctx;
-        w->base = event_base_new();
-        w->q = loopq_new(w->base);
-        s->lis[i] = evconnlistener_new_bind(
-            w->base, accept_cb, w,
+        struct http_listener *l = &s->lis[i];
+        l->lis = evconnlistener_new_bind(
+            s->w[i].base, accept_cb, &s->w[i],
             LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT |
                 LEV_OPT_CLOSE_ON_EXEC,
             1024, (struct sockaddr *)&sin, sizeof(sin));
-        if (!s->lis[i]) {
+        if (!l->lis) {
             snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port,
                      strerror(errno));
-            for (int j = 0; j <= i; j++) {
-                if (s->lis[j])
-                    evconnlistener_free(s->lis[j]);
-                loopq_free(s->w[j].q);
-                event_base_free(s->w[j].base);
-            }
-            free(s->w);
-            free(s->lis);
-            free(s->threads);
-            free(s);
+            http_server_free(s);
             return NULL;
         }
+        l->on = 1;
+        evconnlistener_set_error_cb(l->lis, accept_error_cb);
     }
+    s->threads = xcalloc((size_t)s->n, sizeof(*s->threads));
     for (int i = 0; i < s->n; i++)
         if (pthread_create(&s->threads[i], NULL, worker_main, &s->w[i]))
             abort();
@@ -1090,14 +1366,7 @@ void http_server_stop(struct http_server *s)
 {
     for (int i = 0; i < s->n; i++)
         event_base_loopbreak(s->w[i].base);
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < s->n; i++)
         pthread_join(s->threads[i], NULL);
-        evconnlistener_free(s->lis[i]);
-        loopq_free(s->w[i].q);
-        event_base_free(s->w[i].base);
-    }
-    free(s->w);
-    free(s->lis);
-    free(s->threads);
-    free(s);
+    http_server_free(s);
 }

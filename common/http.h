@@ -8,8 +8,10 @@
  *
  * A request's life:
  *   1. The headers are parsed (limits: max_header_bytes, max_headers; past
- *      them the client gets 431 and the connection closes; malformed HTTP
- *      gets 400 and the connection closes).
+ *      them the client gets 431 and the connection closes; past
+ *      header_timeout_s it gets 408; malformed HTTP gets 400 and the
+ *      connection closes, and so does a body framed by anything but one
+ *      Content-Length within int64 or "Transfer-Encoding: chunked" alone).
  *   2. The server's handler is called with the request. It either replies
  *      at once, or installs body hooks (on_body, on_end) and/or takes a
  *      reference (http_req_ref) to reply later from another callback.
@@ -44,11 +46,15 @@ struct http_worker {
     void *ctx;                   /* the daemon's shared context */
     void *local;                 /* the daemon's per-worker state */
     struct http_conn *conns;     /* live connections, freed at stop */
+    int nconns;                  /* how many */
     char date[40];               /* cached Date header value */
     int64_t date_sec;
 };
 
 typedef void (*http_handler_fn)(struct http_req *req);
+
+#define HTTP_HEADER_TIMEOUT_S 30    /* header_timeout_s when 0 */
+#define HTTP_MAX_CONNECTIONS 4096   /* max_connections when 0 */
 
 struct http_server_opts {
     const char *host;
@@ -57,6 +63,17 @@ struct http_server_opts {
     int max_header_bytes;
     int max_headers;
     int idle_timeout_s;
+    /* A request head must be complete this many seconds after the
+     * connection was accepted (its first request) or after its first byte
+     * arrived (later requests); past it the client gets 408 and the
+     * connection closes. Bounds slow-header (slowloris) clients, which
+     * idle_timeout_s cannot: every byte restarts that one. 0: the default. */
+    int header_timeout_s;
+    /* Open connections at most, split across the workers (each takes
+     * ceil(max_connections / workers)). A worker at its share stops
+     * accepting until one of its connections closes; new connections wait
+     * in the kernel's backlog meanwhile. 0: the default. */
+    int max_connections;
     http_handler_fn handler;
     void *ctx;
     /* Optional, run on each worker's thread before and after its loop. */
@@ -123,6 +140,20 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
 /* Stop every loop, join the threads and free the server. Any thread but a
  * worker's. */
 void http_server_stop(struct http_server *s);
+
+/*
+ * A server without listeners or threads, for tests and fuzzing: the caller
+ * runs its workers' event bases (w->base) on its own thread and hands it
+ * connected sockets with http_server_adopt. host and port are unused.
+ */
+struct http_server *http_server_new(const struct http_server_opts *o);
+/* Serve the connected socket fd on w, as if w had accepted it; takes fd.
+ * On w's thread. */
+void http_server_adopt(struct http_worker *w, int fd);
+/* Free a server from http_server_new, closing its connections; none of
+ * its loops may be running. */
+void http_server_free(struct http_server *s);
+
 int http_server_nworkers(const struct http_server *s);
 struct http_worker *http_server_worker(struct http_server *s, int i);
 

@@ -10,9 +10,11 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "util.h"
 
 struct item {
@@ -52,8 +54,11 @@ struct loopq *loopq_new(struct event_base *base)
     struct loopq *q = xcalloc(1, sizeof(*q));
     pthread_mutex_init(&q->mu, NULL);
     q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (q->fd < 0)
+    if (q->fd < 0) {
+        /* at start-up only (one per loop): out of descriptors already */
+        log_error("loopq: eventfd: %s", strerror(errno));
         abort();
+    }
     q->ev = event_new(base, q->fd, EV_READ | EV_PERSIST, loopq_run, q);
     event_add(q->ev, NULL);
     return q;

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,8 +224,23 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
         snprintf(err, errlen, "cannot create state_dir %s: %s", c->state_dir, strerror(-rc));
         return -1;
     }
-    if (load_or_make_id(n, err, errlen))
+    if (!c->cluster_secret || strlen(c->cluster_secret) < CONF_SECRET_MIN) {
+        snprintf(err, errlen,
+                 "a cluster secret is required (the same on every node): create one with "
+                 "'(umask 077; openssl rand -hex 32 > cluster.secret)' and pass "
+                 "--cluster_secret_file cluster.secret");
         return -1;
+    }
+    if (auth_init(&n->auth, c, err, errlen))
+        return -1;
+    if (!auth_enabled(&n->auth))
+        log_warn("no auth_keys configured: ANY client that reaches %s:%d can read and "
+                 "change every object (anonymous access, for development only)",
+                 c->host, c->port);
+    if (load_or_make_id(n, err, errlen)) {
+        auth_free(&n->auth);
+        return -1;
+    }
     n->is_primary = role == NODE_PROXY && !c->primary_url[0];
     if (!n->is_primary && !c->primary_url[0]) {
         snprintf(err, errlen, "option 'primary_url' is required for a target");
@@ -310,7 +326,8 @@ static void ctl_tick(evutil_socket_t fd, short what, void *arg)
         char *s = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         char *url = node_signed_url(n, "POST", n->conf->primary_url,
-                                    n->joined ? "/v1/cluster/keepalive" : "/v1/cluster/join");
+                                    n->joined ? "/v1/cluster/keepalive" : "/v1/cluster/join",
+                                    NULL);
         n->join_inflight = 1;
         hcli_request(n->ctl_cli, "POST", url, s, strlen(s), NULL,
                      n->conf->keepalive_ms * 2L, n->joined ? ka_done : join_done, n);
@@ -356,20 +373,18 @@ void node_stop(struct node *n)
     EVP_MD_CTX_free(n->mac_in);
     EVP_MD_CTX_free(n->mac_out);
     n->mac_in = n->mac_out = NULL;
+    auth_free(&n->auth);
 }
 
 /* ---- signatures --------------------------------------------------------- */
 
-void node_sign(const struct node *n, const char *method, const char *path, int64_t expires,
+void node_sign(const struct node *n, const char *method, const char *target, size_t len,
                char *out)
 {
-    char msg[4096];
-    int len = snprintf(msg, sizeof(msg), "%s\n%s\n%lld", method, path, (long long)expires);
-    if (len >= (int)sizeof(msg))
-        len = sizeof(msg) - 1;
     unsigned char inner[32], mac[32];
     EVP_MD_CTX *c = EVP_MD_CTX_new();
-    if (!c || !EVP_MD_CTX_copy_ex(c, n->mac_in) || !EVP_DigestUpdate(c, msg, (size_t)len) ||
+    if (!c || !EVP_MD_CTX_copy_ex(c, n->mac_in) || !EVP_DigestUpdate(c, method, strlen(method)) ||
+        !EVP_DigestUpdate(c, "\n", 1) || !EVP_DigestUpdate(c, target, len) ||
         !EVP_DigestFinal_ex(c, inner, NULL) || !EVP_MD_CTX_copy_ex(c, n->mac_out) ||
         !EVP_DigestUpdate(c, inner, sizeof(inner)) || !EVP_DigestFinal_ex(c, mac, NULL))
         abort();
@@ -378,33 +393,129 @@ void node_sign(const struct node *n, const char *method, const char *path, int64
 }
 
 char *node_signed_url(const struct node *n, const char *method, const char *base,
-                      const char *path)
+                      const char *path, const char *query)
 {
     int64_t exp = (int64_t)(wall_ns() / 1000000000u) + n->conf->redirect_ttl_s;
+    int hq = query && query[0];
+    char *target = xasprintf("%s?%s%sshoal_exp=%lld", path, hq ? query : "", hq ? "&" : "",
+                             (long long)exp);
     char sig[65];
-    node_sign(n, method, path, exp, sig);
-    return xasprintf("%s%s?shoal_exp=%lld&shoal_sig=%s", base, path, (long long)exp, sig);
+    node_sign(n, method, target, strlen(target), sig);
+    char *url = xasprintf("%s%s&shoal_sig=%s", base, target, sig);
+    free(target);
+    return url;
 }
 
+char *node_signed_urlf(const struct node *n, const char *method, const char *base,
+                       const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *pq;
+    if (vasprintf(&pq, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    char *q = strchr(pq, '?');
+    if (q)
+        *q++ = '\0';
+    char *url = node_signed_url(n, method, base, pq, q);
+    free(pq);
+    return url;
+}
+
+/*
+ * The signature is the request target's last parameter and covers all of
+ * the target before it, which ends with shoal_exp: so nothing in the path
+ * or query can be changed, added or removed, and the expiry is the
+ * signer's.
+ */
 int node_check_sig(const struct node *n, struct http_req *r)
 {
-    char sig[80], exp[32];
-    if (http_query_get(r, "shoal_sig", sig, sizeof(sig)) < 0)
-        return 0;
+    static const char sp[] = "&shoal_sig=", ep[] = "shoal_exp=";
+    const char *t = r->target;
+    size_t tl = strlen(t);
+    const char *s = tl > 64 + sizeof(sp) - 1 ? t + tl - 64 - (sizeof(sp) - 1) : NULL;
+    if (!s || memcmp(s, sp, sizeof(sp) - 1))
+        return strstr(t, "shoal_sig=") ? -1 : 0;
+    /* shoal_exp=DIGITS right before the signature */
+    const char *d = s;
+    while (d > t && d[-1] >= '0' && d[-1] <= '9')
+        d--;
+    size_t el = sizeof(ep) - 1;
     int64_t e;
-    if (http_query_get(r, "shoal_exp", exp, sizeof(exp)) < 0 || parse_i64(exp, strlen(exp), &e))
+    if (d - t < (ptrdiff_t)(el + 1) || memcmp(d - el, ep, el) || (d[-el - 1] != '?' &&
+        d[-el - 1] != '&') || parse_i64(d, (size_t)(s - d), &e))
         return -1;
     if (e < (int64_t)(wall_ns() / 1000000000u))
         return -1;
-    /* The signed path is the raw one, as the proxy wrote it. */
-    const char *t = r->target;
-    const char *q = strchr(t, '?');
-    char *path = xstrndup(t, q ? (size_t)(q - t) : strlen(t));
+    /* HEAD is signed as GET: clients may turn one into the other. */
     const char *m = r->method == HTTP_M_HEAD ? "GET" : r->method_name;
     char want[65];
-    node_sign(n, m, path, e, want);
-    free(path);
-    return strlen(sig) == 64 && CRYPTO_memcmp(sig, want, 64) == 0 ? 1 : -1;
+    node_sign(n, m, t, (size_t)(s - t), want);
+    return CRYPTO_memcmp(s + sizeof(sp) - 1, want, 64) == 0 ? 1 : -1;
+}
+
+int node_authenticate(struct node *n, struct http_req *r)
+{
+    int sig = node_check_sig(n, r);
+    if (sig > 0)
+        return 1;
+    if (sig < 0) {
+        r->err_code = "AccessDenied";
+        http_reply_error(r, 403, "bad or expired cluster signature");
+        node_count(n, ST_OTHER, 403);
+        return 0;
+    }
+    if (!auth_enabled(&n->auth))
+        return 1;
+    struct s3auth_result *res = xmalloc(sizeof(*res));
+    const char *code = NULL;
+    char msg[300];
+    int st = auth_client(&n->auth, r, time(NULL), res, &code, msg, sizeof(msg));
+    if (st) {
+        free(res);
+        r->err_code = code;
+        http_reply_error(r, st, "%s", msg);
+        node_count(n, ST_OTHER, st);
+        return 0;
+    }
+    free(r->auth);
+    r->auth = res;
+    return 1;
+}
+
+/* POST /v1/tokens[?ttl_s=N]: a bearer token for the signer's access key.
+ * Only a signature earns one (a token cannot renew itself). */
+static void token_issue(struct node *n, struct http_req *r)
+{
+    if (!auth_enabled(&n->auth)) {
+        http_reply_error(r, 400, "no auth_keys are configured: requests need no token");
+        return;
+    }
+    const char *h = http_req_header(r, "Authorization");
+    if (h && !strncasecmp(h, "Bearer ", 7)) {
+        http_reply_error(r, 403, "a token is issued for a signed request, not for a token");
+        return;
+    }
+    if (!node_authenticate(n, r))
+        return;
+    const struct s3auth_result *res = r->auth;
+    if (!res) {
+        http_reply_error(r, 403, "a token is issued to a client's signature");
+        return;
+    }
+    char v[32];
+    int64_t ttl = AUTH_TOKEN_TTL_S;
+    int ql = http_query_get(r, "ttl_s", v, sizeof(v));
+    if (ql >= 0 && (parse_i64(v, (size_t)ql, &ttl) || ttl < 1 || ttl > AUTH_TOKEN_MAX_TTL_S)) {
+        http_reply_error(r, 400, "ttl_s must be 1..%d seconds", AUTH_TOKEN_MAX_TTL_S);
+        return;
+    }
+    int64_t exp = (int64_t)(wall_ns() / 1000000000u) + ttl;
+    char *tok = auth_token_new(&n->auth, res->access, exp);
+    http_reply_json(r, 200, json_pack("{s:s, s:s, s:I}", "token", tok, "access_key", res->access,
+                                      "expires", (json_int_t)exp));
+    free(tok);
 }
 
 /* ---- common endpoints --------------------------------------------------- */
@@ -590,6 +701,10 @@ int node_handle(struct node *n, struct http_req *r)
     }
     if (http_path_is(r, "/metrics")) {
         metrics(n, r);
+        return 1;
+    }
+    if (http_path_is(r, "/v1/tokens") && r->method == HTTP_M_POST) {
+        token_issue(n, r);
         return 1;
     }
     return 0;

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "bmd.h"
 #include "cmap.h"
 #include "config.h"
@@ -54,6 +55,7 @@ struct node {
     void *owner;                                /* the daemon's context */
 
     struct node_stats st;
+    struct auth auth;            /* client credentials (auth_keys, tokens) */
 
     /* SHA-256 states with the cluster secret's inner and outer HMAC pads
      * absorbed, so a signature costs two copies and two short hashes */
@@ -76,15 +78,25 @@ int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen);
 /* Serve the endpoints every node has. Returns 1 if it handled r. */
 int node_handle(struct node *n, struct http_req *r);
 
-/* Redirect signatures: hex HMAC-SHA256 over "METHOD\nPATH\nEXPIRES" with
- * the cluster secret, into out (65 bytes). */
-void node_sign(const struct node *n, const char *method, const char *path, int64_t expires,
+/* Cluster signatures (proxy redirects, requests between nodes): hex
+ * HMAC-SHA256 with the cluster secret over "METHOD\n" and len bytes of a
+ * request target (path and query up to and including shoal_exp), into out
+ * (65 bytes). */
+void node_sign(const struct node *n, const char *method, const char *target, size_t len,
                char *out);
-/* base + path + "?shoal_exp=..&shoal_sig=..": a new string. */
+/* base + path + "?" + query (raw; NULL or "" for none) +
+ * "shoal_exp=..&shoal_sig=..": a new string. HEAD is signed as GET. */
 char *node_signed_url(const struct node *n, const char *method, const char *base,
-                      const char *path);
+                      const char *path, const char *query);
+/* The same for a path and query formatted from fmt ("/v1/x?a=%s"). */
+char *node_signed_urlf(const struct node *n, const char *method, const char *base,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* 1 valid, 0 missing, -1 bad or expired. */
 int node_check_sig(const struct node *n, struct http_req *r);
+/* May r read or change data: a valid cluster signature, a verified client
+ * credential (kept in r->auth), or no auth_keys configured. Returns 1, or
+ * 0 with r answered (403 and the reason). */
+int node_authenticate(struct node *n, struct http_req *r);
 
 /* Read r's whole body (at most max bytes, else 413), then call done with
  * arg and the body (NUL-terminated; freed after done returns). When the

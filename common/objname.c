@@ -1,10 +1,12 @@
 #include "objname.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bmd.h"
 #include "http.h"
+#include "util.h"
 
 int objname_valid(const char *name, size_t len, char *err, size_t errlen)
 {
@@ -19,6 +21,12 @@ int objname_valid(const char *name, size_t len, char *err, size_t errlen)
     }
     if (memchr(name, '\0', len)) {
         snprintf(err, errlen, "object name contains a NUL byte");
+        return -1;
+    }
+    size_t ok = utf8_valid_prefix(name, len);
+    if (ok != len) {
+        snprintf(err, errlen, "object name is not valid UTF-8 (byte 0x%02X at offset %zu)",
+                 (unsigned char)name[ok], ok);
         return -1;
     }
     const char *p = name, *end = name + len;
@@ -41,8 +49,11 @@ int objname_parse(const char *rest, size_t len, struct objname *o, char *err, si
     const char *slash = memchr(rest, '/', len);
     size_t bl = slash ? (size_t)(slash - rest) : len;
     if (!bmd_valid_name(rest, bl)) {
-        snprintf(err, errlen, "invalid bucket name '%.*s' (1..63 of A-Z a-z 0-9 . - _)",
-                 (int)(bl > 63 ? 63 : bl), rest);
+        char shown[64];
+        snprintf(shown, sizeof(shown), "%.*s", (int)(bl > 63 ? 63 : bl), rest);
+        char *p = utf8_printable(shown);
+        snprintf(err, errlen, "invalid bucket name '%s' (1..63 of A-Z a-z 0-9 . - _)", p);
+        free(p);
         return -1;
     }
     memcpy(o->bucket, rest, bl);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "awschunk.h"
 #include "http.h"
+#include "s3auth.h"
 #include "util.h"
 
 void s3_xml_addn(struct gbuf *b, const char *s, size_t n)
@@ -165,6 +167,37 @@ char *s3_query_without(const char *q, const char *prefix)
     return gbuf_take(&b);
 }
 
+int s3_streaming(struct http_req *r, const char *payload, uint64_t *decoded, int *is_signed)
+{
+    if (!payload || strncmp(payload, "STREAMING-", 10))
+        return 0;
+    *is_signed = !strcmp(payload, S3AUTH_STREAMING);
+    if (!*is_signed && strcmp(payload, "STREAMING-UNSIGNED-PAYLOAD-TRAILER")) {
+        s3_error(r, 501, "NotImplemented", "payload %.64s is not supported", payload);
+        return -1;
+    }
+    const char *dl = http_req_header(r, "x-amz-decoded-content-length");
+    if (!dl || parse_u64(dl, strlen(dl), decoded)) {
+        s3_error(r, 411, "MissingContentLength",
+                 "aws-chunked uploads need x-amz-decoded-content-length");
+        return -1;
+    }
+    return 1;
+}
+
+int s3_chunk_status(int rc, const char **code, const char **msg)
+{
+    if (rc == AWSCHUNK_BADSIG) {
+        *code = "SignatureDoesNotMatch";
+        *msg = "a chunk's signature does not match";
+        return 403;
+    }
+    *code = "IncompleteBody";
+    *msg = "malformed aws-chunked body: it must be framed exactly and decode to "
+           "x-amz-decoded-content-length bytes";
+    return 400;
+}
+
 int s3_b64_decode(const char *in, unsigned char *out, size_t cap)
 {
     size_t n = strlen(in);
@@ -183,6 +216,26 @@ int s3_b64_decode(const char *in, unsigned char *out, size_t cap)
         return -1;
     memcpy(out, tmp, (size_t)len);
     return len;
+}
+
+int s3_check_md5(struct http_req *r, const char *body, size_t len)
+{
+    const char *cm = http_req_header(r, "Content-MD5");
+    if (!cm)
+        return 0;
+    unsigned char want[16], got[16];
+    unsigned int ml;
+    if (s3_b64_decode(cm, want, sizeof(want)) != 16) {
+        s3_error(r, 400, "InvalidDigest", "the Content-MD5 you specified is not valid");
+        return 400;
+    }
+    EVP_Digest(body, len, got, &ml, EVP_md5(), NULL);
+    if (memcmp(want, got, 16)) {
+        s3_error(r, 400, "BadDigest", "the Content-MD5 you specified did not match what was "
+                                      "received");
+        return 400;
+    }
+    return 0;
 }
 
 void s3_md5_etag(const unsigned char md5[16], char out[35])

@@ -19,6 +19,16 @@ struct http_req;
 #define S3_MODE_QUERY "shoal_s3=1"
 /* CopyObject: the proxy names the source as a signed URL on its target. */
 #define COPY_FROM_HEADER "X-Shoal-Copy-From"
+/* ... whose target answers the source's tags (x-amz-tagging form) in this
+ * header when the request carries it. */
+#define COPY_TAGS_HEADER "X-Shoal-Tagging"
+
+/* S3's XML: the declaration, the namespace, and the one owner a Shoal
+ * cluster has (every bucket and object is its). */
+#define S3_XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
+#define S3_OWNER_ID "shoal"
+#define S3_OWNER_XML "<ID>" S3_OWNER_ID "</ID><DisplayName>" S3_OWNER_ID "</DisplayName>"
 
 /* Append s to b with &, <, >, ", ' escaped (and control characters as
  * numeric references, which XML 1.0 allows for \t \n \r only: others are
@@ -51,6 +61,22 @@ int s3_parse_http_date(const char *s, time_t *out);
 /* A raw query string without the parameters whose "name=value" starts
  * with prefix (a new string). */
 char *s3_query_without(const char *q, const char *prefix);
+
+/*
+ * aws-chunked uploads. payload: the request's x-amz-content-sha256. 0 when
+ * it names no streaming body; 1 when it names one Shoal decodes, with
+ * *decoded the declared x-amz-decoded-content-length and *is_signed set
+ * for STREAMING-AWS4-HMAC-SHA256-PAYLOAD (a signature per chunk); -1 with
+ * r answered: 501 for the STREAMING-* variants not served, 411 without a
+ * decoded length.
+ */
+int s3_streaming(struct http_req *r, const char *payload, uint64_t *decoded, int *is_signed);
+/* The answer to an awschunk failure (rc < 0): its status, *code, *msg. */
+int s3_chunk_status(int rc, const char **code, const char **msg);
+
+/* A small body against the request's Content-MD5, if any: 0, or 400
+ * answered (InvalidDigest, BadDigest). */
+int s3_check_md5(struct http_req *r, const char *body, size_t len);
 
 /* Strict base64 decode of a short value (up to 72 bytes decoded); the
  * decoded length, or -1 (bad input or longer than cap). */

@@ -13,6 +13,10 @@ struct px {
     void *arg;
     XML_Parser xp;
     int depth;
+    char path[S3XML_PATH_MAX];   /* of the open element, below the root ("" at it) */
+    size_t plen[S3XML_PATH_MAX]; /* path's length at each depth, to pop */
+    int record_depth;            /* of the open record, 0 none */
+    size_t record_plen;          /* path's length at the record */
     int field;                   /* the field being read, -1 none; -2 the flag */
     char *vals[S3XML_FIELDS_MAX];
     struct gbuf text;
@@ -51,27 +55,42 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
     (void)attrs;
     const char *n = local(name);
     s->depth++;
-    if (s->depth == 1 && strcmp(n, s->spec->root)) {
-        char m[128];
-        snprintf(m, sizeof(m), "expected <%s>, not <%.60s>", s->spec->root, n);
-        stop(s, m);
+    s->field = -1;
+    s->text.n = 0;
+    if (s->depth == 1) {
+        if (strcmp(n, s->spec->root)) {
+            char m[128];
+            snprintf(m, sizeof(m), "expected <%s>, not <%.60s>", s->spec->root, n);
+            stop(s, m);
+        }
         return;
     }
-    if (s->depth == 2 && s->spec->record && !strcmp(n, s->spec->record)) {
+    /* the path below the root grows by /name */
+    size_t at = s->plen[s->depth - 2], nl = strlen(n);
+    if (s->depth >= S3XML_PATH_MAX || at + 1 + nl >= sizeof(s->path)) {
+        stop(s, "elements are nested too deeply");
+        return;
+    }
+    if (at)
+        s->path[at++] = '/';
+    memcpy(s->path + at, n, nl + 1);
+    s->plen[s->depth - 1] = at + nl;
+    if (!s->record_depth && s->spec->record && !strcmp(s->path, s->spec->record)) {
         if (++s->count > S3XML_RECORDS_MAX) {
             stop(s, "too many entries");
             return;
         }
         clear_vals(s);
+        s->record_depth = s->depth;
+        s->record_plen = at + nl;
+        return;
     }
-    s->field = -1;
-    if (s->depth == 2 && s->spec->flag && !strcmp(n, s->spec->flag))
+    if (s->spec->flag && !strcmp(s->path, s->spec->flag))
         s->field = -2;
-    if (s->depth == 3)
+    if (s->record_depth)
         for (int i = 0; i < s->spec->n_fields; i++)
-            if (!strcmp(n, s->spec->fields[i]))
+            if (!strcmp(s->path + s->record_plen + 1, s->spec->fields[i]))
                 s->field = i;
-    s->text.n = 0;
 }
 
 static void on_text(void *ud, const XML_Char *t, int len)
@@ -89,7 +108,7 @@ static void on_text(void *ud, const XML_Char *t, int len)
 static void on_end(void *ud, const XML_Char *name)
 {
     struct px *s = ud;
-    const char *n = local(name);
+    (void)name;
     if (s->field >= 0) {
         free(s->vals[s->field]);
         s->vals[s->field] = xstrndup(s->text.p ? s->text.p : "", s->text.n);
@@ -98,10 +117,14 @@ static void on_end(void *ud, const XML_Char *name)
                  s->text.p ? s->text.p : "");
     }
     s->field = -1;
-    if (s->depth == 2 && s->spec->record && !strcmp(n, s->spec->record) &&
-        s->cb(s->arg, s->vals, s->err, s->errlen))
-        stop(s, NULL);
+    if (s->depth == s->record_depth) {
+        s->record_depth = 0;
+        if (s->cb(s->arg, s->vals, s->err, s->errlen))
+            stop(s, NULL);
+    }
     s->depth--;
+    if (s->depth >= 1)
+        s->path[s->plen[s->depth - 1]] = '\0';
 }
 
 /* No DTDs: entities are a way to make a small body expand. */

@@ -1,7 +1,9 @@
 /*
  * s3xml: the request bodies of the S3 API (CompleteMultipartUpload,
- * Delete, CreateBucketConfiguration), read with expat: a list of records
- * under a root element, each with a few text fields.
+ * Delete, Tagging, AccessControlPolicy), read with expat: a list of
+ * records somewhere under a root element, each with a few text fields.
+ * Elements are named by paths of local names: "TagSet/Tag" below the
+ * root for a record, "Grantee/ID" below a record for a field.
  */
 #ifndef SHOAL_S3XML_H
 #define SHOAL_S3XML_H
@@ -11,13 +13,14 @@
 #define S3XML_FIELDS_MAX 4
 #define S3XML_RECORDS_MAX 10000
 #define S3XML_TEXT_MAX 2048
+#define S3XML_PATH_MAX 256       /* element names from the root, joined by '/' */
 
 struct s3xml_spec {
     const char *root;            /* the document element's local name */
-    const char *record;          /* its children that are records */
-    const char *fields[S3XML_FIELDS_MAX];  /* the record's text fields */
+    const char *record;          /* path below the root of the records */
+    const char *fields[S3XML_FIELDS_MAX];  /* paths below a record of its text fields */
     int n_fields;
-    const char *flag;            /* a text child of the root (e.g. Quiet), or NULL */
+    const char *flag;            /* path below the root of one text (e.g. Quiet), or NULL */
 };
 
 /*
@@ -26,7 +29,8 @@ struct s3xml_spec {
  * (then the parse fails with the message cb left in err). flag_out (at
  * least 16 bytes, may be NULL) gets the flag's text or "". Returns the
  * number of records, or -1 with err (malformed XML, another root, a field
- * over S3XML_TEXT_MAX, more than S3XML_RECORDS_MAX records, a DTD).
+ * over S3XML_TEXT_MAX, more than S3XML_RECORDS_MAX records, elements nested
+ * past S3XML_PATH_MAX, a DTD).
  */
 int s3xml_records(const char *body, size_t len, const struct s3xml_spec *spec,
                   int (*cb)(void *arg, char **fields, char *err, size_t errlen), void *arg,

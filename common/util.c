@@ -316,3 +316,56 @@ char *id_file_load(const char *path, const char *prefix, size_t nbytes, int *rc)
     }
     return id;
 }
+
+size_t utf8_valid_prefix(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t len;
+        unsigned min, cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xe0) == 0xc0) {
+            len = 2, min = 0x80, cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            len = 3, min = 0x800, cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            len = 4, min = 0x10000, cp = c & 0x07;
+        } else {
+            return i;
+        }
+        if (n - i < len)
+            return i;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = (cp << 6) | (p[i + k] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+char *utf8_printable(const char *s)
+{
+    size_t n = strlen(s);
+    struct gbuf b = {0};
+    while (n > 0) {
+        size_t ok = utf8_valid_prefix(s, n);
+        gbuf_add(&b, s, ok);
+        if (ok == n)
+            break;
+        char esc[5];
+        snprintf(esc, sizeof(esc), "\\x%02X", (unsigned char)s[ok]);
+        gbuf_add(&b, esc, 4);
+        s += ok + 1;
+        n -= ok + 1;
+    }
+    gbuf_add(&b, "", 1);
+    return gbuf_take(&b);
+}

@@ -42,6 +42,14 @@ void rand_bytes(void *buf, size_t n);
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void hex_encode(const void *in, size_t n, char *out);
 
+/* Length of the longest valid UTF-8 prefix of s[0..n) (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF); n when all of it
+ * is valid. */
+size_t utf8_valid_prefix(const char *s, size_t n);
+/* s with every byte that is not part of valid UTF-8 written as "\xHH":
+ * a new string, safe to put in JSON or XML. */
+char *utf8_printable(const char *s);
+
 /* Read a whole file (at most max bytes); returns a NUL-terminated malloc'd
  * buffer or NULL with errno set. */
 char *file_read(const char *path, size_t max, size_t *len);

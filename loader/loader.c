@@ -57,6 +57,7 @@ static const char *err_names[] = {"connect", "timeout", "reset", "http_4xx", "ht
 
 static struct {
     char *endpoint, *bucket, *provider, *prefix, *names_file;
+    char *access_key, *secret_key, *region; /* credentials: every mode signs with them */
     int list_names;
     enum mode mode;
     int workers, threads, pct_put, epochs, sequential, verify, cleanup, json;
@@ -515,6 +516,30 @@ static struct conn *conn_get(struct worker *w, const struct host *h)
 
 /* ---- requests --------------------------------------------------------------------------- */
 
+/* SigV4 headers for a native request (not for a redirect's signed URL,
+ * which the target trusts as it is). Bodies are sent UNSIGNED-PAYLOAD. */
+static void sign_native(struct evbuffer *out, const char *method, const struct host *h,
+                        const char *path, int with_body)
+{
+    char hostport[320], amzdate[17], date[9];
+    snprintf(hostport, sizeof(hostport), "%s:%d", h->name, h->port);
+    time_t now = (time_t)(wall_ns() / 1000000000u);
+    sigv4_dates(now, amzdate, date);
+    const char *ph = with_body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256;
+    struct sigv4_hdr sh[] = {{"host", hostport}, {"x-amz-content-sha256", ph},
+                             {"x-amz-date", amzdate}};
+    const char *q = strchr(path, '?');
+    char *p = xstrndup(path, q ? (size_t)(q - path) : strlen(path));
+    struct sigv4_req r = {method, p, q ? q + 1 : "", sh, 3, ph};
+    struct sigv4_ctx ctx = {opt.region, "s3", now, 0};
+    struct sigv4_creds k = {opt.access_key, opt.secret_key, NULL};
+    char *auth = sigv4_authorization(&r, &ctx, &k, NULL);
+    evbuffer_add_printf(out, "x-amz-date: %s\r\nx-amz-content-sha256: %s\r\nAuthorization: %s\r\n",
+                        amzdate, ph, auth);
+    free(auth);
+    free(p);
+}
+
 static void send_request(struct worker *w, const char *url, int with_body)
 {
     const char *path;
@@ -551,6 +576,9 @@ static void send_request(struct worker *w, const char *url, int with_body)
     if (w->op == OP_GET && opt.read_len > 0)
         evbuffer_add_printf(out, "Range: bytes=%lld-%lld\r\n", (long long)opt.read_off,
                             (long long)(opt.read_off + opt.read_len - 1));
+    if ((opt.mode == M_SHOAL || opt.mode == M_DIRECT) && opt.access_key &&
+        !strstr(path, "shoal_sig="))
+        sign_native(out, method, h, path, with_body);
     if (opt.mode == M_S3) {
         struct s3_req q;
         s3_req_build(&q, &s3, method, opt.bucket, w->name, "",
@@ -884,6 +912,13 @@ static long fetch(const char *method, const char *url, struct gbuf *body, char *
     curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, eb);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    char sigv4[128];
+    if (opt.access_key) {
+        snprintf(sigv4, sizeof(sigv4), "aws:amz:%s:s3", opt.region);
+        curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
+        curl_easy_setopt(c, CURLOPT_USERNAME, opt.access_key);
+        curl_easy_setopt(c, CURLOPT_PASSWORD, opt.secret_key);
+    }
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     if (rc == CURLE_OK)
@@ -1078,6 +1113,9 @@ static void usage(FILE *f)
             "                               s3: path-style S3 with SigV4 (AWS_* variables);\n"
             "                               http: GET/PUT <endpoint>/<bucket>/<name>\n"
             "  --provider NAME            remote bucket's provider (e.g. s3) in shoal/direct modes\n"
+            "  --access-key K --secret-key S  sign every request (SigV4) with this key; default:\n"
+            "                               AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n"
+            "  --region R                 region in the signature (default AWS_REGION, us-east-1)\n"
             "  --workers N                concurrent requests (default 16)\n"
             "  --threads N                event-loop threads (default: CPUs)\n"
             "  --pct-put N                percent of PUTs, 0..100 (default 0)\n"
@@ -1120,6 +1158,7 @@ int main(int argc, char **argv)
         {"sequential", 0, 0, 'q'}, {"list-names", 0, 0, 'L'}, {"read-off", 1, 0, 'o'}, {"read-len", 1, 0, 'l'},
         {"verify", 0, 0, 'v'}, {"cleanup", 0, 0, 'c'}, {"seed", 1, 0, 'r'},
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
+        {"access-key", 1, 0, 'A'}, {"secret-key", 1, 0, 'K'}, {"region", 1, 0, 'R'},
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     uint64_t u;
@@ -1127,6 +1166,9 @@ int main(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
         case 'e': opt.endpoint = optarg; break;
+        case 'A': opt.access_key = optarg; break;
+        case 'K': opt.secret_key = optarg; break;
+        case 'R': opt.region = optarg; break;
         case 'b': opt.bucket = optarg; break;
         case 'P': opt.provider = optarg; break;
         case 'm':
@@ -1197,8 +1239,18 @@ int main(int argc, char **argv)
     rsettings.on_body = r_body;
     rsettings.on_message_complete = r_done;
     hosts = xcalloc(64, sizeof(*hosts));
+    if (!opt.access_key && getenv("AWS_ACCESS_KEY_ID") && getenv("AWS_ACCESS_KEY_ID")[0])
+        opt.access_key = getenv("AWS_ACCESS_KEY_ID");
+    if (!opt.secret_key)
+        opt.secret_key = getenv("AWS_SECRET_ACCESS_KEY");
+    if (opt.access_key && (!opt.secret_key || !opt.secret_key[0]))
+        die("an access key needs its secret: --secret-key or AWS_SECRET_ACCESS_KEY");
+    if (!opt.region)
+        opt.region = getenv("AWS_REGION") && getenv("AWS_REGION")[0] ? getenv("AWS_REGION")
+                                                                      : "us-east-1";
     if (opt.mode == M_S3)
-        s3_cfg_resolve(&s3, opt.endpoint, NULL, "path", NULL, NULL, NULL, NULL);
+        s3_cfg_resolve(&s3, opt.endpoint, opt.region, "path", opt.access_key, opt.secret_key,
+                       NULL, NULL);
     check_target();
     make_names();
     make_perms();

@@ -50,7 +50,12 @@ static void forward_body(struct http_req *r, json_t *j)
     struct proxy *p = r->w->ctx;
     char *body = json_dumps(j, JSON_COMPACT);
     json_decref(j);
-    char *url = xasprintf("%s%s", p->conf.primary_url, r->target);
+    /* signed as this proxy: it authenticated the client */
+    const char *q = strchr(r->target, '?');
+    char *path = xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
+    char *url = node_signed_url(&p->node, r->method_name, p->conf.primary_url, path,
+                                q ? q + 1 : NULL);
+    free(path);
     struct fwd *f = xcalloc(1, sizeof(*f));
     f->r = r;
     http_req_ref(r);
@@ -246,8 +251,8 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
                     const char *name, void (*cont)(struct http_req *r))
 {
     if (!p->node.is_primary) {
-        char *url = xasprintf("%s/v1/buckets/%s?provider=%s", p->conf.primary_url, name,
-                              provider);
+        char *url = node_signed_urlf(&p->node, "PUT", p->conf.primary_url,
+                                     "/v1/buckets/%s?provider=%s", name, provider);
         struct ensure *e = xcalloc(1, sizeof(*e));
         e->r = r;
         e->cont = cont;
@@ -428,9 +433,10 @@ static void rlist_remote(void *arg, int status, const char *body, size_t len, co
     l->pending = 1;
     for (int i = 0; i < m->n_targets; i++) {
         const struct cmap_node *t = &m->nodes[m->targets[i]];
-        char *url = xasprintf("%s/v1/internal/list?provider=%s&bucket=%s&prefix=%s&from=%s"
-                              "&until=%s&limit=%d",
-                              t->url, l->br.provider, l->br.name, ep, ef, el, LIST_MAX);
+        char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
+                                     "/v1/internal/list?provider=%s&bucket=%s&prefix=%s&from=%s"
+                                     "&until=%s&limit=%d",
+                                     l->br.provider, l->br.name, ep, ef, el, LIST_MAX);
         l->pending++;
         hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 30000, rlist_local, l);
         free(url);
@@ -462,9 +468,10 @@ static void list_remote(struct http_req *r, const struct bucket_req *br, const c
     }
     char *ep = http_pct_encode(prefix, strlen(prefix), 0);
     char *et = http_pct_encode(token, strlen(token), 0);
-    char *url = xasprintf("%s/v1/internal/list-remote?provider=%s&bucket=%s&prefix=%s&token=%s"
-                          "&limit=%d",
-                          t->url, br->provider, br->name, ep, et, limit > 1000 ? 1000 : limit);
+    char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
+                                 "/v1/internal/list-remote?provider=%s&bucket=%s&prefix=%s"
+                                 "&token=%s&limit=%d",
+                                 br->provider, br->name, ep, et, limit > 1000 ? 1000 : limit);
     http_req_ref(r);
     hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 60000, rlist_remote, l);
     free(url);
@@ -525,9 +532,10 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
     char *et = http_pct_encode(token, strlen(token), 0);
     for (int i = 0; i < m->n_targets; i++) {
         const struct cmap_node *t = &m->nodes[m->targets[i]];
-        char *url = xasprintf("%s/v1/internal/list?provider=%s&bucket=%s&prefix=%s&after=%s"
-                              "&limit=%d",
-                              t->url, br->provider, br->name, ep, et, limit);
+        char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
+                                     "/v1/internal/list?provider=%s&bucket=%s&prefix=%s"
+                                     "&after=%s&limit=%d",
+                                     br->provider, br->name, ep, et, limit);
         l->pending++;
         hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 30000, list_one, l);
         free(url);

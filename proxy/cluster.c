@@ -91,7 +91,7 @@ void cluster_broadcast(struct proxy *p, struct hcli *cli, json_t *j,
     for (int i = 0; m && i < m->n; i++) {
         if (!strcmp(m->nodes[i].id, n->id))
             continue;
-        char *url = node_signed_url(n, "PUT", m->nodes[i].url, "/v1/internal/push");
+        char *url = node_signed_url(n, "PUT", m->nodes[i].url, "/v1/internal/push", NULL);
         b->pending++;
         hcli_request(cli, "PUT", url, body, strlen(body), NULL, 5000, bcast_one, b);
         free(url);

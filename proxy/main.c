@@ -49,6 +49,14 @@ static enum stat_op method_op(int m)
 
 static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen);
 
+static int has_ctl(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            return 1;
+    return 0;
+}
+
 static void redirect_again(struct http_req *r)
 {
     static const char objs[] = "/v1/objects/";
@@ -100,15 +108,23 @@ static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, 
     }
     char *en = http_pct_encode(name, on.name_len, 1);
     char *path = xasprintf("/v1/objects/%s/%s", on.bucket, en);
-    /* HEAD is signed as GET: clients may turn one into the other. */
+    /* HEAD is signed as GET: clients may turn one into the other. The
+     * signature covers the client's whole query too. */
     char *url = node_signed_url(&p->node, r->method == HTTP_M_HEAD ? "GET" : r->method_name,
-                                owner->url, path);
-    http_resp_header(r, "Location", "%s%s%s", url, r->query[0] ? "&" : "", r->query);
+                                owner->url, path, r->query);
+    http_resp_header(r, "Location", "%s", url);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
     node_count(&p->node, op, 307);
     /* Ids and URLs are plain tokens (cluster_join), the path is
-     * percent-encoded: the body needs no JSON escaping. */
-    char *body = xasprintf("{\"target\":\"%s\",\"location\":\"%s\"}\n", owner->id, url);
+     * percent-encoded; only a client's query may need JSON escaping. */
+    char *body;
+    if (strpbrk(url, "\"\\") || has_ctl(url)) {
+        json_t *j = json_pack("{s:s, s:s}", "target", owner->id, "location", url);
+        body = j ? json_dumps(j, JSON_COMPACT) : xstrdup("{}");
+        json_decref(j);
+    } else {
+        body = xasprintf("{\"target\":\"%s\",\"location\":\"%s\"}\n", owner->id, url);
+    }
     cmap_unref(m);
     free(url);
     free(path);
@@ -125,11 +141,13 @@ static void handle(struct http_req *r)
     if (node_handle(&p->node, r))
         return;
     if (r->path_len >= sizeof(objs) - 1 && !memcmp(r->path, objs, sizeof(objs) - 1)) {
-        obj_redirect(p, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
+        if (node_authenticate(&p->node, r))
+            obj_redirect(p, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
         return;
     }
     if (s3_handle(p, r))
-        return;
+        return; /* checks S3 signatures itself */
+    /* cluster-signed by their senders */
     if (http_path_is(r, "/v1/cluster/join") && r->method == HTTP_M_POST) {
         cluster_join(p, r);
         return;
@@ -138,6 +156,9 @@ static void handle(struct http_req *r)
         cluster_keepalive(p, r);
         return;
     }
+    /* everything else reads or changes the cluster's data */
+    if (!node_authenticate(&p->node, r))
+        return;
     if (buckets_handle(p, r))
         return;
     node_count(&p->node, ST_OTHER, 404);
@@ -170,14 +191,6 @@ int main(int argc, char **argv)
         return 2;
     }
     log_init("shoal-proxy", (enum log_level)log_level_parse(p.conf.log_level));
-    if (s3auth_init(&p.s3auth, p.conf.s3_api_keys, p.conf.n_s3_api_keys, err, sizeof(err))) {
-        fprintf(stderr, "shoal-proxy: %s\n", err);
-        conf_free(&p.conf);
-        return 2;
-    }
-    if (p.s3auth.n == 0)
-        log_warn("S3 API: no s3_api_keys configured, so ANY client can read and write "
-                 "every bucket through /s3/ (anonymous access)");
     pthread_mutex_init(&p.mu, NULL);
     if (node_init(&p.node, &p.conf, NODE_PROXY, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);
@@ -195,6 +208,8 @@ int main(int argc, char **argv)
         .max_header_bytes = p.conf.max_header_bytes,
         .max_headers = p.conf.max_headers,
         .idle_timeout_s = p.conf.idle_timeout_s,
+        .header_timeout_s = p.conf.header_timeout_s,
+        .max_connections = p.conf.max_connections,
         .handler = handle,
         .ctx = &p,
         .worker_init = worker_init,
@@ -231,7 +246,6 @@ int main(int argc, char **argv)
     for (int i = 0; i < p.n_seen; i++)
         free(p.seen[i].id);
     free(p.seen);
-    s3auth_free(&p.s3auth);
     conf_free(&p.conf);
     return 0;
 }

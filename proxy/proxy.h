@@ -26,7 +26,6 @@ struct proxy {
     pthread_mutex_t mu;          /* guards map/BMD changes and seen[] on the primary */
     struct seen *seen;
     int n_seen;
-    struct s3auth s3auth;        /* the S3 API's access keys */
 };
 
 /* A worker's own state: its intra-cluster client, and idle keep-alive

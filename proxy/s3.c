@@ -7,7 +7,6 @@
  * listing), whose JSON is turned into S3's XML. Object requests are
  * streamed to the owning target (s3fwd.c), which answers them in S3 mode.
  */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +22,13 @@
 #include "proxy.h"
 #include "s3.h"
 #include "s3auth.h"
+#include "s3sub.h"
+#include "s3tag.h"
 #include "s3xml.h"
 #include "cmap.h"
 #include "util.h"
 
-#define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
-#define XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+#define XML_HEAD S3_XML_HEAD
 #define LIST_MAX_KEYS 1000
 #define LIST_MAX_PAGES 200      /* native pages read for one S3 page, at most */
 #define BUCKET_BODY_MAX (64u << 10)
@@ -57,11 +57,17 @@ static int bucket_exists(const char *name)
     return found;
 }
 
-static char *self_url(struct http_req *r, const char *fmt, const char *bucket)
+/* This proxy's native API, signed as the cluster (the S3 client was
+ * authenticated already). */
+static char *self_url(struct http_req *r, const char *method, const char *fmt,
+                      const char *bucket)
 {
     struct proxy *p = r->w->ctx;
     char *path = xasprintf(fmt, bucket);
-    char *u = xasprintf("%s%s", p->conf.public_url, path);
+    char *q = strchr(path, '?');
+    if (q)
+        *q++ = '\0';
+    char *u = node_signed_url(&p->node, method, p->conf.public_url, path, q);
     free(path);
     return u;
 }
@@ -72,7 +78,7 @@ static void list_buckets(struct http_req *r)
 {
     struct gbuf b = {0};
     gbuf_str(&b, XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\">"
-                          "<Owner><ID>shoal</ID><DisplayName>shoal</DisplayName></Owner>"
+                          "<Owner>" S3_OWNER_XML "</Owner>"
                           "<Buckets>");
     struct bmd *m = bmd_current();
     for (int i = 0; i < m->n; i++) {
@@ -93,6 +99,7 @@ static void list_buckets(struct http_req *r)
 struct bucket_op {
     struct http_req *r;
     char bucket[64];
+    const char *what;            /* the change, for change_done's message */
 };
 
 static void bucket_op_free(struct bucket_op *o)
@@ -133,12 +140,14 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
     snprintf(o->bucket, sizeof(o->bucket), "%s", (char *)arg);
     free(arg);
     http_req_ref(r);
-    char *u = self_url(r, "/v1/buckets/%s", o->bucket);
+    char *u = self_url(r, "PUT", "/v1/buckets/%s", o->bucket);
     hcli_request(proxy_cli(r), "PUT", u, NULL, 0, NULL, 30000, create_done, o);
     free(u);
 }
 
-static void delete_done(void *arg, int status, const char *body, size_t len, const char *err)
+/* A change of a bucket through the native API (deletion, tags): 204, or
+ * the S3 error. */
+static void change_done(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct bucket_op *o = arg;
     (void)len;
@@ -148,7 +157,7 @@ static void delete_done(void *arg, int status, const char *body, size_t len, con
         s3_error(o->r, 404, "NoSuchBucket", "the specified bucket does not exist");
     else
         s3_error(o->r, status ? status : 503, status ? "InternalError" : "ServiceUnavailable",
-                 "bucket deletion failed: %.200s", status ? body : err);
+                 "%s failed: %.200s", o->what, status ? body : err);
     bucket_op_free(o);
 }
 
@@ -175,8 +184,9 @@ static void delete_checked(void *arg, int status, const char *body, size_t len, 
         s3_error(r, 409, "BucketNotEmpty", "the bucket you tried to delete is not empty");
         bucket_op_free(o);
     } else {
-        char *u = self_url(r, "/v1/buckets/%s", o->bucket);
-        hcli_request(proxy_cli(r), "DELETE", u, NULL, 0, NULL, 30000, delete_done, o);
+        char *u = self_url(r, "DELETE", "/v1/buckets/%s", o->bucket);
+        o->what = "bucket deletion";
+        hcli_request(proxy_cli(r), "DELETE", u, NULL, 0, NULL, 30000, change_done, o);
         free(u);
     }
     json_decref(j);
@@ -188,7 +198,7 @@ static void delete_bucket(struct http_req *r, const char *bucket)
     o->r = r;
     snprintf(o->bucket, sizeof(o->bucket), "%s", bucket);
     http_req_ref(r);
-    char *u = self_url(r, "/v1/buckets/%s/objects?limit=1&cached=true", bucket);
+    char *u = self_url(r, "GET", "/v1/buckets/%s/objects?limit=1&cached=true", bucket);
     hcli_request(proxy_cli(r), "GET", u, NULL, 0, NULL, 30000, delete_checked, o);
     free(u);
 }
@@ -361,7 +371,7 @@ static void list_item(struct s3list *l, json_t *o, const char *name)
     s3_xml_elem(b, "ETag", etag ? etag : "");
     s3_xml_elem(b, "Size", size);
     s3_xml_elem(b, "StorageClass", "STANDARD");
-    gbuf_str(b, "<Owner><ID>shoal</ID><DisplayName>shoal</DisplayName></Owner>");
+    gbuf_str(b, "<Owner>" S3_OWNER_XML "</Owner>");
     gbuf_str(b, l->kind == LIST_VERSIONS ? "</Version>" : "</Contents>");
 }
 
@@ -466,8 +476,9 @@ static void list_next_page(struct s3list *l)
     const char *tok = l->page ? l->page : "";
     char *et = http_pct_encode(tok, strlen(tok), 0);
     struct proxy *p = r->w->ctx;
-    char *u = xasprintf("%s/v1/buckets/%s/objects?prefix=%s&token=%s&limit=%d",
-                        p->conf.public_url, l->bucket, ep, et,
+    char *u = node_signed_urlf(&p->node, "GET", p->conf.public_url,
+                               "/v1/buckets/%s/objects?prefix=%s&token=%s&limit=%d", l->bucket,
+                               ep, et,
                         l->max_keys - l->count + 1 > LIST_MAX_KEYS ? LIST_MAX_KEYS + 1
                                                                    : l->max_keys - l->count + 1);
     hcli_request(proxy_cli(r), "GET", u, NULL, 0, NULL, 60000, list_page, l);
@@ -604,8 +615,8 @@ static void ulist_finish(struct ulist *l)
             gbuf_str(&b, "<Upload>");
             s3_xml_elem(&b, "Key", json_string_value(json_object_get(v[i], "name")));
             s3_xml_elem(&b, "UploadId", json_string_value(json_object_get(v[i], "upload")));
-            gbuf_str(&b, "<Initiator><ID>shoal</ID><DisplayName>shoal</DisplayName></Initiator>"
-                         "<Owner><ID>shoal</ID><DisplayName>shoal</DisplayName></Owner>");
+            gbuf_str(&b, "<Initiator>" S3_OWNER_XML "</Initiator>"
+                         "<Owner>" S3_OWNER_XML "</Owner>");
             s3_xml_elem(&b, "StorageClass", "STANDARD");
             s3_xml_elem(&b, "Initiated", date);
             gbuf_str(&b, "</Upload>");
@@ -648,7 +659,8 @@ static void list_uploads(struct http_req *r, const char *bucket)
     struct cmap *m = cmap_current();
     for (int i = 0; m && i < m->n_targets; i++) {
         const struct cmap_node *t = &m->nodes[m->targets[i]];
-        char *u = xasprintf("%s/v1/internal/uploads?bucket=%s&prefix=%s", t->url, bucket, ep);
+        char *u = node_signed_urlf(r->w->ctx, "GET", t->url,
+                                   "/v1/internal/uploads?bucket=%s&prefix=%s", bucket, ep);
         l->pending++;
         hcli_request(proxy_cli(r), "GET", u, NULL, 0, NULL, 30000, ulist_one, l);
         free(u);
@@ -741,17 +753,9 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
     d->r = r;
     snprintf(d->bucket, sizeof(d->bucket), "%s", (char *)arg);
     free(arg);
-    const char *cm = http_req_header(r, "Content-MD5");
-    unsigned char want[16], got[16];
-    if (cm) {
-        unsigned int ml;
-        EVP_Digest(body, len, got, &ml, EVP_md5(), NULL);
-        if (s3_b64_decode(cm, want, sizeof(want)) != 16 || memcmp(want, got, 16)) {
-            free(d);
-            s3_error(r, 400, "BadDigest", "the Content-MD5 you specified did not match what "
-                                          "was received");
-            return;
-        }
+    if (s3_check_md5(r, body, len)) {
+        free(d);
+        return; /* answered */
     }
     static const struct s3xml_spec spec = {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet"};
     char err[300] = "", quiet[16];
@@ -786,7 +790,7 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         }
         char *ek = http_pct_encode(d->keys[i], strlen(d->keys[i]), 1);
         char *path = xasprintf("/v1/objects/%s/%s", d->bucket, ek);
-        char *url = node_signed_url(&p->node, "DELETE", owner->url, path);
+        char *url = node_signed_url(&p->node, "DELETE", owner->url, path, NULL);
         struct mdel_one *o = xcalloc(1, sizeof(*o));
         o->d = d;
         o->i = i;
@@ -802,32 +806,160 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         mdel_finish(d);
 }
 
-/* ---- dispatch ----------------------------------------------------------------- */
+/* ---- bucket tagging and ACL ------------------------------------------------------ */
 
-static int has_query(const struct http_req *r, const char *name)
+/*
+ * A bucket's tags are its "labels" property (free-form string labels,
+ * the same idea), changed like any property: a PATCH through this proxy's
+ * native bucket API, which the primary commits to the BMD. tags_set makes
+ * the labels the set in pairs and answers r.
+ */
+static void tags_set(struct http_req *r, const char *bucket, const char *pairs, size_t len)
 {
-    char v[8];
-    return http_query_get(r, name, v, sizeof(v)) != -1;
+    json_t *labels = json_object();
+    const char *k, *v;
+    size_t off = 0;
+    while (s3tag_next(pairs, len, &off, &k, &v))
+        json_object_set_new(labels, k, json_string(v));
+    char *body = json_dumps(json_pack("{s:o}", "labels", labels), JSON_COMPACT);
+    struct bucket_op *o = xcalloc(1, sizeof(*o));
+    o->r = r;
+    snprintf(o->bucket, sizeof(o->bucket), "%s", bucket);
+    o->what = "the change of the bucket's tags";
+    http_req_ref(r);
+    char *u = self_url(r, "PATCH", "/v1/buckets/%s", bucket);
+    hcli_request(proxy_cli(r), "PATCH", u, body, strlen(body), NULL, 30000, change_done, o);
+    free(u);
+    free(body);
 }
 
+static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    char *bucket = arg;
+    struct s3tags t = {0};
+    const char *code;
+    char msg[300];
+    if (!s3_check_md5(r, body, len)) {
+        int st = s3tag_parse_xml(body, len, S3TAG_BUCKET_MAX, &t, &code, msg, sizeof(msg));
+        if (st)
+            s3_error(r, st, code, "%s", msg);
+        else
+            tags_set(r, bucket, t.pairs.p, t.pairs.n);
+    }
+    s3tags_free(&t);
+    free(bucket);
+}
+
+static void bucket_tagging(struct http_req *r, const char *bucket)
+{
+    if (r->method == HTTP_M_PUT) {
+        node_read_body(r, BUCKET_BODY_MAX, tags_body, free, xstrdup(bucket));
+        return;
+    }
+    if (r->method == HTTP_M_DELETE) {
+        tags_set(r, bucket, "", 0);
+        return;
+    }
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(m, BMD_PROVIDER_SHOAL, bucket);
+    json_t *labels = bk ? json_object_get(bk->props, "labels") : NULL;
+    struct gbuf pairs = {0};
+    const char *k;
+    json_t *v;
+    json_object_foreach(labels, k, v) {
+        gbuf_add(&pairs, k, strlen(k) + 1);
+        gbuf_add(&pairs, json_string_value(v), json_string_length(v) + 1);
+    }
+    bmd_unref(m);
+    if (!pairs.n) {
+        s3_error(r, 404, "NoSuchTagSet", "the TagSet does not exist");
+    } else {
+        struct gbuf b = {0};
+        s3tag_xml(&b, pairs.p, pairs.n);
+        reply_xml(r, 200, &b);
+    }
+    gbuf_free(&pairs);
+}
+
+static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    const char *code;
+    char msg[300];
+    (void)arg;
+    int st = s3sub_acl_check(r, body, len, &code, msg, sizeof(msg));
+    if (st)
+        s3_error(r, st, code, "%s", msg);
+    else /* the ACL asked for is the one it has */
+        http_reply(r, 200, NULL, NULL, 0);
+}
+
+static void bucket_acl(struct http_req *r)
+{
+    if (r->method == HTTP_M_PUT) {
+        node_read_body(r, BUCKET_BODY_MAX, acl_body, NULL, NULL);
+        return;
+    }
+    struct gbuf b = {0};
+    s3sub_acl_xml(&b);
+    reply_xml(r, 200, &b);
+}
+
+/* ---- dispatch ----------------------------------------------------------------- */
+
+/* A bucket's subresource (sub, served for r's method: s3sub_serves) or,
+ * sub NULL, the bucket itself. */
 static void bucket_request(struct s3req *q)
 {
     struct http_req *r = q->r;
-    const char *b = q->bucket;
-    int exists = bucket_exists(b);
-    if (r->method == HTTP_M_PUT && !has_query(r, "versioning") && !has_query(r, "acl")) {
+    char b[sizeof(q->bucket)];
+    memcpy(b, q->bucket, sizeof(b));
+    free(q);
+    const struct s3sub *sub = s3sub_find(r);
+    if (sub && !s3sub_serves(sub, 0, r->method)) {
+        s3sub_refuse(r, sub, 0);
+        return;
+    }
+    if (r->method == HTTP_M_PUT && !sub) {
         if (!bmd_valid_name(b, strlen(b)) || strlen(b) < 3) {
-            free(q);
             s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
             return;
         }
         node_read_body(r, BUCKET_BODY_MAX, create_body, free, xstrdup(b));
-        free(q);
         return;
     }
-    if (!exists) {
-        free(q);
+    if (!bucket_exists(b)) {
         s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        return;
+    }
+    struct gbuf x = {0};
+    switch (sub ? sub->id : 0) {
+    case S3SUB_LOCATION:
+        gbuf_str(&x, XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\"></LocationConstraint>\n");
+        reply_xml(r, 200, &x);
+        return;
+    case S3SUB_VERSIONING:
+        gbuf_str(&x, XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\"/>\n");
+        reply_xml(r, 200, &x);
+        return;
+    case S3SUB_UPLOADS:
+        list_uploads(r, b);
+        return;
+    case S3SUB_DELETE:
+        node_read_body(r, DELETE_BODY_MAX, delete_objects_body, free, xstrdup(b));
+        return;
+    case S3SUB_VERSIONS:
+        list_objects(r, b, LIST_VERSIONS);
+        return;
+    case S3SUB_TAGGING:
+        bucket_tagging(r, b);
+        return;
+    case S3SUB_ACL:
+        bucket_acl(r);
+        return;
+    case 0:
+        break;
+    default: /* served by the table, unknown here: never the plain operation */
+        s3sub_refuse(r, sub, 0);
         return;
     }
     if (r->method == HTTP_M_HEAD) {
@@ -835,29 +967,13 @@ static void bucket_request(struct s3req *q)
         http_reply(r, 200, NULL, NULL, 0);
     } else if (r->method == HTTP_M_DELETE) {
         delete_bucket(r, b);
-    } else if (r->method == HTTP_M_GET && has_query(r, "location")) {
-        struct gbuf x = {0};
-        gbuf_str(&x, XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\"></LocationConstraint>\n");
-        reply_xml(r, 200, &x);
-    } else if (r->method == HTTP_M_GET && has_query(r, "versioning")) {
-        struct gbuf x = {0};
-        gbuf_str(&x, XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\"/>\n");
-        reply_xml(r, 200, &x);
-    } else if (r->method == HTTP_M_GET && has_query(r, "uploads")) {
-        list_uploads(r, b);
-    } else if (r->method == HTTP_M_POST && has_query(r, "delete")) {
-        node_read_body(r, DELETE_BODY_MAX, delete_objects_body, free, xstrdup(b));
-    } else if (r->method == HTTP_M_GET && has_query(r, "versions")) {
-        list_objects(r, b, LIST_VERSIONS);
     } else if (r->method == HTTP_M_GET) {
         char lt[8];
         int v2 = http_query_get(r, "list-type", lt, sizeof(lt)) >= 0 && !strcmp(lt, "2");
         list_objects(r, b, v2 ? LIST_V2 : LIST_V1);
     } else {
-        s3_error(r, 501, "NotImplemented", "%s on a bucket with this query is not implemented",
-                 r->method_name);
+        s3_error(r, 501, "NotImplemented", "%s on a bucket is not implemented", r->method_name);
     }
-    free(q);
 }
 
 /*
@@ -876,9 +992,10 @@ static void s3_redirect(struct http_req *r, const char *bucket, const char *key,
     struct proxy *p = r->w->ctx;
     char *ek = http_pct_encode(key, strlen(key), 1);
     char *path = xasprintf("/v1/objects/%s/%s", bucket, ek);
-    char *url = node_signed_url(&p->node, method, owner->url, path);
-    http_resp_header(r, "Location", "%s&%s%s%s", url, S3_MODE_QUERY, query[0] ? "&" : "",
-                     query);
+    char *q = xasprintf("%s%s%s", S3_MODE_QUERY, query[0] ? "&" : "", query);
+    char *url = node_signed_url(&p->node, method, owner->url, path, q);
+    free(q);
+    http_resp_header(r, "Location", "%s", url);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
     s3_redirect_reply(r, owner->url, bucket);
     cmap_unref(m);
@@ -919,7 +1036,7 @@ static char *copy_from(struct http_req *r, const char *src)
         struct proxy *p = r->w->ctx;
         char *ek = http_pct_encode(key, strlen(key), 1);
         char *path = xasprintf("/v1/objects/%s/%s", s, ek);
-        char *url = node_signed_url(&p->node, "GET", owner->url, path);
+        char *url = node_signed_url(&p->node, "GET", owner->url, path, NULL);
         line = xasprintf("%s: %s", COPY_FROM_HEADER, url);
         free(url);
         free(path);
@@ -934,8 +1051,19 @@ static void object_request(struct s3req *q, const char *key, size_t klen)
 {
     struct http_req *r = q->r;
     char err[256];
+    const struct s3sub *sub = s3sub_find(r);
+    if (sub && !s3sub_serves(sub, 1, r->method)) {
+        free(q);
+        s3sub_refuse(r, sub, 1);
+        return;
+    }
+    int part = sub && sub->id == S3SUB_UPLOAD_ID;
     if (objname_valid(key, klen, err, sizeof(err))) {
-        s3_error(r, 400, klen > OBJNAME_MAX ? "KeyTooLongError" : "InvalidArgument", "%s", err);
+        s3_error(r, 400,
+                 klen > OBJNAME_MAX                       ? "KeyTooLongError"
+                 : utf8_valid_prefix(key, klen) != klen ? "InvalidObjectName"
+                                                          : "InvalidArgument",
+                 "%s", err);
         free(q);
         return;
     }
@@ -977,9 +1105,9 @@ static void object_request(struct s3req *q, const char *key, size_t klen)
     char *k = xstrndup(key, klen);
     char *fq = s3_query_without(r->query, "X-Amz-"); /* presigning */
     char *copy = NULL;
+    /* CopyObject, UploadPartCopy */
     const char *src = http_req_header(r, "x-amz-copy-source");
-    if (src && r->method == HTTP_M_PUT && !has_query(r, "uploadId") &&
-        !(copy = copy_from(r, src))) {
+    if (src && r->method == HTTP_M_PUT && (!sub || part) && !(copy = copy_from(r, src))) {
         free(fq);
         free(k);
         free(q);
@@ -987,7 +1115,7 @@ static void object_request(struct s3req *q, const char *key, size_t klen)
     }
     struct proxy *p = q->p;
     if (p->conf.s3_redirect && !copy && r->method != HTTP_M_HEAD && r->method != HTTP_M_POST &&
-        !has_query(r, "uploadId"))
+        !part)
         s3_redirect(r, q->bucket, k, method, fq);
     else
         s3_forward(r, q->bucket, k, &q->auth, method, fq, copy);
@@ -1022,7 +1150,7 @@ static void s3_route(struct proxy *p, struct http_req *r, const char *rest, size
     struct s3req *q = xcalloc(1, sizeof(*q));
     q->p = p;
     q->r = r;
-    int st = s3auth_check(&p->s3auth, r, time(NULL), &q->auth, &code, msg, sizeof(msg));
+    int st = s3auth_check(&p->node.auth.keys, r, time(NULL), &q->auth, &code, msg, sizeof(msg));
     if (st) {
         free(q);
         s3_error(r, st, code, "%s", msg);

@@ -17,7 +17,6 @@
  * is written to the client as it comes, and the target's side pauses
  * while the client's output buffer is over FWD_HIGH.
  */
-#include <ctype.h>
 #include <event2/buffer.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "awschunk.h"
 #include "cmap.h"
 #include "hcli.h"
 #include "http.h"
@@ -38,8 +38,6 @@
 
 #define FWD_HIGH (4u << 20)      /* client output above this pauses the target */
 #define UP_HIGH (1u << 20)       /* upload buffer above this pauses the client */
-
-enum chunk_state { CH_SIZE, CH_DATA, CH_DATA_CRLF, CH_TRAILER, CH_DONE };
 
 struct fwd {
     struct http_req *r;
@@ -57,15 +55,7 @@ struct fwd {
     EVP_MD_CTX *sha;             /* the whole body's SHA-256, when signed */
     char want_sha[65];
 
-    /* aws-chunked */
-    int chunked, signed_chunks;
-    enum chunk_state cst;
-    char line[512];
-    size_t line_n;
-    uint64_t chunk_left;
-    char chunk_sig[65], prev_sig[65];
-    EVP_MD_CTX *csha;
-    struct s3auth_result auth;
+    struct awschunk *chunks;     /* the aws-chunked decoder, when the body is one */
 
     /* download */
     int resp_started;
@@ -75,7 +65,9 @@ struct fwd {
 static const char *const req_headers[] = {
     "Content-Type", "Content-MD5", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
     "If-Unmodified-Since", "Cache-Control", "Content-Disposition", "Content-Language",
-    "Expires", "x-amz-metadata-directive",
+    "Expires", "x-amz-metadata-directive", "x-amz-tagging", "x-amz-tagging-directive",
+    "x-amz-copy-source-range", "x-amz-acl", "x-amz-grant-read", "x-amz-grant-write",
+    "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control",
 };
 
 int s3_relay_header(const char *name)
@@ -98,7 +90,7 @@ static void fwd_free(struct fwd *f)
     if (f->up)
         evbuffer_free(f->up);
     EVP_MD_CTX_free(f->sha);
-    EVP_MD_CTX_free(f->csha);
+    awschunk_free(f->chunks);
     free(f);
 }
 
@@ -156,122 +148,24 @@ static void up_push(struct fwd *f, const char *p, size_t n)
     }
 }
 
-static int chunk_line(struct fwd *f)
+/* The aws-chunked decoder's output: verified framing, the object's bytes. */
+static int fwd_out(void *arg, const char *p, size_t n)
 {
-    /* "hex-size[;chunk-signature=sig]" */
-    f->line[f->line_n] = '\0';
-    char *semi = strchr(f->line, ';');
-    size_t hl = semi ? (size_t)(semi - f->line) : f->line_n;
-    if (hl == 0 || hl > 15)
-        return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < hl; i++) {
-        int c = tolower((unsigned char)f->line[i]);
-        if (!isxdigit(c))
-            return -1;
-        v = v * 16 + (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
-    }
-    f->chunk_left = v;
-    f->chunk_sig[0] = '\0';
-    if (f->signed_chunks) {
-        if (!semi || strncmp(semi, ";chunk-signature=", 17) || strlen(semi + 17) != 64)
-            return -1;
-        memcpy(f->chunk_sig, semi + 17, 65);
-        EVP_DigestInit_ex(f->csha, EVP_sha256(), NULL);
-    }
+    up_push(arg, p, n);
     return 0;
-}
-
-static int chunk_verify(struct fwd *f)
-{
-    if (!f->signed_chunks)
-        return 0;
-    unsigned char d[32];
-    char hex[65], want[65];
-    EVP_DigestFinal_ex(f->csha, d, NULL);
-    hex_encode(d, 32, hex);
-    s3auth_chunk_sig(&f->auth, f->prev_sig, hex, want);
-    if (memcmp(want, f->chunk_sig, 64))
-        return -1;
-    memcpy(f->prev_sig, want, sizeof(want));
-    return 0;
-}
-
-/* Decode aws-chunked bytes; 0, or -1 with the client answered. */
-static int chunked_feed(struct fwd *f, const char *p, size_t n)
-{
-    while (n > 0) {
-        switch (f->cst) {
-        case CH_SIZE:
-        case CH_TRAILER:
-        case CH_DATA_CRLF: {
-            char c = *p++;
-            n--;
-            if (c == '\r')
-                continue;
-            if (c != '\n') {
-                if (f->line_n + 1 >= sizeof(f->line))
-                    goto bad;
-                f->line[f->line_n++] = c;
-                continue;
-            }
-            /* a line is complete */
-            if (f->cst == CH_DATA_CRLF) {
-                if (f->line_n)
-                    goto bad;
-                f->cst = CH_SIZE;
-            } else if (f->cst == CH_SIZE) {
-                if (chunk_line(f))
-                    goto bad;
-                if (f->chunk_left == 0) {
-                    if (chunk_verify(f))
-                        goto badsig;
-                    f->cst = CH_TRAILER;
-                } else {
-                    f->cst = CH_DATA;
-                }
-            } else if (f->line_n == 0) {
-                f->cst = CH_DONE; /* the empty line after the trailers */
-            }
-            f->line_n = 0;
-            break;
-        }
-        case CH_DATA: {
-            size_t k = n < f->chunk_left ? n : (size_t)f->chunk_left;
-            if (f->up_in + k > (uint64_t)f->up_len)
-                goto bad;
-            if (f->signed_chunks)
-                EVP_DigestUpdate(f->csha, p, k);
-            up_push(f, p, k);
-            p += k;
-            n -= k;
-            f->chunk_left -= k;
-            if (f->chunk_left == 0) {
-                if (chunk_verify(f))
-                    goto badsig;
-                f->cst = CH_DATA_CRLF;
-            }
-            break;
-        }
-        case CH_DONE:
-            goto bad;
-        }
-    }
-    return 0;
-bad:
-    fwd_fail(f, 400, "IncompleteBody", "malformed aws-chunked body");
-    return -1;
-badsig:
-    fwd_fail(f, 403, "SignatureDoesNotMatch", "a chunk's signature does not match");
-    return -1;
 }
 
 static int fwd_body(struct http_req *r, const char *p, size_t n)
 {
     struct fwd *f = r->data;
-    if (f->chunked) {
-        if (chunked_feed(f, p, n))
+    if (f->chunks) {
+        int rc = awschunk_feed(f->chunks, p, n);
+        if (rc) {
+            const char *code, *msg;
+            int st = s3_chunk_status(rc, &code, &msg);
+            fwd_fail(f, st, code, msg);
             return 0;
+        }
     } else {
         up_push(f, p, n);
     }
@@ -286,10 +180,11 @@ static void fwd_end(struct http_req *r)
 {
     struct fwd *f = r->data;
     f->body_done = 1;
-    if (f->chunked && (f->cst != CH_DONE || f->up_in != (uint64_t)f->up_len)) {
-        fwd_fail(f, 400, "IncompleteBody",
-                 "the aws-chunked body ended early or does not match "
-                 "x-amz-decoded-content-length");
+    int rc = f->chunks ? awschunk_finish(f->chunks) : 0;
+    if (rc) {
+        const char *code, *msg;
+        int st = s3_chunk_status(rc, &code, &msg);
+        fwd_fail(f, st, code, msg);
         return;
     }
     if (f->sha) {
@@ -422,26 +317,17 @@ static const struct hcli_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_don
 /* How the body comes and what must be checked; 0, or the error answered. */
 static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_result *auth)
 {
-    const char *dl = http_req_header(r, "x-amz-decoded-content-length");
     const char *pay = auth->payload;
-    int streaming = !strncmp(pay, "STREAMING-", 10);
+    uint64_t decoded;
+    int is_signed;
+    int streaming = s3_streaming(r, pay, &decoded, &is_signed);
+    if (streaming < 0)
+        return 400; /* answered */
     if (streaming) {
-        if (strcmp(pay, S3AUTH_STREAMING) && strcmp(pay, "STREAMING-UNSIGNED-PAYLOAD-TRAILER")) {
-            s3_error(r, 501, "NotImplemented", "payload %s is not supported", pay);
-            return 501;
-        }
-        uint64_t v;
-        if (!dl || parse_u64(dl, strlen(dl), &v)) {
-            s3_error(r, 411, "MissingContentLength",
-                     "aws-chunked uploads need x-amz-decoded-content-length");
-            return 411;
-        }
-        f->chunked = 1;
-        f->signed_chunks = !strcmp(pay, S3AUTH_STREAMING) && !auth->anonymous;
-        f->up_len = (int64_t)v;
-        f->csha = EVP_MD_CTX_new();
-        f->auth = *auth;
-        memcpy(f->prev_sig, auth->seed_sig, sizeof(f->prev_sig));
+        /* anonymous: nothing was verified, so there is no chain to check */
+        f->up_len = (int64_t)decoded;
+        f->chunks = awschunk_new(is_signed && !auth->anonymous ? auth : NULL, decoded, fwd_out,
+                                 f);
         return 0;
     }
     if (r->content_length < 0) {
@@ -496,16 +382,14 @@ void s3_forward(struct http_req *r, const char *bucket, const char *key,
         fwd_free(f);
         return;
     }
-    if (!upload || (!f->sha && !f->chunked))
+    if (!upload || (!f->sha && !f->chunks))
         f->body_ok = 1;
     char *ek = http_pct_encode(key, strlen(key), 1);
     char *path = xasprintf("/v1/objects/%s/%s", bucket, ek);
     struct proxy *p = r->w->ctx;
-    char *url = node_signed_url(&p->node, !strcmp(method, "HEAD") ? "GET" : method,
-                                owner->url, path);
-    char *full = query && query[0] ? xasprintf("%s&%s", url, query) : xstrdup(url);
+    char *full = node_signed_url(&p->node, !strcmp(method, "HEAD") ? "GET" : method,
+                                 owner->url, path, query);
     cmap_unref(m);
-    free(url);
     free(path);
     free(ek);
 

@@ -73,6 +73,7 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
         http_resp_header(r, name, "%s", v);
         off = (size_t)(v - m->umeta) + strlen(v) + 1;
     }
+    s3sub_meta_headers(r, m);
 }
 
 /* ---- GET / HEAD ---------------------------------------------------------- */
@@ -262,6 +263,12 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
     char flag[4];
     if (http_req_header(r, S3_MODE_HEADER) || http_query_get(r, "shoal_s3", flag, sizeof(flag)) > 0)
         s3_mode(r);
+    /* Routed here by a proxy (its signature covers method, path, query and
+     * expiry), or a client's own credentials (checked by s3_root already
+     * for S3 at the root). */
+    int routed = node_check_sig(&t->node, r) > 0;
+    if (!routed && !r->auth && !node_authenticate(&t->node, r))
+        return;
     if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
         node_count(&t->node, ST_OTHER, 400);
@@ -277,15 +284,8 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
         return;
     }
-    int sig = node_check_sig(&t->node, r);
-    if (sig < 0) {
-        bmd_unref(b);
-        node_count(&t->node, ST_OTHER, 403);
-        http_reply_error(r, 403, "bad or expired redirect signature");
-        return;
-    }
     char *name = xstrndup(on.name, on.name_len);
-    if (sig == 0) {
+    if (!routed) {
         /* Not routed by a proxy: serve only what this target owns. */
         size_t kl;
         char *key = node_obj_key(provider, on.bucket, name, &kl);
@@ -324,14 +324,16 @@ static void obj_handle(struct target *t, struct http_req *r, const char *rest, s
 static void s3_root(struct target *t, struct http_req *r)
 {
     s3_mode(r);
-    struct s3auth_result res;
+    struct s3auth_result *res = xmalloc(sizeof(*res));
     const char *code = NULL;
     char msg[300];
-    int st = s3auth_check(&t->s3auth, r, time(NULL), &res, &code, msg, sizeof(msg));
+    int st = auth_client(&t->node.auth, r, time(NULL), res, &code, msg, sizeof(msg));
     if (st) {
+        free(res);
         s3_error(r, st, code, "%s", msg);
         return;
     }
+    r->auth = res; /* for the chunk signatures of a streaming upload */
     if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
         s3_error(r, 405, "MethodNotAllowed", "a target serves objects only; ask a proxy");
         return;
@@ -594,6 +596,12 @@ static void handle(struct http_req *r)
         obj_handle(t, r, r->path + pl, r->path_len - pl);
         return;
     }
+    if (has_prefix(r, "/v1/internal/", &pl) && node_check_sig(&t->node, r) != 1) {
+        node_count(&t->node, ST_OTHER, 403);
+        r->err_code = "AccessDenied";
+        http_reply_error(r, 403, "internal endpoints take only cluster-signed requests");
+        return;
+    }
     if (http_path_is(r, "/v1/internal/list") && r->method == HTTP_M_GET) {
         list_handle(t, r);
         return;
@@ -655,11 +663,6 @@ int main(int argc, char **argv)
     }
     t.node.owner = &t;
     t.node.on_bmd = on_bmd;
-    if (s3auth_init(&t.s3auth, t.conf.s3_api_keys, t.conf.n_s3_api_keys, err, sizeof(err))) {
-        fprintf(stderr, "shoal-target: %s\n", err);
-        conf_free(&t.conf);
-        return 2;
-    }
     s3_cfg_resolve(&t.s3, t.conf.s3_endpoint, t.conf.s3_region, t.conf.s3_addressing,
                    t.conf.s3_access_key, t.conf.s3_secret_key, t.conf.s3_session_token,
                    t.conf.s3_profile);
@@ -674,6 +677,8 @@ int main(int argc, char **argv)
         .max_header_bytes = t.conf.max_header_bytes,
         .max_headers = t.conf.max_headers,
         .idle_timeout_s = t.conf.idle_timeout_s,
+        .header_timeout_s = t.conf.header_timeout_s,
+        .max_connections = t.conf.max_connections,
         .handler = handle,
         .ctx = &t,
         .worker_init = worker_init,
@@ -697,7 +702,6 @@ int main(int argc, char **argv)
     iopool_free(t.io);
     store_close(&t.store);
     s3_cfg_free(&t.s3);
-    s3auth_free(&t.s3auth);
     conf_free(&t.conf);
     return 0;
 }

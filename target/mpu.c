@@ -3,8 +3,8 @@
  * object, on the mountpath the object will live on.
  *
  *   RocksDB "u<id>"          the upload: {"bucket","name","ctype","meta",
- *                            "initiated"} (meta: the x-amz-meta-* given at
- *                            creation)
+ *                            "tags","initiated"} (meta: the x-amz-meta-*,
+ *                            tags: the x-amz-tagging given at creation)
  *   RocksDB "p<id>/<00001>"  a part: {"size","etag","mtime"}
  *   mpu/<id>/<n>             a part's bytes
  *
@@ -36,6 +36,7 @@
 #include "log.h"
 #include "node.h"
 #include "s3.h"
+#include "s3tag.h"
 #include "s3xml.h"
 #include "target.h"
 #include "util.h"
@@ -45,7 +46,7 @@
 #define COMPLETE_BODY_MAX (2u << 20)
 #define COPY_CHUNK (1u << 20)
 
-static const char S3_NS_ATTR[] = " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"";
+static const char S3_NS_ATTR[] = " xmlns=\"" S3_NS "\"";
 
 static char *upload_key(const char *id, size_t *kl)
 {
@@ -118,10 +119,11 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     hex_encode(raw, sizeof(raw), id);
     /* the same metadata rules as a PUT, checked now rather than at completion */
     struct ometa *scratch = xcalloc(1, sizeof(*scratch));
-    if (target_s3_meta(r, scratch)) {
+    if (target_s3_meta(r, scratch) || target_s3_tags(r, scratch)) {
         free(scratch);
         return;
     }
+    char *tags = s3tag_header(scratch->tags, scratch->tags_len);
     json_t *meta = json_object();
     for (size_t off = 0; off < scratch->umeta_len;) {
         const char *k = scratch->umeta + off, *v = k + strlen(k) + 1;
@@ -130,9 +132,10 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     }
     free(scratch);
     const char *ct = http_req_header(r, "Content-Type");
-    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:I}", "bucket", mkey_bucket(mkey), "name", name,
-                          "ctype", ct ? ct : "", "meta", meta, "initiated",
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:I}", "bucket", mkey_bucket(mkey), "name",
+                          name, "ctype", ct ? ct : "", "meta", meta, "tags", tags, "initiated",
                           (json_int_t)wall_ns());
+    free(tags);
     char *v = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     size_t kl;
@@ -528,6 +531,14 @@ static void assemble_work(void *arg)
         if (ometa_umeta_add(&j->m, mk, json_string_value(mv) ?: ""))
             break;
     }
+    struct s3tags tags = {0};
+    const char *code;
+    char msg[300];
+    /* checked at creation; an upload recorded before tags were kept has none */
+    if (!s3tag_parse_header(json_string_value(json_object_get(j->upload, "tags")) ?: "",
+                            S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg)))
+        ometa_tags_set(&j->m, tags.pairs.p, tags.pairs.n);
+    s3tags_free(&tags);
 out:
     free(buf);
     XXH3_freeState(xs);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4 };
+enum { FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4, TAG_TAGS = 5 };
 
 static void put64(char *p, uint64_t v)
 {
@@ -56,12 +56,21 @@ size_t ometa_encode(const struct ometa *m, char *buf)
     p = put_field(p, TAG_ETAG, m->etag, strnlen(m->etag, OMETA_ETAG_MAX));
     p = put_field(p, TAG_CTYPE, m->ctype, strnlen(m->ctype, OMETA_CTYPE_MAX));
     p = put_field(p, TAG_UMETA, m->umeta, m->umeta_len);
+    p = put_field(p, TAG_TAGS, m->tags, m->tags_len);
     return (size_t)(p - buf);
+}
+
+/* A decoded record starts from this: the byte arrays are not cleared
+ * whole (a warm GET decodes one per request), only made empty. */
+static void ometa_clear(struct ometa *m)
+{
+    m->backend_etag[0] = m->etag[0] = m->ctype[0] = '\0';
+    m->umeta_len = m->tags_len = 0;
 }
 
 int ometa_decode(const char *buf, size_t len, struct ometa *m)
 {
-    memset(m, 0, sizeof(*m));
+    ometa_clear(m);
     if (len < 45 || buf[0] != FORMAT)
         return -EINVAL;
     const char *p = buf + 1, *end = buf + len;
@@ -93,6 +102,11 @@ int ometa_decode(const char *buf, size_t len, struct ometa *m)
                 return -EINVAL;
             memcpy(m->umeta, p, l);
             m->umeta_len = l;
+        } else if (tag == TAG_TAGS) {
+            if (l > sizeof(m->tags))
+                return -EINVAL;
+            memcpy(m->tags, p, l);
+            m->tags_len = l;
         }
         if (rc)
             return rc;
@@ -122,5 +136,15 @@ int ometa_umeta_add(struct ometa *m, const char *name, const char *value)
     p[nl] = '\0';
     memcpy(p + nl + 1, value, vl + 1);
     m->umeta_len += nl + vl + 2;
+    return 0;
+}
+
+int ometa_tags_set(struct ometa *m, const char *pairs, size_t len)
+{
+    if (len > sizeof(m->tags))
+        return -E2BIG;
+    if (len)
+        memcpy(m->tags, pairs, len);
+    m->tags_len = len;
     return 0;
 }

@@ -16,6 +16,7 @@
 #define OMETA_ETAG_MAX 128
 #define OMETA_CTYPE_MAX 255
 #define OMETA_UMETA_MAX 2048      /* S3's limit on user metadata */
+#define OMETA_TAGS_MAX 15380      /* S3's 10 tags, as UTF-8 (s3tag.h: S3TAG_OBJECT_BYTES) */
 
 struct ometa {
     uint64_t size;
@@ -31,10 +32,14 @@ struct ometa {
      * case without the prefix (tag 4) */
     char umeta[OMETA_UMETA_MAX];
     size_t umeta_len;
+    /* S3 tags: "key\0value\0" pairs (tag 5) */
+    char tags[OMETA_TAGS_MAX];
+    size_t tags_len;
 };
 
 /* Encode into buf (at least OMETA_MAX bytes); returns the length. */
-#define OMETA_MAX (1 + 5 * 8 + 4 + 4 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX)
+#define OMETA_MAX (1 + 5 * 8 + 4 + 5 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX + \
+                   OMETA_TAGS_MAX)
 size_t ometa_encode(const struct ometa *m, char *buf);
 /* The ETag clients see, quoted: the S3 one, else the backend's, else the
  * xxh3 checksum in hex. */
@@ -42,6 +47,8 @@ void ometa_etag(const struct ometa *m, char *out, size_t n);
 /* Append user metadata (the name lower-cased); 0, or -E2BIG when it does
  * not fit OMETA_UMETA_MAX. */
 int ometa_umeta_add(struct ometa *m, const char *name, const char *value);
+/* Replace the tags with len bytes of pairs; 0, or -E2BIG. */
+int ometa_tags_set(struct ometa *m, const char *pairs, size_t len);
 /* Returns 0, or -EINVAL for a truncated or unknown-format record. */
 int ometa_decode(const char *buf, size_t len, struct ometa *m);
 

@@ -5,9 +5,18 @@
  * the bucket writes through; mpu_part_commit for a multipart part.
  *
  * S3 mode (target_is_s3): Content-MD5 is checked before anything is
- * committed (BadDigest), the MD5 becomes the ETag, Content-Type and
- * x-amz-meta-* are kept with the object, and the answer is 200 with the
- * ETag instead of the native JSON.
+ * committed (BadDigest), the MD5 becomes the ETag, Content-Type,
+ * x-amz-meta-* and x-amz-tagging are kept with the object, and the answer
+ * is 200 with the ETag instead of the native JSON. An aws-chunked body
+ * (a client that followed a redirect here, or signed its request to this
+ * target's S3 root) is decoded on the way in (awschunk), its chunk
+ * signatures checked against the request's verified signature; a body
+ * that fails is refused whole, the work file dropped.
+ *
+ * CopyObject and UploadPartCopy (COPY_FROM_HEADER, set only by a proxy):
+ * the body is the source object (a byte range of it for a part), fetched
+ * from the source's target with the proxy's signed URL; CopyObject takes
+ * the source's metadata and tags unless the directives say REPLACE.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,12 +29,15 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "auth.h"
+#include "awschunk.h"
 #include "hcli.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
 #include "node.h"
 #include "s3.h"
+#include "s3tag.h"
 #include "target.h"
 #include "util.h"
 
@@ -47,11 +59,16 @@ struct put {
     EVP_MD_CTX *md5;             /* S3 mode: the body's MD5 makes the ETag */
     int want_md5;                /* Content-MD5 was given */
     unsigned char md5_want[16];
-    /* CopyObject: the body comes from the source's target */
+    struct awschunk *chunks;     /* the body is aws-chunked: its decoder */
+    /* CopyObject, UploadPartCopy: the body comes from the source's target */
     struct hcli_xfer *x;         /* the source's GET, while it runs */
     int copy;
     int copy_meta;               /* take the source's metadata (COPY) */
+    int copy_tags;               /* take the source's tags (COPY) */
     int src_status;
+    int ranged;                  /* x-amz-copy-source-range: [first, last] */
+    uint64_t first, last;
+    uint64_t src_pos;            /* offset in the source of the next byte that comes */
 };
 
 static void put_free(struct put *p)
@@ -65,29 +82,48 @@ static void put_free(struct put *p)
     }
     XXH3_freeState(p->xs);
     EVP_MD_CTX_free(p->md5);
+    awschunk_free(p->chunks);
     free(p->mkey);
     free(p->name);
     free(p);
 }
 
-/* A write failed: answer now (the connection closes after the answer) and
- * drop the work file; the request's body hooks are detached. */
-static void put_fail(struct put *p, int rc)
+/* The PUT ends unanswered and uncommitted: the request's hooks are
+ * detached, the work file dropped, and the error counted; returns r for
+ * the answer (after which the connection closes, the rest of the body
+ * unread). */
+static struct http_req *put_drop(struct put *p, int status)
 {
     struct http_req *r = p->r;
-    struct store_mp *mp = p->mp;
     r->data = NULL;
     r->on_body = NULL;
     r->on_end = NULL;
     r->on_abort = NULL;
     put_free(p);
-    int st = target_errno_status(rc);
-    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, st);
+    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, status);
     http_resp_close(r);
+    return r;
+}
+
+/* A write failed. */
+static void put_fail(struct put *p, int rc)
+{
+    const char *dir = p->mp->dir;
+    int st = target_errno_status(rc);
+    char msg[PATH_MAX + 64];
     if (st == 507)
-        http_reply_error(r, 507, "out of space on mountpath %s", mp->dir);
+        snprintf(msg, sizeof(msg), "out of space on mountpath %s", dir);
     else
-        http_reply_error(r, 500, "cannot write object: %s", strerror(-rc));
+        snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(-rc));
+    http_reply_error(put_drop(p, st), st == 507 ? 507 : 500, "%s", msg);
+}
+
+/* The aws-chunked body was refused (awschunk_feed or _finish's rc). */
+static void put_refuse(struct put *p, int rc)
+{
+    const char *code, *msg;
+    int st = s3_chunk_status(rc, &code, &msg);
+    s3_error(put_drop(p, st), st, code, "%s", msg);
 }
 
 /* Bytes of the object into the work file: 0 or -errno. */
@@ -110,9 +146,25 @@ static int put_write(struct put *p, const char *d, size_t n)
     return 0;
 }
 
+/* The aws-chunked decoder's output; a failed write stops it (1). */
+static int put_chunk_out(void *arg, const char *d, size_t n)
+{
+    struct put *p = arg;
+    p->rc = put_write(p, d, n);
+    return p->rc ? 1 : 0;
+}
+
 static int put_body(struct http_req *r, const char *d, size_t n)
 {
     struct put *p = r->data;
+    if (p->chunks) {
+        int rc = awschunk_feed(p->chunks, d, n);
+        if (rc > 0)
+            put_fail(p, p->rc);
+        else if (rc)
+            put_refuse(p, rc);
+        return 0;
+    }
     int rc = put_write(p, d, n);
     if (rc)
         put_fail(p, rc);
@@ -138,20 +190,24 @@ static void put_commit_done(void *arg)
         int st = target_errno_status(p->rc);
         node_count(&p->t->node, ST_PUT, st);
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
-    } else if (p->part.num) {
+    } else if (p->part.num && !p->copy) {
         http_resp_header(r, "ETag", "%s", p->m.etag);
         node_count(&p->t->node, ST_PUT, 200);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, NULL, NULL, 0);
     } else if (p->copy) {
         char date[40];
-        s3_iso_date(p->m.mtime_ns, date, sizeof(date));
+        const char *root = p->part.num ? "CopyPartResult" : "CopyObjectResult";
+        s3_iso_date(p->part.num ? wall_ns() : p->m.mtime_ns, date, sizeof(date));
         struct gbuf b = {0};
-        gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyObjectResult "
-                     "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+        gbuf_str(&b, S3_XML_HEAD "<");
+        gbuf_str(&b, root);
+        gbuf_str(&b, " xmlns=\"" S3_NS "\">");
         s3_xml_elem(&b, "LastModified", date);
         s3_xml_elem(&b, "ETag", p->m.etag);
-        gbuf_str(&b, "</CopyObjectResult>\n");
+        gbuf_str(&b, "</");
+        gbuf_str(&b, root);
+        gbuf_str(&b, ">\n");
         node_count(&p->t->node, ST_PUT, 200);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, "application/xml", b.p, b.n);
@@ -200,19 +256,19 @@ static void put_backend_done(void *arg, const struct backend_obj *o)
 static void put_end(struct http_req *r)
 {
     struct put *p = r->data;
+    int crc = p->chunks ? awschunk_finish(p->chunks) : 0;
+    if (crc) {
+        put_refuse(p, crc);
+        return;
+    }
     p->m.size = p->size;
     p->m.cksum = XXH3_64bits_digest(p->xs);
     if (p->md5) {
         unsigned char md[16];
         EVP_DigestFinal_ex(p->md5, md, NULL);
         if (p->want_md5 && memcmp(md, p->md5_want, 16)) {
-            r->data = NULL;
-            r->on_abort = NULL;
-            put_free(p);
-            node_count(&((struct target *)r->w->ctx)->node, ST_PUT, 400);
-            r->err_code = "BadDigest";
-            http_reply_error(r, 400, "the Content-MD5 you specified did not match what was "
-                                     "received");
+            s3_error(put_drop(p, 400), 400, "BadDigest",
+                     "the Content-MD5 you specified did not match what was received");
             return;
         }
         s3_md5_etag(md, p->m.etag);
@@ -250,7 +306,48 @@ static int put_s3_headers(struct http_req *r, struct put *p)
     p->md5 = EVP_MD_CTX_new();
     if (!p->md5 || !EVP_DigestInit_ex(p->md5, EVP_md5(), NULL))
         abort();
-    return target_s3_meta(r, &p->m);
+    int st = target_s3_meta(r, &p->m);
+    return st ? st : target_s3_tags(r, &p->m);
+}
+
+int target_s3_tags(struct http_req *r, struct ometa *m)
+{
+    const char *h = http_req_header(r, "x-amz-tagging");
+    if (!h)
+        return 0;
+    struct s3tags tags = {0};
+    const char *code;
+    char msg[300];
+    int st = s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg));
+    if (!st && ometa_tags_set(m, tags.pairs.p, tags.pairs.n))
+        abort(); /* S3TAG_OBJECT_BYTES fits OMETA_TAGS_MAX (s3sub.c) */
+    s3tags_free(&tags);
+    if (st)
+        s3_error(r, st, code, "%s", msg);
+    return st;
+}
+
+/* aws-chunked bodies: 0 (p->chunks set when the body is one), or the
+ * status of the error answered. Chunk signatures are checked against the
+ * client's verified signature (r->auth); a request routed by a proxy (its
+ * signature authorises it, as for a body whose SHA-256 is not checked
+ * here) or served without auth_keys decodes without that check. */
+static int put_chunks(struct target *t, struct put *p, struct http_req *r)
+{
+    uint64_t decoded;
+    int is_signed;
+    int st = s3_streaming(r, http_req_header(r, "x-amz-content-sha256"), &decoded, &is_signed);
+    if (st <= 0)
+        return st ? 400 : 0;
+    const struct s3auth_result *signer = r->auth;
+    if (signer && (signer->anonymous || !signer->seed_sig[0]))
+        signer = NULL;
+    if (is_signed && !signer && auth_enabled(&t->node.auth) && node_check_sig(&t->node, r) != 1) {
+        s3_error(r, 403, "AccessDenied", "chunk signatures need a signed request");
+        return 403;
+    }
+    p->chunks = awschunk_new(is_signed ? signer : NULL, decoded, put_chunk_out, p);
+    return 0;
 }
 
 int target_s3_meta(struct http_req *r, struct ometa *m)
@@ -277,8 +374,18 @@ static int copy_headers(void *arg, struct hcli_xfer *x, int status)
 {
     struct put *p = arg;
     p->src_status = status;
-    if (status != 200)
+    if (status != 200 && !(p->ranged && status == 206))
         return -1;
+    if (status == 206) {
+        /* "bytes a-b/size": the data starts at a */
+        const char *cr = hcli_header(x, "Content-Range");
+        unsigned long long a;
+        if (!cr || sscanf(cr, "bytes %llu-", &a) != 1) {
+            p->src_status = 502;
+            return -1;
+        }
+        p->src_pos = a;
+    }
     if (p->copy_meta) {
         const char *ct = hcli_header(x, "Content-Type");
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct ? ct : "");
@@ -290,13 +397,35 @@ static int copy_headers(void *arg, struct hcli_xfer *x, int status)
                 break;
         }
     }
+    if (p->copy_tags) {
+        const char *h = hcli_header(x, COPY_TAGS_HEADER);
+        struct s3tags tags = {0};
+        const char *code;
+        char msg[300];
+        p->m.tags_len = 0;
+        if (h && !s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg)))
+            ometa_tags_set(&p->m, tags.pairs.p, tags.pairs.n);
+        s3tags_free(&tags);
+    }
     return 0;
 }
 
+/* The source's bytes; of a ranged copy, those in [first, last] (a source
+ * that ignored the range sends them all). */
 static int copy_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
 {
     struct put *p = arg;
     (void)x;
+    uint64_t at = p->src_pos;
+    p->src_pos += n;
+    if (p->ranged) {
+        if (p->src_pos <= p->first || at > p->last)
+            return 0;
+        size_t skip = at < p->first ? (size_t)(p->first - at) : 0;
+        uint64_t end = p->src_pos - 1 < p->last ? p->src_pos - 1 : p->last;
+        d += skip;
+        n = (size_t)(end - (at + skip) + 1);
+    }
     int rc = put_write(p, d, n);
     if (rc)
         p->rc = rc;
@@ -310,12 +439,15 @@ static void copy_done(void *arg, struct hcli_xfer *x, int status, const char *er
     (void)x;
     p->x = NULL;
     r->on_abort = NULL;
-    if (status == 200 && !p->rc) {
+    int whole = !p->ranged || p->size == p->last - p->first + 1;
+    if ((status == 200 || status == 206) && !p->rc && whole) {
         put_end(r); /* takes its own reference */
         http_req_unref(r);
         return;
     }
+    int bad_range = p->ranged && !p->rc && (!whole || p->src_status == 416);
     int st = p->rc ? target_errno_status(p->rc)
+             : bad_range ? 400
              : p->src_status == 404 ? 404
              : p->src_status ? 502 : 503;
     char msg[300];
@@ -327,6 +459,9 @@ static void copy_done(void *arg, struct hcli_xfer *x, int status, const char *er
     if (st == 404) {
         r->err_code = "NoSuchKey";
         http_reply_error(r, 404, "the copy source does not exist");
+    } else if (bad_range) {
+        r->err_code = "InvalidArgument";
+        http_reply_error(r, 400, "x-amz-copy-source-range is not within the source object");
     } else {
         http_reply_error(r, st, "copy failed: %s", msg);
     }
@@ -343,17 +478,52 @@ static void copy_abort(struct http_req *r)
 
 static const struct hcli_ops copy_ops = {copy_headers, copy_data, NULL, copy_done};
 
-/* r carries no body: the object is the one at the signed URL `from`. */
+/* UploadPartCopy's x-amz-copy-source-range, "bytes=first-last", into p:
+ * 0, or 400 answered. */
+static int copy_range(struct put *p, struct http_req *r)
+{
+    const char *h = http_req_header(r, "x-amz-copy-source-range");
+    if (!h)
+        return 0;
+    const char *dash = strncmp(h, "bytes=", 6) ? NULL : strchr(h + 6, '-');
+    if (!dash || parse_u64(h + 6, (size_t)(dash - h - 6), &p->first) ||
+        parse_u64(dash + 1, strlen(dash + 1), &p->last) || p->last < p->first) {
+        s3_error(r, 400, "InvalidArgument",
+                 "x-amz-copy-source-range must be bytes=first-last, first <= last");
+        return 400;
+    }
+    if (p->last - p->first >= 5ull << 30) {
+        s3_error(r, 400, "InvalidArgument", "a part copied is at most 5 GiB");
+        return 400;
+    }
+    p->ranged = 1;
+    return 0;
+}
+
+/* r carries no body: the object (or, for a part, a range of it) is the
+ * one at the signed URL `from`. */
 static void copy_start(struct put *p, struct http_req *r, const char *from)
 {
     const char *dir = http_req_header(r, "x-amz-metadata-directive");
+    const char *tdir = http_req_header(r, "x-amz-tagging-directive");
     p->copy = 1;
-    p->copy_meta = !dir || strcasecmp(dir, "REPLACE");
-    static const char *const hdrs[] = {S3_MODE_HEADER ": 1"};
+    p->copy_meta = !p->part.num && (!dir || strcasecmp(dir, "REPLACE"));
+    p->copy_tags = !p->part.num && (!tdir || strcasecmp(tdir, "REPLACE"));
+    const char *hdrs[3];
+    int nh = 0;
+    char range[64];
+    hdrs[nh++] = S3_MODE_HEADER ": 1";
+    if (p->copy_tags)
+        hdrs[nh++] = COPY_TAGS_HEADER ": 1";
+    if (p->ranged) {
+        snprintf(range, sizeof(range), "Range: bytes=%llu-%llu", (unsigned long long)p->first,
+                 (unsigned long long)p->last);
+        hdrs[nh++] = range;
+    }
     r->data = p;
     r->on_abort = copy_abort;
     http_req_ref(r); /* until copy_done */
-    p->x = hcli_start(target_cli(r), "GET", from, hdrs, 1, -1,
+    p->x = hcli_start(target_cli(r), "GET", from, hdrs, nh, -1,
                       (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
 }
 
@@ -385,8 +555,13 @@ void target_put(struct target *t, struct http_req *r, const char *name,
     const char *ct = http_req_header(r, "Content-Type");
     if (ct)
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct);
+    const char *from = target_is_s3(r) ? http_req_header(r, COPY_FROM_HEADER) : NULL;
     if (target_is_s3(r)) {
         int st = put_s3_headers(r, p);
+        if (!st && from && p->part.num)
+            st = copy_range(p, r);
+        if (!st && !from)
+            st = put_chunks(t, p, r);
         if (st) {
             put_free(p);
             node_count(&t->node, ST_PUT, st);
@@ -394,8 +569,7 @@ void target_put(struct target *t, struct http_req *r, const char *name,
             return; /* answered */
         }
     }
-    const char *from = http_req_header(r, COPY_FROM_HEADER);
-    if (from && target_is_s3(r) && !p->part.num) {
+    if (from) {
         /* only a proxy may point a target at another one */
         if (node_check_sig(&t->node, r) != 1) {
             put_free(p);

@@ -1,14 +1,254 @@
 /*
- * s3sub: S3 subresources of objects on the target (placeholder until the
- * subresource table lands).
+ * s3sub: S3 subresource requests on objects, on the target that owns the
+ * object. Every S3-mode request whose query names a subresource
+ * (common/s3sub.h's table) is taken here: served, or answered 501
+ * NotImplemented; none reaches the plain GET, PUT or DELETE.
+ *
+ *   ?uploads, ?uploadId   multipart uploads (mpu.c)
+ *   ?tagging              Get/Put/DeleteObjectTagging: the tags live in
+ *                         the object's metadata record (ometa), changed
+ *                         in place on the I/O pool; the data is untouched
+ *   ?acl                  Get/PutObjectAcl: the owner's FULL_CONTROL, the
+ *                         only ACL there is; asking for it is a no-op
+ *
+ * Tags are those of the copy held here: an object of a backed bucket
+ * that is not cached has none to show (NoSuchKey), and tags are not
+ * written through to the backend.
+ *
+ * Threads: the handlers run on the request's worker; metadata writes on
+ * the I/O pool.
  */
-#include <stddef.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "http.h"
+#include "iopool.h"
+#include "node.h"
+#include "s3.h"
+#include "s3sub.h"
+#include "s3tag.h"
 #include "target.h"
+#include "util.h"
+
+#define SUB_BODY_MAX (64u << 10)  /* a Tagging or AccessControlPolicy body */
+
+_Static_assert(OMETA_TAGS_MAX >= S3TAG_OBJECT_BYTES, "an object's tags fit its metadata");
+
+struct subreq {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;
+    size_t klen;
+    struct s3tags tags;          /* PUT ?tagging: the new set; DELETE: empty */
+    int rc;
+};
+
+static struct subreq *subreq_new(struct target *t, struct http_req *r, char *mkey, size_t klen)
+{
+    struct subreq *s = xcalloc(1, sizeof(*s));
+    s->t = t;
+    s->r = r;
+    s->mkey = mkey;
+    s->klen = klen;
+    http_req_ref(r);
+    return s;
+}
+
+static void subreq_free(void *arg)
+{
+    struct subreq *s = arg;
+    s3tags_free(&s->tags);
+    http_req_unref(s->r);
+    free(s->mkey);
+    free(s);
+}
+
+static void no_key(struct http_req *r)
+{
+    r->err_code = "NoSuchKey";
+    http_reply_error(r, 404, "the specified key does not exist");
+}
+
+/* The object's metadata (heap: it holds up to OMETA_TAGS_MAX of tags);
+ * NULL with r answered when it is not here or cannot be read. */
+static struct ometa *meta_get(struct target *t, struct http_req *r, const char *mkey,
+                              size_t klen)
+{
+    struct ometa *m = xmalloc(sizeof(*m));
+    int rc = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m);
+    if (!rc)
+        return m;
+    free(m);
+    if (rc == -ENOENT)
+        no_key(r);
+    else
+        http_reply_error(r, 500, "cannot read the object's metadata: %s", strerror(-rc));
+    return NULL;
+}
+
+void s3sub_meta_headers(struct http_req *r, const struct ometa *m)
+{
+    if (!m->tags_len || !target_is_s3(r))
+        return;
+    http_resp_header(r, "x-amz-tagging-count", "%d", s3tag_count(m->tags, m->tags_len));
+    if (http_req_header(r, COPY_TAGS_HEADER)) {
+        char *h = s3tag_header(m->tags, m->tags_len);
+        http_resp_header(r, COPY_TAGS_HEADER, "%s", h);
+        free(h);
+    }
+}
+
+/* ---- tagging ------------------------------------------------------------------ */
+
+/*
+ * I/O pool: the object's tags replaced in its metadata record. The record
+ * is read and written under the mountpath's lock, the one store_commit and
+ * store_delete hold, so a PUT or DELETE of the object is wholly before or
+ * after the change: the tags never land on a newer version's record that
+ * they were not meant for, and never resurrect a deleted one. The version
+ * moves on (the newer record wins wherever copies meet); ETag and
+ * Last-Modified stay, as in S3.
+ */
+static void tags_work(void *arg)
+{
+    struct subreq *s = arg;
+    struct store *st = &s->t->store;
+    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
+    struct ometa *m = xmalloc(sizeof(*m));
+    char *buf = xmalloc(OMETA_MAX);
+    pthread_mutex_lock(&mp->mu);
+    s->rc = store_get(st, mp, s->mkey, s->klen, m);
+    if (!s->rc)
+        s->rc = ometa_tags_set(m, s->tags.pairs.p, s->tags.pairs.n);
+    if (!s->rc) {
+        m->version++;
+        s->rc = store_kv_put(st, mp, s->mkey, s->klen, buf, ometa_encode(m, buf));
+    }
+    pthread_mutex_unlock(&mp->mu);
+    free(buf);
+    free(m);
+}
+
+static void tags_done(void *arg)
+{
+    struct subreq *s = arg;
+    struct http_req *r = s->r;
+    if (s->rc == -ENOENT)
+        no_key(r);
+    else if (s->rc)
+        http_reply_error(r, target_errno_status(s->rc), "cannot change the tags: %s",
+                         strerror(-s->rc));
+    else
+        http_reply(r, r->method == HTTP_M_DELETE ? 204 : 200, NULL, NULL, 0);
+    node_count(&s->t->node, ST_OTHER, s->rc ? target_errno_status(s->rc) : 200);
+    subreq_free(s);
+}
+
+static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct subreq *s = arg;
+    const char *code;
+    char msg[300];
+    if (s3_check_md5(r, body, len)) {
+        subreq_free(s);
+        return; /* answered */
+    }
+    int st = s3tag_parse_xml(body, len, S3TAG_OBJECT_MAX, &s->tags, &code, msg, sizeof(msg));
+    if (st) {
+        s3_error(r, st, code, "%s", msg);
+        subreq_free(s);
+        return;
+    }
+    iopool_submit(s->t->io, r->w->q, tags_work, tags_done, s);
+}
+
+static void tagging(struct target *t, struct http_req *r, char *mkey, size_t klen)
+{
+    if (r->method == HTTP_M_GET) {
+        struct ometa *m = meta_get(t, r, mkey, klen);
+        free(mkey);
+        if (!m)
+            return;
+        struct gbuf b = {0};
+        s3tag_xml(&b, m->tags, m->tags_len);
+        http_reply(r, 200, "application/xml", b.p, b.n);
+        gbuf_free(&b);
+        free(m);
+        return;
+    }
+    struct subreq *s = subreq_new(t, r, mkey, klen);
+    if (r->method == HTTP_M_PUT)
+        node_read_body(r, SUB_BODY_MAX, tags_body, subreq_free, s);
+    else /* DELETE: the empty set */
+        iopool_submit(t->io, r->w->q, tags_work, tags_done, s);
+}
+
+/* ---- acl ------------------------------------------------------------------------ */
+
+static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct subreq *s = arg;
+    const char *code;
+    char msg[300];
+    int st = s3sub_acl_check(r, body, len, &code, msg, sizeof(msg));
+    if (st) {
+        s3_error(r, st, code, "%s", msg);
+    } else {
+        struct ometa *m = meta_get(s->t, r, s->mkey, s->klen);
+        if (m) /* nothing to change: the ACL asked for is the one it has */
+            http_reply(r, 200, NULL, NULL, 0);
+        free(m);
+    }
+    subreq_free(s);
+}
+
+static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen)
+{
+    if (r->method == HTTP_M_PUT) {
+        node_read_body(r, SUB_BODY_MAX, acl_body, subreq_free, subreq_new(t, r, mkey, klen));
+        return;
+    }
+    struct ometa *m = meta_get(t, r, mkey, klen);
+    free(mkey);
+    if (!m)
+        return;
+    free(m);
+    struct gbuf b = {0};
+    s3sub_acl_xml(&b);
+    http_reply(r, 200, "application/xml", b.p, b.n);
+    gbuf_free(&b);
+}
+
+/* ---- dispatch ------------------------------------------------------------------- */
 
 int s3sub_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                  const char *name, char *mkey, size_t klen)
 {
-    (void)t, (void)r, (void)bk, (void)name, (void)mkey, (void)klen;
-    return 0;
+    const struct s3sub *s = target_is_s3(r) ? s3sub_find(r) : NULL;
+    if (!s)
+        return 0;
+    if (s3sub_serves(s, 1, r->method)) {
+        switch (s->id) {
+        case S3SUB_UPLOADS:
+        case S3SUB_UPLOAD_ID:
+            if (mpu_handle(t, r, bk, name, mkey, klen))
+                return 1; /* took mkey */
+            break;
+        case S3SUB_TAGGING:
+            tagging(t, r, mkey, klen);
+            return 1;
+        case S3SUB_ACL:
+            acl(t, r, mkey, klen);
+            return 1;
+        default:
+            break;
+        }
+    }
+    free(mkey);
+    node_count(&t->node, ST_OTHER, 501);
+    s3sub_refuse(r, s, 1);
+    return 1;
 }

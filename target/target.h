@@ -25,7 +25,6 @@ struct target {
     struct store store;
     struct iopool *io;
     struct s3_cfg s3;            /* node-wide S3 defaults */
-    struct s3auth s3auth;        /* S3 requests redirected here (s3cmd) */
 };
 
 /* ---- backend.c --------------------------------------------------------- */
@@ -126,6 +125,9 @@ void target_put(struct target *t, struct http_req *r, const char *name,
 /* S3 mode: a request's x-amz-meta-* into m (names lower-cased). 0, or
  * 400 answered (MetadataTooLarge) when they exceed OMETA_UMETA_MAX. */
 int target_s3_meta(struct http_req *r, struct ometa *m);
+/* S3 mode: a request's x-amz-tagging into m's tags. 0, or 400 answered
+ * (InvalidTag, InvalidArgument). */
+int target_s3_tags(struct http_req *r, struct ometa *m);
 
 /* ---- s3sub.c ----------------------------------------------------------- */
 
@@ -134,6 +136,10 @@ int target_s3_meta(struct http_req *r, struct ometa *m);
  * took r (and mkey), 0 if r names no subresource. */
 int s3sub_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                  const char *name, char *mkey, size_t klen);
+/* S3 mode: an object's headers from its tags (for target_meta_headers):
+ * x-amz-tagging-count, and the tags themselves (COPY_TAGS_HEADER) when r
+ * asks for them (a copy's source). */
+void s3sub_meta_headers(struct http_req *r, const struct ometa *m);
 
 /* ---- mpu.c ------------------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Run every unit test binary in BUILD/test; print one total line.
+# Run every unit test binary in BUILD/test; print one total line. The tests
+# run from the repository root, where they find their data (test/data/).
 set -u
-build=${1:-build}
+build=$(realpath -m "${1:-build}")
+cd "$(dirname "$0")/.."
 pass=0 fail=0 bad=0
 for t in "$build"/test/test_*; do
   [ -x "$t" ] || continue

@@ -11,6 +11,8 @@
 #                     take the ports after it
 #   SHOAL_DATA        mountpaths, logs and state (default /tmp/shoal)
 #   SHOAL_BUILD       build directory holding bin/ (default build)
+#   SHOAL_AUTH_KEYS   client credentials, ACCESS:SECRET[,...] (default none:
+#                     anonymous access, loopback only)
 #   SHOAL_EXTRA_ARGS  extra daemon options, e.g. "--log_level debug"
 # Node NAMEs are p0.. for proxies and t0.. for targets.
 set -euo pipefail
@@ -24,6 +26,7 @@ DATA=${SHOAL_DATA:-/tmp/shoal}
 BUILD=${SHOAL_BUILD:-build}
 BIN="$here/$BUILD/bin"
 EXTRA=${SHOAL_EXTRA_ARGS:-}
+AUTH_KEYS=${SHOAL_AUTH_KEYS:-}
 HOST=127.0.0.1
 PRIMARY="http://$HOST:$PORT"
 
@@ -46,12 +49,14 @@ node_port() { # name -> port
   if [ "$kind" = p ]; then echo $((PORT + i)); else echo $((PORT + P + i)); fi
 }
 
-secret() {
+# The cluster secret lives in a file only its owner reads; the daemons
+# are given its path, never the value.
+secret_file() {
   mkdir -p "$DATA"
   if [ ! -s "$DATA/cluster.secret" ]; then
-    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$DATA/cluster.secret"
+    (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$DATA/cluster.secret")
   fi
-  cat "$DATA/cluster.secret"
+  echo "$DATA/cluster.secret"
 }
 
 start_node() { # name
@@ -63,7 +68,8 @@ start_node() { # name
   if [ -f "$dir/pid" ] && alive "$(cat "$dir/pid")"; then
     return 0
   fi
-  local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret "$(secret)")
+  local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret_file "$(secret_file)")
+  [ -z "$AUTH_KEYS" ] || args+=(--auth_keys "$AUTH_KEYS")
   if [ "$kind" = p ]; then
     [ "$name" = p0 ] || args+=(--primary_url "$PRIMARY")
     # shellcheck disable=SC2086

@@ -50,6 +50,37 @@ def free_port_block(n):
     raise RuntimeError("no free port block")
 
 
+class SigV4(requests.auth.AuthBase):
+    """Signs a requests call with AWS SigV4 (service s3), as curl
+    --aws-sigv4 or an SDK would: the native API takes the same keys."""
+
+    def __init__(self, access, secret, region="us-east-1"):
+        self.access, self.secret, self.region = access, secret, region
+
+    def __call__(self, r):
+        from botocore.auth import S3SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        body = r.body or b""
+        if isinstance(body, str):
+            body = body.encode()
+        hdrs = {k: v for k, v in r.headers.items()
+                if k.lower() in ("content-type", "content-md5", "range")
+                or k.lower().startswith("x-amz-")}
+        req = AWSRequest(method=r.method, url=r.url, data=body, headers=hdrs)
+        S3SigV4Auth(Credentials(self.access, self.secret), "s3", self.region).add_auth(req)
+        for k in ("Authorization", "X-Amz-Date", "X-Amz-Content-SHA256"):
+            if k in req.headers:
+                r.headers[k] = req.headers[k]
+        return r
+
+
+def keys_in(extra):
+    """The first ACCESS:SECRET pair given with --auth_keys/--s3_api_keys."""
+    m = re.search(r"--(?:auth_keys|s3_api_keys)[ =]([^ ,]+):([^ ,]+)", extra)
+    return (m.group(1), m.group(2)) if m else None
+
+
 class Cluster:
     def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None, env=None):
         self.proxies, self.targets = proxies, targets
@@ -62,7 +93,10 @@ class Cluster:
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
         self.env.update(env or {})
         self.url = "http://127.0.0.1:%d" % self.port
+        self.keys = keys_in(extra)
         self.http = requests.Session()
+        if self.keys:
+            self.http.auth = SigV4(*self.keys)
 
     def sh(self, *args, check=True):
         return subprocess.run([CLUSTER_SH, *args], env=self.env, check=check,

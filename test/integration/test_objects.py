@@ -76,13 +76,18 @@ def test_redirect_signature_is_hmac_sha256(cluster, bucket):
     q = urllib.parse.urlsplit(r.headers["Location"])
     args = dict(urllib.parse.parse_qsl(q.query))
     secret = open(os.path.join(cluster.data, "cluster.secret")).read().strip().encode()
-    msg = "GET\n%s\n%s" % (q.path, args["shoal_exp"])
+    # the signature covers the target up to it: path, query and expiry
+    loc = r.headers["Location"]
+    signed = loc[loc.index(q.path):loc.rindex("&shoal_sig=")]
+    assert signed.endswith("?shoal_exp=" + args["shoal_exp"])
+    msg = "GET\n%s" % signed
     assert args["shoal_sig"] == hmac.new(secret, msg.encode(), "sha256").hexdigest()
     assert r.json()["location"] == r.headers["Location"]
 
     # a join signed the same way is accepted up to its validation
     exp = str(int(time.time()) + 60)
-    sig = hmac.new(secret, ("POST\n/v1/cluster/join\n" + exp).encode(), "sha256").hexdigest()
+    sig = hmac.new(secret, ("POST\n/v1/cluster/join?shoal_exp=" + exp).encode(),
+                   "sha256").hexdigest()
     join = "%s/v1/cluster/join?shoal_exp=%s&shoal_sig=%s" % (cluster.url, exp, sig)
     bad = {"id": 't"x', "role": "target", "url": "http://127.0.0.1:1"}
     r = requests.post(join, json=bad)
@@ -248,3 +253,28 @@ def test_metrics_and_health(cluster):
     assert r.status_code == 200 and "shoal_requests_total" in r.text
     for t in cluster.target_names():
         assert requests.get(cluster.node_url(t) + "/v1/health").json()["status"] == "ok"
+
+
+def test_names_that_are_not_utf8_are_refused_before_anything_is_stored(cluster, bucket):
+    bad = "/v1/objects/%s/x%%FFy" % bucket
+    r = cluster.http.put(cluster.url + bad, data=b"never stored")
+    assert r.status_code == 400 and "UTF-8" in r.json()["error"], r.text
+    for t in cluster.target_names():
+        r = requests.put(cluster.node_url(t) + bad, data=b"never stored")
+        assert r.status_code == 400 and "UTF-8" in r.json()["error"], r.text
+    # overlong and surrogate forms too, and through the S3 API
+    for name in ("%C0%AF", "a%ED%A0%80b", "%F4%90%80%80"):
+        r = cluster.http.put(cluster.url + "/v1/objects/%s/%s" % (bucket, name), data=b"x")
+        assert r.status_code == 400, name
+    r = requests.put(cluster.url + "/s3/%s/x%%FFy" % bucket, data=b"never stored")
+    assert r.status_code == 400 and "<Code>InvalidObjectName</Code>" in r.text, r.text
+    listed = cluster.http.get(cluster.url + "/v1/buckets/%s/objects" % bucket).json()
+    assert listed["objects"] == []
+    # an error about a bad bucket name can still show it
+    r = cluster.http.get(cluster.url + "/v1/objects/b%FFad/k")
+    assert r.status_code == 400 and "\\xFF" in r.json()["error"], r.text
+    # valid UTF-8 names are stored and listed as they are
+    r = cluster.http.put(cluster.url + "/v1/objects/%s/caf%%C3%%A9" % bucket, data=b"ok")
+    assert r.status_code == 201, r.text
+    listed = cluster.http.get(cluster.url + "/v1/buckets/%s/objects" % bucket).json()
+    assert [o["name"] for o in listed["objects"]] == ["caf\u00e9"]

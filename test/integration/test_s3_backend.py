@@ -43,7 +43,7 @@ def backend_gets(srv, bucket, key):
 
 def test_backed_bucket_through_s3(s3rver, front):
     name = "mirror%04d" % random.randrange(10**4)
-    r = requests.put(front.url + "/v1/buckets/" + name,
+    r = front.http.put(front.url + "/v1/buckets/" + name,
                      json={"backend": "s3://remote", "endpoint": s3rver.url,
                            "addressing": "path"})
     assert r.status_code == 201, r.text
@@ -85,25 +85,25 @@ def test_shoal_as_the_backend_of_shoal(pair):
     sb.create_bucket(Bucket="origin")
     data = os.urandom((1 << 20) + 5)
     sb.put_object(Bucket="origin", Key="x/y z", Body=data)
-    r = requests.put(a.url + "/v1/buckets/fromb",
+    r = a.http.put(a.url + "/v1/buckets/fromb",
                      json={"backend": "s3://origin", "endpoint": b.url + "/s3",
                            "addressing": "path"})
     assert r.status_code == 201, r.text
     obj = a.url + "/v1/objects/fromb/x/y%20z"
-    g = requests.get(obj)
+    g = a.http.get(obj)
     assert g.status_code == 200 and g.content == data, g.text
     assert g.headers["X-Shoal-Cache"] == "miss"
     assert g.headers["ETag"] == '"%s"' % hashlib.md5(data).hexdigest()
-    assert requests.get(obj).headers["X-Shoal-Cache"] == "hit"
+    assert a.http.get(obj).headers["X-Shoal-Cache"] == "hit"
     # write-through: A signs the PUT, B verifies and stores it
-    p = requests.put(a.url + "/v1/objects/fromb/written", data=b"through A")
+    p = a.http.put(a.url + "/v1/objects/fromb/written", data=b"through A")
     assert p.status_code == 201, p.text
     assert sb.get_object(Bucket="origin", Key="written")["Body"].read() == b"through A"
     # A lists B's bucket (a signed ListObjectsV2)
-    names = [o["name"] for o in requests.get(a.url + "/v1/buckets/fromb/objects").json()["objects"]]
+    names = [o["name"] for o in a.http.get(a.url + "/v1/buckets/fromb/objects").json()["objects"]]
     assert names == ["written", "x/y z"]
     # the delete goes through too
-    assert requests.delete(a.url + "/v1/objects/fromb/written").status_code == 204
+    assert a.http.delete(a.url + "/v1/objects/fromb/written").status_code == 204
     with pytest.raises(botocore.exceptions.ClientError):
         sb.head_object(Bucket="origin", Key="written")
 

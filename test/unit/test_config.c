@@ -3,6 +3,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -17,6 +18,33 @@ static int load(struct conf *c, char *err, int argc, ...)
         argv[i] = va_arg(ap, char *);
     va_end(ap);
     return conf_load(c, argc, argv, err, 256);
+}
+
+/* The cluster secret is read from a file that only its owner may read. */
+static void secret_file(struct conf *c, char *err)
+{
+    char path[] = "/tmp/shoal-unit-secret-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    const char *text = "0123456789abcdef0123456789abcdef\n";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(chmod(path, 0600) == 0);
+    CHECK(load(c, err, 3, "--cluster_secret_file", path) == 0);
+    CHECK(c->cluster_secret && !strcmp(c->cluster_secret, "0123456789abcdef0123456789abcdef"));
+    conf_free(c);
+    CHECK(chmod(path, 0640) == 0);
+    CHECK(load(c, err, 3, "--cluster_secret_file", path) == -1 && strstr(err, "chmod 600"));
+    conf_free(c);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(write(fd, "short\n", 6) == 6);
+    close(fd);
+    CHECK(chmod(path, 0400) == 0);
+    CHECK(load(c, err, 3, "--cluster_secret_file", path) == -1 && strstr(err, "at least"));
+    conf_free(c);
+    unlink(path);
+    CHECK(load(c, err, 3, "--cluster_secret_file", path) == -1 && strstr(err, path));
+    conf_free(c);
 }
 
 int main(void)
@@ -76,6 +104,18 @@ int main(void)
     unlink(path);
 
     CHECK(load(&c, err, 3, "--config", "/nonexistent/shoal.json") == -1);
+    conf_free(&c);
+
+    secret_file(&c, err);
+    /* s3_api_keys is another name of auth_keys */
+    CHECK(load(&c, err, 3, "--s3_api_keys", "AK:SK,AK2:SK2") == 0);
+    CHECK(c.n_auth_keys == 2 && !strcmp(c.auth_keys[1], "AK2:SK2"));
+    conf_free(&c);
+    CHECK(load(&c, err, 5, "--auth_keys", "A:B", "--header_timeout_s", "0") == -1);
+    conf_free(&c);
+    /* a secret is no command-line option */
+    CHECK(load(&c, err, 3, "--cluster_secret", "0123456789abcdef0") == -1 &&
+          strstr(err, "unknown option"));
     conf_free(&c);
     return check_done("test_config");
 }

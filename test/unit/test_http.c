@@ -1,17 +1,23 @@
 /* The HTTP layer against raw bytes from a socket: split headers,
  * pipelining (with an asynchronous handler in the middle), chunked bodies,
- * header limits, malformed requests and Expect: 100-continue. */
+ * header limits, malformed requests and Expect: 100-continue; the framing
+ * refused before any handler runs (lengths, transfer codings, chunk CRLFs);
+ * the defences against clients that hold resources: the request head's
+ * deadline, max_connections, and accept failing for want of descriptors. */
 #include <arpa/inet.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "http.h"
+#include "util.h"
 
 static int port;
 
@@ -74,8 +80,11 @@ static int paced_body(struct http_req *r, const char *p, size_t n)
     return 0;
 }
 
+static int handled; /* requests that reached the handler */
+
 static void handler(struct http_req *r)
 {
+    __atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
     if (r->path_len == 6 && !memcmp(r->path, "/hello", 6)) {
         http_reply(r, 200, "text/plain", "hello", 5);
     } else if (r->path_len == 4 && !memcmp(r->path, "/sum", 4)) {
@@ -101,17 +110,59 @@ static void handler(struct http_req *r)
     }
 }
 
+/* Connect fd (a TCP socket) to 127.0.0.1:p; 0 or -1. */
+static int dial_fd(int fd, int p)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
+    inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+    return connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+}
+
+/* A new connection to 127.0.0.1:p, or -1. */
+static int dial(int p)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0 && dial_fd(fd, p)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void send_str(int fd, const char *s)
+{
+    ssize_t w = send(fd, s, strlen(s), MSG_NOSIGNAL);
+    (void)w;
+}
+
+/* Read what fd has into out (appending at *got) for up to ms; returns 1
+ * when the server closed (EOF or reset), 0 otherwise. Stops early once
+ * out holds want, when want is set. */
+static int read_for(int fd, int ms, char *out, size_t cap, size_t *got, const char *want)
+{
+    uint64_t end = mono_ms() + (uint64_t)ms;
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    for (uint64_t now; (now = mono_ms()) < end;) {
+        if (poll(&pfd, 1, (int)(end - now)) <= 0)
+            continue;
+        ssize_t r = read(fd, out + *got, cap - 1 - *got);
+        if (r <= 0)
+            return 1;
+        *got += (size_t)r;
+        out[*got] = '\0';
+        if (want && strstr(out, want))
+            return 0;
+    }
+    return 0;
+}
+
 /* Send req (in pieces of `step` bytes, 0 = at once), read until EOF or
  * 2 s of silence; returns the bytes read into out. */
 static size_t roundtrip(const char *req, size_t n, size_t step, char *out, size_t cap)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
-        close(fd);
+    int fd = dial(port);
+    if (fd < 0)
         return 0;
-    }
     for (size_t off = 0; off < n;) {
         size_t k = step ? (n - off < step ? n - off : step) : n - off;
         ssize_t w = send(fd, req + off, k, MSG_NOSIGNAL);
@@ -134,12 +185,163 @@ static size_t roundtrip(const char *req, size_t n, size_t step, char *out, size_
     return got;
 }
 
+/* Is req (sent in pieces of step bytes) answered 400 alone, with the
+ * connection closed? Prints the exchange when not. */
+static int is_refused(const char *req, size_t step, char *out, size_t cap)
+{
+    size_t got = roundtrip(req, strlen(req), step, out, cap);
+    int ok = got > 0 && !strncmp(out, "HTTP/1.1 400", 12) && strstr(out, "Connection: close") &&
+             !strstr(out, "len:");
+    if (!ok)
+        fprintf(stderr, "not refused:\n%s\n--- answer:\n%s\n", req, out);
+    return ok;
+}
+
 static int count(const char *hay, const char *needle)
 {
     int c = 0;
     for (const char *p = hay; (p = strstr(p, needle)); p++)
         c++;
     return c;
+}
+
+/* Send piece (NULL: nothing) on fd every 200 ms for up to 3 s; returns
+ * the milliseconds until the server closed, or 0 when it did not. What it
+ * answered is in out. */
+static uint64_t trickle(int fd, const char *piece, char *out, size_t cap)
+{
+    size_t got = 0;
+    out[0] = '\0';
+    uint64_t t0 = mono_ms();
+    for (int i = 0; i < 15; i++) {
+        if (piece)
+            send_str(fd, piece);
+        if (read_for(fd, 200, out, cap, &got, NULL))
+            return mono_ms() - t0;
+    }
+    return 0;
+}
+
+/* Send req on fd and read until out holds want (or 2 s passed). */
+static void ask(int fd, const char *req, const char *want, char *out, size_t cap)
+{
+    size_t got = 0;
+    out[0] = '\0';
+    send_str(fd, req);
+    read_for(fd, 2000, out, cap, &got, want);
+}
+
+/* header_timeout_s = 1 on port p: a head trickled in, or never sent, is
+ * cut off after a second; an idle keep-alive connection and a slow body
+ * are not. */
+static void test_head_deadline(int p)
+{
+    static char out[1 << 16];
+    const char *get = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+    int fd = dial(p);
+    send_str(fd, "GET /hello HTTP/1.1\r\nHost: x\r\n");
+    uint64_t dt = trickle(fd, "X-Slow: b\r\n", out, sizeof(out));
+    CHECK(dt >= 800 && dt < 2500);
+    CHECK(!strncmp(out, "HTTP/1.1 408", 12));
+    close(fd);
+
+    /* connected, silent: the first head is due a second after the accept */
+    fd = dial(p);
+    dt = trickle(fd, NULL, out, sizeof(out));
+    CHECK(dt >= 800 && dt < 2500);
+    close(fd);
+
+    /* stray blank lines between requests start the clock as well */
+    fd = dial(p);
+    ask(fd, get, "hello", out, sizeof(out));
+    dt = trickle(fd, "\r\n", out, sizeof(out));
+    CHECK(dt > 0 && dt < 2500);
+    close(fd);
+
+    /* between requests the idle timeout rules, not the head's deadline */
+    fd = dial(p);
+    ask(fd, get, "hello", out, sizeof(out));
+    usleep(1500 * 1000);
+    ask(fd, get, "hello", out, sizeof(out));
+    CHECK(!strncmp(out, "HTTP/1.1 200", 12) && strstr(out, "hello"));
+    close(fd);
+
+    /* a body slower than the deadline is the handler's business */
+    fd = dial(p);
+    send_str(fd, "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n");
+    for (int i = 0; i < 3; i++) {
+        usleep(400 * 1000);
+        send_str(fd, "b");
+    }
+    usleep(400 * 1000);
+    ask(fd, "b", "len:4", out, sizeof(out));
+    CHECK(strstr(out, "len:4") != NULL);
+    close(fd);
+}
+
+/* max_connections = 2, one worker, on port p: a third connection waits in
+ * the backlog until one of the two closes. */
+static void test_max_connections(int p)
+{
+    static char out[1 << 16];
+    const char *get = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+    int fds[2];
+    for (int i = 0; i < 2; i++) {
+        fds[i] = dial(p);
+        ask(fds[i], get, "hello", out, sizeof(out));
+        CHECK(strstr(out, "hello") != NULL);
+    }
+    int third = dial(p);
+    send_str(third, get);
+    size_t got = 0;
+    read_for(third, 300, out, sizeof(out), &got, "hello");
+    CHECK(got == 0);
+    close(fds[0]);
+    uint64_t t0 = mono_ms();
+    read_for(third, 2000, out, sizeof(out), &got, "hello");
+    CHECK(strstr(out, "hello") != NULL && mono_ms() - t0 < 1000);
+    close(fds[1]);
+    close(third);
+}
+
+/* Accept failing with EMFILE on port p: the workers back off instead of
+ * spinning, and serve the waiting connections once descriptors are back. */
+static void test_accept_emfile(int p)
+{
+    static char out[1 << 16];
+    enum { K = 3 };
+    int fds[K];
+    for (int i = 0; i < K; i++)
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+    /* the lowest free descriptor number becomes the limit: none is left */
+    int lowest = open("/dev/null", O_RDONLY);
+    close(lowest);
+    struct rlimit old, tight;
+    getrlimit(RLIMIT_NOFILE, &old);
+    tight = old;
+    tight.rlim_cur = (rlim_t)lowest;
+    CHECK(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    for (int i = 0; i < K; i++) {
+        CHECK(dial_fd(fds[i], p) == 0);
+        send_str(fds[i], "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    }
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
+    usleep(1000 * 1000);
+    getrusage(RUSAGE_SELF, &r1);
+    setrlimit(RLIMIT_NOFILE, &old);
+    long cpu_us = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1000000L +
+                  (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) +
+                  (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1000000L +
+                  (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
+    CHECK(cpu_us < 250000);
+    if (cpu_us >= 250000)
+        fprintf(stderr, "EMFILE: %ld us of CPU in 1 s\n", cpu_us);
+    for (int i = 0; i < K; i++) {
+        ask(fds[i], "", "hello", out, sizeof(out));
+        CHECK(strstr(out, "hello") != NULL);
+        close(fds[i]);
+    }
 }
 
 int main(void)
@@ -213,6 +415,61 @@ int main(void)
     roundtrip(req, strlen(req), 0, out, sizeof(out));
     CHECK(!strncmp(out, "HTTP/1.1 400", 12));
 
+    /* framing the parser must refuse before the handler sees the request:
+     * 400 and the connection closed */
+    static const char *const refused[] = {
+        /* a length past int64 used to wrap to -1 and be taken as 0 */
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551615\r\n\r\nabc",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775808\r\n\r\nabc",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\nabc",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\nabc",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 3\r\n\r\nabc",
+        /* transfer codings other than chunked alone */
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+        "3\r\nabc\r\n0\r\n\r\n",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"
+        "\r\n3\r\nabc\r\n0\r\n\r\n",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"
+        "3\r\nabc\r\n0\r\n\r\n",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\nabc",
+        /* both lengths (request smuggling), whatever the coding */
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: gzip, chunked\r\n"
+        "\r\n3\r\nabc\r\n0\r\n\r\n",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n"
+        "\r\n3\r\nabc\r\n0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        int before = __atomic_load_n(&handled, __ATOMIC_RELAXED);
+        CHECK(is_refused(refused[i], 0, out, sizeof(out)) &&
+              __atomic_load_n(&handled, __ATOMIC_RELAXED) == before);
+    }
+    /* the largest length is the handler's to judge (S3 answers
+     * EntityTooLarge); the body it will not read closes the connection */
+    req = "PUT /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775807\r\n\r\nabc";
+    roundtrip(req, strlen(req), 0, out, sizeof(out));
+    CHECK(!strncmp(out, "HTTP/1.1 200", 12) && strstr(out, "Connection: close"));
+    /* the coding's name is case-insensitive */
+    req = "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked \r\nConnection: close\r\n"
+          "\r\n3\r\nabc\r\n0\r\n\r\n";
+    roundtrip(req, strlen(req), 0, out, sizeof(out));
+    CHECK(strstr(out, "len:3") != NULL);
+
+    /* chunk data not followed by CRLF: the lenient parser skips any two
+     * bytes there; refused whether they arrive with the data or later */
+    static const char *const bad_chunks[] = {
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5\r\nhelloXX0\r\n\r\n",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5\r\nhello\rX3\r\nabc\r\n0\r\n\r\n",
+        "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "3\r\nabc\r\n5\r\nhello\n\n0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(bad_chunks) / sizeof(bad_chunks[0]); i++)
+        for (size_t step = 0; step <= 1; step++)
+            CHECK(is_refused(bad_chunks[i], step, out, sizeof(out)));
+
     /* Expect: 100-continue gets the interim answer before the body */
     req = "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n"
           "Connection: close\r\n\r\nok";
@@ -250,6 +507,22 @@ int main(void)
     req = "GET /hello HTTP/1.0\r\n\r\n";
     got = roundtrip(req, strlen(req), 0, out, sizeof(out));
     CHECK(strstr(out, "Connection: close") && strstr(out, "hello"));
+
+    test_accept_emfile(port);
+
+    /* a second server, one worker, tight limits */
+    struct http_server_opts o2 = o;
+    o2.port = port + 1;
+    o2.workers = 1;
+    o2.header_timeout_s = 1;
+    o2.max_connections = 2;
+    struct http_server *s2 = http_server_start(&o2, err, sizeof(err));
+    CHECK(s2 != NULL);
+    if (s2) {
+        test_head_deadline(o2.port);
+        test_max_connections(o2.port);
+        http_server_stop(s2);
+    }
 
     /* let the last resume timer fire: a timer pending at stop would hold
      * its request */

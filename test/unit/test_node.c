@@ -2,11 +2,77 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "config.h"
+#include "http.h"
 #include "node.h"
 #include "util.h"
+
+static int check_target(struct node *n, const char *method, const char *target)
+{
+    struct http_req r;
+    memset(&r, 0, sizeof(r));
+    r.method_name = method;
+    r.method = !strcmp(method, "GET") ? HTTP_M_GET : !strcmp(method, "HEAD") ? HTTP_M_HEAD
+                                                                              : HTTP_M_PUT;
+    r.target = target;
+    return node_check_sig(n, &r);
+}
+
+/* A signed URL verifies as it is, and any change to its path, query or
+ * expiry, or a parameter after the signature, makes it fail. */
+static void check_urls(struct node *n)
+{
+    char *u = node_signed_url(n, "GET", "http://h:1", "/v1/objects/b/k", "provider=s3&x=1");
+    const char *t = strstr(u, "/v1/");
+    CHECK(!strncmp(t, "/v1/objects/b/k?provider=s3&x=1&shoal_exp=", 42));
+    CHECK(check_target(n, "GET", t) == 1);
+    CHECK(check_target(n, "HEAD", t) == 1);       /* HEAD is signed as GET */
+    CHECK(check_target(n, "PUT", t) == -1);
+    CHECK(check_target(n, "GET", "/v1/objects/b/k") == 0);
+    CHECK(check_target(n, "GET", "/v1/objects/b/k?x=1") == 0);
+    char *m = xstrdup(t);
+    m[12] = 'c'; /* the bucket */
+    CHECK(check_target(n, "GET", m) == -1);
+    free(m);
+    m = xasprintf("%s&y=2", t); /* a parameter after the signature */
+    CHECK(check_target(n, "GET", m) == -1);
+    free(m);
+    m = xstrdup(t);
+    char *q = strstr(m, "x=1");
+    q[2] = '2'; /* the client's query */
+    CHECK(check_target(n, "GET", m) == -1);
+    free(m);
+    m = xstrdup(t); /* the expiry */
+    q = strstr(m, "shoal_exp=") + 10;
+    *q = *q == '9' ? '8' : (char)(*q + 1);
+    CHECK(check_target(n, "GET", m) == -1);
+    free(m);
+    m = xstrdup(t); /* stripped of its signature */
+    *strstr(m, "&shoal_sig=") = '\0';
+    CHECK(check_target(n, "GET", m) == 0);
+    free(m);
+    m = xstrdup(t); /* a signature cut short */
+    m[strlen(m) - 1] = '\0';
+    CHECK(check_target(n, "GET", m) == -1);
+    free(m);
+    free(u);
+    /* an expired one */
+    char sig[65];
+    const char *old = "/v1/objects/b/k?shoal_exp=1000";
+    node_sign(n, "GET", old, strlen(old), sig);
+    char *e = xasprintf("%s&shoal_sig=%s", old, sig);
+    CHECK(check_target(n, "GET", e) == -1);
+    free(e);
+    /* no query of the client's */
+    u = node_signed_url(n, "PUT", "http://h:1", "/v1/objects/b/k", NULL);
+    t = strstr(u, "/v1/");
+    CHECK(!strncmp(t, "/v1/objects/b/k?shoal_exp=", 26));
+    CHECK(check_target(n, "PUT", t) == 1);
+    free(u);
+}
 
 /* node_sign against OpenSSL's one-shot HMAC over the same message. */
 static void sign_matches_hmac(const char *secret)
@@ -16,15 +82,15 @@ static void sign_matches_hmac(const char *secret)
     struct conf c;
     conf_defaults(&c);
     CHECK(conf_set(&c, "state_dir", dir, err, sizeof(err)) == 0);
-    CHECK(conf_set(&c, "cluster_secret", secret, err, sizeof(err)) == 0);
+    c.cluster_secret = xstrdup(secret);
     struct node n;
     CHECK(node_init(&n, &c, NODE_PROXY, err, sizeof(err)) == 0);
-    const char *paths[] = {"/v1/objects/b/x", "/v1/objects/b/a%20b/c", ""};
+    const char *paths[] = {"/v1/objects/b/x?shoal_exp=1", "/v1/objects/b/a%20b/c?a=b&shoal_exp=2",
+                           ""};
     for (size_t i = 0; i < ARRAY_LEN(paths); i++) {
         char got[65], want[65], msg[256];
-        node_sign(&n, "GET", paths[i], 1700000000 + (int64_t)i, got);
-        int len = snprintf(msg, sizeof(msg), "GET\n%s\n%lld", paths[i],
-                           1700000000LL + (long long)i);
+        node_sign(&n, "GET", paths[i], strlen(paths[i]), got);
+        int len = snprintf(msg, sizeof(msg), "GET\n%s", paths[i]);
         unsigned char mac[32];
         unsigned int ml = sizeof(mac);
         HMAC(EVP_sha256(), secret, (int)strlen(secret), (unsigned char *)msg, (size_t)len, mac,
@@ -35,9 +101,10 @@ static void sign_matches_hmac(const char *secret)
     }
     /* another method signs differently */
     char g[65], p[65];
-    node_sign(&n, "GET", "/v1/objects/b/x", 1, g);
-    node_sign(&n, "PUT", "/v1/objects/b/x", 1, p);
+    node_sign(&n, "GET", "/v1/objects/b/x", 15, g);
+    node_sign(&n, "PUT", "/v1/objects/b/x", 15, p);
     CHECK(strcmp(g, p) != 0);
+    check_urls(&n);
     node_stop(&n);
     conf_free(&c);
     char cmd[128];
@@ -45,9 +112,26 @@ static void sign_matches_hmac(const char *secret)
     CHECK(system(cmd) == 0);
 }
 
+static void refuses_short_secret(void)
+{
+    char dir[] = "/tmp/shoal-unit-node-XXXXXX", err[256];
+    CHECK(mkdtemp(dir) != NULL);
+    struct conf c;
+    conf_defaults(&c);
+    CHECK(conf_set(&c, "state_dir", dir, err, sizeof(err)) == 0);
+    struct node n;
+    CHECK(node_init(&n, &c, NODE_PROXY, err, sizeof(err)) == -1);
+    CHECK(strstr(err, "cluster_secret_file") != NULL);
+    c.cluster_secret = xstrdup("too short");
+    CHECK(node_init(&n, &c, NODE_PROXY, err, sizeof(err)) == -1);
+    conf_free(&c);
+    rmdir(dir);
+}
+
 int main(void)
 {
-    sign_matches_hmac("short");
+    refuses_short_secret();
+    sign_matches_hmac("sixteen bytes...");
     sign_matches_hmac("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"); /* 64 */
     sign_matches_hmac("a secret longer than one SHA-256 block, which HMAC hashes down first....");
     return check_done("test_node");

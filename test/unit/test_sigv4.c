@@ -1,5 +1,5 @@
 /* The SigV4 signer against every case of the public test suite in
- * ../shared/testdata/sigv4 (or $SHOAL_SIGV4_VECTORS): canonical request,
+ * test/data/sigv4 (or $SHOAL_SIGV4_VECTORS): canonical request,
  * string to sign and signature, for header and for query signing. */
 #include <dirent.h>
 #include <jansson.h>
@@ -157,7 +157,7 @@ int main(void)
 {
     const char *root = getenv("SHOAL_SIGV4_VECTORS");
     if (!root)
-        root = "../shared/testdata/sigv4";
+        root = "test/data/sigv4"; /* run-unit.sh runs from the repository root */
     DIR *d = opendir(root);
     CHECK(d != NULL);
     if (!d) {

@@ -1,0 +1,170 @@
+#include "s3sub.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+#include "s3.h"
+#include "s3xml.h"
+#include "util.h"
+
+#define GET S3SUB_M(HTTP_M_GET)
+#define PUT S3SUB_M(HTTP_M_PUT)
+#define POST S3SUB_M(HTTP_M_POST)
+#define DEL S3SUB_M(HTTP_M_DELETE)
+
+/* Unserved first: see s3sub_find. */
+static const struct s3sub table[] = {
+    {"cors", S3SUB_UNSERVED, 0, 0},
+    {"policy", S3SUB_UNSERVED, 0, 0},
+    {"policyStatus", S3SUB_UNSERVED, 0, 0},
+    {"lifecycle", S3SUB_UNSERVED, 0, 0},
+    {"website", S3SUB_UNSERVED, 0, 0},
+    {"logging", S3SUB_UNSERVED, 0, 0},
+    {"notification", S3SUB_UNSERVED, 0, 0},
+    {"replication", S3SUB_UNSERVED, 0, 0},
+    {"encryption", S3SUB_UNSERVED, 0, 0},
+    {"object-lock", S3SUB_UNSERVED, 0, 0},
+    {"retention", S3SUB_UNSERVED, 0, 0},
+    {"legal-hold", S3SUB_UNSERVED, 0, 0},
+    {"ownershipControls", S3SUB_UNSERVED, 0, 0},
+    {"publicAccessBlock", S3SUB_UNSERVED, 0, 0},
+    {"accelerate", S3SUB_UNSERVED, 0, 0},
+    {"requestPayment", S3SUB_UNSERVED, 0, 0},
+    {"analytics", S3SUB_UNSERVED, 0, 0},
+    {"metrics", S3SUB_UNSERVED, 0, 0},
+    {"inventory", S3SUB_UNSERVED, 0, 0},
+    {"intelligent-tiering", S3SUB_UNSERVED, 0, 0},
+    {"restore", S3SUB_UNSERVED, 0, 0},
+    {"select", S3SUB_UNSERVED, 0, 0},
+    {"select-type", S3SUB_UNSERVED, 0, 0},
+    {"torrent", S3SUB_UNSERVED, 0, 0},
+    {"attributes", S3SUB_UNSERVED, 0, 0},
+    {"renameObject", S3SUB_UNSERVED, 0, 0},
+    {"session", S3SUB_UNSERVED, 0, 0},
+    {"metadataTable", S3SUB_UNSERVED, 0, 0},
+    {"metadataConfiguration", S3SUB_UNSERVED, 0, 0},
+    /* served; uploadId before uploads (?uploads&uploadId= is the upload) */
+    {"uploadId", S3SUB_UPLOAD_ID, 0, GET | PUT | POST | DEL},
+    {"uploads", S3SUB_UPLOADS, GET, POST},
+    {"acl", S3SUB_ACL, GET | PUT, GET | PUT},
+    {"tagging", S3SUB_TAGGING, GET | PUT | DEL, GET | PUT | DEL},
+    {"location", S3SUB_LOCATION, GET, 0},
+    {"versioning", S3SUB_VERSIONING, GET, 0},
+    {"versions", S3SUB_VERSIONS, GET, 0},
+    {"delete", S3SUB_DELETE, POST, 0},
+};
+
+const struct s3sub *s3sub_find(const struct http_req *r)
+{
+    const struct s3sub *best = NULL;
+    for (const char *q = r->query; *q;) {
+        size_t n = strcspn(q, "&");
+        size_t kn = strcspn(q, "=&");
+        char key[32];
+        int kl = kn < sizeof(key) ? http_pct_decode(q, kn, key) : -1;
+        for (size_t i = 0; kl > 0 && i < ARRAY_LEN(table); i++) {
+            if (strlen(table[i].name) == (size_t)kl && !memcmp(table[i].name, key, (size_t)kl)) {
+                if (!best || &table[i] < best)
+                    best = &table[i];
+                break;
+            }
+        }
+        q += n + (q[n] == '&');
+    }
+    return best;
+}
+
+int s3sub_serves(const struct s3sub *s, int on_object, int method)
+{
+    unsigned set = on_object ? s->object : s->bucket;
+    return method >= 0 && method < 32 && (set & S3SUB_M(method));
+}
+
+void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object)
+{
+    s3_error(r, 501, "NotImplemented", "%s ?%s on %s is not implemented", r->method_name,
+             s->name, on_object ? "an object" : "a bucket");
+}
+
+/* ---- ACL ------------------------------------------------------------------- */
+
+void s3sub_acl_xml(struct gbuf *b)
+{
+    gbuf_str(b, S3_XML_HEAD "<AccessControlPolicy xmlns=\"" S3_NS "\"><Owner>" S3_OWNER_XML
+                "</Owner><AccessControlList><Grant><Grantee "
+                "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+                "xsi:type=\"CanonicalUser\">" S3_OWNER_XML "</Grantee>"
+                "<Permission>FULL_CONTROL</Permission></Grant></AccessControlList>"
+                "</AccessControlPolicy>\n");
+}
+
+struct acl_ctx {
+    int owner_only;              /* every grant so far: the owner, FULL_CONTROL */
+};
+
+static int acl_grant(void *arg, char **f, char *err, size_t errlen)
+{
+    struct acl_ctx *a = arg;
+    (void)err;
+    (void)errlen;
+    /* fields: Grantee/ID, Grantee/URI, Grantee/EmailAddress, Permission */
+    if (!f[0] || strcmp(f[0], S3_OWNER_ID) || f[1] || f[2] || !f[3] ||
+        strcmp(f[3], "FULL_CONTROL"))
+        a->owner_only = 0;
+    return 0;
+}
+
+int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char **code,
+                    char *msg, size_t msglen)
+{
+    static const char *const grants[] = {
+        "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp",
+        "x-amz-grant-write-acp", "x-amz-grant-full-control",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(grants); i++) {
+        if (http_req_header(r, grants[i])) {
+            *code = "NotImplemented";
+            snprintf(msg, msglen, "%s is not implemented: Shoal's only ACL is private",
+                     grants[i]);
+            return 501;
+        }
+    }
+    const char *canned = http_req_header(r, "x-amz-acl");
+    if (canned) {
+        if (len) {
+            *code = "UnexpectedContent";
+            snprintf(msg, msglen, "a request with x-amz-acl takes no body");
+            return 400;
+        }
+        if (strcmp(canned, "private")) {
+            *code = "NotImplemented";
+            snprintf(msg, msglen, "the canned ACL '%.64s' is not implemented: Shoal's only "
+                                  "ACL is private", canned);
+            return 501;
+        }
+        return 0;
+    }
+    if (!len) {
+        *code = "MissingSecurityHeader";
+        snprintf(msg, msglen, "the request needs x-amz-acl or an AccessControlPolicy body");
+        return 400;
+    }
+    static const struct s3xml_spec spec = {
+        "AccessControlPolicy", "AccessControlList/Grant",
+        {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID"};
+    struct acl_ctx a = {1};
+    char owner[16];
+    int n = s3xml_records(body, len, &spec, acl_grant, &a, owner, msg, msglen);
+    if (n < 0) {
+        *code = "MalformedACLError";
+        return 400;
+    }
+    if (n != 1 || !a.owner_only || (owner[0] && strcmp(owner, S3_OWNER_ID))) {
+        *code = "NotImplemented";
+        snprintf(msg, msglen, "only the owner's FULL_CONTROL (the private ACL) is implemented");
+        return 501;
+    }
+    return 0;
+}

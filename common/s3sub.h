@@ -1,0 +1,67 @@
+/*
+ * s3sub: the one table of S3 subresources (?acl, ?tagging, ?uploads ...)
+ * and which methods Shoal serves for each on a bucket and on an object.
+ *
+ * Both S3 front ends consult it before they dispatch: the proxy for
+ * bucket and object requests, a target for object requests in S3 mode.
+ * A request whose query names a subresource is that subresource's
+ * operation or is answered 501 NotImplemented: it never falls through to
+ * the plain operation on the bucket or object (a DELETE ?tagging must not
+ * delete the object). Query parameters that are not subresources
+ * (prefix, partNumber, versionId, response-*, X-Amz-*, x-id ...) are not
+ * in the table and do not change the operation.
+ *
+ * Also here: the ACL Shoal has (one owner with FULL_CONTROL, canned
+ * "private"), shared by the bucket and the object ACL operations.
+ */
+#ifndef SHOAL_S3SUB_H
+#define SHOAL_S3SUB_H
+
+#include <stddef.h>
+
+struct http_req;
+
+enum s3sub_id {
+    S3SUB_UNSERVED = 1,          /* S3 defines it; Shoal serves none of it */
+    S3SUB_ACL,
+    S3SUB_TAGGING,
+    S3SUB_UPLOADS,
+    S3SUB_UPLOAD_ID,
+    S3SUB_LOCATION,
+    S3SUB_VERSIONING,
+    S3SUB_VERSIONS,
+    S3SUB_DELETE,
+};
+
+/* A set of methods (enum http_method_id values). */
+#define S3SUB_M(m) (1u << (m))
+
+struct s3sub {
+    const char *name;
+    enum s3sub_id id;
+    unsigned bucket;             /* methods served on a bucket */
+    unsigned object;             /* methods served on an object */
+};
+
+/* The subresource r's query names, or NULL. When it names several, the
+ * one first in the table wins, and every unserved one comes before the
+ * served ones, so ?tagging&website is refused, never served as tagging. */
+const struct s3sub *s3sub_find(const struct http_req *r);
+/* Does Shoal serve method on s (on an object, or on a bucket). */
+int s3sub_serves(const struct s3sub *s, int on_object, int method);
+/* Answer r 501 NotImplemented (S3 XML) for s. */
+void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object);
+
+/* GetBucketAcl / GetObjectAcl: the AccessControlPolicy, whole. */
+struct gbuf;
+void s3sub_acl_xml(struct gbuf *b);
+/*
+ * PutBucketAcl / PutObjectAcl with r's headers and body: 0 when they ask
+ * for the ACL Shoal has (x-amz-acl: private, or a policy granting only
+ * the owner FULL_CONTROL), else the status to answer with *code and msg
+ * (501 NotImplemented for any other ACL; 400 for a malformed request).
+ */
+int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char **code,
+                    char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,290 @@
+/* s3sub: the subresource table; s3tag: tag sets from XML and headers,
+ * S3's limits; s3xml: records and fields named by paths; ometa: tags
+ * kept with an object's metadata. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "http.h"
+#include "ometa.h"
+#include "s3sub.h"
+#include "s3tag.h"
+#include "s3xml.h"
+#include "util.h"
+
+static const struct s3sub *find(const char *query)
+{
+    struct http_req r = {.query = query};
+    return s3sub_find(&r);
+}
+
+static void test_table(void)
+{
+    CHECK(find("") == NULL);
+    CHECK(find("prefix=a&max-keys=3&list-type=2") == NULL);
+    CHECK(find("partNumber=1&versionId=null&x-id=GetObject") == NULL);
+    CHECK(find("response-content-type=a&X-Amz-Date=1") == NULL);
+    CHECK(find("aclx&tagging2&xacl=1") == NULL);
+    const struct s3sub *s = find("tagging");
+    CHECK(s && s->id == S3SUB_TAGGING && s3sub_serves(s, 1, HTTP_M_DELETE) &&
+          s3sub_serves(s, 0, HTTP_M_PUT) && !s3sub_serves(s, 1, HTTP_M_POST) &&
+          !s3sub_serves(s, 1, HTTP_M_HEAD));
+    CHECK((s = find("versionId=3&acl=")) && s->id == S3SUB_ACL);
+    CHECK((s = find("upload%49d=abc")) && s->id == S3SUB_UPLOAD_ID); /* encoded */
+    /* an upload's part: uploadId wins over uploads */
+    CHECK((s = find("uploads&uploadId=x")) && s->id == S3SUB_UPLOAD_ID);
+    CHECK(s3sub_serves(s, 1, HTTP_M_PUT) && !s3sub_serves(s, 0, HTTP_M_PUT));
+    CHECK((s = find("uploads")) && s3sub_serves(s, 0, HTTP_M_GET) &&
+          !s3sub_serves(s, 1, HTTP_M_GET) && s3sub_serves(s, 1, HTTP_M_POST));
+    /* an unserved one refuses the whole request */
+    CHECK((s = find("tagging&website")) && s->id == S3SUB_UNSERVED);
+    CHECK((s = find("acl&cors=1")) && s->id == S3SUB_UNSERVED && !strcmp(s->name, "cors"));
+    static const char *const unserved[] = {
+        "cors", "policy", "policyStatus", "lifecycle", "website", "logging", "notification",
+        "replication", "encryption", "object-lock", "retention", "legal-hold",
+        "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics",
+        "metrics", "inventory", "intelligent-tiering", "restore", "select", "select-type",
+        "torrent", "attributes", "renameObject",
+    };
+    int methods[] = {HTTP_M_GET, HTTP_M_HEAD, HTTP_M_PUT, HTTP_M_POST, HTTP_M_DELETE};
+    for (size_t i = 0; i < ARRAY_LEN(unserved); i++) {
+        s = find(unserved[i]);
+        CHECK(s && !strcmp(s->name, unserved[i]));
+        for (size_t j = 0; s && j < ARRAY_LEN(methods); j++)
+            CHECK(!s3sub_serves(s, 0, methods[j]) && !s3sub_serves(s, 1, methods[j]));
+    }
+    static const char *const bucket_get[] = {"location", "versioning", "versions"};
+    for (size_t i = 0; i < ARRAY_LEN(bucket_get); i++) {
+        s = find(bucket_get[i]);
+        CHECK(s && s3sub_serves(s, 0, HTTP_M_GET) && !s3sub_serves(s, 0, HTTP_M_PUT) &&
+              !s3sub_serves(s, 1, HTTP_M_GET) && !s3sub_serves(s, 0, HTTP_M_DELETE));
+    }
+    CHECK((s = find("delete")) && s3sub_serves(s, 0, HTTP_M_POST) &&
+          !s3sub_serves(s, 0, HTTP_M_DELETE) && !s3sub_serves(s, 1, HTTP_M_POST));
+    CHECK(!s3sub_serves(find("acl"), 1, HTTP_M_DELETE) && !s3sub_serves(find("acl"), 1, -1));
+}
+
+static int parse_hdr(const char *h, int max, struct s3tags *t, const char **code)
+{
+    char msg[300];
+    memset(t, 0, sizeof(*t));
+    return s3tag_parse_header(h, max, t, code, msg, sizeof(msg));
+}
+
+static int parse_xml(const char *x, int max, struct s3tags *t, const char **code)
+{
+    char msg[300];
+    memset(t, 0, sizeof(*t));
+    return s3tag_parse_xml(x, strlen(x), max, t, code, msg, sizeof(msg));
+}
+
+static void test_tags(void)
+{
+    struct s3tags t;
+    const char *code = "";
+    CHECK(parse_hdr("a=1&b%20c=d%26e&empty=&plus+sign=x+y", 10, &t, &code) == 0 && t.n == 4);
+    CHECK(t.pairs.n == 33 && !memcmp(t.pairs.p, "a\0" "1\0" "b c\0" "d&e\0" "empty\0\0"
+                                                "plus sign\0" "x y\0", 33));
+    char *h = s3tag_header(t.pairs.p, t.pairs.n);
+    CHECK(!strcmp(h, "a=1&b%20c=d%26e&empty=&plus%20sign=x%20y"));
+    struct s3tags back;
+    CHECK(parse_hdr(h, 10, &back, &code) == 0 && back.pairs.n == t.pairs.n &&
+          !memcmp(back.pairs.p, t.pairs.p, t.pairs.n));
+    free(h);
+    s3tags_free(&back);
+    CHECK(s3tag_count(t.pairs.p, t.pairs.n) == 4);
+    struct gbuf x = {0};
+    s3tag_xml(&x, t.pairs.p, t.pairs.n);
+    CHECK(strstr(x.p, "<Tag><Key>b c</Key><Value>d&amp;e</Value></Tag>") != NULL);
+    /* the XML form reads back the same */
+    struct s3tags fromx;
+    CHECK(parse_xml(x.p, 10, &fromx, &code) == 0 && fromx.pairs.n == t.pairs.n &&
+          !memcmp(fromx.pairs.p, t.pairs.p, t.pairs.n));
+    s3tags_free(&fromx);
+    gbuf_free(&x);
+    s3tags_free(&t);
+    CHECK(parse_hdr("", 10, &t, &code) == 0 && t.n == 0);
+    CHECK(parse_hdr("k", 10, &t, &code) == 0 && t.n == 1 && !memcmp(t.pairs.p, "k\0\0", 3));
+    s3tags_free(&t);
+
+    /* limits */
+    char many[200] = "";
+    for (int i = 0; i < 11; i++)
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "%sk%d=v", i ? "&" : "", i);
+    CHECK(parse_hdr(many, 10, &t, &code) == 400 && !strcmp(code, "InvalidTag"));
+    s3tags_free(&t);
+    CHECK(parse_hdr(many, 50, &t, &code) == 0 && t.n == 11);
+    s3tags_free(&t);
+    char key[300], val[600];
+    memset(key, 'k', 128), key[128] = '\0';
+    memset(val, 'v', 256), val[256] = '\0';
+    char *ok = xasprintf("%s=%s", key, val);
+    CHECK(parse_hdr(ok, 10, &t, &code) == 0);
+    s3tags_free(&t);
+    free(ok);
+    char *long_key = xasprintf("%sk=v", key), *long_val = xasprintf("k=%sv", val);
+    CHECK(parse_hdr(long_key, 10, &t, &code) == 400 && !strcmp(code, "InvalidTag"));
+    s3tags_free(&t);
+    CHECK(parse_hdr(long_val, 10, &t, &code) == 400 && !strcmp(code, "InvalidTag"));
+    s3tags_free(&t);
+    free(long_key);
+    free(long_val);
+    /* characters, not bytes: 128 two-byte characters are a valid key */
+    struct gbuf u = {0};
+    for (int i = 0; i < 128; i++)
+        gbuf_str(&u, "%C3%BC");
+    gbuf_str(&u, "=v");
+    CHECK(parse_hdr(u.p, 10, &t, &code) == 0 && t.pairs.n == 256 + 3);
+    s3tags_free(&t);
+    gbuf_free(&u);
+    static const char *const refused[][2] = {
+        {"a=1&a=2", "InvalidTag"},   /* a key twice */
+        {"=v", "InvalidTag"},        /* an empty key */
+        {"aws:x=v", "InvalidTag"},   /* reserved */
+        {"k=%ff", "InvalidTag"},     /* not UTF-8 */
+        {"k=%00", "InvalidTag"},     /* a control character */
+        {"k=%zz", "InvalidArgument"}, /* not URL-encoded */
+    };
+    for (size_t i = 0; i < ARRAY_LEN(refused); i++) {
+        CHECK(parse_hdr(refused[i][0], 10, &t, &code) == 400 && !strcmp(code, refused[i][1]));
+        s3tags_free(&t);
+    }
+
+    /* XML */
+    CHECK(parse_xml("<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>"
+                    "<Tag><Key>a</Key><Value>1</Value></Tag><Tag><Value/><Key>b</Key></Tag>"
+                    "</TagSet></Tagging>", 10, &t, &code) == 0 &&
+          t.n == 2 && !memcmp(t.pairs.p, "a\0" "1\0" "b\0", 7));
+    s3tags_free(&t);
+    CHECK(parse_xml("<Tagging><TagSet></TagSet></Tagging>", 10, &t, &code) == 0 && t.n == 0);
+    static const char *const bad[] = {
+        "<Tagging><TagSet><Tag><Key>a</Key></Tag></TagSet></Tagging>",
+        "<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag>",
+        "<Other/>", "", "junk",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        CHECK(parse_xml(bad[i], 10, &t, &code) == 400 && !strcmp(code, "MalformedXML"));
+        s3tags_free(&t);
+    }
+    CHECK(parse_xml("<Tagging><TagSet><Tag><Key>a</Key><Value>1</Value></Tag><Tag><Key>a</Key>"
+                    "<Value>2</Value></Tag></TagSet></Tagging>", 10, &t, &code) == 400 &&
+          !strcmp(code, "InvalidTag"));
+    s3tags_free(&t);
+}
+
+struct grants {
+    int n;
+    char ids[4][32];
+};
+
+static int grant_cb(void *arg, char **f, char *err, size_t errlen)
+{
+    struct grants *g = arg;
+    (void)err;
+    (void)errlen;
+    snprintf(g->ids[g->n++ & 3], 32, "%s|%s", f[0] ? f[0] : "-", f[1] ? f[1] : "-");
+    return 0;
+}
+
+/* Records and fields below the root by path. */
+static void test_xml_paths(void)
+{
+    static const struct s3xml_spec spec = {"P", "L/G", {"E/ID", "Perm"}, 2, "O/ID"};
+    struct grants g = {0};
+    char owner[16], err[200];
+    const char *x = "<P><O><ID>me</ID></O><L><G><E><ID>a</ID></E><Perm>R</Perm></G>"
+                    "<G><Perm>W</Perm><ID>not-a-field</ID></G></L>"
+                    "<G><E><ID>outside</ID></E></G></P>";
+    CHECK(s3xml_records(x, strlen(x), &spec, grant_cb, &g, owner, err, sizeof(err)) == 2);
+    CHECK(g.n == 2 && !strcmp(g.ids[0], "a|R") && !strcmp(g.ids[1], "-|W") &&
+          !strcmp(owner, "me"));
+    /* nesting past the path limit is refused */
+    struct gbuf deep = {0};
+    gbuf_str(&deep, "<P>");
+    for (int i = 0; i < 200; i++)
+        gbuf_str(&deep, "<L>");
+    for (int i = 0; i < 200; i++)
+        gbuf_str(&deep, "</L>");
+    gbuf_str(&deep, "</P>");
+    CHECK(s3xml_records(deep.p, deep.n, &spec, grant_cb, &g, NULL, err, sizeof(err)) == -1);
+    gbuf_free(&deep);
+}
+
+static void test_acl(void)
+{
+    struct http_hdr h[2];
+    struct http_req r = {.query = "", .hdrs = h};
+    const char *code = "";
+    char msg[300];
+    h[0] = (struct http_hdr){"x-amz-acl", "private"};
+    r.n_hdrs = 1;
+    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 0);
+    CHECK(s3sub_acl_check(&r, "<x/>", 4, &code, msg, sizeof(msg)) == 400);
+    h[0].value = "public-read";
+    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 501 &&
+          !strcmp(code, "NotImplemented"));
+    h[0] = (struct http_hdr){"x-amz-grant-read", "id=x"};
+    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 501);
+    r.n_hdrs = 0;
+    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 400);
+    /* the policy Shoal answers is the one it accepts */
+    struct gbuf b = {0};
+    s3sub_acl_xml(&b);
+    CHECK(s3sub_acl_check(&r, b.p, b.n, &code, msg, sizeof(msg)) == 0);
+    gbuf_free(&b);
+    const char *two = "<AccessControlPolicy><Owner><ID>shoal</ID></Owner><AccessControlList>"
+                      "<Grant><Grantee><ID>shoal</ID></Grantee><Permission>FULL_CONTROL"
+                      "</Permission></Grant><Grant><Grantee><URI>http://acs.amazonaws.com/"
+                      "groups/global/AllUsers</URI></Grantee><Permission>READ</Permission>"
+                      "</Grant></AccessControlList></AccessControlPolicy>";
+    CHECK(s3sub_acl_check(&r, two, strlen(two), &code, msg, sizeof(msg)) == 501);
+    const char *other = "<AccessControlPolicy><AccessControlList><Grant><Grantee><ID>bob</ID>"
+                        "</Grantee><Permission>FULL_CONTROL</Permission></Grant>"
+                        "</AccessControlList></AccessControlPolicy>";
+    CHECK(s3sub_acl_check(&r, other, strlen(other), &code, msg, sizeof(msg)) == 501);
+    CHECK(s3sub_acl_check(&r, "<AccessControlPolicy>", 21, &code, msg, sizeof(msg)) == 400 &&
+          !strcmp(code, "MalformedACLError"));
+}
+
+static void test_ometa_tags(void)
+{
+    struct ometa *m = xcalloc(1, sizeof(*m)), *d = xmalloc(sizeof(*d));
+    m->size = 5;
+    memcpy(m->umeta, "k\0v\0", 4);
+    m->umeta_len = 4;
+    CHECK(ometa_tags_set(m, "a\0" "1\0", 4) == 0);
+    char *buf = xmalloc(OMETA_MAX);
+    size_t n = ometa_encode(m, buf);
+    CHECK(ometa_decode(buf, n, d) == 0 && d->tags_len == 4 && !memcmp(d->tags, "a\0" "1\0", 4) &&
+          d->umeta_len == 4 && d->size == 5);
+    /* the largest tag set S3 allows fits, and so does the largest record */
+    CHECK(S3TAG_OBJECT_BYTES <= OMETA_TAGS_MAX);
+    memset(m->tags, 't', OMETA_TAGS_MAX);
+    CHECK(ometa_tags_set(m, m->tags, OMETA_TAGS_MAX) == 0);
+    CHECK(ometa_tags_set(m, m->tags, OMETA_TAGS_MAX + 1) == -E2BIG);
+    memset(m->umeta, 'u', OMETA_UMETA_MAX), m->umeta_len = OMETA_UMETA_MAX;
+    memset(m->etag, 'e', OMETA_ETAG_MAX), m->etag[OMETA_ETAG_MAX] = '\0';
+    memset(m->backend_etag, 'b', OMETA_ETAG_MAX), m->backend_etag[OMETA_ETAG_MAX] = '\0';
+    memset(m->ctype, 'c', OMETA_CTYPE_MAX), m->ctype[OMETA_CTYPE_MAX] = '\0';
+    n = ometa_encode(m, buf);
+    CHECK(n <= OMETA_MAX && ometa_decode(buf, n, d) == 0 && d->tags_len == OMETA_TAGS_MAX);
+    /* no tags: a record as before tags existed, and decoded without any */
+    m->tags_len = 0;
+    n = ometa_encode(m, buf);
+    CHECK(ometa_decode(buf, n, d) == 0 && d->tags_len == 0);
+    free(buf);
+    free(m);
+    free(d);
+}
+
+int main(void)
+{
+    test_table();
+    test_tags();
+    test_xml_paths();
+    test_acl();
+    test_ometa_tags();
+    return check_done("test_s3sub");
+}
