@@ -474,6 +474,8 @@ void http_resp_end(struct http_req *r)
     struct http_conn *c = r->conn;
     if (!c)
         return;
+    if (c->w->srv->o.on_done)
+        c->w->srv->o.on_done(r);
     if (r->resp_chunked && !r->head_only)
         evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
     if (c->closing) {
@@ -752,6 +754,7 @@ static int on_headers_complete(llhttp_t *p)
     struct http_conn *c = p->data;
     struct http_req *r = c->req;
     evtimer_del(c->deadline_ev);
+    r->t_start_ns = mono_ns();
     r->method = p->method;
     r->method_name = llhttp_method_name(p->method);
     r->head_only = p->method == HTTP_HEAD;

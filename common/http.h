@@ -79,6 +79,10 @@ struct http_server_opts {
     /* Optional, run on each worker's thread before and after its loop. */
     void (*worker_init)(struct http_worker *w);
     void (*worker_fini)(struct http_worker *w);
+    /* Optional: once per request whose response was queued whole
+     * (http_resp_end), on the worker's thread, with r->status set; for
+     * metrics (r->op, r->t_start_ns). */
+    void (*on_done)(struct http_req *r);
 };
 
 struct http_hdr {
@@ -121,6 +125,10 @@ struct http_req {
      * s3auth_result, set by the daemon's authentication step; NULL when
      * the request was not signed by a client). Freed with the request. */
     void *auth;
+    /* What the request is, for metrics and logs ("get", "s3.put"...); set
+     * by the route or the handler, NULL for "other". */
+    const char *op;
+    uint64_t t_start_ns;         /* monotonic clock when its head was parsed */
 
     /* Internal state. */
     int refs;

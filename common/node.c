@@ -27,6 +27,7 @@
 #include "hcli.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "loopq.h"
 #include "util.h"
 
@@ -183,6 +184,8 @@ static void load_persisted(struct node *n)
     free(path);
 }
 
+static void metrics_init(struct node *n);
+
 static void mac_init(struct node *n)
 {
     unsigned char k[64] = {0}, pad[64];
@@ -247,6 +250,7 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
         return -1;
     }
     mac_init(n);
+    metrics_init(n);
     load_persisted(n);
     struct bmd *b = bmd_current();
     if (b)
@@ -520,49 +524,88 @@ static void token_issue(struct node *n, struct http_req *r)
 
 /* ---- common endpoints --------------------------------------------------- */
 
+/* The node's metrics, in the process's registry (common/metrics.c). */
+static const char *const op_names[ST_N] = {"get", "head", "put", "delete", "list", "other"};
+
+static int64_t map_version(void *arg)
+{
+    (void)arg;
+    struct cmap *m = cmap_current();
+    int64_t v = m ? (int64_t)m->snap.version : 0;
+    cmap_unref(m);
+    return v;
+}
+
+static int64_t redirects(void *arg)
+{
+    struct node *n = arg;
+    return (int64_t)__atomic_load_n(&n->st.redirects, __ATOMIC_RELAXED);
+}
+
+static void metrics_init(struct node *n)
+{
+    static const double lat_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                        0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                        1,      2.5,     5,      10};
+    struct metric_family *req = metrics_family(
+        METRIC_COUNTER, "shoal_requests_total", "Requests answered, by operation.", "op",
+        NULL, 0);
+    for (int i = 0; i < ST_N; i++)
+        n->met.req[i] = metrics_series(req, op_names[i]);
+    struct metric_family *err = metrics_family(
+        METRIC_COUNTER, "shoal_errors_total",
+        "Requests answered with an error, by class (4xx: the client's, 5xx: Shoal's or a backend's).",
+        "class", NULL, 0);
+    n->met.err4 = metrics_series(err, "4xx");
+    n->met.err5 = metrics_series(err, "5xx");
+    n->met.in = metrics_series(metrics_family(METRIC_COUNTER, "shoal_bytes_in_total",
+                                              "Object bytes received from clients.", "", NULL,
+                                              0),
+                               "");
+    n->met.out = metrics_series(metrics_family(METRIC_COUNTER, "shoal_bytes_out_total",
+                                               "Object bytes sent to clients.", "", NULL, 0),
+                                "");
+    n->met.lat = metrics_family(METRIC_HISTOGRAM, "shoal_request_duration_seconds",
+                                "Time from a request's head to its whole response queued, by "
+                                "operation.",
+                                "op", lat_bounds, (int)ARRAY_LEN(lat_bounds));
+    metrics_fn(METRIC_COUNTER, "shoal_redirects_total",
+               "Requests answered with a redirect to the owning target.", redirects, n);
+    metrics_fn(METRIC_GAUGE, "shoal_cluster_map_version", "Version of the installed cluster map.",
+               map_version, NULL);
+}
+
 void node_count(struct node *n, enum stat_op op, int status)
 {
-    __atomic_add_fetch(&n->st.req[op], 1, __ATOMIC_RELAXED);
+    metrics_add(n->met.req[op], 1);
     if (status >= 500)
-        __atomic_add_fetch(&n->st.err_5xx, 1, __ATOMIC_RELAXED);
+        metrics_add(n->met.err5, 1);
     else if (status >= 400)
-        __atomic_add_fetch(&n->st.err_4xx, 1, __ATOMIC_RELAXED);
+        metrics_add(n->met.err4, 1);
 }
 
 void node_count_bytes(struct node *n, uint64_t in, uint64_t out)
 {
-    __atomic_add_fetch(&n->st.bytes_in, in, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&n->st.bytes_out, out, __ATOMIC_RELAXED);
+    metrics_add(n->met.in, in);
+    metrics_add(n->met.out, out);
+}
+
+void node_on_done(struct http_req *r)
+{
+    struct node *n = r->w->ctx;
+    struct metric_series *s = metrics_series(n->met.lat, r->op ? r->op : "other");
+    metrics_observe(s, (double)(mono_ns() - r->t_start_ns) / 1e9);
 }
 
 static void metrics(struct node *n, struct http_req *r)
 {
-    static const char *ops[] = {"get", "head", "put", "delete", "list", "other"};
-    char buf[4096];
-    size_t o = 0;
-    const char *role = n->role == NODE_PROXY ? "proxy" : "target";
-    o += (size_t)snprintf(buf + o, sizeof(buf) - o,
-                          "# TYPE shoal_requests_total counter\n");
-    for (int i = 0; i < 6; i++)
-        o += (size_t)snprintf(buf + o, sizeof(buf) - o,
-                              "shoal_requests_total{node=\"%s\",role=\"%s\",op=\"%s\"} %llu\n",
-                              n->id, role, ops[i],
-                              (unsigned long long)__atomic_load_n(&n->st.req[i], __ATOMIC_RELAXED));
-    struct cmap *m = cmap_current();
-    o += (size_t)snprintf(
-        buf + o, sizeof(buf) - o,
-        "# TYPE shoal_bytes_in_total counter\nshoal_bytes_in_total{node=\"%s\"} %llu\n"
-        "# TYPE shoal_bytes_out_total counter\nshoal_bytes_out_total{node=\"%s\"} %llu\n"
-        "# TYPE shoal_errors_total counter\nshoal_errors_total{node=\"%s\",class=\"4xx\"} %llu\n"
-        "shoal_errors_total{node=\"%s\",class=\"5xx\"} %llu\n"
-        "# TYPE shoal_redirects_total counter\nshoal_redirects_total{node=\"%s\"} %llu\n"
-        "# TYPE shoal_cluster_map_version gauge\nshoal_cluster_map_version{node=\"%s\"} %lld\n",
-        n->id, (unsigned long long)n->st.bytes_in, n->id, (unsigned long long)n->st.bytes_out,
-        n->id, (unsigned long long)n->st.err_4xx, n->id, (unsigned long long)n->st.err_5xx,
-        n->id, (unsigned long long)n->st.redirects, n->id,
-        (long long)(m ? m->snap.version : 0));
-    cmap_unref(m);
-    http_reply(r, 200, "text/plain; version=0.0.4", buf, o);
+    char labels[256];
+    snprintf(labels, sizeof(labels), "node=\"%s\",role=\"%s\"", n->id,
+             n->role == NODE_PROXY ? "proxy" : "target");
+    struct gbuf b = {0};
+    metrics_render(&b, labels);
+    http_reply(r, 200, "text/plain; version=0.0.4", b.p, b.n);
+    gbuf_free(&b);
 }
 
 /* ---- request bodies read whole ------------------------------------------ */

@@ -21,15 +21,22 @@ struct http_req;
 struct hcli;
 struct loopq;
 
-/* Counters for /metrics; updated with relaxed atomics from any thread. */
+enum stat_op { ST_GET, ST_HEAD, ST_PUT, ST_DELETE, ST_LIST, ST_OTHER, ST_N };
+
+/* Counted outside the metrics registry (relaxed atomics, any thread). */
 struct node_stats {
-    uint64_t req[8];             /* by enum stat_op */
-    uint64_t bytes_in, bytes_out;
-    uint64_t err_4xx, err_5xx;
     uint64_t redirects;
 };
 
-enum stat_op { ST_GET, ST_HEAD, ST_PUT, ST_DELETE, ST_LIST, ST_OTHER };
+/* The node's series in the metrics registry (common/metrics.h). */
+struct metric_series;
+struct metric_family;
+struct node_met {
+    struct metric_series *req[ST_N];   /* shoal_requests_total{op} */
+    struct metric_series *err4, *err5; /* shoal_errors_total{class} */
+    struct metric_series *in, *out;    /* shoal_bytes_{in,out}_total */
+    struct metric_family *lat;         /* shoal_request_duration_seconds{op} */
+};
 
 /* Each daemon's context (the server's ctx) starts with its struct node, so
  * common handlers can reach it as (struct node *)w->ctx. */
@@ -55,6 +62,7 @@ struct node {
     void *owner;                                /* the daemon's context */
 
     struct node_stats st;
+    struct node_met met;
     struct auth auth;            /* client credentials (auth_keys, tokens) */
 
     /* SHA-256 states with the cluster secret's inner and outer HMAC pads
@@ -111,6 +119,8 @@ void node_read_json(struct http_req *r, void (*done)(struct http_req *r, json_t 
 
 void node_count(struct node *n, enum stat_op op, int status);
 void node_count_bytes(struct node *n, uint64_t in, uint64_t out);
+/* The servers' on_done hook: a request's latency, by r->op. */
+void node_on_done(struct http_req *r);
 
 /* Block SIGINT/SIGTERM (and ignore SIGPIPE) in this and every thread
  * created after it; call first thing in main. */

@@ -75,6 +75,8 @@ const struct route *route_dispatch(const struct route *t, size_t n, struct http_
     unsigned allow = 0;
     const struct route *rt = route_find(t, n, r, &rest, &rlen, &allow);
     if (rt) {
+        if (!r->op)
+            r->op = rt->op;
         rt->fn(r, rest, rlen);
         return rt;
     }

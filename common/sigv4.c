@@ -5,6 +5,7 @@
 #include "sigv4.h"
 
 #include <ctype.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -265,16 +266,48 @@ static void hmac(const uint8_t *key, size_t kl, const char *msg, size_t ml, uint
     HMAC(EVP_sha256(), key, (int)kl, (const unsigned char *)msg, ml, out, &ol);
 }
 
+/* The derivation costs four HMACs; a key lives a day, so each thread keeps
+ * the last few it derived (secret, date, region and service must all
+ * match; inputs too long to remember are derived every time). */
+#define KEY_CACHE 4
+#define KEY_ID_MAX 256
+
+struct key_memo {
+    size_t idlen;
+    char id[KEY_ID_MAX];
+    uint8_t key[32];
+};
+
+static __thread struct key_memo memo[KEY_CACHE];
+static __thread unsigned memo_next;
+
 void sigv4_signing_key(const char *secret, const char *date, const char *region,
                        const char *service, uint8_t key[32])
 {
+    char id[KEY_ID_MAX];
+    int idlen = snprintf(id, sizeof(id), "%s%c%s%c%s%c%s", secret, 0, date, 0, region, 0,
+                         service);
+    int memoable = idlen > 0 && idlen < (int)sizeof(id);
+    for (int i = 0; memoable && i < KEY_CACHE; i++) {
+        if (memo[i].idlen == (size_t)idlen && !memcmp(memo[i].id, id, (size_t)idlen)) {
+            memcpy(key, memo[i].key, 32);
+            return;
+        }
+    }
     char *k0 = xasprintf("AWS4%s", secret);
     uint8_t a[32], b[32], c[32];
     hmac((const uint8_t *)k0, strlen(k0), date, strlen(date), a);
     hmac(a, 32, region, strlen(region), b);
     hmac(b, 32, service, strlen(service), c);
     hmac(c, 32, "aws4_request", 12, key);
+    OPENSSL_cleanse(k0, strlen(k0));
     free(k0);
+    if (memoable) {
+        struct key_memo *m = &memo[memo_next++ % KEY_CACHE];
+        m->idlen = (size_t)idlen;
+        memcpy(m->id, id, (size_t)idlen);
+        memcpy(m->key, key, 32);
+    }
 }
 
 void sigv4_hmac_hex(const uint8_t key[32], const char *msg, size_t len, char out[65])

@@ -36,6 +36,7 @@ int parse_u64(const char *s, size_t n, uint64_t *out);
 int parse_i64(const char *s, size_t n, int64_t *out);
 
 uint64_t mono_ms(void);          /* monotonic clock, milliseconds */
+uint64_t mono_ns(void);          /* monotonic clock, nanoseconds */
 uint64_t wall_ns(void);          /* realtime clock, nanoseconds */
 
 void rand_bytes(void *buf, size_t n);

@@ -18,8 +18,10 @@ bench_cleanup() {
     ip link del "${NETNS}h" 2>/dev/null || true
     ip netns del "$NETNS" 2>/dev/null || true
   fi
-  SHOAL_DATA="$BENCH_DIR/cluster" SHOAL_PORT=$BASE_PORT "$ROOT/deploy/local/cluster.sh" stop \
-    >/dev/null 2>&1 || true
+  local d
+  for d in "$BENCH_DIR"/cluster*; do # every cluster a script started
+    [ -d "$d" ] && SHOAL_DATA="$d" "$ROOT/deploy/local/cluster.sh" stop >/dev/null 2>&1 || true
+  done
   rm -rf "$BENCH_DIR"
 }
 trap bench_cleanup EXIT

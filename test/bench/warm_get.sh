@@ -54,44 +54,39 @@ for spec in $SPECS; do
 done
 restart_proxy ""
 
-# The same 4 KiB and 1 MiB objects with authentication on (auth_keys on
-# every node, every request SigV4-signed by the loader): what the checks
-# cost, against the unsigned rows of the same run.
+# Authentication on: a second one-target cluster with auth_keys, holding
+# the same 4 KiB and 1 MiB objects, read with every request SigV4-signed by
+# the loader; its runs alternate with unsigned runs of the first cluster so
+# that both meet the same machine.
 KEYS="benchkey:bench-secret-123"
-restart_all() {
-  local n
-  for n in t0 p0; do "$ROOT/deploy/local/cluster.sh" stop-node $n >/dev/null; done
-  for n in p0 t0; do
-    SHOAL_EXTRA_ARGS="--log_level warn $1" "$ROOT/deploy/local/cluster.sh" start-node $n >/dev/null
-  done
-  for _ in $(seq 100); do
-    curl -sf "$PROXY/v1/health" >/dev/null &&
-      curl -sf "http://127.0.0.1:$((BASE_PORT + 1))/v1/health" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "the cluster did not come back" >&2
-  return 1
-}
-restart_all "--auth_keys $KEYS"
-SIGNED_SPECS="4KiB:4096:2000 1MiB:1048576:200"
 signed=(--access-key "${KEYS%%:*}" --secret-key "${KEYS#*:}")
+KPROXY=$(SHOAL_DATA="$BENCH_DIR/cluster-keys" SHOAL_PORT=$((BASE_PORT + 20)) SHOAL_TARGETS=1 \
+  SHOAL_AUTH_KEYS="$KEYS" "$ROOT/deploy/local/cluster.sh" start)
+curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user "$KEYS" -X PUT "$KPROXY/v1/buckets/bench" >/dev/null
+SIGNED_SPECS="4KiB:4096:2000 1MiB:1048576:200"
 for spec in $SIGNED_SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
+  "$LOADER" --endpoint "$KPROXY" --bucket bench --mode direct --pct-put 100 --epochs 1 \
+    --num-objects "$count" --prefix "w$label/o" --min-size "$bytes" --max-size "$bytes" \
+    --workers 8 --stats-interval 0 "${signed[@]}" >/dev/null
   common=(--num-objects "$count" --prefix "w$label/o" --workers "$WORKERS" --duration "${SECS}s")
   for rep in $(seq "$REPS"); do
-    RES[$label:RS:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${signed[@]}" "${common[@]}")
-    RES[$label:DS:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${signed[@]}" "${common[@]}")
+    RES[$label:RU:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${common[@]}")
+    RES[$label:RS:$rep]=$(loader_json --endpoint "$KPROXY" --bucket bench --mode shoal "${signed[@]}" "${common[@]}")
+    RES[$label:DU:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${common[@]}")
+    RES[$label:DS:$rep]=$(loader_json --endpoint "$KPROXY" --bucket bench --mode direct "${signed[@]}" "${common[@]}")
+    RES[$label:SFU:$rep]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 "${common[@]}")
+    RES[$label:SFS:$rep]=$(loader_json --endpoint "$KPROXY/s3" --bucket bench --mode s3 "${signed[@]}" "${common[@]}")
   done
-  RES[$label:SFS:1]=$(loader_json --endpoint "$PROXY/s3" --bucket bench --mode s3 "${signed[@]}" "${common[@]}")
 done
-restart_all ""
+SHOAL_DATA="$BENCH_DIR/cluster-keys" "$ROOT/deploy/local/cluster.sh" stop >/dev/null
 
 printf '\n== warm GET: Shoal vs nginx static, same loader, %s workers, %ss runs, nginx and native: median of %s interleaved ==\n' "$WORKERS" "$SECS" "$REPS"
 printf '%-7s %-24s %10s %10s %8s %8s  %s\n' size system MiB/s ops/s p99_ms vs_nginx goal
 declare -A names=([N]="nginx static" [R]="shoal native, redirect" [D]="shoal native, direct" [SF]="shoal S3, forwarded" [SR]="shoal S3, redirect"
-                  [RS]="signed native, redirect" [DS]="signed native, direct" [SFS]="signed S3, forwarded")
+                  [RS]="native, redirect" [DS]="native, direct" [SFS]="S3, forwarded")
 # reps KIND: how many runs a row has (the goal rows REPS, the S3 rows one)
-reps() { case $1 in SF|SR|SFS) echo 1 ;; *) echo "$REPS" ;; esac; }
+reps() { case $1 in SF|SR) echo 1 ;; *) echo "$REPS" ;; esac; }
 # median LABEL KIND FIELD: the median over the runs
 median() {
   local v=()
@@ -119,11 +114,11 @@ for spec in $SPECS; do
   done
 done
 
-printf '\n== authentication on (auth_keys, every request SigV4-signed) vs off, same objects, same run ==\n'
-printf '%-7s %-24s %10s %10s %10s\n' size system MiB/s unsigned signed/unsigned
+printf '\n== authentication on (auth_keys, every request SigV4-signed) vs off, same objects, median of %s alternating runs ==\n' "$REPS"
+printf '%-7s %-24s %10s %10s %10s\n' size system signed unsigned signed/unsigned
 for spec in $SIGNED_SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
-  for pair in RS:R DS:D SFS:SF; do
+  for pair in RS:RU DS:DU SFS:SFU; do
     s=${pair%%:*} u=${pair#*:}
     smb=$(median "$label" "$s" mib_per_s); umb=$(median "$label" "$u" mib_per_s)
     errs=0

@@ -153,8 +153,38 @@ static void run_case(const char *dir)
     json_decref(ctx);
 }
 
+/* Signing keys are remembered per thread: a remembered key is only ever
+ * returned for the same secret, date, region and service. */
+static void key_memo(void)
+{
+    uint8_t a[32], b[32], again[32];
+    sigv4_signing_key("secret-one", "20260101", "us-east-1", "s3", a);
+    sigv4_signing_key("secret-two", "20260101", "us-east-1", "s3", b);
+    CHECK(memcmp(a, b, 32) != 0);
+    const char *dates[] = {"20260102", "20260103", "20260104", "20260105", "20260106"};
+    uint8_t d[5][32];
+    for (int i = 0; i < 5; i++) /* more than the memo holds */
+        sigv4_signing_key("secret-one", dates[i], "us-east-1", "s3", d[i]);
+    sigv4_signing_key("secret-one", "20260101", "us-east-1", "s3", again);
+    CHECK(memcmp(a, again, 32) == 0);
+    sigv4_signing_key("secret-one", "20260101", "us-east-2", "s3", again);
+    CHECK(memcmp(a, again, 32) != 0);
+    sigv4_signing_key("secret-one", "20260101", "us-east-1", "s3x", again);
+    CHECK(memcmp(a, again, 32) != 0);
+    /* "ab" + "c" must not pass for "a" + "bc" */
+    uint8_t x[32], y[32];
+    sigv4_signing_key("ab", "c", "r", "s", x);
+    sigv4_signing_key("a", "bc", "r", "s", y);
+    CHECK(memcmp(x, y, 32) != 0);
+    for (int i = 0; i < 5; i++) {
+        sigv4_signing_key("secret-one", dates[i], "us-east-1", "s3", again);
+        CHECK(memcmp(d[i], again, 32) == 0);
+    }
+}
+
 int main(void)
 {
+    key_memo();
     const char *root = getenv("SHOAL_SIGV4_VECTORS");
     if (!root)
         root = "test/data/sigv4"; /* run-unit.sh runs from the repository root */
