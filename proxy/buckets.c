@@ -17,12 +17,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "buckets.h"
+#include "cluster.h"
 #include "hcli.h"
 #include "http.h"
 #include "log.h"
 #include "objname.h"
 #include "proxy.h"
 #include "util.h"
+#include "worker.h"
 
 #define LIST_DEFAULT 1000
 #define LIST_MAX 10000
@@ -59,7 +62,7 @@ static void forward_body(struct http_req *r, json_t *j)
     struct fwd *f = xcalloc(1, sizeof(*f));
     f->r = r;
     http_req_ref(r);
-    hcli_request(proxy_cli(r), r->method_name, url, body, strlen(body), NULL, 15000, fwd_done,
+    hcli_request(worker_cli(r), r->method_name, url, body, strlen(body), NULL, 15000, fwd_done,
                  f);
     free(url);
     free(body);
@@ -116,7 +119,7 @@ static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, 
     c->answer = answer;
     c->cont = cont;
     http_req_ref(r);
-    cluster_broadcast(p, proxy_cli(r), push, change_pushed, c);
+    cluster_broadcast(p, worker_cli(r), push, change_pushed, c);
 }
 
 struct bucket_req {
@@ -257,7 +260,7 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
         e->r = r;
         e->cont = cont;
         http_req_ref(r);
-        hcli_request(proxy_cli(r), "PUT", url, "{}", 2, NULL, 15000, ensure_done, e);
+        hcli_request(worker_cli(r), "PUT", url, "{}", 2, NULL, 15000, ensure_done, e);
         free(url);
         return;
     }
@@ -275,6 +278,13 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
 }
 
 /* ---- listing ----------------------------------------------------------------- */
+
+json_t *buckets_page_objects(int status, const char *body, size_t len, json_t **j)
+{
+    *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *objs = *j ? json_object_get(*j, "objects") : NULL;
+    return json_is_array(objs) ? objs : NULL;
+}
 
 struct list {
     struct http_req *r;
@@ -324,9 +334,9 @@ static void list_finish(struct list *l)
 static void list_one(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct list *l = arg;
-    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
-    json_t *objs = j ? json_object_get(j, "objects") : NULL;
-    if (!json_is_array(objs)) {
+    json_t *j;
+    json_t *objs = buckets_page_objects(status, body, len, &j);
+    if (!objs) {
         if (!l->failed)
             snprintf(l->err, sizeof(l->err), "a target answered %d: %.100s", status,
                      status ? body : (err ? err : "?"));
@@ -378,9 +388,9 @@ static void rlist_finish(struct rlist *l)
 static void rlist_local(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct rlist *l = arg;
-    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
-    json_t *objs = json_object_get(j, "objects");
-    if (!json_is_array(objs)) {
+    json_t *j;
+    json_t *objs = buckets_page_objects(status, body, len, &j);
+    if (!objs) {
         l->failed = 1;
         snprintf(l->err, sizeof(l->err), "a target answered %d: %.100s", status,
                  status ? body : (err ? err : "?"));
@@ -402,9 +412,9 @@ static void rlist_remote(void *arg, int status, const char *body, size_t len, co
 {
     struct rlist *l = arg;
     struct http_req *r = l->r;
-    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
-    json_t *objs = json_object_get(j, "objects");
-    if (!json_is_array(objs)) {
+    json_t *j;
+    json_t *objs = buckets_page_objects(status, body, len, &j);
+    if (!objs) {
         if (status == 0)
             http_reply_error(r, 503, "target unreachable: %s", err ? err : "?");
         else
@@ -438,7 +448,7 @@ static void rlist_remote(void *arg, int status, const char *body, size_t len, co
                                      "&until=%s&limit=%d",
                                      l->br.provider, l->br.name, ep, ef, el, LIST_MAX);
         l->pending++;
-        hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 30000, rlist_local, l);
+        hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, 30000, rlist_local, l);
         free(url);
     }
     cmap_unref(m);
@@ -473,17 +483,22 @@ static void list_remote(struct http_req *r, const struct bucket_req *br, const c
                                  "&token=%s&limit=%d",
                                  br->provider, br->name, ep, et, limit > 1000 ? 1000 : limit);
     http_req_ref(r);
-    hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 60000, rlist_remote, l);
+    hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, 60000, rlist_remote, l);
     free(url);
     free(ep);
     free(et);
     cmap_unref(m);
 }
 
-static int listable_backend(const struct bmd_bucket *bk)
+int buckets_listed_by_backend(const char *provider, const char *name)
 {
-    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
-    return !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && !strncmp(spec, "s3://", 5));
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, provider, name);
+    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
+    int remote = bk && (!strcmp(bk->provider, BMD_PROVIDER_S3) ||
+                        (spec && !strncmp(spec, "s3://", 5)));
+    bmd_unref(b);
+    return remote;
 }
 
 static void list_objects(struct proxy *p, struct http_req *r, const struct bucket_req *br)
@@ -512,12 +527,11 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
     char flag[8];
     int cached_only = http_query_get(r, "cached", flag, sizeof(flag)) >= 0 &&
                       strcmp(flag, "false") && strcmp(flag, "0");
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(b, br->provider, br->name);
-    int remote = bk && listable_backend(bk) && !cached_only;
-    bmd_unref(b);
-    if (remote) {
+    /* Pages read for this proxy's own S3 front end (cluster-signed) are
+     * counted there, once per client request. */
+    if (node_check_sig(&p->node, r) != 1)
         node_count(&p->node, ST_LIST, 200);
+    if (!cached_only && buckets_listed_by_backend(br->provider, br->name)) {
         list_remote(r, br, prefix, token, limit);
         return;
     }
@@ -537,18 +551,25 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
                                      "&after=%s&limit=%d",
                                      br->provider, br->name, ep, et, limit);
         l->pending++;
-        hcli_request(proxy_cli(r), "GET", url, NULL, 0, NULL, 30000, list_one, l);
+        hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, 30000, list_one, l);
         free(url);
     }
     free(ep);
     free(et);
     cmap_unref(m);
-    node_count(&p->node, ST_LIST, 200);
     if (--l->pending == 0)
         list_finish(l);
 }
 
 /* ---- dispatch ----------------------------------------------------------------- */
+
+int buckets_exist(const char *provider, const char *name)
+{
+    struct bmd *b = bmd_current();
+    int found = bmd_find(b, provider, name) != NULL;
+    bmd_unref(b);
+    return found;
+}
 
 static void list_buckets(struct http_req *r)
 {
@@ -563,49 +584,49 @@ static void list_buckets(struct http_req *r)
     http_reply_json(r, 200, json_pack("{s:o}", "buckets", arr));
 }
 
+static void bucket_api(struct proxy *p, struct http_req *r, const char *rest, size_t rl);
+
 static void list_again(struct http_req *r)
 {
-    buckets_handle(r->w->ctx, r);
+    static const char pre[] = "/v1/buckets/";
+    bucket_api(r->w->ctx, r, r->path + sizeof(pre) - 1, r->path_len - (sizeof(pre) - 1));
 }
 
-int buckets_handle(struct proxy *p, struct http_req *r)
+/* GET /v1/buckets/BUCKET/objects; other paths under a bucket are 404. */
+static void bucket_sub(struct proxy *p, struct http_req *r, const struct bucket_req *br,
+                       const char *sub, size_t sl)
 {
-    static const char pre[] = "/v1/buckets";
-    size_t pl = sizeof(pre) - 1;
-    if (r->path_len < pl || memcmp(r->path, pre, pl))
-        return 0;
-    if (r->path_len == pl || (r->path_len == pl + 1 && r->path[pl] == '/')) {
+    if (sl != 8 || memcmp(sub, "/objects", 8) || r->method != HTTP_M_GET) {
+        http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
+                         r->path);
+        return;
+    }
+    int exists = buckets_exist(br->provider, br->name);
+    if (!exists && strcmp(br->provider, BMD_PROVIDER_SHOAL))
+        buckets_ensure(p, r, br->provider, br->name, list_again);
+    else if (!exists)
+        http_reply_error(r, 404, "bucket '%s' not found", br->name);
+    else
+        list_objects(p, r, br);
+}
+
+/* rest: what follows "/v1/buckets/" ("" for the list of buckets). */
+static void bucket_api(struct proxy *p, struct http_req *r, const char *rest, size_t rl)
+{
+    if (rl == 0) {
         if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
             list_buckets(r);
         else
             http_reply_error(r, 405, "use GET to list buckets");
-        return 1;
+        return;
     }
-    if (r->path[pl] != '/')
-        return 0;
-    const char *rest = r->path + pl + 1;
-    size_t rl = r->path_len - pl - 1;
     const char *slash = memchr(rest, '/', rl);
     struct bucket_req br;
     if (bucket_req_parse(r, rest, slash ? (size_t)(slash - rest) : rl, &br))
-        return 1;
+        return;
     if (slash) {
-        size_t sub = rl - (size_t)(slash - rest);
-        if (sub == 8 && !memcmp(slash, "/objects", 8) && r->method == HTTP_M_GET) {
-            struct bmd *b = bmd_current();
-            int exists = bmd_find(b, br.provider, br.name) != NULL;
-            bmd_unref(b);
-            if (!exists && strcmp(br.provider, BMD_PROVIDER_SHOAL))
-                buckets_ensure(p, r, br.provider, br.name, list_again);
-            else if (!exists)
-                http_reply_error(r, 404, "bucket '%s' not found", br.name);
-            else
-                list_objects(p, r, &br);
-        } else {
-            http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name,
-                             (int)r->path_len, r->path);
-        }
-        return 1;
+        bucket_sub(p, r, &br, slash, rl - (size_t)(slash - rest));
+        return;
     }
     switch (r->method) {
     case HTTP_M_GET:
@@ -617,7 +638,7 @@ int buckets_handle(struct proxy *p, struct http_req *r)
         else
             http_reply_json(r, 200, bmd_bucket_json(bk));
         bmd_unref(b);
-        return 1;
+        return;
     }
     case HTTP_M_PUT:
     case HTTP_M_PATCH:
@@ -630,10 +651,17 @@ int buckets_handle(struct proxy *p, struct http_req *r)
             node_read_json(r, patch_body);
         else
             node_read_json(r, destroy_body);
-        return 1;
+        return;
     default:
         http_resp_header(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");
         http_reply_error(r, 405, "method %s not allowed on buckets", r->method_name);
-        return 1;
+        return;
     }
+}
+
+void buckets_route(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct proxy *p = r->w->ctx;
+    if (node_authenticate(&p->node, r))
+        bucket_api(p, r, rest, rlen);
 }

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "hcli.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
 #include "util.h"
+#include "worker.h"
 
 static void seen_touch(struct proxy *p, const char *id)
 {
@@ -54,6 +56,15 @@ void cluster_init_primary(struct proxy *p)
         seen_touch(p, m->nodes[i].id);
     cmap_unref(cur);
     node_set_cmap(n, m);
+}
+
+void cluster_fini(struct proxy *p)
+{
+    for (int i = 0; i < p->n_seen; i++)
+        free(p->seen[i].id);
+    free(p->seen);
+    p->seen = NULL;
+    p->n_seen = 0;
 }
 
 struct bcast {
@@ -110,6 +121,21 @@ static int not_primary(struct proxy *p, struct http_req *r)
     return 1;
 }
 
+/* A member's request to the primary (what: "join", "keepalive"), signed
+ * with the cluster secret: its JSON body goes to done. */
+static void from_member(struct http_req *r, const char *what,
+                        void (*done)(struct http_req *r, json_t *j))
+{
+    struct proxy *p = r->w->ctx;
+    if (not_primary(p, r))
+        return;
+    if (node_check_sig(&p->node, r) != 1) {
+        http_reply_error(r, 403, "%s must be signed with the cluster secret", what);
+        return;
+    }
+    node_read_json(r, done);
+}
+
 /* Ids and URLs end up in headers and replies as they are. */
 static int plain_token(const char *s)
 {
@@ -155,7 +181,7 @@ static void join_body(struct http_req *r, json_t *j)
     struct bmd *b = bmd_current();
     json_t *answer = json_pack("{s:o, s:o}", "cmap", cmap_to_json(m), "bmd", bmd_to_json(b));
     if (changed)
-        cluster_broadcast(p, proxy_cli(r), json_pack("{s:o}", "cmap", cmap_to_json(m)), NULL,
+        cluster_broadcast(p, worker_cli(r), json_pack("{s:o}", "cmap", cmap_to_json(m)), NULL,
                           NULL);
     cmap_unref(m);
     bmd_unref(b);
@@ -163,15 +189,11 @@ static void join_body(struct http_req *r, json_t *j)
     http_reply_json(r, 200, answer);
 }
 
-void cluster_join(struct proxy *p, struct http_req *r)
+void cluster_join(struct http_req *r, const char *rest, size_t rlen)
 {
-    if (not_primary(p, r))
-        return;
-    if (node_check_sig(&p->node, r) != 1) {
-        http_reply_error(r, 403, "join must be signed with the cluster secret");
-        return;
-    }
-    node_read_json(r, join_body);
+    (void)rest;
+    (void)rlen;
+    from_member(r, "join", join_body);
 }
 
 static void keepalive_body(struct http_req *r, json_t *j)
@@ -204,15 +226,11 @@ static void keepalive_body(struct http_req *r, json_t *j)
     json_decref(j);
 }
 
-void cluster_keepalive(struct proxy *p, struct http_req *r)
+void cluster_keepalive(struct http_req *r, const char *rest, size_t rlen)
 {
-    if (not_primary(p, r))
-        return;
-    if (node_check_sig(&p->node, r) != 1) {
-        http_reply_error(r, 403, "keepalive must be signed with the cluster secret");
-        return;
-    }
-    node_read_json(r, keepalive_body);
+    (void)rest;
+    (void)rlen;
+    from_member(r, "keepalive", keepalive_body);
 }
 
 /* Control thread, every keepalive period: drop silent nodes. */

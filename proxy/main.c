@@ -1,179 +1,91 @@
 /*
  * shoal-proxy: the stateless gateway. Object requests are answered with a
- * signed 307 to the HRW owner; bucket and cluster requests are served here
- * (by the primary, or forwarded to it). A proxy holds no object data.
+ * signed 307 to the HRW owner (objects.c), or streamed to it for S3
+ * clients (s3*.c); bucket and cluster requests are served here (by the
+ * primary, or forwarded to it). A proxy holds no object data.
+ *
+ * This file lists the routes and starts the daemon; every handler lives in
+ * the file of its concern (proxy.h names them).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "bmd.h"
-#include "cmap.h"
-#include "hcli.h"
+#include "buckets.h"
+#include "cluster.h"
 #include "http.h"
 #include "log.h"
-#include "objname.h"
+#include "objects.h"
 #include "proxy.h"
+#include "route.h"
+#include "s3route.h"
 #include "util.h"
+#include "worker.h"
 
-struct hcli *proxy_cli(struct http_req *r)
-{
-    return ((struct proxy_worker *)r->w->local)->cli;
-}
-
-static void worker_init(struct http_worker *w)
-{
-    struct proxy_worker *pw = xcalloc(1, sizeof(*pw));
-    pw->cli = hcli_new(w->base);
-    w->local = pw;
-}
-
-static void worker_fini(struct http_worker *w)
-{
-    struct proxy_worker *pw = w->local;
-    hcli_free(pw->cli);
-    s3relay_worker_fini(pw);
-    free(pw);
-}
-
-static enum stat_op method_op(int m)
-{
-    switch (m) {
-    case HTTP_M_GET: return ST_GET;
-    case HTTP_M_HEAD: return ST_HEAD;
-    case HTTP_M_PUT: return ST_PUT;
-    case HTTP_M_DELETE: return ST_DELETE;
-    default: return ST_OTHER;
-    }
-}
-
-static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen);
-
-static int has_ctl(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
-            return 1;
-    return 0;
-}
-
-static void redirect_again(struct http_req *r)
-{
-    static const char objs[] = "/v1/objects/";
-    obj_redirect(r->w->ctx, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
-}
-
-static void obj_redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen)
-{
-    struct objname on;
-    char err[256], provider[16];
-    enum stat_op op = method_op(r->method);
-    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
-        objname_provider(r, provider, err, sizeof(err))) {
-        node_count(&p->node, op, 400);
-        http_reply_error(r, 400, "%s", err);
-        return;
-    }
-    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD && r->method != HTTP_M_PUT &&
-        r->method != HTTP_M_DELETE) {
-        http_resp_header(r, "Allow", "GET, HEAD, PUT, DELETE");
-        http_reply_error(r, 405, "method %s not allowed on objects", r->method_name);
-        return;
-    }
-    struct bmd *b = bmd_current();
-    int exists = bmd_find(b, provider, on.bucket) != NULL;
-    bmd_unref(b);
-    if (!exists && strcmp(provider, BMD_PROVIDER_SHOAL)) {
-        /* a remote bucket named by its provider joins on first use */
-        buckets_ensure(p, r, provider, on.bucket, redirect_again);
-        return;
-    }
-    if (!exists) {
-        node_count(&p->node, op, 404);
-        http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
-        return;
-    }
-    char *name = xstrndup(on.name, on.name_len);
-    size_t kl;
-    char *key = node_obj_key(provider, on.bucket, name, &kl);
-    struct cmap *m = cmap_current();
-    const struct cmap_node *owner = m ? cmap_owner(m, key, kl) : NULL;
-    free(key);
-    if (!owner) {
-        cmap_unref(m);
-        free(name);
-        node_count(&p->node, op, 503);
-        http_reply_error(r, 503, "no storage target is in the cluster");
-        return;
-    }
-    char *en = http_pct_encode(name, on.name_len, 1);
-    char *path = xasprintf("/v1/objects/%s/%s", on.bucket, en);
-    /* HEAD is signed as GET: clients may turn one into the other. The
-     * signature covers the client's whole query too. */
-    char *url = node_signed_url(&p->node, r->method == HTTP_M_HEAD ? "GET" : r->method_name,
-                                owner->url, path, r->query);
-    http_resp_header(r, "Location", "%s", url);
-    __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
-    node_count(&p->node, op, 307);
-    /* Ids and URLs are plain tokens (cluster_join), the path is
-     * percent-encoded; only a client's query may need JSON escaping. */
-    char *body;
-    if (strpbrk(url, "\"\\") || has_ctl(url)) {
-        json_t *j = json_pack("{s:s, s:s}", "target", owner->id, "location", url);
-        body = j ? json_dumps(j, JSON_COMPACT) : xstrdup("{}");
-        json_decref(j);
-    } else {
-        body = xasprintf("{\"target\":\"%s\",\"location\":\"%s\"}\n", owner->id, url);
-    }
-    cmap_unref(m);
-    free(url);
-    free(path);
-    free(en);
-    free(name);
-    http_reply(r, 307, "application/json", body, strlen(body));
-    free(body);
-}
-
-static void handle(struct http_req *r)
+/* Everything no route serves: 404 to a client that may read the
+ * cluster's data, 403 (node_authenticate's answer) to any other. */
+static void no_endpoint(struct http_req *r, const char *rest, size_t rlen)
 {
     struct proxy *p = r->w->ctx;
-    static const char objs[] = "/v1/objects/";
-    if (node_handle(&p->node, r))
-        return;
-    if (r->path_len >= sizeof(objs) - 1 && !memcmp(r->path, objs, sizeof(objs) - 1)) {
-        if (node_authenticate(&p->node, r))
-            obj_redirect(p, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
-        return;
-    }
-    if (s3_handle(p, r))
-        return; /* checks S3 signatures itself */
-    /* cluster-signed by their senders */
-    if (http_path_is(r, "/v1/cluster/join") && r->method == HTTP_M_POST) {
-        cluster_join(p, r);
-        return;
-    }
-    if (http_path_is(r, "/v1/cluster/keepalive") && r->method == HTTP_M_POST) {
-        cluster_keepalive(p, r);
-        return;
-    }
-    /* everything else reads or changes the cluster's data */
+    (void)rest;
+    (void)rlen;
     if (!node_authenticate(&p->node, r))
-        return;
-    if (buckets_handle(p, r))
         return;
     node_count(&p->node, ST_OTHER, 404);
     http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
                      r->path);
 }
 
-static void handle_s3_port(struct http_req *r)
+/*
+ * The main port, after the endpoints every node serves (node_handle). The
+ * first match wins; each handler authenticates its requests: objects and
+ * buckets with node_authenticate, the S3 API with its own signatures,
+ * join and keepalive with the cluster's.
+ */
+static const struct route routes[] = {
+    {RM_ANY, "/v1/objects/*", objects_route, "object"},
+    {RM_ANY, "/s3", s3route, "s3"},
+    {RM_ANY, "/s3/*", s3route, "s3"},
+    {RM_POST, "/v1/cluster/join", cluster_join, "join"},
+    {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
+    {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
+    {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
+    {RM_ANY, "*", no_endpoint, NULL},
+};
+
+static void node_endpoint(struct http_req *r, const char *rest, size_t rlen)
 {
     struct proxy *p = r->w->ctx;
-    if (http_path_is(r, "/v1/health") || http_path_is(r, "/metrics")) {
-        node_handle(&p->node, r);
-        return;
-    }
-    s3_handle_root(p, r);
+    (void)rest;
+    (void)rlen;
+    node_handle(&p->node, r);
+}
+
+/* The dedicated S3 port (s3_api_port): the S3 API at the root, beside
+ * health and metrics. */
+static const struct route s3_port_routes[] = {
+    {RM_ANY, "/v1/health", node_endpoint, "health"},
+    {RM_ANY, "/metrics", node_endpoint, "metrics"},
+    {RM_ANY, "/*", s3route, "s3"},
+};
+
+/* Once a request's answer is queued whole: S3 requests counted, every
+ * request's latency by its operation. */
+static void on_done(struct http_req *r)
+{
+    s3route_done(r);
+    node_on_done(r);
+}
+
+static void handle(struct http_req *r)
+{
+    struct proxy *p = r->w->ctx;
+    if (!node_handle(&p->node, r))
+        route_dispatch(routes, ARRAY_LEN(routes), r);
+}
+
+static void handle_s3_port(struct http_req *r)
+{
+    route_dispatch(s3_port_routes, ARRAY_LEN(s3_port_routes), r);
 }
 
 int main(int argc, char **argv)
@@ -214,6 +126,7 @@ int main(int argc, char **argv)
         .ctx = &p,
         .worker_init = worker_init,
         .worker_fini = worker_fini,
+        .on_done = on_done,
     };
     struct http_server *srv = http_server_start(&o, err, sizeof(err));
     if (!srv) {
@@ -243,9 +156,7 @@ int main(int argc, char **argv)
         http_server_stop(s3srv);
     http_server_stop(srv);
     node_stop(&p.node);
-    for (int i = 0; i < p.n_seen; i++)
-        free(p.seen[i].id);
-    free(p.seen);
+    cluster_fini(&p);
     conf_free(&p.conf);
     return 0;
 }

@@ -1,6 +1,18 @@
 /*
- * shoal-proxy internals shared by its files: the daemon context, the
- * primary's membership (cluster.c) and the bucket API (buckets.c).
+ * shoal-proxy's context: the one struct proxy every handler reaches as
+ * r->w->ctx (the server's ctx; it starts with its struct node).
+ *
+ * The proxy's files, each a concern with its own header, calling one way:
+ *   main       the route tables and start-up
+ *   objects    an object's owner and signed URL; the native 307
+ *   buckets    the bucket API, the merged listing, remote buckets
+ *   cluster    membership on the primary, pushes to every node
+ *   s3route    the S3 API's entry: authentication, buckets vs objects
+ *   s3bucket   S3 bucket operations
+ *   s3listing  S3 listings (objects, versions, multipart uploads)
+ *   s3fwd      S3 object requests: checks, redirect, streamed forward
+ *   s3relay    S3 GET and HEAD relayed socket to socket
+ *   worker     each worker's client and target connections
  */
 #ifndef SHOAL_PROXY_H
 #define SHOAL_PROXY_H
@@ -10,10 +22,6 @@
 
 #include "config.h"
 #include "node.h"
-#include "s3auth.h"
-
-struct http_req;
-struct hcli;
 
 struct seen {
     char *id;
@@ -27,60 +35,5 @@ struct proxy {
     struct seen *seen;
     int n_seen;
 };
-
-/* A worker's own state: its intra-cluster client, and idle keep-alive
- * connections to targets for the S3 relay (s3relay.c). */
-struct tconn;
-struct proxy_worker {
-    struct hcli *cli;
-    struct tconn *idle;
-};
-
-/* The calling worker's intra-cluster client. */
-struct hcli *proxy_cli(struct http_req *r);
-
-/* cluster.c */
-void cluster_init_primary(struct proxy *p);
-void cluster_join(struct proxy *p, struct http_req *r);
-void cluster_keepalive(struct proxy *p, struct http_req *r);
-void cluster_tick(struct node *n);
-/* Push {"cmap"} and/or {"bmd"} to every other node; done(arg, failures)
- * runs on cli's loop once all answered (done may be NULL). Takes j. */
-void cluster_broadcast(struct proxy *p, struct hcli *cli, json_t *j,
-                       void (*done)(void *arg, int failures), void *arg);
-
-/* Make sure a remote bucket (provider s3) is in the BMD, adding it on the
- * primary (directly or through it), then call cont(r); errors answer r. */
-void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
-                    const char *name, void (*cont)(struct http_req *r));
-
-/* buckets.c: returns 1 if it handled r. */
-int buckets_handle(struct proxy *p, struct http_req *r);
-
-/* s3.c: the S3 API under /s3/ (returns 1 if r was one), and at the root
- * of the dedicated S3 port (s3_api_port). */
-int s3_handle(struct proxy *p, struct http_req *r);
-void s3_handle_root(struct proxy *p, struct http_req *r);
-
-/* s3fwd.c: the target that owns bucket/key, with the map it is in (*m,
- * which the caller releases); NULL when the cluster has no target, with r
- * answered 503 when r is given. */
-struct cmap;
-struct cmap_node;
-const struct cmap_node *s3_owner(struct http_req *r, const char *bucket, const char *key,
-                                 struct cmap **m);
-/* s3relay.c: an S3 GET or HEAD relayed over a raw keep-alive connection
- * to the owning target, the body spliced socket to socket. url: the
- * target's signed URL (taken). */
-void s3_relay_get(struct http_req *r, char *url, const char *const *hdrs, int n);
-void s3relay_worker_fini(struct proxy_worker *pw);
-/* Is a target's response header one the client should see? */
-int s3_relay_header(const char *name);
-/* Stream an object request (method, with the client's query and
- * an optional extra header line) to the owning target in S3 mode and
- * relay the answer. */
-void s3_forward(struct http_req *r, const char *bucket, const char *key,
-                const struct s3auth_result *auth, const char *method, const char *query,
-                const char *extra_hdr);
 
 #endif

@@ -1,7 +1,11 @@
 /*
- * s3fwd: an S3 object request streamed through the proxy to the owning
- * target and back (the default data path; boto3 and most SDKs do not
- * follow redirects on GET and PUT).
+ * s3fwd: S3 object requests on the proxies. Each is checked here (the
+ * subresource, the name, the bucket, the method, S3's 5 GiB limit on one
+ * PUT, a CopyObject source), then sent to the owning target, which
+ * answers in S3 mode: streamed through the proxy (the default data path;
+ * boto3 and most SDKs do not follow redirects on GET and PUT), or, with
+ * s3_redirect, redirected there. GET and HEAD are relayed by s3relay.c;
+ * the other methods go through the intra-cluster client as below.
  *
  * Upload: the client's body is handed to the target's connection as it
  * arrives, through a small buffer with backpressure both ways (the client
@@ -25,22 +29,32 @@
 #include <strings.h>
 
 #include "awschunk.h"
+#include "bmd.h"
+#include "buckets.h"
 #include "cmap.h"
 #include "hcli.h"
 #include "http.h"
 #include "log.h"
 #include "node.h"
+#include "objects.h"
+#include "objname.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3auth.h"
-#include "sigv4.h"
+#include "s3fwd.h"
+#include "s3relay.h"
+#include "s3front.h"
+#include "s3sub.h"
 #include "util.h"
+#include "worker.h"
 
 #define FWD_HIGH (4u << 20)      /* client output above this pauses the target */
 #define UP_HIGH (1u << 20)       /* upload buffer above this pauses the client */
+#define S3_PUT_MAX (5ull << 30)  /* one PUT: an object or a part */
 
 struct fwd {
     struct http_req *r;
+    struct node *node;           /* counts the bytes moved */
     struct hcli_xfer *x;
     int closed;                  /* the transfer is over (x is gone) */
 
@@ -60,6 +74,7 @@ struct fwd {
     /* download */
     int resp_started;
     int down_paused;
+    uint64_t down;               /* body bytes relayed to the client */
 };
 
 static const char *const req_headers[] = {
@@ -69,21 +84,6 @@ static const char *const req_headers[] = {
     "x-amz-copy-source-range", "x-amz-acl", "x-amz-grant-read", "x-amz-grant-write",
     "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control",
 };
-
-int s3_relay_header(const char *name)
-{
-    static const char *const keep[] = {
-        "ETag", "Last-Modified", "Content-Type", "Content-Range", "Accept-Ranges",
-        "Content-Language", "Expires", "Cache-Control", "Content-Disposition",
-        "Content-Encoding", "X-Shoal-Cache", "X-Shoal-Checksum", "X-Shoal-Version",
-    };
-    if (!strncasecmp(name, "x-amz-", 6))
-        return 1;
-    for (size_t i = 0; i < ARRAY_LEN(keep); i++)
-        if (!strcasecmp(name, keep[i]))
-            return 1;
-    return 0;
-}
 
 static void fwd_free(struct fwd *f)
 {
@@ -242,7 +242,7 @@ static int fwd_headers(void *arg, struct hcli_xfer *x, int status)
     int n = hcli_header_count(x);
     for (int i = 0; i < n; i++) {
         const char *v, *name = hcli_header_at(x, i, &v);
-        if (s3_relay_header(name))
+        if (s3relay_header(name))
             http_resp_header(r, name, "%s", v);
     }
     const char *cl = hcli_header(x, "Content-Length");
@@ -271,6 +271,7 @@ static int fwd_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
     struct fwd *f = arg;
     if (!f->r)
         return -1;
+    f->down += n;
     http_resp_write(f->r, p, n);
     if (http_resp_pending(f->r) > FWD_HIGH && !f->down_paused) {
         f->down_paused = 1;
@@ -284,6 +285,8 @@ static void fwd_done(void *arg, struct hcli_xfer *x, int status, const char *err
     struct fwd *f = arg;
     (void)x;
     f->closed = 1;
+    if (status)
+        node_count_bytes(f->node, f->up_out, f->down);
     struct http_req *r = f->r;
     if (r) {
         if (status == 0 && !f->resp_started) {
@@ -313,6 +316,21 @@ static void fwd_abort(struct http_req *r)
 static const struct hcli_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done};
 
 /* ---- start ----------------------------------------------------------------- */
+
+/* The target that owns bucket/key, with the map it is in (*m, which the
+ * caller releases); NULL with r answered 503 when the cluster has none. */
+static const struct cmap_node *owner_of(struct http_req *r, const char *bucket,
+                                        const char *key, struct cmap **m)
+{
+    *m = cmap_current();
+    const struct cmap_node *owner = objects_owner(*m, BMD_PROVIDER_SHOAL, bucket, key);
+    if (!owner) {
+        cmap_unref(*m);
+        *m = NULL;
+        s3_error(r, 503, "ServiceUnavailable", "no storage target is in the cluster");
+    }
+    return owner;
+}
 
 /* How the body comes and what must be checked; 0, or the error answered. */
 static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_result *auth)
@@ -348,33 +366,20 @@ static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_res
     return 0;
 }
 
-const struct cmap_node *s3_owner(struct http_req *r, const char *bucket, const char *key,
-                                 struct cmap **m)
-{
-    size_t kl;
-    char *okey = node_obj_key("shoal", bucket, key, &kl);
-    *m = cmap_current();
-    const struct cmap_node *owner = *m ? cmap_owner(*m, okey, kl) : NULL;
-    free(okey);
-    if (!owner) {
-        cmap_unref(*m);
-        *m = NULL;
-        if (r)
-            s3_error(r, 503, "ServiceUnavailable", "no storage target is in the cluster");
-    }
-    return owner;
-}
-
-void s3_forward(struct http_req *r, const char *bucket, const char *key,
-                const struct s3auth_result *auth, const char *method, const char *query,
-                const char *extra_hdr)
+/* Stream r (method, with query and an optional extra header line) to
+ * the owner of bucket/key in S3 mode and relay the answer. */
+static void forward(struct http_req *r, const char *bucket, const char *key,
+                    const struct s3auth_result *auth, const char *method, const char *query,
+                    const char *extra_hdr)
 {
     struct cmap *m;
-    const struct cmap_node *owner = s3_owner(r, bucket, key, &m);
+    const struct cmap_node *owner = owner_of(r, bucket, key, &m);
     if (!owner)
         return;
+    struct proxy *p = r->w->ctx;
     struct fwd *f = xcalloc(1, sizeof(*f));
     f->r = r;
+    f->node = &p->node;
     f->up_len = -1;
     int upload = r->method == HTTP_M_PUT || r->method == HTTP_M_POST;
     if (upload && body_setup(f, r, auth)) {
@@ -384,14 +389,8 @@ void s3_forward(struct http_req *r, const char *bucket, const char *key,
     }
     if (!upload || (!f->sha && !f->chunks))
         f->body_ok = 1;
-    char *ek = http_pct_encode(key, strlen(key), 1);
-    char *path = xasprintf("/v1/objects/%s/%s", bucket, ek);
-    struct proxy *p = r->w->ctx;
-    char *full = node_signed_url(&p->node, !strcmp(method, "HEAD") ? "GET" : method,
-                                 owner->url, path, query);
+    char *full = objects_url(&p->node, owner, method, bucket, key, strlen(key), query);
     cmap_unref(m);
-    free(path);
-    free(ek);
 
     const char *hdrs[ARRAY_LEN(req_headers) + 66];
     char *owned[ARRAY_LEN(req_headers) + 66];
@@ -410,7 +409,7 @@ void s3_forward(struct http_req *r, const char *bucket, const char *key,
     if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) {
         /* a raw connection, the body spliced (s3relay.c) */
         fwd_free(f);
-        s3_relay_get(r, full, hdrs, nh);
+        s3relay_get(r, full, hdrs, nh);
         for (int i = 0; i < no; i++)
             free(owned[i]);
         return;
@@ -425,9 +424,150 @@ void s3_forward(struct http_req *r, const char *bucket, const char *key,
         r->on_body = fwd_body;
         r->on_end = fwd_end;
     }
-    f->x = hcli_start(proxy_cli(r), method, full, hdrs, nh, upload ? f->up_len : -1,
+    f->x = hcli_start(worker_cli(r), method, full, hdrs, nh, upload ? f->up_len : -1,
                       24L * 3600 * 1000, &fwd_ops, f);
     for (int i = 0; i < no; i++)
         free(owned[i]);
     free(full);
+}
+
+/* ---- the object request ------------------------------------------------------- */
+
+/* S3's limit on one PUT (an object, or a part); larger ones are multipart
+ * uploads. Refused before any of the body is read: 1 when r was answered. */
+static int put_too_large(struct http_req *r)
+{
+    const char *dl = http_req_header(r, "x-amz-decoded-content-length");
+    uint64_t declared = 0;
+    if (dl && parse_u64(dl, strlen(dl), &declared))
+        declared = 0;
+    if ((r->content_length <= 0 || (uint64_t)r->content_length <= S3_PUT_MAX) &&
+        declared <= S3_PUT_MAX)
+        return 0;
+    http_resp_close(r);
+    s3_error(r, 400, "EntityTooLarge",
+             "your proposed upload exceeds the maximum allowed size of 5 GiB per PUT; "
+             "use a multipart upload");
+    return 1;
+}
+
+/*
+ * Redirect mode (s3_redirect): the client is sent to the owning target.
+ * Location carries the proxy's signature (the target trusts it instead of
+ * the client's SigV4, which named the proxy) and asks for S3 answers; the
+ * body is S3's TemporaryRedirect error with the target as <Endpoint>.
+ */
+static void redirect(struct http_req *r, const char *bucket, const char *key,
+                     const char *method, const char *query)
+{
+    struct cmap *m;
+    const struct cmap_node *owner = owner_of(r, bucket, key, &m);
+    if (!owner)
+        return;
+    struct proxy *p = r->w->ctx;
+    char *q = xasprintf("%s%s%s", S3_MODE_QUERY, query[0] ? "&" : "", query);
+    char *url = objects_url(&p->node, owner, method, bucket, key, strlen(key), q);
+    free(q);
+    http_resp_header(r, "Location", "%s", url);
+    __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
+    s3_redirect_reply(r, owner->url, bucket);
+    cmap_unref(m);
+    free(url);
+}
+
+/* CopyObject's source, "[/]bucket/key[?versionId=...]" percent-encoded,
+ * as a header line naming a signed URL on the source's target; NULL when
+ * the client was answered (bad or missing source). */
+static char *copy_from(struct http_req *r, const char *src)
+{
+    size_t n = strcspn(src, "?");
+    char *dec = xmalloc(n + 1);
+    int dl = http_pct_decode(src, n, dec);
+    char *s = dec, err[256];
+    if (dl > 0 && *s == '/')
+        s++, dl--;
+    char *slash = dl > 0 ? memchr(s, '/', (size_t)dl) : NULL;
+    if (!slash || slash == s || (size_t)(slash - s) >= S3_BUCKET_LEN ||
+        objname_valid(slash + 1, (size_t)(dl - (slash + 1 - s)), err, sizeof(err))) {
+        free(dec);
+        s3_error(r, 400, "InvalidArgument", "x-amz-copy-source must be bucket/key");
+        return NULL;
+    }
+    *slash = '\0';
+    if (!buckets_exist(BMD_PROVIDER_SHOAL, s)) {
+        free(dec);
+        s3_error(r, 404, "NoSuchBucket", "the copy source bucket does not exist");
+        return NULL;
+    }
+    const char *key = slash + 1;
+    struct cmap *m;
+    const struct cmap_node *owner = owner_of(r, s, key, &m);
+    char *line = NULL;
+    if (owner) {
+        struct proxy *p = r->w->ctx;
+        char *url = objects_url(&p->node, owner, "GET", s, key, strlen(key), NULL);
+        line = xasprintf("%s: %s", COPY_FROM_HEADER, url);
+        free(url);
+    }
+    cmap_unref(m);
+    free(dec);
+    return line;
+}
+
+void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
+                  const char *key, size_t klen)
+{
+    char err[256];
+    const struct s3sub *sub = s3sub_find(r);
+    if (sub && !s3sub_serves(sub, 1, r->method)) {
+        s3sub_refuse(r, sub, 1);
+        return;
+    }
+    int part = sub && sub->id == S3SUB_UPLOAD_ID;
+    if (objname_valid(key, klen, err, sizeof(err))) {
+        s3_error(r, 400,
+                 klen > OBJNAME_MAX                       ? "KeyTooLongError"
+                 : utf8_valid_prefix(key, klen) != klen ? "InvalidObjectName"
+                                                          : "InvalidArgument",
+                 "%s", err);
+        return;
+    }
+    if (!buckets_exist(BMD_PROVIDER_SHOAL, bucket)) {
+        s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        return;
+    }
+    const char *method = NULL;
+    switch (r->method) {
+    case HTTP_M_GET: method = "GET"; break;
+    case HTTP_M_HEAD: method = "HEAD"; break;
+    case HTTP_M_PUT: method = "PUT"; break;
+    case HTTP_M_DELETE: method = "DELETE"; break;
+    case HTTP_M_POST: method = "POST"; break; /* multipart create and complete */
+    default: break;
+    }
+    if (!method) {
+        s3_error(r, 405, "MethodNotAllowed", "%s is not allowed on an object", r->method_name);
+        return;
+    }
+    if (r->method == HTTP_M_PUT && put_too_large(r))
+        return;
+    char *k = xstrndup(key, klen);
+    char *fq = s3_query_without(r->query, "X-Amz-"); /* presigning */
+    char *copy = NULL;
+    /* CopyObject, UploadPartCopy */
+    const char *src = http_req_header(r, "x-amz-copy-source");
+    if (src && r->method == HTTP_M_PUT && (!sub || part) && !(copy = copy_from(r, src))) {
+        free(fq);
+        free(k);
+        return; /* answered */
+    }
+    struct proxy *p = r->w->ctx;
+    if (p->conf.s3_redirect && !copy && r->method != HTTP_M_HEAD && r->method != HTTP_M_POST &&
+        !part)
+        redirect(r, bucket, k, method, fq);
+    else
+        forward(r, bucket, k, auth, method, fq, copy);
+    free(copy);
+    free(fq);
+    free(k);
 }

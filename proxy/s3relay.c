@@ -29,19 +29,13 @@
 #include "log.h"
 #include "proxy.h"
 #include "s3.h"
+#include "s3relay.h"
 #include "util.h"
+#include "worker.h"
 
 #define HEAD_MAX (64 * 1024)     /* a response head larger than this fails */
 #define RELAY_COPY_MAX (64 * 1024)
 #define PIPE_BYTES (1 << 20)
-#define IDLE_MAX 64              /* pooled connections per worker */
-
-struct tconn {
-    struct tconn *next;
-    int fd;
-    char host[64];
-    int port;
-};
 
 enum rstate { R_CONNECT, R_SEND, R_HEAD, R_WAIT_DRAIN, R_BODY };
 
@@ -68,47 +62,27 @@ struct relay {
     int status;
     int64_t clen;
     int keepalive;
+    uint64_t body_len;           /* the answer's body bytes */
     uint64_t left;               /* body bytes still to move */
     int pipefd[2];
     size_t in_pipe;
 };
 
-/* ---- the pool ------------------------------------------------------------------ */
+/* ---- which headers pass ------------------------------------------------------ */
 
-static struct tconn *pool_take(struct proxy_worker *pw, const char *host, int port)
+int s3relay_header(const char *name)
 {
-    for (struct tconn **pp = &pw->idle; *pp; pp = &(*pp)->next) {
-        if ((*pp)->port == port && !strcmp((*pp)->host, host)) {
-            struct tconn *c = *pp;
-            *pp = c->next;
-            return c;
-        }
-    }
-    return NULL;
-}
-
-static void pool_put(struct proxy_worker *pw, struct tconn *c)
-{
-    int n = 0;
-    for (struct tconn *i = pw->idle; i; i = i->next)
-        n++;
-    if (n >= IDLE_MAX) {
-        close(c->fd);
-        free(c);
-        return;
-    }
-    c->next = pw->idle;
-    pw->idle = c;
-}
-
-void s3relay_worker_fini(struct proxy_worker *pw)
-{
-    while (pw->idle) {
-        struct tconn *c = pw->idle;
-        pw->idle = c->next;
-        close(c->fd);
-        free(c);
-    }
+    static const char *const keep[] = {
+        "ETag", "Last-Modified", "Content-Type", "Content-Range", "Accept-Ranges",
+        "Content-Language", "Expires", "Cache-Control", "Content-Disposition",
+        "Content-Encoding", "X-Shoal-Cache", "X-Shoal-Checksum", "X-Shoal-Version",
+    };
+    if (!strncasecmp(name, "x-amz-", 6))
+        return 1;
+    for (size_t i = 0; i < ARRAY_LEN(keep); i++)
+        if (!strcasecmp(name, keep[i]))
+            return 1;
+    return 0;
 }
 
 /* ---- lifetime ------------------------------------------------------------------ */
@@ -121,11 +95,9 @@ static void relay_free(struct relay *x, int reuse)
         event_free(x->cev);
     if (x->c) {
         if (reuse)
-            pool_put(x->pw, x->c);
-        else {
-            close(x->c->fd);
-            free(x->c);
-        }
+            worker_conn_put(x->pw, x->c);
+        else
+            worker_conn_close(x->c);
     }
     if (x->pipefd[0] > 0) {
         close(x->pipefd[0]);
@@ -174,7 +146,7 @@ static int flush_header(struct relay *x)
         uint64_t len;
         if (!parse_u64(v, strlen(v), &len))
             x->clen = (int64_t)len;
-    } else if (s3_relay_header(n)) {
+    } else if (s3relay_header(n)) {
         http_resp_header(x->r, n, "%s", v);
     }
     x->hname.n = x->hval.n = 0;
@@ -215,9 +187,12 @@ static int on_hdone(llhttp_t *p)
 
 static void relay_step(struct relay *x);
 
+/* The whole answer is relayed. */
 static void body_done(struct relay *x)
 {
     struct http_req *r = x->r;
+    struct proxy *p = r->w->ctx;
+    node_count_bytes(&p->node, 0, x->body_len);
     http_resp_end(r);
     relay_free(x, x->keepalive);
 }
@@ -237,6 +212,7 @@ static void head_in(struct relay *x)
         body_done(x);
         return;
     }
+    x->body_len = (uint64_t)x->clen;
     size_t have = x->blen - x->body_at;
     if (have > (uint64_t)x->clen)
         have = (size_t)x->clen; /* never read past this response */
@@ -267,6 +243,29 @@ static void relay_drain(struct http_req *r)
         relay_step(x);
 }
 
+/* A small rest (no pipe): read it and queue it as bytes. */
+static void relay_copy(struct relay *x)
+{
+    char tmp[16384];
+    for (;;) {
+        ssize_t n = read(x->c->fd, tmp, x->left < sizeof(tmp) ? (size_t)x->left : sizeof(tmp));
+        if (n > 0) {
+            http_resp_write(x->r, tmp, (size_t)n);
+            x->left -= (uint64_t)n;
+            if (x->left == 0) {
+                body_done(x);
+                return;
+            }
+        } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            event_add(x->tev, NULL);
+            return;
+        } else {
+            relay_fail(x, n == 0 ? "the target closed mid-body" : strerror(errno));
+            return;
+        }
+    }
+}
+
 /* Move what can move without blocking; arm the event of the side that
  * is not ready. */
 static void relay_step(struct relay *x)
@@ -289,25 +288,8 @@ static void relay_step(struct relay *x)
     int cfd = http_resp_fd(r);
     int tfd = x->c->fd;
     if (!x->cev) {
-        /* small rest: read it and queue it as bytes */
-        char tmp[16384];
-        for (;;) {
-            ssize_t n = read(tfd, tmp, x->left < sizeof(tmp) ? (size_t)x->left : sizeof(tmp));
-            if (n > 0) {
-                http_resp_write(r, tmp, (size_t)n);
-                x->left -= (uint64_t)n;
-                if (x->left == 0) {
-                    body_done(x);
-                    return;
-                }
-            } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                event_add(x->tev, NULL);
-                return;
-            } else {
-                relay_fail(x, n == 0 ? "the target closed mid-body" : strerror(errno));
-                return;
-            }
-        }
+        relay_copy(x);
+        return;
     }
     if (cfd < 0) {
         relay_fail(x, "the client connection is gone");
@@ -472,7 +454,7 @@ static int relay_connect(struct relay *x)
     return 0;
 }
 
-void s3_relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
+void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
 {
     struct relay *x = xcalloc(1, sizeof(*x));
     x->r = r;
@@ -511,7 +493,7 @@ void s3_relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
     http_req_ref(r);
     r->data = x;
     r->on_abort = relay_abort;
-    x->c = pool_take(x->pw, host, port);
+    x->c = worker_conn_take(x->pw, host, port);
     if (x->c) {
         x->reused = 1;
         x->st = R_SEND;

@@ -3,8 +3,10 @@
  * stores, and read-only HTTP origins), on the worker's hcli (libcurl multi
  * on the loop). Every operation here re-signs and retries by itself on
  * 5xx, throttling (503 SlowDown) and connection errors, with exponential
- * backoff; the streaming GET of the cold path lives in cold.c and uses
- * backend_get_req() and the same retry rules.
+ * backoff; the streaming GET that lands an object in the store lives in
+ * fetch.c and uses backend_get_req() and the same retry rules.
+ *
+ * Thread: the loop of the hcli given (a worker's, target_cli()).
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -13,18 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "hcli.h"
-#include "http.h"
 #include "log.h"
 #include "s3list.h"
 #include "sigv4.h"
 #include "target.h"
 #include "util.h"
-
-struct hcli *target_cli(struct http_req *r)
-{
-    return r->w->local;
-}
 
 static const char *prop_str(const json_t *props, const char *k)
 {
@@ -73,7 +70,7 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
         b->s3.vhost = !strcmp(ad, "virtual");
 }
 
-static void backend_copy(struct backend *d, const struct backend *s)
+void backend_copy(struct backend *d, const struct backend *s)
 {
     *d = *s;
     d->label = s->label ? xstrdup(s->label) : NULL;
@@ -144,11 +141,23 @@ int backend_retryable(int status)
            status == 429;
 }
 
-int backend_backoff_ms(int attempt)
+/* Delay before attempt n (1-based), milliseconds. */
+static int backoff_ms(int attempt)
 {
     int ms = 100;
     for (int i = 1; i < attempt && ms < 5000; i++)
         ms *= 3;
+    return ms;
+}
+
+int backend_retry_later(struct hcli *cli, int attempt, struct event **timer,
+                        event_callback_fn fn, void *arg)
+{
+    int ms = backoff_ms(attempt);
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    if (!*timer)
+        *timer = evtimer_new(hcli_base(cli), fn, arg);
+    evtimer_add(*timer, &tv);
     return ms;
 }
 
@@ -234,8 +243,7 @@ static void bop_retry_cb(evutil_socket_t fd, short what, void *arg)
     bop_start(arg);
 }
 
-/* The S3 error code of an XML error body, for messages. */
-static void s3_code(const char *body, char *out, size_t n)
+void backend_err_code(const char *body, char *out, size_t n)
 {
     const char *c = strstr(body, "<Code>");
     const char *e = c ? strstr(c, "</Code>") : NULL;
@@ -249,20 +257,16 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
 {
     struct bop *o = arg;
     if (backend_retryable(status) && o->attempt <= o->b.retries) {
-        int ms = backend_backoff_ms(o->attempt);
+        int ms = backend_retry_later(o->cli, o->attempt, &o->timer, bop_retry_cb, o);
         log_info("backend %s: %s %s: %s; retry in %d ms", o->b.label, o->method,
                  o->key ? o->key : "(bucket)",
                  status ? "server error" : (err ? err : "?"), ms);
-        struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-        if (!o->timer)
-            o->timer = evtimer_new(hcli_base(o->cli), bop_retry_cb, o);
-        evtimer_add(o->timer, &tv);
         return;
     }
     struct backend_obj r;
     backend_obj_from(&r, x, status, err);
     if (status >= 300 && o->body_len)
-        s3_code(o->body, r.err, sizeof(r.err));
+        backend_err_code(o->body, r.err, sizeof(r.err));
     if (o->list_cb)
         o->list_cb(o->arg, &r, o->resp.p ? o->resp.p : "", o->resp.n);
     else

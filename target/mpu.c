@@ -31,10 +31,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "backend.h"
 #include "http.h"
 #include "iopool.h"
-#include "log.h"
+#include "mpu.h"
 #include "node.h"
+#include "put.h"
 #include "s3.h"
 #include "s3tag.h"
 #include "s3xml.h"
@@ -162,8 +164,10 @@ static void create(struct target *t, struct http_req *r, const char *name, const
 
 /* ---- parts ------------------------------------------------------------------- */
 
-int mpu_part_commit(struct target *t, struct store_mp *mp, const struct put_part *part,
-                    const char *work, int fd, const struct ometa *m)
+/* I/O pool: a part's finished work file becomes part->num of its upload
+ * (put_part's commit). */
+static int part_commit(struct target *t, struct store_mp *mp, const struct put_part *part,
+                       const char *work, int fd, const struct ometa *m)
 {
     int rc = 0;
     if (t->store.fsync && fdatasync(fd))
@@ -432,97 +436,88 @@ static void complete_fail(struct job *j, int status, const char *code, const cha
     snprintf(j->msg, sizeof(j->msg), fmt, arg, num);
 }
 
-/* I/O pool: check the parts and join them into one work file. */
-static void assemble_work(void *arg)
+/* Part i of the list against its record: the ETag must match, and every
+ * part but the last must be at least PART_MIN. Its MD5 goes into md (the
+ * object's ETag is the MD5 of the parts' MD5s). The part's size, or -1
+ * with j's error set. */
+static int64_t part_check(struct job *j, int i, EVP_MD_CTX *md)
 {
-    struct job *j = arg;
-    struct target *t = j->t;
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(md, EVP_md5(), NULL);
-    XXH3_state_t *xs = XXH3_createState();
-    XXH3_64bits_reset(xs);
-    char *buf = xmalloc(COPY_CHUNK);
-    j->fd = store_work_open(j->mp, &j->m.uid, j->work, sizeof(j->work));
-    if (j->fd < 0) {
-        int rc = j->fd;
-        j->fd = -1;
-        complete_fail(j, target_errno_status(rc), NULL, "cannot create a work file%s%.0d", "",
-                      0);
-        goto out;
-    }
-    uint64_t total = 0;
-    for (int i = 0; i < j->n; i++) {
-        size_t kl, vl;
-        char *k = part_key(j->id, j->nums[i], &kl), *v = NULL;
-        int rc = store_kv_get(&t->store, j->mp, k, kl, &v, &vl);
-        free(k);
-        json_t *pj = rc ? NULL : json_loadb(v, vl, 0, NULL);
-        free(v);
-        const char *etag = pj ? json_string_value(json_object_get(pj, "etag")) : NULL;
-        uint64_t size = pj ? (uint64_t)json_integer_value(json_object_get(pj, "size")) : 0;
-        if (!etag || !same_etag(etag, j->etags[i])) {
-            json_decref(pj);
-            complete_fail(j, 400, "InvalidPart",
-                          "one or more of the specified parts could not be found or its "
-                          "ETag did not match%s (part %d)", "", j->nums[i]);
-            goto out;
-        }
-        if (i < j->n - 1 && size < PART_MIN) {
-            json_decref(pj);
-            complete_fail(j, 400, "EntityTooSmall",
-                          "your proposed upload is smaller than the minimum allowed size%s "
-                          "(part %d is under 5 MiB and not the last)", "", j->nums[i]);
-            goto out;
-        }
-        const char *hex;
-        size_t hl = etag_core(etag, &hex);
-        unsigned char bin[16];
-        for (size_t b = 0; b < 16 && 2 * b + 1 < hl; b++) {
-            unsigned v2;
-            sscanf(hex + 2 * b, "%2x", &v2);
-            bin[b] = (unsigned char)v2;
-        }
-        EVP_DigestUpdate(md, bin, 16);
+    size_t kl, vl;
+    char *k = part_key(j->id, j->nums[i], &kl), *v = NULL;
+    int rc = store_kv_get(&j->t->store, j->mp, k, kl, &v, &vl);
+    free(k);
+    json_t *pj = rc ? NULL : json_loadb(v, vl, 0, NULL);
+    free(v);
+    const char *etag = pj ? json_string_value(json_object_get(pj, "etag")) : NULL;
+    uint64_t size = pj ? (uint64_t)json_integer_value(json_object_get(pj, "size")) : 0;
+    if (!etag || !same_etag(etag, j->etags[i])) {
         json_decref(pj);
-        char path[PATH_MAX];
-        part_path(j->mp, j->id, j->nums[i], path, sizeof(path));
-        int in = open(path, O_RDONLY | O_CLOEXEC);
-        if (in < 0) {
-            complete_fail(j, 400, "InvalidPart", "part data is missing%s (part %d)", "",
-                          j->nums[i]);
-            goto out;
-        }
-        uint64_t left = size;
-        while (left > 0) {
-            ssize_t got = read(in, buf, left < COPY_CHUNK ? left : COPY_CHUNK);
-            if (got <= 0) {
-                close(in);
-                complete_fail(j, 500, NULL, "cannot read a part%s (part %d)", "", j->nums[i]);
-                goto out;
-            }
-            XXH3_64bits_update(xs, buf, (size_t)got);
-            for (ssize_t off = 0; off < got;) {
-                ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
-                if (w < 0) {
-                    close(in);
-                    complete_fail(j, target_errno_status(-errno), NULL,
-                                  "cannot write the object%s (part %d)", "", j->nums[i]);
-                    goto out;
-                }
-                off += w;
-            }
-            left -= (uint64_t)got;
-        }
-        close(in);
-        total += size;
+        complete_fail(j, 400, "InvalidPart",
+                      "one or more of the specified parts could not be found or its "
+                      "ETag did not match%s (part %d)", "", j->nums[i]);
+        return -1;
     }
-    unsigned char d[16];
-    char hex[33];
-    EVP_DigestFinal_ex(md, d, NULL);
-    hex_encode(d, 16, hex);
-    snprintf(j->m.etag, sizeof(j->m.etag), "\"%s-%d\"", hex, j->n);
-    j->m.size = total;
-    j->m.cksum = XXH3_64bits_digest(xs);
+    if (i < j->n - 1 && size < PART_MIN) {
+        json_decref(pj);
+        complete_fail(j, 400, "EntityTooSmall",
+                      "your proposed upload is smaller than the minimum allowed size%s "
+                      "(part %d is under 5 MiB and not the last)", "", j->nums[i]);
+        return -1;
+    }
+    const char *hex;
+    size_t hl = etag_core(etag, &hex);
+    unsigned char bin[16];
+    for (size_t b = 0; b < 16 && 2 * b + 1 < hl; b++) {
+        unsigned v2;
+        sscanf(hex + 2 * b, "%2x", &v2);
+        bin[b] = (unsigned char)v2;
+    }
+    EVP_DigestUpdate(md, bin, 16);
+    json_decref(pj);
+    return (int64_t)size;
+}
+
+/* Part i's size bytes appended to the work file (and to xs), COPY_CHUNK
+ * at a time through buf. 0, or -1 with j's error set. */
+static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, char *buf)
+{
+    char path[PATH_MAX];
+    part_path(j->mp, j->id, j->nums[i], path, sizeof(path));
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        complete_fail(j, 400, "InvalidPart", "part data is missing%s (part %d)", "",
+                      j->nums[i]);
+        return -1;
+    }
+    uint64_t left = size;
+    while (left > 0) {
+        ssize_t got = read(in, buf, left < COPY_CHUNK ? left : COPY_CHUNK);
+        if (got <= 0) {
+            close(in);
+            complete_fail(j, 500, NULL, "cannot read a part%s (part %d)", "", j->nums[i]);
+            return -1;
+        }
+        XXH3_64bits_update(xs, buf, (size_t)got);
+        for (ssize_t off = 0; off < got;) {
+            ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
+            if (w < 0) {
+                close(in);
+                complete_fail(j, target_errno_status(-errno), NULL,
+                              "cannot write the object%s (part %d)", "", j->nums[i]);
+                return -1;
+            }
+            off += w;
+        }
+        left -= (uint64_t)got;
+    }
+    close(in);
+    return 0;
+}
+
+/* The object's Content-Type, user metadata and tags, from the upload's
+ * record. */
+static void upload_meta(struct job *j)
+{
     snprintf(j->m.ctype, sizeof(j->m.ctype), "%s",
              json_string_value(json_object_get(j->upload, "ctype")) ?: "");
     const char *mk;
@@ -539,6 +534,40 @@ static void assemble_work(void *arg)
                             S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg)))
         ometa_tags_set(&j->m, tags.pairs.p, tags.pairs.n);
     s3tags_free(&tags);
+}
+
+/* I/O pool: check the parts and join them into one work file. */
+static void assemble_work(void *arg)
+{
+    struct job *j = arg;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(md, EVP_md5(), NULL);
+    XXH3_state_t *xs = XXH3_createState();
+    XXH3_64bits_reset(xs);
+    char *buf = xmalloc(COPY_CHUNK);
+    j->fd = store_work_open(j->mp, &j->m.uid, j->work, sizeof(j->work));
+    if (j->fd < 0) {
+        int rc = j->fd;
+        j->fd = -1;
+        complete_fail(j, target_errno_status(rc), NULL, "cannot create a work file%s%.0d", "",
+                      0);
+        goto out;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < j->n; i++) {
+        int64_t size = part_check(j, i, md);
+        if (size < 0 || part_append(j, i, (uint64_t)size, xs, buf))
+            goto out;
+        total += (uint64_t)size;
+    }
+    unsigned char d[16];
+    char hex[33];
+    EVP_DigestFinal_ex(md, d, NULL);
+    hex_encode(d, 16, hex);
+    snprintf(j->m.etag, sizeof(j->m.etag), "\"%s-%d\"", hex, j->n);
+    j->m.size = total;
+    j->m.cksum = XXH3_64bits_digest(xs);
+    upload_meta(j);
 out:
     free(buf);
     XXH3_freeState(xs);
@@ -662,13 +691,13 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     }
     if (r->method == HTTP_M_PUT) {
         json_decref(u);
-        struct put_part part = {.num = 0};
+        struct put_part part = {.num = 0, .commit = part_commit};
         if (part_number(r, &part.num)) {
             free(mkey);
             return 1;
         }
         memcpy(part.upload, id, 33); /* valid_id: 32 hex digits */
-        target_put(t, r, name, bk, mkey, klen, &part); /* takes mkey */
+        put_object(t, r, name, bk, mkey, klen, &part); /* takes mkey */
         return 1;
     }
     if (r->method == HTTP_M_GET) {
@@ -721,8 +750,11 @@ static int ulist_one(void *arg, const char *k, size_t kl, const char *v, size_t 
     return 0;
 }
 
-void mpu_list_handle(struct target *t, struct http_req *r)
+void mpu_list_handle(struct http_req *r, const char *rest, size_t rlen)
 {
+    struct target *t = r->w->ctx;
+    (void)rest;
+    (void)rlen;
     char bucket[64], prefix[1100] = "";
     if (http_query_get(r, "bucket", bucket, sizeof(bucket)) <= 0 ||
         http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2) {

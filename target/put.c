@@ -2,7 +2,8 @@
  * put: a PUT's body streamed to a work file on the object's mountpath
  * (checksummed on the way, and MD5'd in S3 mode), then committed on the
  * I/O pool: store_commit for an object, after the backend has it when
- * the bucket writes through; mpu_part_commit for a multipart part.
+ * the bucket writes through; for a part of a multipart upload, the commit
+ * its put_part names (mpu.c's).
  *
  * S3 mode (target_is_s3): Content-MD5 is checked before anything is
  * committed (BadDigest), the MD5 becomes the ETag, Content-Type,
@@ -18,7 +19,6 @@
  * from the source's target with the proxy's signed URL; CopyObject takes
  * the source's metadata and tags unless the directives say REPLACE.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <openssl/evp.h>
@@ -31,11 +31,12 @@
 
 #include "auth.h"
 #include "awschunk.h"
+#include "backend.h"
 #include "hcli.h"
 #include "http.h"
 #include "iopool.h"
-#include "log.h"
 #include "node.h"
+#include "put.h"
 #include "s3.h"
 #include "s3tag.h"
 #include "target.h"
@@ -177,7 +178,7 @@ static void put_commit_work(void *arg)
     int fd = p->fd;
     p->fd = -1; /* the commit closes it */
     if (p->part.num)
-        p->rc = mpu_part_commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
+        p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
     else
         p->rc = store_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
 }
@@ -310,23 +311,6 @@ static int put_s3_headers(struct http_req *r, struct put *p)
     return st ? st : target_s3_tags(r, &p->m);
 }
 
-int target_s3_tags(struct http_req *r, struct ometa *m)
-{
-    const char *h = http_req_header(r, "x-amz-tagging");
-    if (!h)
-        return 0;
-    struct s3tags tags = {0};
-    const char *code;
-    char msg[300];
-    int st = s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg));
-    if (!st && ometa_tags_set(m, tags.pairs.p, tags.pairs.n))
-        abort(); /* S3TAG_OBJECT_BYTES fits OMETA_TAGS_MAX (s3sub.c) */
-    s3tags_free(&tags);
-    if (st)
-        s3_error(r, st, code, "%s", msg);
-    return st;
-}
-
 /* aws-chunked bodies: 0 (p->chunks set when the body is one), or the
  * status of the error answered. Chunk signatures are checked against the
  * client's verified signature (r->auth); a request routed by a proxy (its
@@ -347,24 +331,6 @@ static int put_chunks(struct target *t, struct put *p, struct http_req *r)
         return 403;
     }
     p->chunks = awschunk_new(is_signed ? signer : NULL, decoded, put_chunk_out, p);
-    return 0;
-}
-
-int target_s3_meta(struct http_req *r, struct ometa *m)
-{
-    static const char pre[] = "x-amz-meta-";
-    for (int i = 0; i < r->n_hdrs; i++) {
-        const char *n = r->hdrs[i].name;
-        if (strncasecmp(n, pre, sizeof(pre) - 1) || !n[sizeof(pre) - 1])
-            continue;
-        if (ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value)) {
-            r->err_code = "MetadataTooLarge";
-            http_reply_error(r, 400, "your metadata headers exceed the maximum allowed "
-                                     "metadata size (%zu bytes)",
-                             sizeof(m->umeta));
-            return 400;
-        }
-    }
     return 0;
 }
 
@@ -527,7 +493,7 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
                       (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
 }
 
-void target_put(struct target *t, struct http_req *r, const char *name,
+void put_object(struct target *t, struct http_req *r, const char *name,
                 const struct bmd_bucket *bk, char *mkey, size_t klen,
                 const struct put_part *part)
 {

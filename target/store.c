@@ -17,6 +17,9 @@
 #include "log.h"
 #include "util.h"
 
+static void data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
+                      char *out, size_t outlen);
+
 /* RocksDB reports errors as text; ENOSPC must reach the client as 507. */
 static int db_errno(char *e)
 {
@@ -89,7 +92,7 @@ static void settle_intents(struct store *s, struct store_mp *mp)
         int referenced = 0;
         if (store_get(s, mp, v, vl, &m) == 0) {
             char cur[PATH_MAX];
-            store_data_path(mp, v, vl, m.uid, cur, sizeof(cur));
+            data_path(mp, v, vl, m.uid, cur, sizeof(cur));
             referenced = strcmp(cur, path) == 0;
         }
         if (!referenced && unlink(path) == 0)
@@ -232,8 +235,9 @@ static void data_name(const char *mkey, size_t klen, uint64_t uid, char *out, si
              (unsigned long long)h.low64, (unsigned long long)uid);
 }
 
-void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
-                     char *out, size_t outlen)
+/* The path of a committed data file. */
+static void data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
+                      char *out, size_t outlen)
 {
     char name[80];
     data_name(mkey, klen, uid, name, sizeof(name));
@@ -317,7 +321,7 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
         return rc;
     }
     char path[PATH_MAX], old_path[PATH_MAX];
-    store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
+    data_path(mp, mkey, klen, m->uid, path, sizeof(path));
     size_t gl, ogl = 0;
     char *g = gkey(path, &gl), *og = NULL;
 
@@ -342,7 +346,7 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
     rocksdb_writebatch_put(wb, mkey, klen, val, vl);
     rocksdb_writebatch_delete(wb, g, gl);
     if (have_old) {
-        store_data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
+        data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
         og = gkey(old_path, &ogl);
         rocksdb_writebatch_put(wb, og, ogl, mkey, klen);
     }
@@ -385,7 +389,7 @@ int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t 
         return rc;
     }
     char path[PATH_MAX];
-    store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
+    data_path(mp, mkey, klen, m.uid, path, sizeof(path));
     size_t gl;
     char *g = gkey(path, &gl);
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();

@@ -62,8 +62,6 @@ void store_close(struct store *s);
 char *store_mkey(const char *provider, const char *bucket, const char *name, size_t name_len,
                  size_t *klen);
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
-void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
-                     char *out, size_t outlen);
 /* Open a committed data file for reading: the fd or -errno. */
 int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid);
 

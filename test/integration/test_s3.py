@@ -4,6 +4,8 @@ import datetime
 import hashlib
 import os
 import random
+import re
+import time
 
 import boto3
 import botocore
@@ -562,3 +564,46 @@ def test_metadata_limit(s3, bkt):
     s3.complete_multipart_upload(Bucket=bkt, Key="m", UploadId=u,
                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
     assert s3.head_object(Bucket=bkt, Key="m")["Metadata"] == {"mixed-case": "v"}
+
+
+def proxy_metrics(c):
+    """The proxy's counters from /metrics: {(family, op or class): value}."""
+    out = {}
+    for line in requests.get(c.url + "/metrics").text.splitlines():
+        m = re.match(r'(\w+)\{([^}]*)\} (\S+)$', line)
+        if m:
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            key = (m.group(1), labels.get("op") or labels.get("class") or "")
+            out[key] = float(m.group(3))
+    return out
+
+
+def test_s3_requests_are_counted(s3c, s3, bkt):
+    before = proxy_metrics(s3c)
+    body = os.urandom(100000)
+    s3.put_object(Bucket=bkt, Key="m1", Body=body)
+    assert s3.get_object(Bucket=bkt, Key="m1")["Body"].read() == body
+    s3.head_object(Bucket=bkt, Key="m1")
+    s3.list_objects_v2(Bucket=bkt)
+    s3.list_objects(Bucket=bkt)
+    s3.get_bucket_location(Bucket=bkt)
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object(Bucket=bkt, Key="never-stored")
+    assert err(e) == ("NoSuchKey", 404)
+    s3.delete_object(Bucket=bkt, Key="m1")
+    want = {("shoal_requests_total", "put"): 1, ("shoal_requests_total", "get"): 2,
+            ("shoal_requests_total", "head"): 1, ("shoal_requests_total", "list"): 2,
+            ("shoal_requests_total", "delete"): 1, ("shoal_requests_total", "other"): 1,
+            ("shoal_errors_total", "4xx"): 1, ("shoal_errors_total", "5xx"): 0}
+    deadline = time.time() + 5  # a relayed answer is counted as its last byte leaves
+    while True:
+        after = proxy_metrics(s3c)
+        got = {k: after.get(k, 0) - before.get(k, 0) for k in want}
+        if got == want or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert got == want
+    moved = {k: after.get(k, 0) - before.get(k, 0)
+             for k in (("shoal_bytes_in_total", ""), ("shoal_bytes_out_total", ""))}
+    assert moved[("shoal_bytes_in_total", "")] >= len(body), moved
+    assert moved[("shoal_bytes_out_total", "")] >= len(body), moved

@@ -1,5 +1,5 @@
 /*
- * s3sub: S3 subresource requests on objects, on the target that owns the
+ * subres: S3 subresource requests on objects, on the target that owns the
  * object. Every S3-mode request whose query names a subresource
  * (common/s3sub.h's table) is taken here: served, or answered 501
  * NotImplemented; none reaches the plain GET, PUT or DELETE.
@@ -15,6 +15,9 @@
  * that is not cached has none to show (NoSuchKey), and tags are not
  * written through to the backend.
  *
+ * The headers an object's tags make on GET and HEAD are target.c's
+ * (target_meta_headers), with the object's other headers.
+ *
  * Threads: the handlers run on the request's worker; metadata writes on
  * the I/O pool.
  */
@@ -26,10 +29,12 @@
 
 #include "http.h"
 #include "iopool.h"
+#include "mpu.h"
 #include "node.h"
 #include "s3.h"
 #include "s3sub.h"
 #include "s3tag.h"
+#include "subres.h"
 #include "target.h"
 #include "util.h"
 
@@ -87,18 +92,6 @@ static struct ometa *meta_get(struct target *t, struct http_req *r, const char *
     else
         http_reply_error(r, 500, "cannot read the object's metadata: %s", strerror(-rc));
     return NULL;
-}
-
-void s3sub_meta_headers(struct http_req *r, const struct ometa *m)
-{
-    if (!m->tags_len || !target_is_s3(r))
-        return;
-    http_resp_header(r, "x-amz-tagging-count", "%d", s3tag_count(m->tags, m->tags_len));
-    if (http_req_header(r, COPY_TAGS_HEADER)) {
-        char *h = s3tag_header(m->tags, m->tags_len);
-        http_resp_header(r, COPY_TAGS_HEADER, "%s", h);
-        free(h);
-    }
 }
 
 /* ---- tagging ------------------------------------------------------------------ */
@@ -224,8 +217,8 @@ static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen)
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
-int s3sub_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
-                 const char *name, char *mkey, size_t klen)
+int subres_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                  const char *name, char *mkey, size_t klen)
 {
     const struct s3sub *s = target_is_s3(r) ? s3sub_find(r) : NULL;
     if (!s)

@@ -1,0 +1,141 @@
+/*
+ * objects: the native object API on a proxy. A proxy holds no object data:
+ * a request for /v1/objects/BUCKET/NAME is answered with a 307 to the
+ * owning target, whose Location carries this proxy's signature over the
+ * method, path, the client's whole query and an expiry, so the target
+ * can tell a routed request from a stray one. The S3 front end sends its
+ * object requests to the same owner with the same signed URLs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "buckets.h"
+#include "cmap.h"
+#include "http.h"
+#include "objects.h"
+#include "objname.h"
+#include "proxy.h"
+#include "util.h"
+
+const struct cmap_node *objects_owner(const struct cmap *m, const char *provider,
+                                      const char *bucket, const char *name)
+{
+    if (!m)
+        return NULL;
+    size_t kl;
+    char *key = node_obj_key(provider, bucket, name, &kl);
+    const struct cmap_node *owner = cmap_owner(m, key, kl);
+    free(key);
+    return owner;
+}
+
+char *objects_url(const struct node *n, const struct cmap_node *owner, const char *method,
+                  const char *bucket, const char *name, size_t nlen, const char *query)
+{
+    char *en = http_pct_encode(name, nlen, 1);
+    char *path = xasprintf("/v1/objects/%s/%s", bucket, en);
+    char *url = node_signed_url(n, !strcmp(method, "HEAD") ? "GET" : method, owner->url, path,
+                                query);
+    free(path);
+    free(en);
+    return url;
+}
+
+static enum stat_op method_op(int m)
+{
+    switch (m) {
+    case HTTP_M_GET: return ST_GET;
+    case HTTP_M_HEAD: return ST_HEAD;
+    case HTTP_M_PUT: return ST_PUT;
+    case HTTP_M_DELETE: return ST_DELETE;
+    default: return ST_OTHER;
+    }
+}
+
+static int has_ctl(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            return 1;
+    return 0;
+}
+
+/* The 307's JSON body. Ids and URLs are plain tokens (cluster_join), the
+ * path is percent-encoded; only a client's query may need escaping. */
+static char *redirect_body(const char *id, const char *url)
+{
+    if (!strpbrk(url, "\"\\") && !has_ctl(url))
+        return xasprintf("{\"target\":\"%s\",\"location\":\"%s\"}\n", id, url);
+    json_t *j = json_pack("{s:s, s:s}", "target", id, "location", url);
+    char *body = j ? json_dumps(j, JSON_COMPACT) : xstrdup("{}");
+    json_decref(j);
+    return body;
+}
+
+static void redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen);
+
+static void redirect_again(struct http_req *r)
+{
+    static const char objs[] = "/v1/objects/";
+    redirect(r->w->ctx, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
+}
+
+static void redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen)
+{
+    struct objname on;
+    char err[256], provider[16];
+    enum stat_op op = method_op(r->method);
+    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
+        objname_provider(r, provider, err, sizeof(err))) {
+        node_count(&p->node, op, 400);
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD && r->method != HTTP_M_PUT &&
+        r->method != HTTP_M_DELETE) {
+        http_resp_header(r, "Allow", "GET, HEAD, PUT, DELETE");
+        http_reply_error(r, 405, "method %s not allowed on objects", r->method_name);
+        return;
+    }
+    int exists = buckets_exist(provider, on.bucket);
+    if (!exists && strcmp(provider, BMD_PROVIDER_SHOAL)) {
+        /* a remote bucket named by its provider joins on first use */
+        buckets_ensure(p, r, provider, on.bucket, redirect_again);
+        return;
+    }
+    if (!exists) {
+        node_count(&p->node, op, 404);
+        http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
+        return;
+    }
+    char *name = xstrndup(on.name, on.name_len);
+    struct cmap *m = cmap_current();
+    const struct cmap_node *owner = objects_owner(m, provider, on.bucket, name);
+    if (!owner) {
+        cmap_unref(m);
+        free(name);
+        node_count(&p->node, op, 503);
+        http_reply_error(r, 503, "no storage target is in the cluster");
+        return;
+    }
+    /* the signature covers the client's whole query too */
+    char *url = objects_url(&p->node, owner, r->method_name, on.bucket, name, on.name_len,
+                            r->query);
+    http_resp_header(r, "Location", "%s", url);
+    __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
+    node_count(&p->node, op, 307);
+    char *body = redirect_body(owner->id, url);
+    cmap_unref(m);
+    free(url);
+    free(name);
+    http_reply(r, 307, "application/json", body, strlen(body));
+    free(body);
+}
+
+void objects_route(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct proxy *p = r->w->ctx;
+    if (node_authenticate(&p->node, r))
+        redirect(p, r, rest, rlen);
+}

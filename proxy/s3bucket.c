@@ -1,0 +1,443 @@
+/*
+ * s3bucket: the S3 bucket operations of the proxies: ListBuckets,
+ * CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation and
+ * GetBucketVersioning, bucket tagging and ACL, and DeleteObjects.
+ *
+ * Answers come from the bucket metadata, or from this same proxy's native
+ * bucket API (create, destroy, the tags as the "labels" property), called
+ * over HTTP signed as the cluster, whose answers are turned into S3's.
+ * DeleteObjects sends one DELETE per key to its owning target.
+ *
+ * Thread: the worker's loop; every call answers r, now or later.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bmd.h"
+#include "buckets.h"
+#include "cmap.h"
+#include "hcli.h"
+#include "http.h"
+#include "node.h"
+#include "objects.h"
+#include "objname.h"
+#include "proxy.h"
+#include "s3.h"
+#include "s3bucket.h"
+#include "s3front.h"
+#include "s3sub.h"
+#include "s3tag.h"
+#include "s3xml.h"
+#include "util.h"
+#include "worker.h"
+
+#define BUCKET_BODY_MAX (64u << 10)
+#define DELETE_BODY_MAX (2u << 20)
+#define DELETE_KEYS_MAX 1000
+
+/* This proxy's native API, signed as the cluster (the S3 client was
+ * authenticated already). */
+static char *self_url(struct http_req *r, const char *method, const char *fmt,
+                      const char *bucket)
+{
+    struct proxy *p = r->w->ctx;
+    char *path = xasprintf(fmt, bucket);
+    char *q = strchr(path, '?');
+    if (q)
+        *q++ = '\0';
+    char *u = node_signed_url(&p->node, method, p->conf.public_url, path, q);
+    free(path);
+    return u;
+}
+
+/* ---- buckets ------------------------------------------------------------------ */
+
+void s3bucket_list_all(struct http_req *r)
+{
+    struct gbuf b = {0};
+    gbuf_str(&b, S3_XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\">"
+                             "<Owner>" S3_OWNER_XML "</Owner>"
+                             "<Buckets>");
+    struct bmd *m = bmd_current();
+    for (int i = 0; i < m->n; i++) {
+        if (strcmp(m->b[i].provider, BMD_PROVIDER_SHOAL))
+            continue;
+        char date[40];
+        s3_iso_date((uint64_t)m->b[i].created * 1000000000u, date, sizeof(date));
+        gbuf_str(&b, "<Bucket>");
+        s3_xml_elem(&b, "Name", m->b[i].name);
+        s3_xml_elem(&b, "CreationDate", date);
+        gbuf_str(&b, "</Bucket>");
+    }
+    bmd_unref(m);
+    gbuf_str(&b, "</Buckets></ListAllMyBucketsResult>\n");
+    s3front_reply_xml(r, 200, &b);
+}
+
+struct bucket_op {
+    struct http_req *r;
+    char bucket[S3_BUCKET_LEN];
+    const char *what;            /* the change, for change_done's message */
+};
+
+/* A bucket operation on r (referenced until bucket_op_free). */
+static struct bucket_op *bucket_op_new(struct http_req *r, const char *bucket, const char *what)
+{
+    struct bucket_op *o = xcalloc(1, sizeof(*o));
+    o->r = r;
+    snprintf(o->bucket, sizeof(o->bucket), "%s", bucket);
+    o->what = what;
+    http_req_ref(r);
+    return o;
+}
+
+static void bucket_op_free(struct bucket_op *o)
+{
+    http_req_unref(o->r);
+    free(o);
+}
+
+static void create_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct bucket_op *o = arg;
+    struct http_req *r = o->r;
+    (void)len;
+    if (status == 201 || status == 200) {
+        http_resp_header(r, "Location", "/%s", o->bucket);
+        http_reply(r, 200, NULL, NULL, 0);
+    } else if (status == 409) {
+        s3_error(r, 409, "BucketAlreadyOwnedByYou",
+                 "your previous request to create the named bucket succeeded and you "
+                 "already own it");
+    } else if (status == 400) {
+        s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
+    } else {
+        s3_error(r, status ? status : 503, status ? "InternalError" : "ServiceUnavailable",
+                 "bucket creation failed: %.200s", status ? body : err);
+    }
+    bucket_op_free(o);
+}
+
+/* CreateBucket's optional body (CreateBucketConfiguration) names a
+ * location; every location is this cluster, so it is read and dropped. */
+static void create_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    (void)body;
+    (void)len;
+    struct bucket_op *o = bucket_op_new(r, arg, NULL);
+    free(arg);
+    char *u = self_url(r, "PUT", "/v1/buckets/%s", o->bucket);
+    hcli_request(worker_cli(r), "PUT", u, NULL, 0, NULL, 30000, create_done, o);
+    free(u);
+}
+
+void s3bucket_create(struct http_req *r, const char *bucket)
+{
+    if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) < 3) {
+        s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
+        return;
+    }
+    node_read_body(r, BUCKET_BODY_MAX, create_body, free, xstrdup(bucket));
+}
+
+/* A change of a bucket through the native API (deletion, tags): 204, or
+ * the S3 error. */
+static void change_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct bucket_op *o = arg;
+    (void)len;
+    if (status == 204 || status == 200)
+        http_reply(o->r, 204, NULL, NULL, 0);
+    else if (status == 404)
+        s3_error(o->r, 404, "NoSuchBucket", "the specified bucket does not exist");
+    else
+        s3_error(o->r, status ? status : 503, status ? "InternalError" : "ServiceUnavailable",
+                 "%s failed: %.200s", o->what, status ? body : err);
+    bucket_op_free(o);
+}
+
+/* DeleteBucket: the bucket's first cached name, if any, decides. */
+static void delete_checked(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct bucket_op *o = arg;
+    struct http_req *r = o->r;
+    json_t *j;
+    json_t *objs = buckets_page_objects(status, body, len, &j);
+    if (!objs) {
+        s3_error(r, 503, "ServiceUnavailable", "cannot tell whether the bucket is empty: %.200s",
+                 status ? body : err);
+        bucket_op_free(o);
+    } else if (json_array_size(objs) > 0) {
+        s3_error(r, 409, "BucketNotEmpty", "the bucket you tried to delete is not empty");
+        bucket_op_free(o);
+    } else {
+        char *u = self_url(r, "DELETE", "/v1/buckets/%s", o->bucket);
+        hcli_request(worker_cli(r), "DELETE", u, NULL, 0, NULL, 30000, change_done, o);
+        free(u);
+    }
+    json_decref(j);
+}
+
+void s3bucket_delete(struct http_req *r, const char *bucket)
+{
+    struct bucket_op *o = bucket_op_new(r, bucket, "bucket deletion");
+    char *u = self_url(r, "GET", "/v1/buckets/%s/objects?limit=1&cached=true", bucket);
+    hcli_request(worker_cli(r), "GET", u, NULL, 0, NULL, 30000, delete_checked, o);
+    free(u);
+}
+
+/* ---- DeleteObjects ------------------------------------------------------------- */
+
+struct mdel {
+    struct http_req *r;
+    char bucket[S3_BUCKET_LEN];
+    int quiet;
+    int pending;
+    char **keys;
+    int *status;
+    int n;
+};
+
+static int mdel_key(void *arg, char **f, char *err, size_t errlen)
+{
+    struct mdel *d = arg;
+    if (!f[0] || !f[0][0]) {
+        snprintf(err, errlen, "each Object needs a Key");
+        return -1;
+    }
+    if (d->n == DELETE_KEYS_MAX) {
+        snprintf(err, errlen, "at most %d keys per request", DELETE_KEYS_MAX);
+        return -1;
+    }
+    d->keys = xrealloc(d->keys, sizeof(char *) * (size_t)(d->n + 1));
+    d->keys[d->n++] = xstrdup(f[0]);
+    return 0;
+}
+
+static void mdel_free(struct mdel *d)
+{
+    for (int i = 0; i < d->n; i++)
+        free(d->keys[i]);
+    free(d->keys);
+    free(d->status);
+    free(d);
+}
+
+static void mdel_finish(struct mdel *d)
+{
+    struct gbuf b = {0};
+    gbuf_str(&b, S3_XML_HEAD "<DeleteResult xmlns=\"" S3_NS "\">");
+    for (int i = 0; i < d->n; i++) {
+        int st = d->status[i];
+        if (st == 204 || st == 200 || st == 404) {
+            if (d->quiet)
+                continue;
+            gbuf_str(&b, "<Deleted>");
+            s3_xml_elem(&b, "Key", d->keys[i]);
+            gbuf_str(&b, "</Deleted>");
+        } else {
+            gbuf_str(&b, "<Error>");
+            s3_xml_elem(&b, "Key", d->keys[i]);
+            s3_xml_elem(&b, "Code", st == 400 ? "InvalidArgument" : "InternalError");
+            s3_xml_elem(&b, "Message", st == 400 ? "the key is not valid"
+                                                  : "the storage target could not delete it");
+            gbuf_str(&b, "</Error>");
+        }
+    }
+    gbuf_str(&b, "</DeleteResult>\n");
+    s3front_reply_xml(d->r, 200, &b);
+    http_req_unref(d->r);
+    mdel_free(d);
+}
+
+struct mdel_one {
+    struct mdel *d;
+    int i;
+};
+
+static void mdel_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct mdel_one *o = arg;
+    (void)body;
+    (void)len;
+    (void)err;
+    o->d->status[o->i] = status;
+    if (--o->d->pending == 0)
+        mdel_finish(o->d);
+    free(o);
+}
+
+static void delete_objects_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct mdel *d = xcalloc(1, sizeof(*d));
+    d->r = r;
+    snprintf(d->bucket, sizeof(d->bucket), "%s", (char *)arg);
+    free(arg);
+    if (s3_check_md5(r, body, len)) {
+        free(d);
+        return; /* answered */
+    }
+    static const struct s3xml_spec spec = {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet"};
+    char err[300] = "", quiet[16];
+    int n = s3xml_records(body, len, &spec, mdel_key, d, quiet, err, sizeof(err));
+    if (n <= 0) {
+        mdel_free(d);
+        s3_error(r, 400, "MalformedXML", "%s", n == 0 ? "no keys to delete" : err);
+        return;
+    }
+    d->quiet = !strcasecmp(quiet, "true");
+    d->status = xcalloc((size_t)d->n, sizeof(int));
+    d->pending = 1;
+    http_req_ref(r);
+    struct proxy *p = r->w->ctx;
+    struct cmap *m = cmap_current();
+    for (int i = 0; i < d->n; i++) {
+        char ev[256];
+        if (objname_valid(d->keys[i], strlen(d->keys[i]), ev, sizeof(ev))) {
+            d->status[i] = 400;
+            continue;
+        }
+        const struct cmap_node *owner =
+            objects_owner(m, BMD_PROVIDER_SHOAL, d->bucket, d->keys[i]);
+        if (!owner) { /* a map without targets */
+            d->status[i] = 503;
+            continue;
+        }
+        char *url = objects_url(&p->node, owner, "DELETE", d->bucket, d->keys[i],
+                                strlen(d->keys[i]), NULL);
+        struct mdel_one *o = xcalloc(1, sizeof(*o));
+        o->d = d;
+        o->i = i;
+        d->pending++;
+        hcli_request(worker_cli(r), "DELETE", url, NULL, 0, S3_MODE_HEADER ": 1", 60000,
+                     mdel_done, o);
+        free(url);
+    }
+    cmap_unref(m);
+    if (--d->pending == 0)
+        mdel_finish(d);
+}
+
+void s3bucket_delete_objects(struct http_req *r, const char *bucket)
+{
+    node_read_body(r, DELETE_BODY_MAX, delete_objects_body, free, xstrdup(bucket));
+}
+
+/* ---- bucket tagging and ACL ------------------------------------------------------ */
+
+/*
+ * A bucket's tags are its "labels" property (free-form string labels,
+ * the same idea), changed like any property: a PATCH through this proxy's
+ * native bucket API, which the primary commits to the BMD. tags_set makes
+ * the labels the set in pairs and answers r.
+ */
+static void tags_set(struct http_req *r, const char *bucket, const char *pairs, size_t len)
+{
+    json_t *labels = json_object();
+    const char *k, *v;
+    size_t off = 0;
+    while (s3tag_next(pairs, len, &off, &k, &v))
+        json_object_set_new(labels, k, json_string(v));
+    char *body = json_dumps(json_pack("{s:o}", "labels", labels), JSON_COMPACT);
+    struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's tags");
+    char *u = self_url(r, "PATCH", "/v1/buckets/%s", bucket);
+    hcli_request(worker_cli(r), "PATCH", u, body, strlen(body), NULL, 30000, change_done, o);
+    free(u);
+    free(body);
+}
+
+static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    char *bucket = arg;
+    struct s3tags t = {0};
+    const char *code;
+    char msg[300];
+    if (!s3_check_md5(r, body, len)) {
+        int st = s3tag_parse_xml(body, len, S3TAG_BUCKET_MAX, &t, &code, msg, sizeof(msg));
+        if (st)
+            s3_error(r, st, code, "%s", msg);
+        else
+            tags_set(r, bucket, t.pairs.p, t.pairs.n);
+    }
+    s3tags_free(&t);
+    free(bucket);
+}
+
+void s3bucket_tagging(struct http_req *r, const char *bucket)
+{
+    if (r->method == HTTP_M_PUT) {
+        node_read_body(r, BUCKET_BODY_MAX, tags_body, free, xstrdup(bucket));
+        return;
+    }
+    if (r->method == HTTP_M_DELETE) {
+        tags_set(r, bucket, "", 0);
+        return;
+    }
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(m, BMD_PROVIDER_SHOAL, bucket);
+    json_t *labels = bk ? json_object_get(bk->props, "labels") : NULL;
+    struct gbuf pairs = {0};
+    const char *k;
+    json_t *v;
+    json_object_foreach(labels, k, v) {
+        gbuf_add(&pairs, k, strlen(k) + 1);
+        gbuf_add(&pairs, json_string_value(v), json_string_length(v) + 1);
+    }
+    bmd_unref(m);
+    if (!pairs.n) {
+        s3_error(r, 404, "NoSuchTagSet", "the TagSet does not exist");
+    } else {
+        struct gbuf b = {0};
+        s3tag_xml(&b, pairs.p, pairs.n);
+        s3front_reply_xml(r, 200, &b);
+    }
+    gbuf_free(&pairs);
+}
+
+static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    const char *code;
+    char msg[300];
+    (void)arg;
+    int st = s3sub_acl_check(r, body, len, &code, msg, sizeof(msg));
+    if (st)
+        s3_error(r, st, code, "%s", msg);
+    else /* the ACL asked for is the one it has */
+        http_reply(r, 200, NULL, NULL, 0);
+}
+
+void s3bucket_acl(struct http_req *r)
+{
+    if (r->method == HTTP_M_PUT) {
+        node_read_body(r, BUCKET_BODY_MAX, acl_body, NULL, NULL);
+        return;
+    }
+    struct gbuf b = {0};
+    s3sub_acl_xml(&b);
+    s3front_reply_xml(r, 200, &b);
+}
+
+
+/* ---- HeadBucket, location, versioning ------------------------------------------- */
+
+void s3bucket_head(struct http_req *r)
+{
+    http_resp_header(r, "x-amz-bucket-region", "us-east-1");
+    http_reply(r, 200, NULL, NULL, 0);
+}
+
+void s3bucket_location(struct http_req *r)
+{
+    struct gbuf x = {0};
+    gbuf_str(&x, S3_XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\"></LocationConstraint>\n");
+    s3front_reply_xml(r, 200, &x);
+}
+
+void s3bucket_versioning(struct http_req *r)
+{
+    struct gbuf x = {0};
+    gbuf_str(&x, S3_XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\"/>\n");
+    s3front_reply_xml(r, 200, &x);
+}

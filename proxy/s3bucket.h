@@ -1,0 +1,27 @@
+/*
+ * s3bucket: S3 bucket operations on a proxy (s3bucket.c). Each answers r
+ * (now or later) in S3's XML; the caller has authenticated r and, but for
+ * create, made sure the Shoal bucket exists.
+ */
+#ifndef SHOAL_PROXY_S3BUCKET_H
+#define SHOAL_PROXY_S3BUCKET_H
+
+struct http_req;
+
+/* ListBuckets: every Shoal bucket. */
+void s3bucket_list_all(struct http_req *r);
+/* CreateBucket (bucket as the client named it: checked here). */
+void s3bucket_create(struct http_req *r, const char *bucket);
+/* DeleteBucket, refused while the bucket holds objects. */
+void s3bucket_delete(struct http_req *r, const char *bucket);
+void s3bucket_head(struct http_req *r);
+void s3bucket_location(struct http_req *r);
+void s3bucket_versioning(struct http_req *r);
+/* GET, PUT and DELETE ?tagging: the bucket's "labels" property. */
+void s3bucket_tagging(struct http_req *r, const char *bucket);
+/* GET and PUT ?acl: the one ACL Shoal has. */
+void s3bucket_acl(struct http_req *r);
+/* POST ?delete: DeleteObjects. */
+void s3bucket_delete_objects(struct http_req *r, const char *bucket);
+
+#endif

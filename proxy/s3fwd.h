@@ -1,0 +1,18 @@
+/*
+ * s3fwd: S3 object requests on a proxy (s3fwd.c): checked, then streamed
+ * to the owning target (or redirected there in s3_redirect mode).
+ */
+#ifndef SHOAL_PROXY_S3FWD_H
+#define SHOAL_PROXY_S3FWD_H
+
+#include <stddef.h>
+
+struct http_req;
+struct s3auth_result;
+
+/* r on bucket/key (klen bytes, as the path had it), signed by auth (read
+ * during the call only). Answers r, now or later. */
+void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
+                  const char *key, size_t klen);
+
+#endif

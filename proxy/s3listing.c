@@ -1,0 +1,489 @@
+/*
+ * s3listing: the S3 listings of the proxies: ListObjects (v1), ListObjectsV2,
+ * ListObjectVersions (one "null" version per name) and
+ * ListMultipartUploads.
+ *
+ * Object listings read this proxy's native merged listing page by page
+ * (over HTTP, signed as the cluster) and cut S3's page from it: names
+ * after the marker, rolled up into CommonPrefixes at the delimiter, at
+ * most max-keys. A continuation token carries the native page token and
+ * the last name returned; a Shoal bucket's native token is a name itself,
+ * a backed bucket's is the backend's. Uploads in progress are asked of
+ * every target and merged.
+ *
+ * Thread: the worker's loop; every call answers r, now or later.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "buckets.h"
+#include "cmap.h"
+#include "hcli.h"
+#include "http.h"
+#include "node.h"
+#include "objname.h"
+#include "proxy.h"
+#include "s3.h"
+#include "s3front.h"
+#include "s3listing.h"
+#include "util.h"
+#include "worker.h"
+
+#define LIST_MAX_KEYS 1000
+#define LIST_MAX_PAGES 200      /* native pages read for one S3 page, at most */
+
+struct listing {
+    struct http_req *r;
+    enum s3listing_kind kind;
+    char bucket[S3_BUCKET_LEN];
+    char *prefix, *delim, *after;  /* after: names up to it are skipped */
+    char *token_in;                /* the client's continuation token, echoed */
+    char *page;                    /* native token of the page being read */
+    int max_keys;
+    int url_enc;
+    int remote;                    /* backend listing: page tokens are not names */
+    int pages;
+    int count;
+    int truncated;
+    char *next;                    /* resume point: a name or a common prefix */
+    char *last_cp;
+    struct gbuf items;             /* <Contents>/<Version> elements */
+    struct gbuf cps;               /* <CommonPrefixes> elements */
+};
+
+static void listing_free(struct listing *l)
+{
+    http_req_unref(l->r);
+    free(l->prefix);
+    free(l->delim);
+    free(l->after);
+    free(l->token_in);
+    free(l->page);
+    free(l->next);
+    free(l->last_cp);
+    gbuf_free(&l->items);
+    gbuf_free(&l->cps);
+    free(l);
+}
+
+/* A value in the listing, URL-encoded when the client asked for it. */
+static void list_value(struct listing *l, struct gbuf *b, const char *elem, const char *v)
+{
+    if (l->url_enc) {
+        char *e = http_pct_encode(v, strlen(v), 1);
+        s3_xml_elem(b, elem, e);
+        free(e);
+    } else {
+        s3_xml_elem(b, elem, v);
+    }
+}
+
+/* Continuation tokens: hex of "page-token \0 after". */
+static char *token_make(const char *page, const char *after)
+{
+    size_t pl = strlen(page), al = strlen(after);
+    char *raw = xmalloc(pl + al + 1);
+    memcpy(raw, page, pl);
+    raw[pl] = '\0';
+    memcpy(raw + pl + 1, after, al);
+    char *hex = xmalloc(2 * (pl + al + 1) + 1);
+    hex_encode(raw, pl + al + 1, hex);
+    free(raw);
+    return hex;
+}
+
+static int token_parse(const char *hex, char **page, char **after)
+{
+    size_t n = strlen(hex);
+    if (n == 0 || n % 2 || n > 8192)
+        return -1;
+    char *raw = xmalloc(n / 2 + 1);
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+            free(raw);
+            return -1;
+        }
+        raw[i] = (char)v;
+    }
+    raw[n / 2] = '\0';
+    size_t pl = strlen(raw);
+    if (pl >= n / 2) {
+        free(raw);
+        return -1;
+    }
+    *page = xstrdup(raw);
+    *after = xstrndup(raw + pl + 1, n / 2 - pl - 1);
+    free(raw);
+    return 0;
+}
+
+static void list_finish(struct listing *l)
+{
+    struct http_req *r = l->r;
+    struct gbuf b = {0};
+    const char *root = l->kind == S3LISTING_VERSIONS ? "ListVersionsResult" : "ListBucketResult";
+    gbuf_str(&b, S3_XML_HEAD "<");
+    gbuf_str(&b, root);
+    gbuf_str(&b, " xmlns=\"" S3_NS "\">");
+    s3_xml_elem(&b, "Name", l->bucket);
+    list_value(l, &b, "Prefix", l->prefix);
+    if (l->delim[0])
+        list_value(l, &b, "Delimiter", l->delim);
+    char num[32];
+    snprintf(num, sizeof(num), "%d", l->max_keys);
+    s3_xml_elem(&b, "MaxKeys", num);
+    if (l->url_enc)
+        s3_xml_elem(&b, "EncodingType", "url");
+    s3_xml_elem(&b, "IsTruncated", l->truncated ? "true" : "false");
+    const char *next = l->truncated && l->next ? l->next : NULL;
+    if (l->kind == S3LISTING_V2) {
+        snprintf(num, sizeof(num), "%d", l->count);
+        s3_xml_elem(&b, "KeyCount", num);
+        if (l->token_in)
+            s3_xml_elem(&b, "ContinuationToken", l->token_in);
+        char sa[OBJNAME_MAX + 1];
+        if (http_query_get(r, "start-after", sa, sizeof(sa)) >= 0)
+            list_value(l, &b, "StartAfter", sa);
+        if (next) {
+            char *t = token_make(l->page ? l->page : "", next);
+            s3_xml_elem(&b, "NextContinuationToken", t);
+            free(t);
+        }
+    } else if (l->kind == S3LISTING_V1) {
+        char mk[OBJNAME_MAX + 1];
+        list_value(l, &b, "Marker", http_query_get(r, "marker", mk, sizeof(mk)) >= 0 ? mk : "");
+        if (next)
+            list_value(l, &b, "NextMarker", next);
+    } else {
+        char mk[OBJNAME_MAX + 1];
+        list_value(l, &b, "KeyMarker",
+                   http_query_get(r, "key-marker", mk, sizeof(mk)) >= 0 ? mk : "");
+        s3_xml_elem(&b, "VersionIdMarker", "");
+        if (next) {
+            list_value(l, &b, "NextKeyMarker", next);
+            s3_xml_elem(&b, "NextVersionIdMarker", "null");
+        }
+    }
+    gbuf_add(&b, l->items.p, l->items.n);
+    gbuf_add(&b, l->cps.p, l->cps.n);
+    gbuf_str(&b, "</");
+    gbuf_str(&b, root);
+    gbuf_str(&b, ">\n");
+    s3front_reply_xml(r, 200, &b);
+    listing_free(l);
+}
+
+static void list_item(struct listing *l, json_t *o, const char *name)
+{
+    char date[40], size[24];
+    const char *lm = json_string_value(json_object_get(o, "last_modified"));
+    if (lm && lm[0])
+        snprintf(date, sizeof(date), "%s", lm);
+    else
+        s3_iso_date((uint64_t)json_integer_value(json_object_get(o, "mtime")), date,
+                    sizeof(date));
+    snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(o, "size")));
+    const char *etag = json_string_value(json_object_get(o, "etag"));
+    struct gbuf *b = &l->items;
+    gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "<Version>" : "<Contents>");
+    list_value(l, b, "Key", name);
+    if (l->kind == S3LISTING_VERSIONS) {
+        s3_xml_elem(b, "VersionId", "null");
+        s3_xml_elem(b, "IsLatest", "true");
+    }
+    s3_xml_elem(b, "LastModified", date);
+    s3_xml_elem(b, "ETag", etag ? etag : "");
+    s3_xml_elem(b, "Size", size);
+    s3_xml_elem(b, "StorageClass", "STANDARD");
+    gbuf_str(b, "<Owner>" S3_OWNER_XML "</Owner>");
+    gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "</Version>" : "</Contents>");
+}
+
+static void list_next_page(struct listing *l);
+
+static void set_str(char **dst, const char *s, size_t n)
+{
+    free(*dst);
+    *dst = xstrndup(s, n);
+}
+
+static void list_page(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct listing *l = arg;
+    struct http_req *r = l->r;
+    json_t *j;
+    json_t *objs = buckets_page_objects(status, body, len, &j);
+    if (!objs) {
+        json_decref(j);
+        if (status == 404)
+            s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        else
+            s3_error(r, status >= 500 || !status ? 503 : status,
+                     status >= 500 || !status ? "ServiceUnavailable" : "InvalidRequest",
+                     "listing failed: %.200s", status ? body : err);
+        listing_free(l);
+        return;
+    }
+    size_t pl = strlen(l->prefix), dl = strlen(l->delim);
+    size_t i;
+    json_t *o;
+    json_array_foreach(objs, i, o) {
+        json_t *nj = json_object_get(o, "name");
+        const char *name = json_string_value(nj);
+        size_t nl = json_string_length(nj);
+        if (!name || nl < pl || memcmp(name, l->prefix, pl))
+            continue;
+        if (l->after && strcmp(name, l->after) <= 0)
+            continue;
+        const char *d = dl ? memmem(name + pl, nl - pl, l->delim, dl) : NULL;
+        if (d) {
+            size_t cl = (size_t)(d - name) + dl;
+            if (l->last_cp && strlen(l->last_cp) == cl && !memcmp(l->last_cp, name, cl))
+                continue;
+            if (l->count == l->max_keys) {
+                l->truncated = 1;
+                break;
+            }
+            set_str(&l->last_cp, name, cl);
+            set_str(&l->next, name, cl);
+            gbuf_str(&l->cps, "<CommonPrefixes>");
+            char *cp = xstrndup(name, cl);
+            list_value(l, &l->cps, "Prefix", cp);
+            free(cp);
+            gbuf_str(&l->cps, "</CommonPrefixes>");
+        } else {
+            if (l->count == l->max_keys) {
+                l->truncated = 1;
+                break;
+            }
+            list_item(l, o, name);
+            set_str(&l->next, name, nl);
+        }
+        l->count++;
+    }
+    const char *nt = json_string_value(json_object_get(j, "next"));
+    if (!l->truncated && nt && nt[0]) {
+        if (++l->pages >= LIST_MAX_PAGES || l->count == l->max_keys) {
+            /* stop here; the client resumes from the last name or prefix */
+            l->truncated = 1;
+        } else if (!l->remote && l->last_cp && !strncmp(nt, l->last_cp, strlen(l->last_cp))) {
+            /* the rest of this common prefix is skipped, not read */
+            free(l->page);
+            l->page = xasprintf("%s\xff", l->last_cp);
+            json_decref(j);
+            list_next_page(l);
+            return;
+        } else {
+            set_str(&l->page, nt, strlen(nt));
+            json_decref(j);
+            list_next_page(l);
+            return;
+        }
+    }
+    json_decref(j);
+    /* A resume point inside a common prefix skips the rest of it. */
+    if (l->truncated && l->next && l->last_cp && !strcmp(l->next, l->last_cp)) {
+        char *skip = xasprintf("%s\xff", l->last_cp);
+        free(l->next);
+        l->next = skip;
+    }
+    if (l->truncated && l->kind != S3LISTING_V2 && l->next && l->last_cp &&
+        !strncmp(l->next, l->last_cp, strlen(l->last_cp)))
+        set_str(&l->next, l->last_cp, strlen(l->last_cp)); /* V1 markers are names */
+    list_finish(l);
+}
+
+static void list_next_page(struct listing *l)
+{
+    struct http_req *r = l->r;
+    char *ep = http_pct_encode(l->prefix, strlen(l->prefix), 0);
+    const char *tok = l->page ? l->page : "";
+    char *et = http_pct_encode(tok, strlen(tok), 0);
+    struct proxy *p = r->w->ctx;
+    int want = l->max_keys - l->count + 1; /* one more tells whether there is more */
+    if (want > LIST_MAX_KEYS + 1)
+        want = LIST_MAX_KEYS + 1;
+    char *u = node_signed_urlf(&p->node, "GET", p->conf.public_url,
+                               "/v1/buckets/%s/objects?prefix=%s&token=%s&limit=%d", l->bucket,
+                               ep, et, want);
+    hcli_request(worker_cli(r), "GET", u, NULL, 0, NULL, 60000, list_page, l);
+    free(u);
+    free(ep);
+    free(et);
+}
+
+void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_kind kind)
+{
+    char prefix[OBJNAME_MAX + 1] = "", delim[64] = "", mk[16], enc[16];
+    char tok[8200], after[OBJNAME_MAX + 1] = "";
+    if (http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
+        http_query_get(r, "delimiter", delim, sizeof(delim)) == -2) {
+        s3_error(r, 400, "InvalidArgument", "prefix or delimiter too long or badly encoded");
+        return;
+    }
+    struct listing *l = xcalloc(1, sizeof(*l));
+    l->r = r;
+    l->kind = kind;
+    snprintf(l->bucket, sizeof(l->bucket), "%s", bucket);
+    l->max_keys = LIST_MAX_KEYS;
+    if (http_query_get(r, "max-keys", mk, sizeof(mk)) >= 0) {
+        uint64_t v;
+        if (parse_u64(mk, strlen(mk), &v)) {
+            free(l);
+            s3_error(r, 400, "InvalidArgument", "max-keys must be a non-negative integer");
+            return;
+        }
+        l->max_keys = v > LIST_MAX_KEYS ? LIST_MAX_KEYS : (int)v;
+    }
+    if (http_query_get(r, "encoding-type", enc, sizeof(enc)) >= 0) {
+        if (strcmp(enc, "url")) {
+            free(l);
+            s3_error(r, 400, "InvalidArgument", "encoding-type must be url");
+            return;
+        }
+        l->url_enc = 1;
+    }
+    l->prefix = xstrdup(prefix);
+    l->delim = xstrdup(delim);
+    http_req_ref(r);
+    int remote = l->remote = buckets_listed_by_backend(BMD_PROVIDER_SHOAL, bucket);
+    if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) >= 0) {
+        char *page, *aft;
+        if (token_parse(tok, &page, &aft)) {
+            listing_free(l);
+            s3_error(r, 400, "InvalidArgument", "the continuation token is not valid");
+            return;
+        }
+        l->token_in = xstrdup(tok);
+        l->page = remote ? page : xstrdup(aft);
+        l->after = aft;
+        if (!remote)
+            free(page);
+    } else {
+        const char *arg = kind == S3LISTING_V2 ? "start-after"
+                          : kind == S3LISTING_V1 ? "marker"
+                                            : "key-marker";
+        if (http_query_get(r, arg, after, sizeof(after)) >= 0 && after[0]) {
+            l->after = xstrdup(after);
+            /* a Shoal bucket's listing starts after a name directly */
+            if (!remote)
+                l->page = xstrdup(after);
+            /* a marker that is a common prefix resumes after all of it */
+            size_t al = strlen(after), dl = strlen(delim);
+            if (dl && al >= dl && !strcmp(after + al - dl, delim))
+                l->last_cp = xstrdup(after);
+        }
+    }
+    if (l->max_keys == 0) {
+        list_finish(l);
+        return;
+    }
+    list_next_page(l);
+}
+
+/* ---- multipart uploads in progress ------------------------------------------ */
+
+struct ulist {
+    struct http_req *r;
+    char bucket[S3_BUCKET_LEN];
+    json_t *all;
+    int pending;
+    int failed;
+};
+
+static int upload_cmp(const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int c = strcmp(json_string_value(json_object_get(x, "name")),
+                   json_string_value(json_object_get(y, "name")));
+    return c ? c
+             : strcmp(json_string_value(json_object_get(x, "upload")),
+                      json_string_value(json_object_get(y, "upload")));
+}
+
+static void ulist_finish(struct ulist *l)
+{
+    struct http_req *r = l->r;
+    if (l->failed) {
+        s3_error(r, 503, "ServiceUnavailable", "a storage target did not answer");
+    } else {
+        size_t n = json_array_size(l->all);
+        json_t **v = xcalloc(n + 1, sizeof(*v));
+        for (size_t i = 0; i < n; i++)
+            v[i] = json_array_get(l->all, i);
+        qsort(v, n, sizeof(*v), upload_cmp);
+        struct gbuf b = {0};
+        gbuf_str(&b, S3_XML_HEAD "<ListMultipartUploadsResult xmlns=\"" S3_NS "\">");
+        s3_xml_elem(&b, "Bucket", l->bucket);
+        char pre[OBJNAME_MAX + 1] = "";
+        http_query_get(r, "prefix", pre, sizeof(pre));
+        s3_xml_elem(&b, "Prefix", pre);
+        s3_xml_elem(&b, "KeyMarker", "");
+        s3_xml_elem(&b, "UploadIdMarker", "");
+        s3_xml_elem(&b, "MaxUploads", "1000");
+        s3_xml_elem(&b, "IsTruncated", "false");
+        for (size_t i = 0; i < n && i < 1000; i++) {
+            char date[40];
+            s3_iso_date((uint64_t)json_integer_value(json_object_get(v[i], "initiated")), date,
+                        sizeof(date));
+            gbuf_str(&b, "<Upload>");
+            s3_xml_elem(&b, "Key", json_string_value(json_object_get(v[i], "name")));
+            s3_xml_elem(&b, "UploadId", json_string_value(json_object_get(v[i], "upload")));
+            gbuf_str(&b, "<Initiator>" S3_OWNER_XML "</Initiator>"
+                         "<Owner>" S3_OWNER_XML "</Owner>");
+            s3_xml_elem(&b, "StorageClass", "STANDARD");
+            s3_xml_elem(&b, "Initiated", date);
+            gbuf_str(&b, "</Upload>");
+        }
+        free(v);
+        gbuf_str(&b, "</ListMultipartUploadsResult>\n");
+        s3front_reply_xml(r, 200, &b);
+    }
+    json_decref(l->all);
+    http_req_unref(r);
+    free(l);
+}
+
+static void ulist_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct ulist *l = arg;
+    (void)err;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *ups = j ? json_object_get(j, "uploads") : NULL;
+    if (json_is_array(ups))
+        json_array_extend(l->all, ups);
+    else
+        l->failed = 1;
+    json_decref(j);
+    if (--l->pending == 0)
+        ulist_finish(l);
+}
+
+void s3listing_uploads(struct http_req *r, const char *bucket)
+{
+    char pre[OBJNAME_MAX + 1] = "";
+    http_query_get(r, "prefix", pre, sizeof(pre));
+    struct ulist *l = xcalloc(1, sizeof(*l));
+    l->r = r;
+    snprintf(l->bucket, sizeof(l->bucket), "%s", bucket);
+    l->all = json_array();
+    l->pending = 1;
+    http_req_ref(r);
+    char *ep = http_pct_encode(pre, strlen(pre), 0);
+    struct cmap *m = cmap_current();
+    for (int i = 0; m && i < m->n_targets; i++) {
+        const struct cmap_node *t = &m->nodes[m->targets[i]];
+        char *u = node_signed_urlf(r->w->ctx, "GET", t->url,
+                                   "/v1/internal/uploads?bucket=%s&prefix=%s", bucket, ep);
+        l->pending++;
+        hcli_request(worker_cli(r), "GET", u, NULL, 0, NULL, 30000, ulist_one, l);
+        free(u);
+    }
+    cmap_unref(m);
+    free(ep);
+    if (--l->pending == 0)
+        ulist_finish(l);
+}

@@ -1,0 +1,190 @@
+/*
+ * s3route: the S3 API of the proxies, at /s3/ (path style: /s3/BUCKET/KEY),
+ * at the root of the S3 port, and virtual-host style where the Host names
+ * a bucket.
+ *
+ * Every request is verified first (s3auth) and every error is S3 XML.
+ * Then it is a request on the service (ListBuckets), on a bucket
+ * (s3bucket.c, s3listing.c: a subresource is served or refused, never
+ * taken for the plain operation), or on an object (s3fwd.c). Each is
+ * named an operation (r->op: s3.get, s3.list ...) by which the proxy
+ * counts it once it is answered (s3route_done).
+ *
+ * Thread: the worker's loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bmd.h"
+#include "buckets.h"
+#include "http.h"
+#include "proxy.h"
+#include "s3.h"
+#include "s3auth.h"
+#include "s3bucket.h"
+#include "s3front.h"
+#include "s3fwd.h"
+#include "s3listing.h"
+#include "s3route.h"
+#include "s3sub.h"
+#include "util.h"
+
+/* A bucket's subresource (served for r's method: s3sub_serves) or the
+ * bucket itself. */
+static void bucket_request(struct http_req *r, const char *b)
+{
+    const struct s3sub *sub = s3sub_find(r);
+    if (sub && !s3sub_serves(sub, 0, r->method)) {
+        s3sub_refuse(r, sub, 0);
+        return;
+    }
+    if (r->method == HTTP_M_PUT && !sub) {
+        s3bucket_create(r, b);
+        return;
+    }
+    if (!buckets_exist(BMD_PROVIDER_SHOAL, b)) {
+        s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        return;
+    }
+    switch (sub ? sub->id : 0) {
+    case S3SUB_LOCATION: s3bucket_location(r); return;
+    case S3SUB_VERSIONING: s3bucket_versioning(r); return;
+    case S3SUB_UPLOADS: s3listing_uploads(r, b); return;
+    case S3SUB_DELETE: s3bucket_delete_objects(r, b); return;
+    case S3SUB_VERSIONS: s3listing_objects(r, b, S3LISTING_VERSIONS); return;
+    case S3SUB_TAGGING: s3bucket_tagging(r, b); return;
+    case S3SUB_ACL: s3bucket_acl(r); return;
+    case 0: break;
+    default: /* served by the table, unknown here: never the plain operation */
+        s3sub_refuse(r, sub, 0);
+        return;
+    }
+    if (r->method == HTTP_M_HEAD) {
+        s3bucket_head(r);
+    } else if (r->method == HTTP_M_DELETE) {
+        s3bucket_delete(r, b);
+    } else if (r->method == HTTP_M_GET) {
+        char lt[8];
+        int v2 = http_query_get(r, "list-type", lt, sizeof(lt)) >= 0 && !strcmp(lt, "2");
+        s3listing_objects(r, b, v2 ? S3LISTING_V2 : S3LISTING_V1);
+    } else {
+        s3_error(r, 501, "NotImplemented", "%s on a bucket is not implemented", r->method_name);
+    }
+}
+
+/* The bucket a virtual-host style request names in its Host header
+ * ("BUCKET.anything"), when that bucket exists; IP literals name none. */
+static int vhost_bucket(const struct http_req *r, char *out, size_t n)
+{
+    const char *h = http_req_header(r, "Host");
+    const char *dot = h ? strchr(h, '.') : NULL;
+    if (!dot || dot == h || (size_t)(dot - h) >= n)
+        return 0;
+    size_t hl = strcspn(h, ":");
+    if (strspn(h, "0123456789.") >= hl || h[0] == '[')
+        return 0;
+    memcpy(out, h, (size_t)(dot - h));
+    out[dot - h] = '\0';
+    return bmd_valid_name(out, strlen(out)) && buckets_exist(BMD_PROVIDER_SHOAL, out);
+}
+
+/* What an S3 request names, parsed from its path (and Host). */
+enum s3what { S3W_SERVICE, S3W_BUCKET, S3W_OBJECT, S3W_BAD_BUCKET };
+
+static enum s3what s3_parse(const struct http_req *r, const char *rest, size_t rl,
+                            char bucket[S3_BUCKET_LEN], const char **key, size_t *klen)
+{
+    *key = rest;
+    *klen = rl;
+    if (vhost_bucket(r, bucket, S3_BUCKET_LEN))
+        return rl == 0 ? S3W_BUCKET : S3W_OBJECT;
+    if (rl == 0)
+        return S3W_SERVICE;
+    const char *slash = memchr(rest, '/', rl);
+    size_t bl = slash ? (size_t)(slash - rest) : rl;
+    if (bl == 0 || bl >= S3_BUCKET_LEN || memchr(rest, '\0', bl))
+        return S3W_BAD_BUCKET;
+    memcpy(bucket, rest, bl);
+    bucket[bl] = '\0';
+    if (!slash || bl + 1 == rl)
+        return S3W_BUCKET;
+    *key = slash + 1;
+    *klen = rl - bl - 1;
+    return S3W_OBJECT;
+}
+
+/* ---- metrics ------------------------------------------------------------------ */
+
+/* The operations S3 requests are counted as (r->op, also the label of
+ * their latencies): object requests by method, the object and upload
+ * listings as list, the rest (bucket operations, ListBuckets, POST on
+ * objects, paths that name no valid bucket) as other. */
+static const char *const op_names[] = {
+    [ST_GET] = "s3.get",       [ST_HEAD] = "s3.head", [ST_PUT] = "s3.put",
+    [ST_DELETE] = "s3.delete", [ST_LIST] = "s3.list", [ST_OTHER] = "s3.other",
+};
+
+static const char *op_of(const struct http_req *r, enum s3what w)
+{
+    enum stat_op st = ST_OTHER;
+    if (w == S3W_OBJECT) {
+        st = r->method == HTTP_M_GET      ? ST_GET
+             : r->method == HTTP_M_HEAD   ? ST_HEAD
+             : r->method == HTTP_M_PUT    ? ST_PUT
+             : r->method == HTTP_M_DELETE ? ST_DELETE
+                                          : ST_OTHER;
+    } else if (w == S3W_BUCKET && r->method == HTTP_M_GET) {
+        const struct s3sub *sub = s3sub_find(r);
+        if (!sub || sub->id == S3SUB_VERSIONS || sub->id == S3SUB_UPLOADS)
+            st = ST_LIST;
+    }
+    return op_names[st];
+}
+
+void s3route_done(struct http_req *r)
+{
+    struct proxy *p = r->w->ctx;
+    for (size_t i = 0; i < ARRAY_LEN(op_names); i++) {
+        if (op_names[i] && r->op == op_names[i]) {
+            node_count(&p->node, (enum stat_op)i, r->status);
+            return;
+        }
+    }
+}
+
+/* ---- entry -------------------------------------------------------------------- */
+
+void s3route(struct http_req *r, const char *rest, size_t rl)
+{
+    struct proxy *p = r->w->ctx;
+    char bucket[S3_BUCKET_LEN], msg[300];
+    const char *key, *code = NULL;
+    size_t klen;
+    enum s3what w = s3_parse(r, rest, rl, bucket, &key, &klen);
+    r->op = op_of(r, w);
+    s3_mode(r);
+    struct s3auth_result auth = {0};
+    int st = s3auth_check(&p->node.auth.keys, r, time(NULL), &auth, &code, msg, sizeof(msg));
+    if (st) {
+        s3_error(r, st, code, "%s", msg);
+        return;
+    }
+    switch (w) {
+    case S3W_SERVICE:
+        if (r->method == HTTP_M_GET)
+            s3bucket_list_all(r);
+        else
+            s3_error(r, 405, "MethodNotAllowed", "only GET (ListBuckets) is allowed here");
+        return;
+    case S3W_BAD_BUCKET:
+        s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
+        return;
+    case S3W_BUCKET:
+        bucket_request(r, bucket);
+        return;
+    case S3W_OBJECT:
+        s3fwd_object(r, bucket, &auth, key, klen);
+        return;
+    }
+}

@@ -1,0 +1,84 @@
+/*
+ * backend: the target's client of remote buckets: S3 and S3-compatible
+ * stores, and read-only HTTP origins (backend.c). Each call runs on the
+ * loop of the hcli it is given and retries by itself; its callback fires
+ * once, later, on that loop.
+ */
+#ifndef SHOAL_TARGET_BACKEND_H
+#define SHOAL_TARGET_BACKEND_H
+
+#include <event2/event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bmd.h"
+#include "ometa.h"
+#include "s3req.h"
+
+struct target;
+struct hcli;
+struct hcli_xfer;
+
+enum backend_kind { BK_NONE, BK_S3, BK_HTTP };
+
+/* Where a bucket's objects live remotely, resolved from the BMD. */
+struct backend {
+    enum backend_kind kind;
+    char *label;                 /* "s3://bucket" or the origin URL, for messages */
+    char *bucket;                /* S3 bucket */
+    char *base_url;              /* HTTP origin, no trailing slash */
+    struct s3_cfg s3;
+    int validate_warm_get;
+    int retries;                 /* attempts after the first */
+    int timeout_s;               /* one request */
+};
+
+/* Fill b for a bucket; kind BK_NONE when it has no backend. */
+void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b);
+/* d becomes a copy of s that owns its own strings (backend_free it). */
+void backend_copy(struct backend *d, const struct backend *s);
+void backend_free(struct backend *b);
+
+/* What a backend said about an object. */
+struct backend_obj {
+    int status;                  /* HTTP status; 0 when unreachable */
+    char err[256];               /* why, when not 2xx */
+    int64_t size;                /* -1 when unknown */
+    char etag[OMETA_ETAG_MAX + 1];
+    char version[OMETA_ETAG_MAX + 1];
+    char last_modified[64];
+};
+
+typedef void (*backend_done_fn)(void *arg, const struct backend_obj *o);
+
+/* HEAD, PUT (from fd, size bytes) and DELETE, each retried with backoff on
+ * 5xx, throttling and connection errors; cb fires once on the loop. */
+void backend_head(struct hcli *cli, const struct backend *b, const char *key,
+                  backend_done_fn cb, void *arg);
+void backend_put(struct hcli *cli, const struct backend *b, const char *key, int fd,
+                 int64_t size, backend_done_fn cb, void *arg);
+void backend_delete(struct hcli *cli, const struct backend *b, const char *key,
+                    backend_done_fn cb, void *arg);
+/* ListObjectsV2: one page (at most limit keys) after token; cb gets the
+ * outcome and the raw XML body. */
+typedef void (*backend_list_fn)(void *arg, const struct backend_obj *o, const char *body,
+                                size_t len);
+void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
+                  const char *token, int limit, backend_list_fn cb, void *arg);
+/* URL and signed header lines of a GET (for the streaming fetch). */
+void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
+/* Fill o from a finished exchange's headers. */
+void backend_obj_from(struct backend_obj *o, struct hcli_xfer *x, int status, const char *err);
+/* The <Code> of an S3 XML error body into out ("" when there is none). */
+void backend_err_code(const char *body, char *out, size_t n);
+/* The client status for a backend failure, and a message naming it. */
+int backend_status(const struct backend *b, const struct backend_obj *o, char *msg, size_t len);
+/* Is this failure worth another attempt. */
+int backend_retryable(int status);
+/* Arm *timer (made on cli's loop at first use; its owner event_frees it)
+ * to call fn(arg) after attempt n's backoff (n 1-based, growing
+ * exponentially); returns the delay in milliseconds. */
+int backend_retry_later(struct hcli *cli, int attempt, struct event **timer,
+                        event_callback_fn fn, void *arg);
+
+#endif

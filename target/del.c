@@ -1,0 +1,97 @@
+/*
+ * del: DELETE of an object. In a bucket with a backend the backend's copy
+ * goes first (write-through, like PUT): a failure there (other than 404)
+ * is the answer, and our copy stays. Then ours goes on the I/O pool
+ * (store_delete unlinks the data file and drops the record under the
+ * mountpath's lock). The answer is 404 only when neither had the object
+ * (204 in S3 mode, where deletes are idempotent). An evict (?evict) drops
+ * only our copy.
+ *
+ * Threads: the request's worker; store_delete on the I/O pool.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "del.h"
+#include "http.h"
+#include "iopool.h"
+#include "target.h"
+#include "util.h"
+
+struct del {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;
+    size_t klen;
+    int rc;
+    int remote_found;            /* the backend had it (or cannot tell) */
+    struct backend b;
+};
+
+static void del_free(struct del *d)
+{
+    http_req_unref(d->r);
+    backend_free(&d->b);
+    free(d->mkey);
+    free(d);
+}
+
+static void del_work(void *arg)
+{
+    struct del *d = arg;
+    d->rc = store_delete(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
+                         d->klen);
+    if (d->rc == -ENOENT && d->remote_found)
+        d->rc = 0; /* gone from the backend; we had no copy */
+}
+
+static void del_done(void *arg)
+{
+    struct del *d = arg;
+    if (d->rc == -ENOENT && target_is_s3(d->r))
+        d->rc = 0; /* S3 deletes are idempotent: 204 for a missing key */
+    int st = d->rc ? target_errno_status(d->rc) : 204;
+    node_count(&d->t->node, ST_DELETE, st);
+    if (d->rc == -ENOENT)
+        http_reply_error(d->r, 404, "object not found");
+    else if (d->rc)
+        http_reply_error(d->r, st, "cannot delete object: %s", strerror(-d->rc));
+    else
+        http_reply(d->r, 204, NULL, NULL, 0);
+    del_free(d);
+}
+
+/* The backend's copy is gone (or never was): now ours. */
+static void del_backend_done(void *arg, const struct backend_obj *o)
+{
+    struct del *d = arg;
+    if (o->status != 404 && (o->status < 200 || o->status > 299)) {
+        char msg[300];
+        int st = backend_status(&d->b, o, msg, sizeof(msg));
+        node_count(&d->t->node, ST_DELETE, st);
+        http_reply_error(d->r, st, "%s", msg);
+        del_free(d);
+        return;
+    }
+    d->remote_found = o->status != 404;
+    iopool_submit(d->t->io, d->r->w->q, del_work, del_done, d);
+}
+
+void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                const char *name, char *mkey, size_t klen, int through)
+{
+    struct del *d = xcalloc(1, sizeof(*d));
+    d->t = t;
+    d->r = r;
+    d->mkey = mkey;
+    d->klen = klen;
+    http_req_ref(r);
+    if (through) {
+        backend_resolve(t, bk, &d->b);
+        backend_delete(target_cli(r), &d->b, name, del_backend_done, d);
+    } else {
+        iopool_submit(t->io, r->w->q, del_work, del_done, d);
+    }
+}

@@ -1,0 +1,402 @@
+/*
+ * fetch: an object brought from its bucket's backend into the store.
+ *
+ * One fetch per object, however many ask. Fetches in flight are kept in a
+ * table keyed by the object's store key: FETCH_SLOTS lists, each under its
+ * own lock, the list picked by the key's xxh3. Whoever asks for an object
+ * already being fetched joins that fetch as a waiter, from any worker; so
+ * concurrent cold GETs of one object cost one backend GET.
+ *
+ * A fetch runs on the loop of the caller that started it: a GET through
+ * that loop's hcli (libcurl multi), the bytes written to a work file on
+ * the object's mountpath while checksummed, then committed on the I/O pool
+ * (store_commit) with the backend's ETag. A failure before the backend
+ * starts sending the object (5xx, throttling, no connection) is retried
+ * with backoff, the work file emptied; once a 200 has come, a failure ends
+ * the fetch and commits nothing. A body shorter than its Content-Length is
+ * such a failure.
+ *
+ * No client is needed: the starter passes a completion callback and, if it
+ * streams the bytes somewhere as they land (the cold GET, cold.c), a tap
+ * that sees them and may pause the transfer for backpressure. Waiters are
+ * told on their own loops, after the starter; one that joined after the
+ * last byte came is told it was late (the object was as good as cached).
+ *
+ * Threads: the table from any worker; everything else on the fetch's loop
+ * but the commit (I/O pool).
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "backend.h"
+#include "fetch.h"
+#include "hcli.h"
+#include "iopool.h"
+#include "log.h"
+#include "loopq.h"
+#include "target.h"
+#include "util.h"
+
+#define FETCH_SLOTS 256          /* lists in the table; a power of two */
+
+struct waiter {
+    struct waiter *next;
+    struct loopq *q;             /* where done runs */
+    fetch_done_fn done;
+    void *arg;
+    int late;                    /* joined once the backend transfer was over */
+    int status;                  /* the outcome, set when the fetch ends */
+    char msg[300];
+};
+
+struct slot {
+    pthread_mutex_t mu;
+    struct fetch *head;
+};
+
+struct fetch {
+    struct fetch *next;          /* in its slot's list */
+    struct slot *slot;
+    char *mkey;                  /* the key; immutable */
+    size_t klen;
+    struct waiter *waiters;      /* under the slot's lock */
+    int transferred;             /* under the slot's lock: all bytes in, committing */
+    /* the fetch's loop only (and the commit, which runs alone) */
+    struct target *t;
+    struct hcli *cli;
+    struct loopq *q;             /* the loop: the commit completes there */
+    struct backend b;
+    char *name;
+    const struct fetch_tap *tap; /* the starter's, or NULL */
+    void *tap_arg;
+    fetch_done_fn done;          /* the starter's */
+    void *arg;
+    struct store_mp *mp;
+    int fd;                      /* the work file; -1 once handed to the commit */
+    char work[PATH_MAX];
+    XXH3_state_t *xs;
+    struct hcli_xfer *x;         /* the backend GET, while it runs */
+    struct event *timer;         /* the next attempt's */
+    int attempt;
+    int status;                  /* backend status of the current attempt */
+    int started;                 /* a 200 came: no more attempts */
+    int paused;                  /* the tap holds the transfer */
+    int64_t expect;              /* backend Content-Length, -1 unknown */
+    uint64_t got;
+    int rc;                      /* local write (or work file) error */
+    struct backend_obj obj;
+    char errbody[512];           /* start of an error body, for its <Code> */
+    size_t errlen;
+    struct ometa m;
+};
+
+static struct slot table[FETCH_SLOTS] = {
+    [0 ... FETCH_SLOTS - 1] = {PTHREAD_MUTEX_INITIALIZER, NULL},
+};
+
+static void fetch_attempt(struct fetch *f);
+
+/* ---- the table ------------------------------------------------------------- */
+
+static struct slot *slot_of(const char *mkey, size_t klen)
+{
+    return &table[XXH3_64bits(mkey, klen) & (FETCH_SLOTS - 1)];
+}
+
+/* Join the fetch of mkey in flight as a waiter (returns NULL), or put a
+ * new one in the table (returns it; the caller starts it). */
+static struct fetch *join_or_add(const struct fetch_req *fr, fetch_done_fn done, void *arg)
+{
+    struct slot *s = slot_of(fr->mkey, fr->klen);
+    pthread_mutex_lock(&s->mu);
+    for (struct fetch *f = s->head; f; f = f->next) {
+        if (f->klen == fr->klen && !memcmp(f->mkey, fr->mkey, fr->klen)) {
+            struct waiter *w = xcalloc(1, sizeof(*w));
+            w->q = fr->q;
+            w->done = done;
+            w->arg = arg;
+            w->late = f->transferred;
+            w->next = f->waiters;
+            f->waiters = w;
+            pthread_mutex_unlock(&s->mu);
+            return NULL;
+        }
+    }
+    struct fetch *f = xcalloc(1, sizeof(*f));
+    f->slot = s;
+    f->mkey = xstrndup(fr->mkey, fr->klen);
+    f->klen = fr->klen;
+    f->next = s->head;
+    s->head = f;
+    pthread_mutex_unlock(&s->mu);
+    return f;
+}
+
+static void waiter_run(void *arg)
+{
+    struct waiter *w = arg;
+    struct fetch_result res = {w->status, w->msg, w->late};
+    w->done(w->arg, &res);
+    free(w);
+}
+
+static void fetch_free(struct fetch *f)
+{
+    if (f->fd >= 0) {
+        close(f->fd);
+        unlink(f->work);
+    }
+    if (f->timer)
+        event_free(f->timer);
+    XXH3_freeState(f->xs);
+    backend_free(&f->b);
+    free(f->name);
+    free(f->mkey);
+    free(f);
+}
+
+/* The fetch is over (status 0: committed): it leaves the table, the
+ * starter is told at once, every waiter on its loop; then it is freed. */
+static void fetch_end(struct fetch *f, int status, const char *msg)
+{
+    struct slot *s = f->slot;
+    pthread_mutex_lock(&s->mu);
+    for (struct fetch **pp = &s->head; *pp; pp = &(*pp)->next) {
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
+    }
+    struct waiter *w = f->waiters;
+    pthread_mutex_unlock(&s->mu);
+    struct fetch_result res = {status, msg ? msg : "", 0};
+    f->done(f->arg, &res);
+    while (w) {
+        struct waiter *next = w->next;
+        w->status = status;
+        snprintf(w->msg, sizeof(w->msg), "%s", res.msg);
+        loopq_post(w->q, waiter_run, w);
+        w = next;
+    }
+    fetch_free(f);
+}
+
+static void fetch_fail(struct fetch *f, int status, const char *msg)
+{
+    log_warn("fetch of %s: %s", f->name, msg);
+    fetch_end(f, status, msg);
+}
+
+/* ---- commit ------------------------------------------------------------------ */
+
+static void commit_work(void *arg)
+{
+    struct fetch *f = arg;
+    int fd = f->fd;
+    f->fd = -1; /* store_commit closes it */
+    f->rc = store_commit(&f->t->store, f->mp, f->mkey, f->klen, f->work, fd, &f->m);
+}
+
+static void commit_done(void *arg)
+{
+    struct fetch *f = arg;
+    if (f->rc)
+        log_error("fetch of %s from %s: cannot commit: %s", f->name, f->b.label,
+                  strerror(-f->rc));
+    else
+        log_debug("fetch of %s from %s: %llu bytes cached", f->name, f->b.label,
+                  (unsigned long long)f->got);
+    fetch_end(f, f->rc ? 500 : 0, f->rc ? "cannot cache the object" : NULL);
+}
+
+/* All the backend's bytes are in the work file: commit it. */
+static void transferred(struct fetch *f)
+{
+    if (f->tap)
+        f->tap->transferred(f->tap_arg);
+    f->m.size = f->got;
+    f->m.cksum = XXH3_64bits_digest(f->xs);
+    snprintf(f->m.backend_etag, sizeof(f->m.backend_etag), "%s", f->obj.etag);
+    pthread_mutex_lock(&f->slot->mu);
+    f->transferred = 1;
+    pthread_mutex_unlock(&f->slot->mu);
+    iopool_submit(f->t->io, f->q, commit_work, commit_done, f);
+}
+
+/* ---- the backend GET ------------------------------------------------------- */
+
+static int on_headers(void *arg, struct hcli_xfer *x, int status)
+{
+    struct fetch *f = arg;
+    f->status = status;
+    backend_obj_from(&f->obj, x, status, NULL);
+    if (status == 200) {
+        f->expect = f->obj.size;
+        f->started = 1;
+        if (f->tap)
+            f->tap->begin(f->tap_arg, &f->obj, f->fd);
+    }
+    return 0;
+}
+
+static int on_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+{
+    struct fetch *f = arg;
+    (void)x;
+    if (f->status != 200) {
+        size_t room = sizeof(f->errbody) - 1 - f->errlen, k = n < room ? n : room;
+        memcpy(f->errbody + f->errlen, p, k);
+        f->errlen += k;
+        f->errbody[f->errlen] = '\0';
+        return 0;
+    }
+    XXH3_64bits_update(f->xs, p, n);
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(f->fd, p + off, n - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            f->rc = -errno;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (f->tap)
+        f->tap->data(f->tap_arg, f->got, p, n);
+    f->got += n;
+    return 0;
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fetch_attempt(arg);
+}
+
+/* Another attempt after a failure that may pass, if the backend has sent
+ * nothing of the object yet and attempts remain: 1 when one is set. */
+static int retry(struct fetch *f, int status, const char *err)
+{
+    if (f->started || !backend_retryable(status) || f->attempt > f->b.retries)
+        return 0;
+    if (ftruncate(f->fd, 0) || lseek(f->fd, 0, SEEK_SET))
+        return 0;
+    XXH3_64bits_reset(f->xs);
+    f->got = 0;
+    int ms = backend_retry_later(f->cli, f->attempt, &f->timer, retry_cb, f);
+    log_info("fetch of %s from %s: %s; retry in %d ms", f->name, f->b.label,
+             status ? "server error" : (err ? err : "?"), ms);
+    return 1;
+}
+
+static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+{
+    struct fetch *f = arg;
+    (void)x;
+    f->x = NULL;
+    if (status == 200 && f->rc == 0 && (f->expect < 0 || f->got == (uint64_t)f->expect)) {
+        transferred(f);
+        return;
+    }
+    char msg[300] = "";
+    if (f->rc) {
+        snprintf(msg, sizeof(msg), "cannot write the object locally: %s", strerror(-f->rc));
+        fetch_fail(f, f->rc == -ENOSPC ? 507 : 500, msg);
+        return;
+    }
+    if (status == 200) {
+        snprintf(msg, sizeof(msg), "backend %s ended the body after %llu of %lld bytes",
+                 f->b.label, (unsigned long long)f->got, (long long)f->expect);
+        status = 0;
+    }
+    if (retry(f, status, err))
+        return;
+    struct backend_obj o = f->obj;
+    o.status = status;
+    if (!status)
+        snprintf(o.err, sizeof(o.err), "%.250s", err ? err : msg);
+    else if (f->errlen)
+        backend_err_code(f->errbody, o.err, sizeof(o.err));
+    int st = backend_status(&f->b, &o, msg, sizeof(msg));
+    fetch_fail(f, st, msg);
+}
+
+static const struct hcli_ops fetch_ops = {on_headers, on_data, NULL, on_done};
+
+static void fetch_attempt(struct fetch *f)
+{
+    struct s3_req q;
+    f->attempt++;
+    f->status = 0;
+    f->errlen = 0;
+    backend_get_req(&f->b, f->name, &q);
+    f->x = hcli_start(f->cli, "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
+                      (long)f->b.timeout_s * 1000, &fetch_ops, f);
+    s3_req_free(&q);
+}
+
+/* The work file could not be made (f->rc); told on the loop, as the
+ * contract wants. */
+static void open_failed(void *arg)
+{
+    struct fetch *f = arg;
+    char msg[200];
+    snprintf(msg, sizeof(msg), "cannot create a work file: %s", strerror(-f->rc));
+    fetch_fail(f, f->rc == -ENOSPC ? 507 : 500, msg);
+}
+
+/* ---- entry points ------------------------------------------------------------ */
+
+struct fetch *fetch_get(const struct fetch_req *fr, const struct fetch_tap *tap, void *tap_arg,
+                        fetch_done_fn done, void *arg)
+{
+    struct fetch *f = join_or_add(fr, done, arg);
+    if (!f)
+        return NULL;
+    f->t = fr->t;
+    f->cli = fr->cli;
+    f->q = fr->q;
+    backend_copy(&f->b, fr->b);
+    f->name = xstrdup(fr->name);
+    f->tap = tap;
+    f->tap_arg = tap_arg;
+    f->done = done;
+    f->arg = arg;
+    f->expect = -1;
+    f->mp = store_pick(&f->t->store, f->mkey, f->klen);
+    f->xs = XXH3_createState();
+    XXH3_64bits_reset(f->xs);
+    f->fd = store_work_open(f->mp, &f->m.uid, f->work, sizeof(f->work));
+    if (f->fd < 0) {
+        f->rc = f->fd;
+        f->fd = -1;
+        loopq_post(f->q, open_failed, f);
+        return f;
+    }
+    fetch_attempt(f);
+    return f;
+}
+
+void fetch_pause(struct fetch *f)
+{
+    if (!f->paused && f->x) {
+        f->paused = 1;
+        hcli_pause(f->x);
+    }
+}
+
+void fetch_resume(struct fetch *f)
+{
+    if (f->paused && f->x) {
+        f->paused = 0;
+        hcli_resume(f->x);
+    }
+}

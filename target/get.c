@@ -1,0 +1,150 @@
+/*
+ * get: GET and HEAD of an object the drives hold, shared by plain buckets
+ * (obj.c) and by backed ones once the object is cached (cold.c).
+ *
+ * The metadata record says which version's data file to open; the bytes
+ * then go to the client with sendfile from that file, which stays valid
+ * however the object changes meanwhile (a PUT commits a new file, it does
+ * not write over the old one). Conditional requests follow RFC 9110's
+ * order (If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since);
+ * one byte range is served (hdrparse); in S3 mode the response-* query
+ * parameters override the headers S3 lets them override.
+ *
+ * Thread: the request's worker; store_get and open are quick reads.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "get.h"
+#include "hdrparse.h"
+#include "http.h"
+#include "s3.h"
+#include "target.h"
+#include "util.h"
+
+/* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
+static int check_conditions(const struct http_req *r, const struct ometa *m, const char *etag)
+{
+    const char *im = http_req_header(r, "If-Match");
+    const char *inm = http_req_header(r, "If-None-Match");
+    const char *ius = http_req_header(r, "If-Unmodified-Since");
+    const char *ims = http_req_header(r, "If-Modified-Since");
+    time_t mt = (time_t)(m->mtime_ns / 1000000000u), t;
+    if (im) {
+        if (!hdr_etag_listed(im, etag))
+            return 412;
+    } else if (ius && !s3_parse_http_date(ius, &t) && mt > t) {
+        return 412;
+    }
+    if (inm) {
+        if (hdr_etag_listed(inm, etag))
+            return 304;
+    } else if (ims && !s3_parse_http_date(ims, &t) && mt <= t) {
+        return 304;
+    }
+    return 0;
+}
+
+/* S3's response-* query parameters override these response headers. */
+static void s3_overrides(struct http_req *r, const struct ometa *m)
+{
+    static const char *const map[][2] = {
+        {"response-content-language", "Content-Language"},
+        {"response-expires", "Expires"},
+        {"response-cache-control", "Cache-Control"},
+        {"response-content-disposition", "Content-Disposition"},
+        {"response-content-encoding", "Content-Encoding"},
+    };
+    char v[1024];
+    if (http_query_get(r, "response-content-type", v, sizeof(v)) >= 0)
+        http_resp_header(r, "Content-Type", "%s", v);
+    else
+        http_resp_header(r, "Content-Type", "%s", m->ctype[0] ? m->ctype : "binary/octet-stream");
+    for (size_t i = 0; i < ARRAY_LEN(map); i++)
+        if (http_query_get(r, map[i][0], v, sizeof(v)) >= 0)
+            http_resp_header(r, map[i][1], "%s", v);
+}
+
+/* The object's metadata and an open data file: fd, or -errno. */
+static int open_object(struct target *t, const char *mkey, size_t klen, struct ometa *m)
+{
+    struct store_mp *mp = store_pick(&t->store, mkey, klen);
+    int fd = -1, rc = 0;
+    /* A PUT may replace the file between the lookup and the open; the
+     * second round sees the new metadata. */
+    for (int tries = 0; tries < 2 && fd < 0; tries++) {
+        if ((rc = store_get(&t->store, mp, mkey, klen, m)))
+            break;
+        if ((fd = store_data_open(mp, mkey, klen, m->uid)) < 0)
+            rc = fd;
+    }
+    return fd >= 0 ? fd : rc;
+}
+
+/* 304 or 412 for a condition that did not hold. */
+static void reply_condition(struct http_req *r, int cond)
+{
+    if (cond == 412) {
+        r->err_code = "PreconditionFailed";
+        http_reply_error(r, 412, "at least one of the preconditions did not hold");
+    } else {
+        http_resp_begin(r, 304, 0);
+        http_resp_end(r);
+    }
+}
+
+void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+               const char *cache)
+{
+    enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
+    struct ometa m;
+    int fd = open_object(t, mkey, klen, &m);
+    if (fd < 0) {
+        node_count(&t->node, op, target_errno_status(fd));
+        if (fd == -ENOENT)
+            http_reply_error(r, 404, "object not found");
+        else
+            http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
+        return;
+    }
+    uint64_t off = 0, len = m.size;
+    if (cache)
+        http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+    target_meta_headers(r, &m);
+    char etag[OMETA_ETAG_MAX + 1];
+    ometa_etag(&m, etag, sizeof(etag));
+    int cond = check_conditions(r, &m, etag);
+    if (cond) {
+        close(fd);
+        node_count(&t->node, op, cond);
+        reply_condition(r, cond);
+        return;
+    }
+    int rg = hdr_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
+    if (rg < 0) {
+        close(fd);
+        http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m.size);
+        node_count(&t->node, ST_GET, 416);
+        http_reply_error(r, 416, "range not satisfiable for %llu bytes",
+                         (unsigned long long)m.size);
+        return;
+    }
+    if (target_is_s3(r))
+        s3_overrides(r, &m);
+    else
+        http_resp_header(r, "Content-Type", "%s", m.ctype[0] ? m.ctype : "application/octet-stream");
+    int status = 200;
+    if (rg > 0) {
+        status = 206;
+        http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu", (unsigned long long)off,
+                         (unsigned long long)(off + len - 1), (unsigned long long)m.size);
+    }
+    http_resp_begin(r, status, (int64_t)len);
+    http_resp_file(r, fd, (int64_t)off, (int64_t)len);
+    http_resp_end(r);
+    node_count(&t->node, op, status);
+    if (r->method != HTTP_M_HEAD)
+        node_count_bytes(&t->node, 0, len);
+}

@@ -1,0 +1,50 @@
+/*
+ * s3root: S3 at the root ("/BUCKET/KEY").
+ *
+ * s3cmd, redirected by a proxy in s3_redirect mode, follows the
+ * TemporaryRedirect's <Endpoint> and re-sends the request here, signed
+ * anew. It is verified with the cluster's S3 keys (SigV4 or SigV2, header
+ * or presigned: auth_client) and served like a routed S3 request; a key
+ * another target owns is redirected there the same way (obj.c). The
+ * verified credentials stay with the request, for the chunk signatures of
+ * a streaming upload. (The body's signed SHA-256, if any, is not checked
+ * here; Content-MD5 is.) A target serves objects only: a request for a
+ * bucket or for the service is refused with 405.
+ *
+ * Thread: the request's worker.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "auth.h"
+#include "http.h"
+#include "obj.h"
+#include "s3.h"
+#include "s3auth.h"
+#include "s3root.h"
+#include "target.h"
+#include "util.h"
+
+void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct target *t = r->w->ctx;
+    (void)rest;
+    (void)rlen;
+    s3_mode(r);
+    struct s3auth_result *res = xmalloc(sizeof(*res));
+    const char *code = NULL;
+    char msg[300];
+    int st = auth_client(&t->node.auth, r, time(NULL), res, &code, msg, sizeof(msg));
+    if (st) {
+        free(res);
+        s3_error(r, st, code, "%s", msg);
+        return;
+    }
+    r->auth = res; /* for the chunk signatures of a streaming upload */
+    if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
+        s3_error(r, 405, "MethodNotAllowed", "a target serves objects only; ask a proxy");
+        return;
+    }
+    obj_handle(r, r->path + 1, r->path_len - 1);
+}
