@@ -106,14 +106,22 @@ static void persist(struct node *n, const char *name, json_t *j)
 
 int node_set_cmap(struct node *n, struct cmap *m)
 {
+    struct cmap *old = cmap_current();
     json_t *j = cmap_to_json(m);
     int64_t v = m->snap.version;
+    snap_ref(&m->snap);
     if (!cmap_install(m, 0)) {
+        cmap_unref(m);
+        cmap_unref(old);
         json_decref(j);
         return 0;
     }
     log_info("cluster map v%lld installed", (long long)v);
     persist(n, "cmap.json", j);
+    if (n->on_cmap)
+        n->on_cmap(n, old, m);
+    cmap_unref(m);
+    cmap_unref(old);
     return 1;
 }
 

@@ -58,6 +58,8 @@ struct node {
 
     /* role hooks, called on the thread that installed the new version */
     void (*on_bmd)(struct node *n, struct bmd *old_bmd, struct bmd *new_bmd);
+    /* a new cluster map (old may be NULL); rebalance starts here */
+    void (*on_cmap)(struct node *n, struct cmap *old_map, struct cmap *new_map);
     void (*on_tick)(struct node *n);           /* control thread, every period */
     void *owner;                                /* the daemon's context */
 

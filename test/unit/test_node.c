@@ -112,6 +112,44 @@ static void sign_matches_hmac(const char *secret)
     CHECK(system(cmd) == 0);
 }
 
+static int64_t hook_old = -2, hook_new = -2;
+static void on_cmap(struct node *n, struct cmap *o, struct cmap *m)
+{
+    (void)n;
+    hook_old = o ? o->snap.version : -1;
+    hook_new = m->snap.version;
+}
+
+/* on_cmap sees each installed map with the one it replaced; an older map
+ * is not installed and calls nothing. */
+static void cmap_hook(void)
+{
+    char dir[] = "/tmp/shoal-unit-node-XXXXXX", err[256];
+    CHECK(mkdtemp(dir) != NULL);
+    struct conf c;
+    conf_defaults(&c);
+    CHECK(conf_set(&c, "state_dir", dir, err, sizeof(err)) == 0);
+    c.cluster_secret = xstrdup("sixteen bytes...");
+    struct node n;
+    CHECK(node_init(&n, &c, NODE_PROXY, err, sizeof(err)) == 0);
+    n.on_cmap = on_cmap;
+    struct cmap *cur = cmap_current();
+    int64_t base = cur ? cur->snap.version : 0;
+    cmap_unref(cur);
+    CHECK(node_set_cmap(&n, cmap_new("u", "p", base + 5)) == 1);
+    CHECK(hook_new == base + 5 && (base == 0 ? hook_old == -1 : hook_old == base));
+    CHECK(node_set_cmap(&n, cmap_new("u", "p", base + 9)) == 1);
+    CHECK(hook_old == base + 5 && hook_new == base + 9);
+    hook_old = hook_new = -2;
+    CHECK(node_set_cmap(&n, cmap_new("u", "p", base + 7)) == 0);
+    CHECK(hook_old == -2 && hook_new == -2);
+    node_stop(&n);
+    conf_free(&c);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void refuses_short_secret(void)
 {
     char dir[] = "/tmp/shoal-unit-node-XXXXXX", err[256];
@@ -131,6 +169,7 @@ static void refuses_short_secret(void)
 int main(void)
 {
     refuses_short_secret();
+    cmap_hook();
     sign_matches_hmac("sixteen bytes...");
     sign_matches_hmac("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"); /* 64 */
     sign_matches_hmac("a secret longer than one SHA-256 block, which HMAC hashes down first....");
