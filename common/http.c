@@ -1,5 +1,8 @@
 /*
- * http: connection handling.
+ * http: connections, request parsing, and the server and its listeners.
+ *
+ * Responses and the helpers on request fields are in httpresp.c; the
+ * structures both files use are in http_int.h.
  *
  * Each connection owns a bufferevent and an llhttp parser. Bytes are fed to
  * the parser one contiguous chunk at a time, so the loop can stop between
@@ -34,7 +37,6 @@
 #include "http.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -45,22 +47,19 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "http_int.h"
 #include "log.h"
 #include "loopq.h"
 #include "util.h"
 
 #define FEED_CHUNK (256 * 1024)     /* bytes handed to llhttp per call */
-#define DRAIN_MAX (1024 * 1024)     /* an unwanted body this small is read and dropped */
-#define HTTP_COPY_MAX (32 * 1024) /* file ranges up to this are copied, not sendfile'd */
 #define WRITE_MAX (2 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
 #define ACCEPT_BACKOFF_MS 100       /* no accepts for this long after accept failed */
@@ -74,182 +73,16 @@ struct http_listener {
     int on;                      /* the listener is enabled */
 };
 
-struct http_server {
-    struct http_server_opts o;   /* defaults filled in */
-    int n;
-    struct http_worker *w;
-    struct http_listener *lis;   /* one per worker */
-    pthread_t *threads;          /* NULL in a server from http_server_new */
-};
-
-struct http_conn {
-    struct http_worker *w;
-    struct http_conn *prev, *next;   /* in w->conns */
-    struct bufferevent *bev;
-    llhttp_t parser;
-    struct http_req *req;        /* the request being parsed or answered */
-    char peer[64];
-
-    /* header accumulation */
-    struct gbuf hb;
-    int n_hdrs;
-    int in_value;                /* last span was a value */
-    int hdr_err;                 /* status to answer a header-limit error with */
-    struct event *deadline_ev;   /* request head's deadline, then lingering close's */
-
-    /* chunked body framing (see crlf_check) */
-    uint64_t chunk_left;         /* data bytes of the current chunk not yet seen */
-    int crlf_left;               /* bytes of the CRLF after chunk data not yet checked */
-    const char *feed_end;        /* end of the bytes llhttp is parsing */
-
-    int in_parse;                /* inside llhttp_execute */
-    int paused;                  /* waiting for the current response */
-    int closing;                 /* close once output is flushed */
-    int lingering;               /* output flushed, dropping input until EOF */
-    int aborting;                /* close, without completing, once flushed */
-    int read_paused;             /* the handler asked for a pause */
-    struct event *resume_ev;
-    struct event *flush_ev;      /* writes new output later in this loop pass */
-    struct evbuffer_cb_entry *out_cb;
-    int flush_queued;
-};
-
 static llhttp_settings_t parser_settings;
 
 static void conn_free(struct http_conn *c);
 static void conn_process(struct http_conn *c);
-static void req_finish(struct http_conn *c);
 
 /* (Re)arm the connection's one deadline (see conn_deadline_cb). */
 static void deadline_set(struct http_conn *c, int seconds)
 {
     struct timeval tv = {seconds, 0};
     evtimer_add(c->deadline_ev, &tv);
-}
-
-/* ---- helpers ---------------------------------------------------------- */
-
-const char *http_reason(int s)
-{
-    switch (s) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 206: return "Partial Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 304: return "Not Modified";
-    case 307: return "Temporary Redirect";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 412: return "Precondition Failed";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 416: return "Range Not Satisfiable";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 507: return "Insufficient Storage";
-    default: return "Unknown";
-    }
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-int http_pct_decode(const char *s, size_t n, char *out)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%') {
-            if (i + 2 >= n)
-                return -1;
-            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
-            if (h < 0 || l < 0)
-                return -1;
-            out[o++] = (char)(h * 16 + l);
-            i += 2;
-        } else {
-            out[o++] = s[i];
-        }
-    }
-    out[o] = '\0';
-    return (int)o;
-}
-
-char *http_pct_encode(const char *s, size_t n, int keep_slash)
-{
-    char *out = xmalloc(3 * n + 1), *o = out;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
-            (keep_slash && c == '/')) {
-            *o++ = (char)c;
-        } else {
-            *o++ = '%';
-            *o++ = "0123456789ABCDEF"[c >> 4];
-            *o++ = "0123456789ABCDEF"[c & 15];
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
-int http_path_is(const struct http_req *r, const char *s)
-{
-    return r->path_len == strlen(s) && !memcmp(r->path, s, r->path_len);
-}
-
-const char *http_req_header(const struct http_req *r, const char *name)
-{
-    for (int i = 0; i < r->n_hdrs; i++)
-        if (!strcasecmp(r->hdrs[i].name, name))
-            return r->hdrs[i].value;
-    return NULL;
-}
-
-int http_query_get(const struct http_req *r, const char *name, char *out, size_t outlen)
-{
-    size_t nl = strlen(name);
-    const char *p = r->query;
-    while (*p) {
-        const char *amp = strchr(p, '&');
-        size_t len = amp ? (size_t)(amp - p) : strlen(p);
-        const char *eq = memchr(p, '=', len);
-        size_t kl = eq ? (size_t)(eq - p) : len;
-        if (kl == nl && !memcmp(p, name, nl)) {
-            const char *v = eq ? eq + 1 : p + len;
-            size_t vl = eq ? len - kl - 1 : 0;
-            if (vl >= outlen)
-                return -2;
-            /* '+' means space in query strings */
-            char tmp[vl + 1];
-            for (size_t i = 0; i < vl; i++)
-                tmp[i] = v[i] == '+' ? ' ' : v[i];
-            int d = http_pct_decode(tmp, vl, out);
-            return d < 0 ? -2 : d;
-        }
-        p += len + (amp ? 1 : 0);
-    }
-    return -1;
 }
 
 /* ---- request lifetime ------------------------------------------------- */
@@ -294,250 +127,12 @@ void http_req_resume(struct http_req *r)
     event_active(c->resume_ev, EV_TIMEOUT, 0);
 }
 
-/* ---- responses -------------------------------------------------------- */
-
-static void update_date(struct http_worker *w)
-{
-    time_t now = time(NULL);
-    if (now == w->date_sec)
-        return;
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(w->date, sizeof(w->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    w->date_sec = now;
-}
-
-void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...)
-{
-    if (r->resp_started)
-        return;
-    if (!r->resp_hdrs)
-        r->resp_hdrs = evbuffer_new();
-    evbuffer_add_printf(r->resp_hdrs, "%s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    evbuffer_add_vprintf(r->resp_hdrs, fmt, ap);
-    va_end(ap);
-    evbuffer_add(r->resp_hdrs, "\r\n", 2);
-}
-
-void http_resp_abort(struct http_req *r)
-{
-    struct http_conn *c = r->conn;
-    r->resp_done = 1;
-    if (!c)
-        return;
-    /* What was already queued goes out, then the connection closes short
-     * of the promised length (or without the last chunk). */
-    c->aborting = 1;
-    bufferevent_disable(c->bev, EV_READ);
-    /* Freed from the write callback, never here: the caller may be inside
-     * one of this connection's callbacks (on_drain, say). */
-    bufferevent_enable(c->bev, EV_WRITE);
-}
-
-void http_resp_close(struct http_req *r)
-{
-    if (r->conn)
-        r->conn->closing = 1;
-}
-
-void http_resp_begin(struct http_req *r, int status, int64_t length)
-{
-    struct http_conn *c = r->conn;
-    if (r->resp_started)
-        return;
-    r->resp_started = 1;
-    r->status = status;
-    if (!c)
-        return;
-    /* An unwanted body still on its way decides whether we can keep the
-     * connection: a small one is read and dropped, anything else closes. */
-    if (!r->body_done) {
-        int64_t left = r->content_length >= 0
-                           ? r->content_length - (int64_t)r->body_received
-                           : INT64_MAX;
-        if ((r->expect_continue && !r->continue_sent) || left > DRAIN_MAX)
-            c->closing = 1;
-    }
-    if (!llhttp_should_keep_alive(&c->parser))
-        c->closing = 1;
-    update_date(r->w);
-    struct evbuffer *out = bufferevent_get_output(c->bev);
-    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nServer: shoal\r\nDate: %s\r\n", status,
-                        http_reason(status), r->w->date);
-    if (length >= 0) {
-        evbuffer_add_printf(out, "Content-Length: %lld\r\n", (long long)length);
-    } else {
-        r->resp_chunked = 1;
-        evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
-    }
-    if (c->closing)
-        evbuffer_add_printf(out, "Connection: close\r\n");
-    else if (c->parser.http_minor == 0)
-        evbuffer_add_printf(out, "Connection: keep-alive\r\n");
-    if (r->resp_hdrs)
-        evbuffer_add_buffer(out, r->resp_hdrs);
-    evbuffer_add(out, "\r\n", 2);
-}
-
-void http_resp_write(struct http_req *r, const void *p, size_t n)
-{
-    if (!r->conn || r->head_only || n == 0 || r->resp_done)
-        return;
-    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
-    if (r->resp_chunked)
-        evbuffer_add_printf(out, "%zx\r\n", n);
-    evbuffer_add(out, p, n);
-    if (r->resp_chunked)
-        evbuffer_add(out, "\r\n", 2);
-}
-
-/* Copy a small file range into the output, so headers and body leave in
- * one write; 0, or -1 when the file is shorter than promised. */
-static int add_file_copy(struct evbuffer *out, int fd, int64_t off, int64_t len)
-{
-    struct evbuffer_iovec v;
-    if (evbuffer_reserve_space(out, len, &v, 1) != 1)
-        return -1;
-    size_t got = 0;
-    while (got < (size_t)len) {
-        ssize_t n = pread(fd, (char *)v.iov_base + got, (size_t)len - got, off + (off_t)got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        got += (size_t)n;
-    }
-    v.iov_len = got;
-    return evbuffer_commit_space(out, &v, 1);
-}
-
-void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
-{
-    if (!r->conn || r->head_only || len == 0 || r->resp_done) {
-        close(fd);
-        return;
-    }
-    /* Added straight to the socket's output buffer, which drains to an fd,
-     * so libevent sends the segment with sendfile(2); small ranges are
-     * copied instead, which saves a system call and a packet. */
-    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
-    if (r->resp_chunked)
-        evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
-    if (len <= HTTP_COPY_MAX) {
-        if (add_file_copy(out, fd, off, len) < 0)
-            r->conn->closing = 1;
-        close(fd);
-    } else if (evbuffer_add_file(out, fd, off, len) < 0) {
-        close(fd);
-        r->conn->closing = 1;
-    }
-    if (r->resp_chunked)
-        evbuffer_add(out, "\r\n", 2);
-}
-
-void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, int64_t off,
-                       int64_t len)
-{
-    if (!r->conn || r->head_only || len == 0 || r->resp_done)
-        return;
-    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
-    if (r->resp_chunked)
-        evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
-    if (evbuffer_add_file_segment(out, seg, off, len) < 0)
-        r->conn->closing = 1;
-    if (r->resp_chunked)
-        evbuffer_add(out, "\r\n", 2);
-}
-
-int http_resp_fd(const struct http_req *r)
-{
-    if (!r->conn || r->head_only || r->resp_done || r->resp_chunked ||
-        evbuffer_get_length(bufferevent_get_output(r->conn->bev)))
-        return -1;
-    return bufferevent_getfd(r->conn->bev);
-}
-
-size_t http_resp_pending(const struct http_req *r)
-{
-    return r->conn ? evbuffer_get_length(bufferevent_get_output(r->conn->bev)) : 0;
-}
-
-void http_resp_end(struct http_req *r)
-{
-    if (r->resp_done)
-        return;
-    if (!r->resp_started)
-        http_resp_begin(r, 200, 0);
-    r->resp_done = 1;
-    struct http_conn *c = r->conn;
-    if (!c)
-        return;
-    if (c->w->srv->o.on_done)
-        c->w->srv->o.on_done(r);
-    if (r->resp_chunked && !r->head_only)
-        evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
-    if (c->closing) {
-        bufferevent_enable(c->bev, EV_WRITE);
-        return;
-    }
-    /* Inside the parser, on_message_complete finishes the request. */
-    if (r->body_done && !c->in_parse && c->req == r) {
-        req_finish(c);
-        c->paused = 0;
-        llhttp_resume(&c->parser);
-        event_active(c->resume_ev, EV_TIMEOUT, 0);
-    }
-}
-
-void http_reply(struct http_req *r, int status, const char *ctype, const void *body,
-                size_t len)
-{
-    if (ctype)
-        http_resp_header(r, "Content-Type", "%s", ctype);
-    http_resp_begin(r, status, (int64_t)len);
-    http_resp_write(r, body, len);
-    http_resp_end(r);
-}
-
-void http_reply_json(struct http_req *r, int status, json_t *j)
-{
-    char *s = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    if (!s) {
-        http_reply(r, 500, "application/json", "{\"error\":\"encoding failed\"}", 27);
-        return;
-    }
-    size_t n = strlen(s);
-    s[n] = '\n'; /* json_dumps left room for the NUL; a newline reads better */
-    http_reply(r, status, "application/json", s, n + 1);
-    free(s);
-}
-
-void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (status >= 500)
-        log_warn_rl("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status, msg);
-    else
-        log_debug("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status,
-                  msg);
-    if (r->on_error) {
-        r->on_error(r, status, msg);
-        return;
-    }
-    http_reply_json(r, status, json_pack("{s:s, s:i}", "error", msg, "status", status));
-}
+/* ---- answers without the handler ------------------------------------ */
 
 /* An error before a request object exists (malformed request line). */
 static void conn_fail(struct http_conn *c, int status, const char *msg)
 {
-    update_date(c->w);
+    http_date_update(c->w);
     struct evbuffer *out = bufferevent_get_output(c->bev);
     char body[256];
     int n = snprintf(body, sizeof(body), "{\"error\":\"%s\",\"status\":%d}\n", msg, status);
@@ -839,7 +434,7 @@ static int on_message_complete(llhttp_t *p)
     if (c->closing)
         return HPE_PAUSED;
     if (r->resp_done) {
-        req_finish(c);
+        http_conn_finish(c);
         return 0;
     }
     c->paused = 1;
@@ -847,7 +442,7 @@ static int on_message_complete(llhttp_t *p)
 }
 
 /* The conn lets go of the finished request. */
-static void req_finish(struct http_conn *c)
+void http_conn_finish(struct http_conn *c)
 {
     struct http_req *r = c->req;
     if (!r)
@@ -984,7 +579,7 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
         c->lingering = 1;
         if (c->req && !c->req->resp_done && c->req->on_abort)
             c->req->on_abort(c->req);
-        req_finish(c);
+        http_conn_finish(c);
         shutdown(bufferevent_getfd(bev), SHUT_WR);
         struct timeval tv = {LINGER_S, 0};
         bufferevent_set_timeouts(bev, &tv, NULL);
@@ -1103,7 +698,7 @@ static void conn_free(struct http_conn *c)
     if (r) {
         if (!r->resp_done && r->on_abort)
             r->on_abort(r);
-        req_finish(c);
+        http_conn_finish(c);
     }
     event_free(c->resume_ev);
     event_free(c->deadline_ev);

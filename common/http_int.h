@@ -1,0 +1,64 @@
+/*
+ * http_int: what http.c (connections, parsing, the server) and httpresp.c
+ * (responses) share. Internal to the HTTP layer; users include http.h.
+ */
+#ifndef SHOAL_HTTP_INT_H
+#define SHOAL_HTTP_INT_H
+
+#include <llhttp.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "util.h"
+
+struct http_server {
+    struct http_server_opts o;   /* defaults filled in */
+    int n;
+    struct http_worker *w;
+    struct http_listener *lis;   /* one per worker */
+    pthread_t *threads;          /* NULL in a server from http_server_new */
+};
+
+struct http_conn {
+    struct http_worker *w;
+    struct http_conn *prev, *next;   /* in w->conns */
+    struct bufferevent *bev;
+    llhttp_t parser;
+    struct http_req *req;        /* the request being parsed or answered */
+    char peer[64];
+
+    /* header accumulation */
+    struct gbuf hb;
+    int n_hdrs;
+    int in_value;                /* last span was a value */
+    int hdr_err;                 /* status to answer a header-limit error with */
+    struct event *deadline_ev;   /* request head's deadline, then lingering close's */
+
+    /* chunked body framing (see crlf_check) */
+    uint64_t chunk_left;         /* data bytes of the current chunk not yet seen */
+    int crlf_left;               /* bytes of the CRLF after chunk data not yet checked */
+    const char *feed_end;        /* end of the bytes llhttp is parsing */
+
+    int in_parse;                /* inside llhttp_execute */
+    int paused;                  /* waiting for the current response */
+    int closing;                 /* close once output is flushed */
+    int lingering;               /* output flushed, dropping input until EOF */
+    int aborting;                /* close, without completing, once flushed */
+    int read_paused;             /* the handler asked for a pause */
+    struct event *resume_ev;
+    struct event *flush_ev;      /* writes new output later in this loop pass */
+    struct evbuffer_cb_entry *out_cb;
+    int flush_queued;
+};
+
+
+/* Refresh w->date (the Date header's text) when the second has changed.
+ * Runs on w's thread. */
+void http_date_update(struct http_worker *w);
+
+/* The conn lets go of its finished request (c->req, if any), dropping the
+ * conn's reference to it. Runs on the conn's worker thread. */
+void http_conn_finish(struct http_conn *c);
+
+#endif
