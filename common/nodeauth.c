@@ -1,0 +1,80 @@
+/*
+ * nodeauth: the node's request gate and POST /v1/tokens (see nodeauth.h).
+ * The credentials themselves, and the token format, are auth.c's; this
+ * file decides what a node answers.
+ *
+ * Threads: the request's loop thread.
+ */
+#include "nodeauth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+#include "http.h"
+#include "node.h"
+#include "util.h"
+
+int node_authenticate(struct node *n, struct http_req *r)
+{
+    int sig = node_check_sig(n, r);
+    if (sig > 0)
+        return 1;
+    if (sig < 0) {
+        r->err_code = "AccessDenied";
+        http_reply_error(r, 403, "bad or expired cluster signature");
+        node_count(n, ST_OTHER, 403);
+        return 0;
+    }
+    if (!auth_enabled(&n->auth))
+        return 1;
+    struct s3auth_result *res = xmalloc(sizeof(*res));
+    const char *code = NULL;
+    char msg[300];
+    int st = auth_client(&n->auth, r, time(NULL), res, &code, msg, sizeof(msg));
+    if (st) {
+        free(res);
+        r->err_code = code;
+        http_reply_error(r, st, "%s", msg);
+        node_count(n, ST_OTHER, st);
+        return 0;
+    }
+    free(r->auth);
+    r->auth = res;
+    return 1;
+}
+
+/* POST /v1/tokens[?ttl_s=N]: a bearer token for the signer's access key.
+ * Only a signature earns one (a token cannot renew itself). */
+void node_token_issue(struct node *n, struct http_req *r)
+{
+    if (!auth_enabled(&n->auth)) {
+        http_reply_error(r, 400, "no auth_keys are configured: requests need no token");
+        return;
+    }
+    const char *h = http_req_header(r, "Authorization");
+    if (h && !strncasecmp(h, "Bearer ", 7)) {
+        http_reply_error(r, 403, "a token is issued for a signed request, not for a token");
+        return;
+    }
+    if (!node_authenticate(n, r))
+        return;
+    const struct s3auth_result *res = r->auth;
+    if (!res) {
+        http_reply_error(r, 403, "a token is issued to a client's signature");
+        return;
+    }
+    char v[32];
+    int64_t ttl = AUTH_TOKEN_TTL_S;
+    int ql = http_query_get(r, "ttl_s", v, sizeof(v));
+    if (ql >= 0 && (parse_i64(v, (size_t)ql, &ttl) || ttl < 1 || ttl > AUTH_TOKEN_MAX_TTL_S)) {
+        http_reply_error(r, 400, "ttl_s must be 1..%d seconds", AUTH_TOKEN_MAX_TTL_S);
+        return;
+    }
+    int64_t exp = (int64_t)(wall_ns() / 1000000000u) + ttl;
+    char *tok = auth_token_new(&n->auth, res->access, exp);
+    http_reply_json(r, 200, json_pack("{s:s, s:s, s:I}", "token", tok, "access_key", res->access,
+                                      "expires", (json_int_t)exp));
+    free(tok);
+}

@@ -1,0 +1,21 @@
+/*
+ * nodeauth: the gate every node puts before its data, and the bearer
+ * tokens it issues. A request passes with a valid cluster signature
+ * (nodesig.h), a verified client credential (auth.h), or when no
+ * auth_keys are configured. Loop thread of the request.
+ */
+#ifndef SHOAL_NODEAUTH_H
+#define SHOAL_NODEAUTH_H
+
+struct http_req;
+struct node;
+
+/* May r read or change data: a valid cluster signature, a verified client
+ * credential (kept in r->auth), or no auth_keys configured. Returns 1, or
+ * 0 with r answered (403 and the reason). */
+int node_authenticate(struct node *n, struct http_req *r);
+/* POST /v1/tokens[?ttl_s=N]: answer r with a bearer token for the access
+ * key that signed it (a token cannot renew itself). */
+void node_token_issue(struct node *n, struct http_req *r);
+
+#endif
