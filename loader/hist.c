@@ -1,3 +1,9 @@
+/*
+ * hist: latency histograms (see hist.h). A sample lands in a bucket by its
+ * top six bits (exact below 64 us); a quantile reads the bucket's middle.
+ * Not thread-safe: each loop thread adds to its own, under its mutex, and
+ * the main thread merges.
+ */
 #include "hist.h"
 
 static int bucket(uint64_t v)

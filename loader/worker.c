@@ -1,0 +1,197 @@
+/*
+ * worker: the loop threads and what their workers do between requests.
+ * A run starts opt.threads threads, each an event loop with its share of
+ * the workers; a worker takes the next op index from one shared counter
+ * (so --max-ops and --epochs bound all workers together), picks the name
+ * (random, in order, or the epoch's permutation), the op and the PUT size,
+ * and hands the request to the client. The main thread meanwhile polls
+ * every 50 ms: it ends the run at the duration or ^C and prints the live
+ * lines (report.c).
+ *
+ * Threads: worker_next runs on the worker's loop thread; worker_run and
+ * worker_interrupt on the main thread (the latter as a signal handler).
+ * next_index and stopping are shared atomically; each thread's counters
+ * are under its mutex.
+ */
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmap.h"
+#include "loader.h"
+#include "sigv4.h"
+
+struct thread *threads;
+int64_t total_ops_cap;            /* INT64_MAX when only time bounds the run */
+enum op phase_op = OP_GET;        /* OP_DEL during cleanup */
+static int64_t next_index;        /* atomic: the next op's index */
+static int stopping;              /* atomic */
+
+static uint64_t rnd(struct thread *t)
+{
+    /* xorshift64* */
+    t->rng ^= t->rng >> 12;
+    t->rng ^= t->rng << 25;
+    t->rng ^= t->rng >> 27;
+    return t->rng * 0x2545F4914F6CDD1DULL;
+}
+
+static char *enc(const char *s)
+{
+    return sigv4_uri_encode(s, strlen(s), 1);
+}
+
+static char *op_url(const char *name)
+{
+    char *en = enc(name), *u;
+    if (opt.mode == M_SHOAL) {
+        u = xasprintf("%s/v1/objects/%s/%s%s%s", opt.endpoint, opt.bucket, en,
+                      opt.provider ? "?provider=" : "", opt.provider ? opt.provider : "");
+    } else if (opt.mode == M_DIRECT) {
+        size_t kl;
+        char *key = xasprintf("%s/%s/%s", opt.provider ? opt.provider : "shoal", opt.bucket,
+                              name);
+        kl = strlen(key);
+        const struct cmap_node *t = cmap_owner(cmap, key, kl);
+        free(key);
+        u = xasprintf("%s/v1/objects/%s/%s%s%s", t ? t->url : opt.endpoint, opt.bucket, en,
+                      opt.provider ? "?provider=" : "", opt.provider ? opt.provider : "");
+    } else {
+        u = xasprintf("%s/%s/%s", opt.endpoint, opt.bucket, en);
+    }
+    free(en);
+    return u;
+}
+
+void worker_next(struct worker *w)
+{
+    struct thread *t = w->t;
+    if (__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
+        t->live--;
+        if (t->live == 0)
+            event_base_loopexit(t->base, NULL);
+        return;
+    }
+    int64_t i = __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    if (i >= total_ops_cap) {
+        __atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
+        t->live--;
+        if (t->live == 0)
+            event_base_loopexit(t->base, NULL);
+        return;
+    }
+    int64_t pos;
+    if (opt.epochs > 0 || phase_op == OP_DEL) {
+        int64_t e = i / n_names, k = i % n_names;
+        pos = opt.sequential || phase_op == OP_DEL ? k : perm[(size_t)(e * n_names + k)];
+    } else {
+        pos = opt.sequential ? i % n_names : (int64_t)(rnd(t) % (uint64_t)n_names);
+    }
+    w->name = names[pos];
+    w->op = phase_op == OP_DEL ? OP_DEL
+            : (int)(rnd(t) % 100) < opt.pct_put ? OP_PUT
+                                                : OP_GET;
+    w->size = opt.min_size + (opt.max_size > opt.min_size
+                                  ? rnd(t) % (opt.max_size - opt.min_size + 1)
+                                  : 0);
+    w->hops = 0;
+    w->awaiting_continue = 0;
+    w->start_us = now_us();
+    char *url = op_url(w->name);
+    client_send(w, url, w->op == OP_PUT);
+    free(url);
+}
+
+static void start_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct thread *t = arg;
+    for (int i = 0; i < t->n; i++)
+        worker_next(&t->workers[i]);
+}
+
+static void *thread_main(void *arg)
+{
+    struct thread *t = arg;
+    event_base_once(t->base, -1, EV_TIMEOUT, start_cb, t, NULL);
+    event_base_dispatch(t->base);
+    for (int i = 0; i < t->n; i++)
+        client_worker_close(&t->workers[i]);
+    return NULL;
+}
+
+static volatile sig_atomic_t interrupted;
+
+void worker_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+double worker_run(struct opstats res[OP_N], int live_stats)
+{
+    next_index = 0;
+    stopping = 0;
+    threads = xcalloc((size_t)opt.threads, sizeof(*threads));
+    for (int i = 0; i < opt.threads; i++) {
+        struct thread *t = &threads[i];
+        t->base = event_base_new();
+        t->rbuf = xmalloc(RBUF);
+        t->n = opt.workers / opt.threads + (i < opt.workers % opt.threads);
+        t->live = t->n;
+        t->workers = xcalloc((size_t)t->n + 1, sizeof(*t->workers));
+        for (int k = 0; k < t->n; k++)
+            t->workers[k].t = t;
+        t->rng = opt.seed * 0x9E3779B97F4A7C15ULL + (uint64_t)i * 7919 + 1;
+        pthread_mutex_init(&t->mu, NULL);
+    }
+    uint64_t t0 = now_us();
+    for (int i = 0; i < opt.threads; i++)
+        if (threads[i].n)
+            pthread_create(&threads[i].tid, NULL, thread_main, &threads[i]);
+    struct opstats prev[OP_N], now[OP_N];
+    memset(prev, 0, sizeof(prev));
+    double last = 0;
+    int tty = isatty(1);
+    for (;;) {
+        usleep(50000);
+        double el = (now_us() - t0) / 1e6;
+        if (interrupted || (opt.duration > 0 && el >= opt.duration))
+            __atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
+        int alive = 0;
+        for (int i = 0; i < opt.threads; i++)
+            alive |= __atomic_load_n(&threads[i].live, __ATOMIC_RELAXED) > 0;
+        if (!alive)
+            break;
+        if (live_stats && opt.stats_interval > 0 && el - last >= opt.stats_interval) {
+            report_collect(now);
+            if (!opt.json)
+                report_line(el, now, prev, el - last);
+            memcpy(prev, now, sizeof(prev));
+            last = el;
+        } else if (live_stats && tty && !opt.json) {
+            report_collect(now);
+            fprintf(stderr, "\r%6.1fs  %llu ops", el,
+                    (unsigned long long)(now[0].ops + now[1].ops + now[2].ops));
+        }
+    }
+    for (int i = 0; i < opt.threads; i++)
+        if (threads[i].n)
+            pthread_join(threads[i].tid, NULL);
+    double secs = (now_us() - t0) / 1e6;
+    if (tty && !opt.json && live_stats)
+        fprintf(stderr, "\r%40s\r", "");
+    report_collect(res);
+    for (int i = 0; i < opt.threads; i++) {
+        event_base_free(threads[i].base);
+        free(threads[i].rbuf);
+        free(threads[i].workers);
+        pthread_mutex_destroy(&threads[i].mu);
+    }
+    free(threads);
+    return secs;
+}
