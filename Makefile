@@ -97,7 +97,7 @@ test-integration: all
 # leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
-FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage
 FUZZ_HTTP_SRC = common/http.c common/httpresp.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3list.c common/util.c
@@ -108,6 +108,7 @@ FUZZ_hdrparse_SRC = common/hdrparse.c common/util.c
 FUZZ_objname_SRC = common/objname.c common/bmd.c common/snap.c $(FUZZ_HTTP_SRC)
 FUZZ_s3auth_SRC = common/s3auth.c common/s3.c common/sigv4.c common/awschunk.c $(FUZZ_HTTP_SRC)
 FUZZ_tmpl_SRC = common/tmpl.c common/util.c
+FUZZ_lpage_SRC = common/lpage.c common/util.c
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
               -I$(LLHTTP_INC) -Icommon -MMD -MP
 FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -ljansson -lcrypto

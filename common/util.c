@@ -95,6 +95,31 @@ void gbuf_str(struct gbuf *b, const char *s)
     gbuf_add(b, s, strlen(s));
 }
 
+void gbuf_json_str(struct gbuf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    gbuf_add(b, "\"", 1);
+    size_t run = 0;              /* start of what is not written yet */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        gbuf_add(b, s + run, i - run);
+        run = i + 1;
+        char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
+        if (c < 0x20) {
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            gbuf_add(b, esc, 6);
+        } else {
+            gbuf_add(b, esc, 2);
+        }
+    }
+    gbuf_add(b, s + run, n - run);
+    gbuf_add(b, "\"", 1);
+}
+
 char *gbuf_take(struct gbuf *b)
 {
     char *p = b->p ? b->p : xstrdup("");

@@ -26,6 +26,9 @@ struct gbuf {
 };
 void gbuf_add(struct gbuf *b, const void *p, size_t n);
 void gbuf_str(struct gbuf *b, const char *s);
+/* n bytes of s as a quoted JSON string: '"' and '\\' escaped, control
+ * bytes as \u00XX, everything else (UTF-8) as it is. */
+void gbuf_json_str(struct gbuf *b, const char *s, size_t n);
 /* The contents as a malloc'd string ("" when empty); b is left empty. */
 char *gbuf_take(struct gbuf *b);
 void gbuf_free(struct gbuf *b);

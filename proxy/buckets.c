@@ -7,9 +7,8 @@
  * bucket can use it on any target at once. Another proxy forwards changes
  * to the primary and relays its answer.
  *
- * Listing asks every target for its next page after the token, merges the
- * pages in name order and cuts at the limit; the token of the next page is
- * the last name returned.
+ * Object listing renders olist's merged page (olist.c) as the native
+ * JSON page, written directly rather than built as jansson objects.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,12 +22,12 @@
 #include "http.h"
 #include "log.h"
 #include "objname.h"
+#include "olist.h"
 #include "proxy.h"
 #include "util.h"
 #include "worker.h"
 
 #define LIST_DEFAULT 1000
-#define LIST_MAX 10000
 #define TOKEN_MAX 2048
 
 /* ---- forwarding to the primary -------------------------------------------- */
@@ -277,228 +276,54 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
     commit_bmd_cont(p, r, b, 0, NULL, cont);
 }
 
-/* ---- listing ----------------------------------------------------------------- */
+/* ---- listing ------------------------------------------------------------------ */
 
-json_t *buckets_page_objects(int status, const char *body, size_t len, json_t **j)
+/* One entry of the native page: what a target holds (name, size, checksum,
+ * version, etag, mtime) or what the backend lists (name, size, etag,
+ * last_modified), and whether it is cached. */
+static void render_ent(struct gbuf *b, const struct olist_ent *e)
 {
-    *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
-    json_t *objs = *j ? json_object_get(*j, "objects") : NULL;
-    return json_is_array(objs) ? objs : NULL;
-}
-
-struct list {
-    struct http_req *r;
-    int pending;
-    int limit;
-    int failed;
-    char err[256];
-    int more;
-    json_t *all;                 /* every target's entries */
-};
-
-static int name_cmp(const void *a, const void *b)
-{
-    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-    json_t *nx = json_object_get(x, "name"), *ny = json_object_get(y, "name");
-    size_t lx = json_string_length(nx), ly = json_string_length(ny);
-    int c = memcmp(json_string_value(nx), json_string_value(ny), lx < ly ? lx : ly);
-    return c ? c : (lx > ly) - (lx < ly);
-}
-
-static void list_finish(struct list *l)
-{
-    struct http_req *r = l->r;
-    if (l->failed) {
-        http_reply_error(r, 503, "listing incomplete: %s", l->err);
+    char num[96];
+    gbuf_str(b, "{\"name\":");
+    gbuf_json_str(b, e->name, e->nlen);
+    snprintf(num, sizeof(num), ",\"size\":%llu", (unsigned long long)e->size);
+    gbuf_str(b, num);
+    if (!e->last_modified) {
+        snprintf(num, sizeof(num), ",\"checksum\":\"%016llx\",\"version\":%llu,\"mtime\":%llu",
+                 (unsigned long long)e->cksum, (unsigned long long)e->version,
+                 (unsigned long long)e->mtime_ns);
+        gbuf_str(b, num);
     } else {
-        size_t n = json_array_size(l->all);
-        json_t **v = xcalloc(n + 1, sizeof(*v));
-        for (size_t i = 0; i < n; i++)
-            v[i] = json_array_get(l->all, i);
-        qsort(v, n, sizeof(*v), name_cmp);
-        json_t *page = json_array();
-        size_t take = n < (size_t)l->limit ? n : (size_t)l->limit;
-        for (size_t i = 0; i < take; i++)
-            json_array_append(page, v[i]);
-        int more = l->more || n > take;
-        json_t *next = more && take ? json_copy(json_object_get(v[take - 1], "name"))
-                                    : json_string("");
-        free(v);
-        http_reply_json(r, 200, json_pack("{s:o, s:o}", "objects", page, "next", next));
+        gbuf_str(b, ",\"last_modified\":");
+        gbuf_json_str(b, e->last_modified, strlen(e->last_modified));
     }
-    json_decref(l->all);
-    http_req_unref(r);
-    free(l);
+    gbuf_str(b, ",\"etag\":");
+    gbuf_json_str(b, e->etag, e->elen);
+    gbuf_str(b, e->cached ? ",\"cached\":true}" : ",\"cached\":false}");
 }
 
-static void list_one(void *arg, int status, const char *body, size_t len, const char *err)
+static void list_done(void *arg, struct olist_page *pg, int status, const char *err)
 {
-    struct list *l = arg;
-    json_t *j;
-    json_t *objs = buckets_page_objects(status, body, len, &j);
-    if (!objs) {
-        if (!l->failed)
-            snprintf(l->err, sizeof(l->err), "a target answered %d: %.100s", status,
-                     status ? body : (err ? err : "?"));
-        l->failed = 1;
-    } else {
-        json_array_extend(l->all, objs);
-        l->more |= json_is_true(json_object_get(j, "more"));
-    }
-    json_decref(j);
-    if (--l->pending == 0)
-        list_finish(l);
-}
-
-/* ---- listing a backed bucket: the backend's page, marked with what we hold ---- */
-
-struct rlist {
-    struct http_req *r;
-    struct bucket_req br;
-    char prefix[OBJNAME_MAX + 1];
-    json_t *objs;                /* the backend's page */
-    char *next;
-    json_t *cached;              /* object: name -> true, from every target */
-    int pending;
-    int failed;
-    char err[300];
-};
-
-static void rlist_finish(struct rlist *l)
-{
-    if (l->failed) {
-        http_reply_error(l->r, 503, "listing incomplete: %s", l->err);
-    } else {
-        size_t i;
-        json_t *o;
-        json_array_foreach(l->objs, i, o) {
-            const char *name = json_string_value(json_object_get(o, "name"));
-            json_object_set_new(o, "cached",
-                                json_boolean(name && json_object_get(l->cached, name)));
-        }
-        http_reply_json(l->r, 200, json_pack("{s:O, s:s}", "objects", l->objs, "next", l->next));
-    }
-    json_decref(l->objs);
-    json_decref(l->cached);
-    free(l->next);
-    http_req_unref(l->r);
-    free(l);
-}
-
-static void rlist_local(void *arg, int status, const char *body, size_t len, const char *err)
-{
-    struct rlist *l = arg;
-    json_t *j;
-    json_t *objs = buckets_page_objects(status, body, len, &j);
-    if (!objs) {
-        l->failed = 1;
-        snprintf(l->err, sizeof(l->err), "a target answered %d: %.100s", status,
-                 status ? body : (err ? err : "?"));
-    } else {
-        size_t i;
-        json_t *o;
-        json_array_foreach(objs, i, o) {
-            const char *name = json_string_value(json_object_get(o, "name"));
-            if (name)
-                json_object_set_new(l->cached, name, json_true());
-        }
-    }
-    json_decref(j);
-    if (--l->pending == 0)
-        rlist_finish(l);
-}
-
-static void rlist_remote(void *arg, int status, const char *body, size_t len, const char *err)
-{
-    struct rlist *l = arg;
-    struct http_req *r = l->r;
-    json_t *j;
-    json_t *objs = buckets_page_objects(status, body, len, &j);
-    if (!objs) {
-        if (status == 0)
-            http_reply_error(r, 503, "target unreachable: %s", err ? err : "?");
-        else
-            http_reply(r, status, "application/json", body, len);
-        json_decref(j);
+    struct http_req *r = arg;
+    if (!pg) {
+        http_reply_error(r, status, status == 503 ? "listing incomplete: %s" : "%s", err);
         http_req_unref(r);
-        free(l);
         return;
     }
-    l->objs = json_incref(objs);
-    l->next = xstrdup(json_string_value(json_object_get(j, "next")) ?: "");
-    json_decref(j);
-    l->cached = json_object();
-    size_t n = json_array_size(l->objs);
-    if (n == 0) {
-        l->pending = 1;
-        rlist_finish(l);
-        return;
+    struct gbuf b = {0};
+    gbuf_str(&b, "{\"objects\":[");
+    for (size_t i = 0; i < pg->n; i++) {
+        if (i)
+            gbuf_add(&b, ",", 1);
+        render_ent(&b, &pg->v[i]);
     }
-    const char *first = json_string_value(json_object_get(json_array_get(l->objs, 0), "name"));
-    const char *last = json_string_value(json_object_get(json_array_get(l->objs, n - 1), "name"));
-    char *ep = http_pct_encode(l->prefix, strlen(l->prefix), 0);
-    char *ef = http_pct_encode(first ? first : "", first ? strlen(first) : 0, 0);
-    char *el = http_pct_encode(last ? last : "", last ? strlen(last) : 0, 0);
-    struct cmap *m = cmap_current();
-    l->pending = 1;
-    for (int i = 0; i < m->n_targets; i++) {
-        const struct cmap_node *t = &m->nodes[m->targets[i]];
-        char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
-                                     "/v1/internal/list?provider=%s&bucket=%s&prefix=%s&from=%s"
-                                     "&until=%s&limit=%d",
-                                     l->br.provider, l->br.name, ep, ef, el, LIST_MAX);
-        l->pending++;
-        hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, 30000, rlist_local, l);
-        free(url);
-    }
-    cmap_unref(m);
-    free(ep);
-    free(ef);
-    free(el);
-    if (--l->pending == 0)
-        rlist_finish(l);
-}
-
-static void list_remote(struct http_req *r, const struct bucket_req *br, const char *prefix,
-                        const char *token, int limit)
-{
-    struct rlist *l = xcalloc(1, sizeof(*l));
-    l->r = r;
-    l->br = *br;
-    snprintf(l->prefix, sizeof(l->prefix), "%s", prefix);
-    char key[128];
-    int kn = snprintf(key, sizeof(key), "list/%s/%s", br->provider, br->name);
-    struct cmap *m = cmap_current();
-    const struct cmap_node *t = cmap_owner(m, key, (size_t)kn);
-    if (!t) {
-        cmap_unref(m);
-        free(l);
-        http_reply_error(r, 503, "no storage target is in the cluster");
-        return;
-    }
-    char *ep = http_pct_encode(prefix, strlen(prefix), 0);
-    char *et = http_pct_encode(token, strlen(token), 0);
-    char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
-                                 "/v1/internal/list-remote?provider=%s&bucket=%s&prefix=%s"
-                                 "&token=%s&limit=%d",
-                                 br->provider, br->name, ep, et, limit > 1000 ? 1000 : limit);
-    http_req_ref(r);
-    hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, 60000, rlist_remote, l);
-    free(url);
-    free(ep);
-    free(et);
-    cmap_unref(m);
-}
-
-int buckets_listed_by_backend(const char *provider, const char *name)
-{
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(b, provider, name);
-    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
-    int remote = bk && (!strcmp(bk->provider, BMD_PROVIDER_S3) ||
-                        (spec && !strncmp(spec, "s3://", 5)));
-    bmd_unref(b);
-    return remote;
+    gbuf_str(&b, "],\"next\":");
+    gbuf_json_str(&b, pg->next, strlen(pg->next));
+    gbuf_str(&b, "}");
+    http_reply(r, 200, "application/json", b.p, b.n);
+    gbuf_free(&b);
+    olist_page_free(pg);
+    http_req_unref(r);
 }
 
 static void list_objects(struct proxy *p, struct http_req *r, const struct bucket_req *br)
@@ -518,8 +343,8 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
         token[0] = '\0';
     if (http_query_get(r, "limit", lim, sizeof(lim)) >= 0) {
         uint64_t v;
-        if (parse_u64(lim, strlen(lim), &v) || v < 1 || v > LIST_MAX) {
-            http_reply_error(r, 400, "limit must be 1..%d", LIST_MAX);
+        if (parse_u64(lim, strlen(lim), &v) || v < 1 || v > OLIST_MAX) {
+            http_reply_error(r, 400, "limit must be 1..%d", OLIST_MAX);
             return;
         }
         limit = (int)v;
@@ -527,38 +352,9 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
     char flag[8];
     int cached_only = http_query_get(r, "cached", flag, sizeof(flag)) >= 0 &&
                       strcmp(flag, "false") && strcmp(flag, "0");
-    /* Pages read for this proxy's own S3 front end (cluster-signed) are
-     * counted there, once per client request. */
-    if (node_check_sig(&p->node, r) != 1)
-        node_count(&p->node, ST_LIST, 200);
-    if (!cached_only && buckets_listed_by_backend(br->provider, br->name)) {
-        list_remote(r, br, prefix, token, limit);
-        return;
-    }
-    struct cmap *m = cmap_current();
-    struct list *l = xcalloc(1, sizeof(*l));
-    l->r = r;
-    l->limit = limit;
-    l->all = json_array();
-    l->pending = 1;
+    node_count(&p->node, ST_LIST, 200);
     http_req_ref(r);
-    char *ep = http_pct_encode(prefix, strlen(prefix), 0);
-    char *et = http_pct_encode(token, strlen(token), 0);
-    for (int i = 0; i < m->n_targets; i++) {
-        const struct cmap_node *t = &m->nodes[m->targets[i]];
-        char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
-                                     "/v1/internal/list?provider=%s&bucket=%s&prefix=%s"
-                                     "&after=%s&limit=%d",
-                                     br->provider, br->name, ep, et, limit);
-        l->pending++;
-        hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, 30000, list_one, l);
-        free(url);
-    }
-    free(ep);
-    free(et);
-    cmap_unref(m);
-    if (--l->pending == 0)
-        list_finish(l);
+    olist_start(r, br->provider, br->name, prefix, token, limit, cached_only, list_done, r);
 }
 
 /* ---- dispatch ----------------------------------------------------------------- */

@@ -24,15 +24,4 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
 /* Is provider/name in the current BMD? */
 int buckets_exist(const char *provider, const char *name);
 
-/* Is provider/name listed from its backend (an s3 bucket, or one backed by
- * one), so that the listing's page tokens are the backend's, not names?
- * 0 when it is not in the BMD. */
-int buckets_listed_by_backend(const char *provider, const char *name);
-
-/* A listing page as a target or this API answers it ({"objects": [...],
- * ...}): its "objects" array, or NULL when status is not 200 or the body
- * is not such a page. *j gets the parsed body (or NULL), which the caller
- * drops. */
-json_t *buckets_page_objects(int status, const char *body, size_t len, json_t **j);
-
 #endif

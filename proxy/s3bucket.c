@@ -23,6 +23,7 @@
 #include "node.h"
 #include "objects.h"
 #include "objname.h"
+#include "olist.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3bucket.h"
@@ -159,17 +160,15 @@ static void change_done(void *arg, int status, const char *body, size_t len, con
 }
 
 /* DeleteBucket: the bucket's first cached name, if any, decides. */
-static void delete_checked(void *arg, int status, const char *body, size_t len, const char *err)
+static void delete_checked(void *arg, struct olist_page *pg, int status, const char *err)
 {
     struct bucket_op *o = arg;
     struct http_req *r = o->r;
-    json_t *j;
-    json_t *objs = buckets_page_objects(status, body, len, &j);
-    if (!objs) {
-        s3_error(r, 503, "ServiceUnavailable", "cannot tell whether the bucket is empty: %.200s",
-                 status ? body : err);
+    if (!pg) {
+        s3_error(r, 503, "ServiceUnavailable", "cannot tell whether the bucket is empty: %d %.200s",
+                 status, err);
         bucket_op_free(o);
-    } else if (json_array_size(objs) > 0) {
+    } else if (pg->n > 0) {
         s3_error(r, 409, "BucketNotEmpty", "the bucket you tried to delete is not empty");
         bucket_op_free(o);
     } else {
@@ -177,15 +176,13 @@ static void delete_checked(void *arg, int status, const char *body, size_t len, 
         hcli_request(worker_cli(r), "DELETE", u, NULL, 0, NULL, 30000, change_done, o);
         free(u);
     }
-    json_decref(j);
+    olist_page_free(pg);
 }
 
 void s3bucket_delete(struct http_req *r, const char *bucket)
 {
     struct bucket_op *o = bucket_op_new(r, bucket, "bucket deletion");
-    char *u = self_url(r, "GET", "/v1/buckets/%s/objects?limit=1&cached=true", bucket);
-    hcli_request(worker_cli(r), "GET", u, NULL, 0, NULL, 30000, delete_checked, o);
-    free(u);
+    olist_start(r, BMD_PROVIDER_SHOAL, bucket, "", "", 1, 1, delete_checked, o);
 }
 
 /* ---- DeleteObjects ------------------------------------------------------------- */

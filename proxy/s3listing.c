@@ -3,8 +3,8 @@
  * ListObjectVersions (one "null" version per name) and
  * ListMultipartUploads.
  *
- * Object listings read this proxy's native merged listing page by page
- * (over HTTP, signed as the cluster) and cut S3's page from it: names
+ * Object listings read the merged listing (olist.c) page by page, in
+ * process, and cut S3's page from it: names
  * after the marker, rolled up into CommonPrefixes at the delimiter, at
  * most max-keys. A continuation token carries the native page token and
  * the last name returned; a Shoal bucket's native token is a name itself,
@@ -23,7 +23,9 @@
 #include "hcli.h"
 #include "http.h"
 #include "node.h"
+#include "lpage.h"
 #include "objname.h"
+#include "olist.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3front.h"
@@ -176,17 +178,15 @@ static void list_finish(struct listing *l)
     listing_free(l);
 }
 
-static void list_item(struct listing *l, json_t *o, const char *name)
+static void list_item(struct listing *l, const struct olist_ent *e, const char *name)
 {
-    char date[40], size[24];
-    const char *lm = json_string_value(json_object_get(o, "last_modified"));
-    if (lm && lm[0])
-        snprintf(date, sizeof(date), "%s", lm);
+    char date[40], size[24], etag[LPAGE_ETAG_MAX + 1];
+    if (e->last_modified && e->last_modified[0])
+        snprintf(date, sizeof(date), "%s", e->last_modified);
     else
-        s3_iso_date((uint64_t)json_integer_value(json_object_get(o, "mtime")), date,
-                    sizeof(date));
-    snprintf(size, sizeof(size), "%lld", (long long)json_integer_value(json_object_get(o, "size")));
-    const char *etag = json_string_value(json_object_get(o, "etag"));
+        s3_iso_date(e->mtime_ns, date, sizeof(date));
+    snprintf(size, sizeof(size), "%llu", (unsigned long long)e->size);
+    snprintf(etag, sizeof(etag), "%.*s", (int)e->elen, e->etag);
     struct gbuf *b = &l->items;
     gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "<Version>" : "<Contents>");
     list_value(l, b, "Key", name);
@@ -195,7 +195,7 @@ static void list_item(struct listing *l, json_t *o, const char *name)
         s3_xml_elem(b, "IsLatest", "true");
     }
     s3_xml_elem(b, "LastModified", date);
-    s3_xml_elem(b, "ETag", etag ? etag : "");
+    s3_xml_elem(b, "ETag", etag);
     s3_xml_elem(b, "Size", size);
     s3_xml_elem(b, "StorageClass", "STANDARD");
     gbuf_str(b, "<Owner>" S3_OWNER_XML "</Owner>");
@@ -210,62 +210,60 @@ static void set_str(char **dst, const char *s, size_t n)
     *dst = xstrndup(s, n);
 }
 
-static void list_page(void *arg, int status, const char *body, size_t len, const char *err)
+/* Cut S3's page from one merged page: 1 when the cut is complete (max-keys
+ * reached), 0 when the next merged page is wanted. */
+static int list_cut(struct listing *l, const struct olist_page *pg)
+{
+    size_t pl = strlen(l->prefix), dl = strlen(l->delim);
+    for (size_t i = 0; i < pg->n; i++) {
+        const struct olist_ent *e = &pg->v[i];
+        const char *name = e->name;
+        size_t nl = e->nlen;
+        if (nl < pl || memcmp(name, l->prefix, pl))
+            continue;
+        if (l->after && lpage_name_cmp(name, nl, l->after, strlen(l->after)) <= 0)
+            continue;
+        const char *d = dl ? memmem(name + pl, nl - pl, l->delim, dl) : NULL;
+        size_t cl = d ? (size_t)(d - name) + dl : nl;
+        if (d && l->last_cp && strlen(l->last_cp) == cl && !memcmp(l->last_cp, name, cl))
+            continue;
+        if (l->count == l->max_keys) {
+            l->truncated = 1;
+            return 1;
+        }
+        char *shown = xstrndup(name, cl);
+        if (d) {
+            set_str(&l->last_cp, name, cl);
+            gbuf_str(&l->cps, "<CommonPrefixes>");
+            list_value(l, &l->cps, "Prefix", shown);
+            gbuf_str(&l->cps, "</CommonPrefixes>");
+        } else {
+            list_item(l, e, shown);
+        }
+        free(l->next);
+        l->next = shown;
+        l->count++;
+    }
+    return 0;
+}
+
+static void list_page(void *arg, struct olist_page *pg, int status, const char *err)
 {
     struct listing *l = arg;
     struct http_req *r = l->r;
-    json_t *j;
-    json_t *objs = buckets_page_objects(status, body, len, &j);
-    if (!objs) {
-        json_decref(j);
+    if (!pg) {
         if (status == 404)
             s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
         else
-            s3_error(r, status >= 500 || !status ? 503 : status,
-                     status >= 500 || !status ? "ServiceUnavailable" : "InvalidRequest",
-                     "listing failed: %.200s", status ? body : err);
+            s3_error(r, status >= 500 ? 503 : status,
+                     status >= 500 ? "ServiceUnavailable" : "InvalidRequest",
+                     "listing failed: %.200s", err);
         listing_free(l);
         return;
     }
-    size_t pl = strlen(l->prefix), dl = strlen(l->delim);
-    size_t i;
-    json_t *o;
-    json_array_foreach(objs, i, o) {
-        json_t *nj = json_object_get(o, "name");
-        const char *name = json_string_value(nj);
-        size_t nl = json_string_length(nj);
-        if (!name || nl < pl || memcmp(name, l->prefix, pl))
-            continue;
-        if (l->after && strcmp(name, l->after) <= 0)
-            continue;
-        const char *d = dl ? memmem(name + pl, nl - pl, l->delim, dl) : NULL;
-        if (d) {
-            size_t cl = (size_t)(d - name) + dl;
-            if (l->last_cp && strlen(l->last_cp) == cl && !memcmp(l->last_cp, name, cl))
-                continue;
-            if (l->count == l->max_keys) {
-                l->truncated = 1;
-                break;
-            }
-            set_str(&l->last_cp, name, cl);
-            set_str(&l->next, name, cl);
-            gbuf_str(&l->cps, "<CommonPrefixes>");
-            char *cp = xstrndup(name, cl);
-            list_value(l, &l->cps, "Prefix", cp);
-            free(cp);
-            gbuf_str(&l->cps, "</CommonPrefixes>");
-        } else {
-            if (l->count == l->max_keys) {
-                l->truncated = 1;
-                break;
-            }
-            list_item(l, o, name);
-            set_str(&l->next, name, nl);
-        }
-        l->count++;
-    }
-    const char *nt = json_string_value(json_object_get(j, "next"));
-    if (!l->truncated && nt && nt[0]) {
+    list_cut(l, pg);
+    const char *nt = pg->next;
+    if (!l->truncated && nt[0]) {
         if (++l->pages >= LIST_MAX_PAGES || l->count == l->max_keys) {
             /* stop here; the client resumes from the last name or prefix */
             l->truncated = 1;
@@ -273,17 +271,17 @@ static void list_page(void *arg, int status, const char *body, size_t len, const
             /* the rest of this common prefix is skipped, not read */
             free(l->page);
             l->page = xasprintf("%s\xff", l->last_cp);
-            json_decref(j);
+            olist_page_free(pg);
             list_next_page(l);
             return;
         } else {
             set_str(&l->page, nt, strlen(nt));
-            json_decref(j);
+            olist_page_free(pg);
             list_next_page(l);
             return;
         }
     }
-    json_decref(j);
+    olist_page_free(pg);
     /* A resume point inside a common prefix skips the rest of it. */
     if (l->truncated && l->next && l->last_cp && !strcmp(l->next, l->last_cp)) {
         char *skip = xasprintf("%s\xff", l->last_cp);
@@ -298,21 +296,11 @@ static void list_page(void *arg, int status, const char *body, size_t len, const
 
 static void list_next_page(struct listing *l)
 {
-    struct http_req *r = l->r;
-    char *ep = http_pct_encode(l->prefix, strlen(l->prefix), 0);
-    const char *tok = l->page ? l->page : "";
-    char *et = http_pct_encode(tok, strlen(tok), 0);
-    struct proxy *p = r->w->ctx;
     int want = l->max_keys - l->count + 1; /* one more tells whether there is more */
     if (want > LIST_MAX_KEYS + 1)
         want = LIST_MAX_KEYS + 1;
-    char *u = node_signed_urlf(&p->node, "GET", p->conf.public_url,
-                               "/v1/buckets/%s/objects?prefix=%s&token=%s&limit=%d", l->bucket,
-                               ep, et, want);
-    hcli_request(worker_cli(r), "GET", u, NULL, 0, NULL, 60000, list_page, l);
-    free(u);
-    free(ep);
-    free(et);
+    olist_start(l->r, BMD_PROVIDER_SHOAL, l->bucket, l->prefix, l->page ? l->page : "", want, 0,
+                list_page, l);
 }
 
 void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_kind kind)
@@ -322,6 +310,10 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     if (http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
         http_query_get(r, "delimiter", delim, sizeof(delim)) == -2) {
         s3_error(r, 400, "InvalidArgument", "prefix or delimiter too long or badly encoded");
+        return;
+    }
+    if (!buckets_exist(BMD_PROVIDER_SHOAL, bucket)) {
+        s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
         return;
     }
     struct listing *l = xcalloc(1, sizeof(*l));
@@ -349,7 +341,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     l->prefix = xstrdup(prefix);
     l->delim = xstrdup(delim);
     http_req_ref(r);
-    int remote = l->remote = buckets_listed_by_backend(BMD_PROVIDER_SHOAL, bucket);
+    int remote = l->remote = olist_by_backend(BMD_PROVIDER_SHOAL, bucket);
     if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) >= 0) {
         char *page, *aft;
         if (token_parse(tok, &page, &aft)) {

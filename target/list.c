@@ -4,7 +4,9 @@
  *
  * Local pages come from the mountpaths' RocksDB, where metadata keys sort
  * by bucket then name; store_list merges the mountpaths on the I/O pool
- * and stops after limit names, saying whether more follow. A bucket with
+ * and stops after limit names, saying whether more follow. They go out in
+ * the compact page format of common/lpage.h, not JSON: the proxy reads
+ * them by the ten thousand. A bucket with
  * an S3 backend is also listed remotely: one ListObjectsV2 page of the
  * backend, asked by one target on the proxy's behalf and handed back as
  * JSON with the continuation token.
@@ -18,6 +20,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "list.h"
+#include "lpage.h"
 #include "objname.h"
 #include "s3list.h"
 #include "target.h"
@@ -47,27 +50,26 @@ struct list {
     struct http_req *r;
     char provider[16], bucket[64], prefix[OBJNAME_MAX + 1], after[OBJNAME_MAX + 1],
         until[OBJNAME_MAX + 1], from[OBJNAME_MAX + 1];
-    int limit, more, rc;
-    json_t *arr;
+    int limit, rc;
+    struct gbuf page;            /* the compact page (common/lpage.h) */
 };
 
 static void list_work(void *arg)
 {
     struct list *l = arg;
     l->rc = store_list(&l->t->store, l->provider, l->bucket, l->prefix, l->after, l->from,
-                       l->until, l->limit, l->arr, &l->more);
+                       l->until, l->limit, &l->page);
 }
 
 static void list_done(void *arg)
 {
     struct list *l = arg;
     node_count(&l->t->node, ST_LIST, l->rc ? 500 : 200);
-    if (l->rc) {
-        json_decref(l->arr);
+    if (l->rc)
         http_reply_error(l->r, 500, "cannot list: %s", strerror(-l->rc));
-    } else {
-        http_reply_json(l->r, 200, json_pack("{s:o, s:b}", "objects", l->arr, "more", l->more));
-    }
+    else
+        http_reply(l->r, 200, LPAGE_CTYPE, l->page.p, l->page.n);
+    gbuf_free(&l->page);
     http_req_unref(l->r);
     free(l);
 }
@@ -98,7 +100,6 @@ void list_local(struct http_req *r, const char *rest, size_t rlen)
         http_reply_error(r, 400, "limit must be 1..%d", LIST_MAX);
         return;
     }
-    l->arr = json_array();
     http_req_ref(r);
     iopool_submit(t->io, r->w->q, list_work, list_done, l);
 }

@@ -15,6 +15,7 @@
 
 #include "hrw.h"
 #include "log.h"
+#include "lpage.h"
 #include "util.h"
 
 static void data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
@@ -422,20 +423,17 @@ struct lent {
 static int lent_cmp(const void *a, const void *b)
 {
     const struct lent *x = a, *y = b;
-    size_t n = x->nlen < y->nlen ? x->nlen : y->nlen;
-    int c = memcmp(x->name, y->name, n);
-    return c ? c : (x->nlen > y->nlen) - (x->nlen < y->nlen);
+    return lpage_name_cmp(x->name, x->nlen, y->name, y->nlen);
 }
 
 static int name_after(const char *nm, size_t nl, const char *bound, size_t bl)
 {
-    int c = memcmp(nm, bound, nl < bl ? nl : bl);
-    return c > 0 || (c == 0 && nl > bl);
+    return lpage_name_cmp(nm, nl, bound, bl) > 0;
 }
 
 int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
-               const char *after, const char *from, const char *until, int limit, json_t *arr,
-               int *more)
+               const char *after, const char *from, const char *until, int limit,
+               struct gbuf *out)
 {
     size_t base_len, plen = strlen(prefix), alen = strlen(after), ul = strlen(until);
     char *base = store_mkey(provider, bucket, "", 0, &base_len);
@@ -511,24 +509,21 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     }
     if (n)
         qsort(ents, n, sizeof(*ents), lent_cmp);
+    if (n > (size_t)limit)
+        total_more = 1;
+    lpage_begin(out, total_more);
     for (size_t j = 0; j < n; j++) {
         if ((int)j < limit) {
-            char ck[17];
-            snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)ents[j].cksum);
-            json_array_append_new(
-                arr, json_pack("{s:s%, s:I, s:s, s:I, s:b, s:s, s:I}", "name", ents[j].name,
-                               ents[j].nlen, "size", (json_int_t)ents[j].size, "checksum",
-                               ck, "version", (json_int_t)ents[j].version, "cached", 1,
-                               "etag", ents[j].etag, "mtime", (json_int_t)ents[j].mtime_ns));
-        } else {
-            total_more = 1;
+            struct lpage_ent e = {ents[j].name, ents[j].nlen, ents[j].etag, strlen(ents[j].etag),
+                                  ents[j].size, ents[j].cksum, ents[j].version,
+                                  ents[j].mtime_ns};
+            lpage_add(out, &e);
         }
         free(ents[j].name);
     }
     free(ents);
     free(seek);
     free(base);
-    *more = total_more;
     return 0;
 }
 

@@ -33,6 +33,7 @@
 
 #include "ometa.h"
 
+struct gbuf;
 struct store_mp {
     char *dir;
     char *id;
@@ -82,13 +83,12 @@ int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t 
 /*
  * Up to limit objects of a bucket in name order, with the given prefix and
  * names after `after` (exclusive; may be ""), from `from` and up to `until`
- * (both inclusive; "" for no bound), appended to arr as
- * {"name","size","checksum","version","cached"}. *more says whether more
- * follow. 0 or -EIO.
+ * (both inclusive; "" for no bound), written to out as a compact listing
+ * page (common/lpage.h) whose head says whether more follow. 0 or -EIO.
  */
 int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
-               const char *after, const char *from, const char *until, int limit, json_t *arr,
-               int *more);
+               const char *after, const char *from, const char *until, int limit,
+               struct gbuf *out);
 /* Remove every object of a bucket; returns how many. */
 long store_purge(struct store *s, const char *provider, const char *bucket);
 

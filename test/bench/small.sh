@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark 5: the small-object rate (4 KiB PUTs and GETs per second) and
-# list-objects speed over a bucket of many names, with the target's RSS
+# list-objects speed (native pages of 10000, S3 ListObjectsV2 pages of
+# 1000) over a bucket of many names, with the target's RSS
 # and metadata bytes per object. BENCH_LIST_NAMES sets the bucket's size
 # (default 50000, sized for about a minute; 1000000 for the full run).
 source "$(dirname "$0")/lib.sh"
@@ -28,6 +29,26 @@ print("%d %d %.3f" % (names, pages, dt))
 PY
 )
 read -r listed pages lsecs <<<"$list"
+# The same bucket through S3 ListObjectsV2 (pages of 1000, S3's most).
+s3list=$(python3 - "$PROXY" <<'PY'
+import re, sys, time, urllib.request, urllib.parse
+proxy = sys.argv[1]
+t0, names, token, pages = time.time(), 0, None, 0
+while True:
+    q = {"list-type": "2", "max-keys": "1000"}
+    if token:
+        q["continuation-token"] = token
+    body = urllib.request.urlopen("%s/s3/small?%s" % (proxy, urllib.parse.urlencode(q))).read()
+    names += body.count(b"<Key>"); pages += 1
+    m = re.search(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>", body)
+    if not m:
+        break
+    token = m.group(1).decode()
+dt = time.time() - t0
+print("%d %d %.3f" % (names, pages, dt))
+PY
+)
+read -r s3listed s3pages s3secs <<<"$s3list"
 tpid=$(cat "$BENCH_DIR/cluster/t0/pid")
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$tpid/status")
 meta=$(du -sk "$BENCH_DIR"/cluster/t0/mp*/meta | awk '{s+=$1} END {print s}')
@@ -35,6 +56,8 @@ printf '\n== small objects: %d names of 4 KiB, %d workers, direct to target ==\n
 printf '%-36s %s\n' "4 KiB PUT (fsync'd)" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($(field "$put" PUT ops_per_s), $(field "$put" PUT p99)/1000))")"
 printf '%-36s %s\n' "4 KiB GET" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($(field "$get" GET ops_per_s), $(field "$get" GET p99)/1000))")"
 printf '%-36s %s\n' "list-objects (pages of 10000)" "$(python3 -c "print('%d names in %d pages, %.2f s: %.0f names/s' % ($listed, $pages, $lsecs, $listed/$lsecs))")"
+printf '%-36s %s\n' "S3 ListObjectsV2 (pages of 1000)" "$(python3 -c "print('%d names in %d pages, %.2f s: %.0f names/s' % ($s3listed, $s3pages, $s3secs, $s3listed/$s3secs))")"
 printf '%-36s %s\n' "target RSS" "$((rss / 1024)) MiB"
 printf '%-36s %s\n' "metadata on disk" "$(python3 -c "print('%.1f MiB, %.0f bytes per object' % ($meta/1024, $meta*1024/$N))")"
 [ "$listed" = "$N" ] || { echo "listing returned $listed of $N names" >&2; exit 1; }
+[ "$s3listed" = "$N" ] || { echo "S3 listing returned $s3listed of $N names" >&2; exit 1; }

@@ -278,3 +278,32 @@ def test_names_that_are_not_utf8_are_refused_before_anything_is_stored(cluster, 
     assert r.status_code == 201, r.text
     listed = cluster.http.get(cluster.url + "/v1/buckets/%s/objects" % bucket).json()
     assert [o["name"] for o in listed["objects"]] == ["caf\u00e9"]
+
+
+def test_list_names_that_need_escaping(cluster, bucket):
+    """Names with JSON's special bytes, control bytes and multi-byte UTF-8,
+    spread over the targets, come back exactly, in byte order, page by page
+    at every page size."""
+    names = ['q"uote', "back\\slash", "tab\there", "nl\nname", "ctl\x01\x1fx", "\u00fc-\u00f1/\u65e5\u672c",
+             "sp ace", "pct%41", "z" * 1000, "a/\x7f"]
+    for n in names:
+        r = cluster.http.put(obj_url(cluster, bucket, n), n.encode())
+        assert r.status_code == 201, (n, r.text)
+    want = sorted(names, key=lambda s: s.encode())
+    for limit in (1, 3, 10000):
+        got, token = [], ""
+        for _ in range(len(names) + 2):
+            r = cluster.http.get(cluster.url + "/v1/buckets/%s/objects" % bucket,
+                                 params={"limit": limit, "token": token})
+            assert r.status_code == 200, r.text
+            page = r.json()
+            assert len(page["objects"]) <= limit
+            got += page["objects"]
+            token = page["next"]
+            if not token:
+                break
+        assert [o["name"] for o in got] == want
+        for o in got:
+            assert o["size"] == len(o["name"].encode()) and o["cached"] is True
+            assert re.fullmatch("[0-9a-f]{16}", o["checksum"]) and o["version"] == 1
+            assert o["mtime"] > 0 and o["etag"].startswith('"')

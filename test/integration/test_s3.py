@@ -607,3 +607,30 @@ def test_s3_requests_are_counted(s3c, s3, bkt):
              for k in (("shoal_bytes_in_total", ""), ("shoal_bytes_out_total", ""))}
     assert moved[("shoal_bytes_in_total", "")] >= len(body), moved
     assert moved[("shoal_bytes_out_total", "")] >= len(body), moved
+
+
+def test_list_names_that_need_escaping(s3, bkt):
+    """XML's special characters, control bytes (returned URL-encoded) and
+    multi-byte UTF-8 through ListObjectsV2 and v1, page by page."""
+    keys = ["a<b>&c", "q\"'", "ctl\x01x", "\u00fc-\u00f1/\u65e5\u672c", "sp ace", "x/y/z", "x/\u00e9"]
+    for k in keys:
+        s3.put_object(Bucket=bkt, Key=k, Body=k.encode())
+    want = sorted(keys, key=lambda s: s.encode())
+    for size in (1, 2, 1000):
+        p = s3.get_paginator("list_objects_v2")
+        got = [o for pg in p.paginate(Bucket=bkt, PaginationConfig={"PageSize": size})
+               for o in pg.get("Contents", [])]
+        assert [o["Key"] for o in got] == want
+        assert [o["Size"] for o in got] == [len(k.encode()) for k in want]
+        p1 = s3.get_paginator("list_objects")
+        assert [o["Key"] for pg in p1.paginate(Bucket=bkt, PaginationConfig={"PageSize": size})
+                for o in pg.get("Contents", [])] == want
+    l = s3.list_objects_v2(Bucket=bkt, Prefix="x/", Delimiter="/")
+    assert [o["Key"] for o in l["Contents"]] == ["x/\u00e9"]
+    assert [c["Prefix"] for c in l["CommonPrefixes"]] == ["x/y/"]
+
+
+def test_list_missing_bucket(s3):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.list_objects_v2(Bucket="nosuchbucket%06d" % random.randrange(10**6))
+    assert err(e) == ("NoSuchBucket", 404)

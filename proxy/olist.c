@@ -1,0 +1,369 @@
+/*
+ * olist: a bucket's object listing, one page at a time, merged in the
+ * proxy (see olist.h).
+ *
+ * Targets answer local pages in the compact format of common/lpage.h; the
+ * bodies are kept and the entries point into them, so a page of ten
+ * thousand names costs one copy of each body and no per-name allocation.
+ * Each target's page is already in name order, so the merge walks the
+ * pages' heads; a name that two targets both hold (a copy not yet
+ * removed) is listed once, with its newest version.
+ *
+ * Thread: the worker's loop.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "cmap.h"
+#include "hcli.h"
+#include "http.h"
+#include "lpage.h"
+#include "node.h"
+#include "olist.h"
+#include "util.h"
+#include "worker.h"
+
+#define LIST_TIMEOUT_MS 30000
+#define REMOTE_TIMEOUT_MS 60000
+#define REMOTE_MAX 1000          /* keys in one backend page (S3's limit) */
+
+/* What a page's entries point into. */
+struct own {
+    char **bodies;               /* targets' compact pages */
+    struct lpage *pages;         /* parsed, one per body */
+    int n, cap;
+    json_t *remote;              /* the backend's page (remote listings) */
+};
+
+struct olist {
+    struct http_req *r;
+    olist_done_fn done;
+    void *arg;
+    int limit;
+    int pending;
+    int status;                  /* 200 until something fails */
+    char err[300];
+    struct own *own;
+    struct olist_page *pg;       /* the page being made */
+    char *base;                  /* "provider=..&bucket=..&prefix=.." */
+};
+
+static void own_free(struct own *o)
+{
+    for (int i = 0; i < o->n; i++) {
+        free(o->bodies[i]);
+        lpage_free(&o->pages[i]);
+    }
+    free(o->bodies);
+    free(o->pages);
+    json_decref(o->remote);
+    free(o);
+}
+
+void olist_page_free(struct olist_page *pg)
+{
+    if (!pg)
+        return;
+    free(pg->v);
+    free(pg->next);
+    if (pg->own)
+        own_free(pg->own);
+    free(pg);
+}
+
+static void fail(struct olist *l, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(struct olist *l, int status, const char *fmt, ...)
+{
+    if (l->status != 200)
+        return;               /* the first failure is the one reported */
+    l->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->err, sizeof(l->err), fmt, ap);
+    va_end(ap);
+}
+
+/* Keep a target's answer: a compact page, or the failure. */
+static void keep_page(struct olist *l, int status, const char *body, size_t len,
+                      const char *err)
+{
+    char why[128];
+    if (status != 200) {
+        fail(l, 503, "a target answered %d: %.100s", status, status ? body : (err ? err : "?"));
+        return;
+    }
+    struct own *o = l->own;
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 4;
+        o->bodies = xrealloc(o->bodies, (size_t)o->cap * sizeof(*o->bodies));
+        o->pages = xrealloc(o->pages, (size_t)o->cap * sizeof(*o->pages));
+    }
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, body, len);
+    if (lpage_parse(copy, len, &o->pages[o->n], why, sizeof(why))) {
+        free(copy);
+        fail(l, 503, "a target sent a bad page: %s", why);
+        return;
+    }
+    o->bodies[o->n++] = copy;
+}
+
+static void finish(struct olist *l)
+{
+    struct olist_page *pg = l->pg;
+    if (l->status == 200) {
+        pg->own = l->own;
+        l->done(l->arg, pg, 200, NULL);
+    } else {
+        l->pg = NULL;
+        olist_page_free(pg);
+        own_free(l->own);
+        l->done(l->arg, NULL, l->status, l->err);
+    }
+    http_req_unref(l->r);
+    free(l->base);
+    free(l);
+}
+
+static int ent_cmp(const struct lpage_ent *a, const struct lpage_ent *b)
+{
+    return lpage_name_cmp(a->name, a->nlen, b->name, b->nlen);
+}
+
+/* The next entry in name order across the pages' heads, or -1 when they
+ * are all done. Of equal names the newest version wins; the others are
+ * passed. */
+static int next_head(const struct own *o, size_t *head)
+{
+    int best = -1;
+    for (int i = 0; i < o->n; i++) {
+        if (head[i] >= o->pages[i].n)
+            continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        const struct lpage_ent *e = &o->pages[i].v[head[i]];
+        const struct lpage_ent *b = &o->pages[best].v[head[best]];
+        int c = ent_cmp(e, b);
+        if (c < 0) {
+            best = i;
+        } else if (c == 0 && e->version > b->version) {
+            head[best]++;
+            best = i;
+        } else if (c == 0) {
+            head[i]++;
+        }
+    }
+    return best;
+}
+
+static void merge(struct olist *l)
+{
+    struct own *o = l->own;
+    struct olist_page *pg = l->pg;
+    size_t *head = xcalloc((size_t)o->n + 1, sizeof(*head));
+    int more = 0;
+    for (int i = 0; i < o->n; i++)
+        more |= o->pages[i].more;
+    pg->v = xmalloc((size_t)l->limit * sizeof(*pg->v));
+    int i;
+    while (pg->n < (size_t)l->limit && (i = next_head(o, head)) >= 0) {
+        const struct lpage_ent *e = &o->pages[i].v[head[i]++];
+        pg->v[pg->n++] = (struct olist_ent){e->name, e->nlen, e->etag, e->elen, NULL,
+                                            e->size, e->cksum, e->version, e->mtime_ns, 1};
+    }
+    /* what is left, less copies of the last name taken, is the next page */
+    const struct olist_ent *last = pg->n ? &pg->v[pg->n - 1] : NULL;
+    for (int k = 0; k < o->n && !more; k++)
+        for (size_t h = head[k]; h < o->pages[k].n && !more; h++)
+            more = !last || lpage_name_cmp(o->pages[k].v[h].name, o->pages[k].v[h].nlen,
+                                           last->name, last->nlen);
+    pg->next = more && last ? xstrndup(last->name, last->nlen) : xstrdup("");
+    free(head);
+}
+
+static void local_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct olist *l = arg;
+    keep_page(l, status, body, len, err);
+    if (--l->pending)
+        return;
+    if (l->status == 200)
+        merge(l);
+    finish(l);
+}
+
+/* Ask every target for its page: the query after "/v1/internal/list?". */
+static void ask_targets(struct olist *l, const char *query, void (*cb)(void *, int, const char *,
+                                                                        size_t, const char *))
+{
+    struct http_req *r = l->r;
+    struct cmap *m = cmap_current();
+    l->pending = 1;
+    for (int i = 0; i < m->n_targets; i++) {
+        const struct cmap_node *t = &m->nodes[m->targets[i]];
+        char *url = node_signed_urlf(r->w->ctx, "GET", t->url, "/v1/internal/list?%s", query);
+        l->pending++;
+        hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, cb, l);
+        free(url);
+    }
+    cmap_unref(m);
+    cb(l, 200, "SL1 0\n", 6, NULL);   /* the hold taken above: an empty page */
+}
+
+/* ---- a bucket listed by its backend --------------------------------------- */
+
+static int page_has(const struct lpage *p, const char *name, size_t nl)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = lpage_name_cmp(p->v[mid].name, p->v[mid].nlen, name, nl);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static void cached_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct olist *l = arg;
+    keep_page(l, status, body, len, err);
+    if (--l->pending)
+        return;
+    if (l->status == 200) {
+        struct olist_page *pg = l->pg;
+        for (size_t i = 0; i < pg->n; i++)
+            for (int k = 0; k < l->own->n && !pg->v[i].cached; k++)
+                pg->v[i].cached = page_has(&l->own->pages[k], pg->v[i].name, pg->v[i].nlen);
+    }
+    finish(l);
+}
+
+/* The backend's page as JSON entries of olist_ent, pointing into j. */
+static void remote_entries(struct olist_page *pg, json_t *objs)
+{
+    size_t i, n = json_array_size(objs);
+    json_t *o;
+    pg->v = xcalloc(n + 1, sizeof(*pg->v));
+    json_array_foreach(objs, i, o) {
+        json_t *nj = json_object_get(o, "name"), *ej = json_object_get(o, "etag");
+        if (!json_string_length(nj))
+            continue;
+        struct olist_ent *e = &pg->v[pg->n++];
+        e->name = json_string_value(nj);
+        e->nlen = json_string_length(nj);
+        e->etag = json_string_value(ej) ?: "";
+        e->elen = json_string_length(ej);
+        e->last_modified = json_string_value(json_object_get(o, "last_modified"));
+        e->size = (uint64_t)json_integer_value(json_object_get(o, "size"));
+    }
+}
+
+static void remote_page(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct olist *l = arg;
+    json_t *j = status ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *objs = j ? json_object_get(j, "objects") : NULL;
+    if (status != 200 || !json_is_array(objs)) {
+        const char *msg = json_string_value(json_object_get(j, "error"));
+        if (!status)
+            fail(l, 503, "target unreachable: %s", err ? err : "?");
+        else if (status != 200)
+            fail(l, status, "%s", msg ? msg : "the backend listing failed");
+        else
+            fail(l, 503, "a target answered %d: %.100s", status, body);
+        json_decref(j);
+        finish(l);
+        return;
+    }
+    struct olist_page *pg = l->pg;
+    l->own->remote = j;
+    remote_entries(pg, objs);
+    pg->next = xstrdup(json_string_value(json_object_get(j, "next")) ?: "");
+    if (pg->n == 0) {
+        finish(l);
+        return;
+    }
+    const struct olist_ent *first = &pg->v[0], *last = &pg->v[pg->n - 1];
+    char *ef = http_pct_encode(first->name, first->nlen, 0);
+    char *el = http_pct_encode(last->name, last->nlen, 0);
+    char *query = xasprintf("%s&from=%s&until=%s&limit=%d", l->base, ef, el, OLIST_MAX);
+    ask_targets(l, query, cached_one);
+    free(query);
+    free(ef);
+    free(el);
+}
+
+static void list_remote(struct olist *l, const char *provider, const char *bucket,
+                        const char *token)
+{
+    struct http_req *r = l->r;
+    char key[128];
+    int kn = snprintf(key, sizeof(key), "list/%s/%s", provider, bucket);
+    struct cmap *m = cmap_current();
+    const struct cmap_node *t = cmap_owner(m, key, (size_t)kn);
+    if (!t) {
+        cmap_unref(m);
+        fail(l, 503, "no storage target is in the cluster");
+        finish(l);
+        return;
+    }
+    char *et = http_pct_encode(token, strlen(token), 0);
+    char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
+                                 "/v1/internal/list-remote?%s&token=%s&limit=%d", l->base, et,
+                                 l->limit > REMOTE_MAX ? REMOTE_MAX : l->limit);
+    hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, REMOTE_TIMEOUT_MS, remote_page, l);
+    free(url);
+    free(et);
+    cmap_unref(m);
+}
+
+void olist_start(struct http_req *r, const char *provider, const char *bucket,
+                 const char *prefix, const char *token, int limit, int cached_only,
+                 olist_done_fn done, void *arg)
+{
+    struct olist *l = xcalloc(1, sizeof(*l));
+    l->r = r;
+    l->done = done;
+    l->arg = arg;
+    l->limit = limit;
+    l->status = 200;
+    l->own = xcalloc(1, sizeof(*l->own));
+    l->pg = xcalloc(1, sizeof(*l->pg));
+    http_req_ref(r);
+    char *ep = http_pct_encode(prefix, strlen(prefix), 0);
+    l->base = xasprintf("provider=%s&bucket=%s&prefix=%s", provider, bucket, ep);
+    free(ep);
+    if (!cached_only && olist_by_backend(provider, bucket)) {
+        l->pg->remote = 1;
+        list_remote(l, provider, bucket, token);
+    } else {
+        char *et = http_pct_encode(token, strlen(token), 0);
+        char *query = xasprintf("%s&after=%s&limit=%d", l->base, et, limit);
+        ask_targets(l, query, local_one);
+        free(query);
+        free(et);
+    }
+}
+
+int olist_by_backend(const char *provider, const char *name)
+{
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, provider, name);
+    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
+    int remote = bk && (!strcmp(bk->provider, BMD_PROVIDER_S3) ||
+                        (spec && !strncmp(spec, "s3://", 5)));
+    bmd_unref(b);
+    return remote;
+}
