@@ -24,7 +24,7 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -pthread \
          -I$(LLHTTP_INC) -Icommon -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -levent_core -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat
+LIBS = -levent_core -levent_extra -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat
 
 COMMON_SRC = $(wildcard common/*.c)
 TARGET_SRC = $(wildcard target/*.c)
@@ -56,9 +56,12 @@ $(DEPS_STAMP): deploy/install-deps.sh
 deps:
 	@./deploy/install-deps.sh
 
-$(BUILD)/llhttp/%.o: $(LLHTTP_SRC)/%.c | $(DEPS_STAMP)
+# llhttp's sources arrive with the dependencies: these rules name them in
+# the recipe, not as prerequisites, so that a parallel make on a new
+# machine does not judge them missing before install-deps.sh has run.
+$(LLHTTP_OBJ): $(BUILD)/llhttp/%.o: | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(OPT) $(SANFLAGS) -I$(LLHTTP_INC) -c $< -o $@
+	$(CC) -std=gnu11 $(OPT) $(SANFLAGS) -I$(LLHTTP_INC) -c $(LLHTTP_SRC)/$*.c -o $@
 
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -114,9 +117,11 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
 FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -ljansson -lcrypto
 fuzz_obj = $(patsubst %.c,build-fuzz/obj/%.o,$(subst $(LLHTTP_SRC)/,llhttp/,$(1)))
 
-build-fuzz/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c | $(DEPS_STAMP)
+FUZZ_LLHTTP_OBJ = build-fuzz/obj/llhttp/llhttp.o build-fuzz/obj/llhttp/api.o \
+                  build-fuzz/obj/llhttp/http.o
+$(FUZZ_LLHTTP_OBJ): build-fuzz/obj/llhttp/%.o: | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -c $< -o $@
+	clang $(FUZZ_CFLAGS) -c $(LLHTTP_SRC)/$*.c -o $@
 
 build-fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

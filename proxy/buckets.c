@@ -18,7 +18,7 @@
 
 #include "buckets.h"
 #include "cluster.h"
-#include "hcli.h"
+#include "hc.h"
 #include "http.h"
 #include "log.h"
 #include "objname.h"
@@ -61,7 +61,7 @@ static void forward_body(struct http_req *r, json_t *j)
     struct fwd *f = xcalloc(1, sizeof(*f));
     f->r = r;
     http_req_ref(r);
-    hcli_request(worker_cli(r), r->method_name, url, body, strlen(body), NULL, 15000, fwd_done,
+    hc_request(worker_hc(r), r->method_name, url, body, strlen(body), NULL, 15000, fwd_done,
                  f);
     free(url);
     free(body);
@@ -118,7 +118,7 @@ static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, 
     c->answer = answer;
     c->cont = cont;
     http_req_ref(r);
-    cluster_broadcast(p, worker_cli(r), push, change_pushed, c);
+    cluster_broadcast(p, worker_hc(r), push, change_pushed, c);
 }
 
 struct bucket_req {
@@ -259,7 +259,7 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
         e->r = r;
         e->cont = cont;
         http_req_ref(r);
-        hcli_request(worker_cli(r), "PUT", url, "{}", 2, NULL, 15000, ensure_done, e);
+        hc_request(worker_hc(r), "PUT", url, "{}", 2, NULL, 15000, ensure_done, e);
         free(url);
         return;
     }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cluster.h"
-#include "hcli.h"
+#include "hc.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
@@ -88,7 +88,7 @@ static void bcast_one(void *arg, int status, const char *body, size_t len, const
     }
 }
 
-void cluster_broadcast(struct proxy *p, struct hcli *cli, json_t *j,
+void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,
                        void (*done)(void *arg, int failures), void *arg)
 {
     struct node *n = &p->node;
@@ -104,7 +104,7 @@ void cluster_broadcast(struct proxy *p, struct hcli *cli, json_t *j,
             continue;
         char *url = node_signed_url(n, "PUT", m->nodes[i].url, "/v1/internal/push", NULL);
         b->pending++;
-        hcli_request(cli, "PUT", url, body, strlen(body), NULL, 5000, bcast_one, b);
+        hc_request(cli, "PUT", url, body, strlen(body), NULL, 5000, bcast_one, b);
         free(url);
     }
     cmap_unref(m);
@@ -181,7 +181,7 @@ static void join_body(struct http_req *r, json_t *j)
     struct bmd *b = bmd_current();
     json_t *answer = json_pack("{s:o, s:o}", "cmap", cmap_to_json(m), "bmd", bmd_to_json(b));
     if (changed)
-        cluster_broadcast(p, worker_cli(r), json_pack("{s:o}", "cmap", cmap_to_json(m)), NULL,
+        cluster_broadcast(p, worker_hc(r), json_pack("{s:o}", "cmap", cmap_to_json(m)), NULL,
                           NULL);
     cmap_unref(m);
     bmd_unref(b);

@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-struct hcli;
+struct hc;
 struct http_req;
 struct node;
 struct proxy;
@@ -28,7 +28,7 @@ void cluster_keepalive(struct http_req *r, const char *rest, size_t rlen);
 void cluster_tick(struct node *n);
 /* Push {"cmap"} and/or {"bmd"} to every other node; done(arg, failures)
  * runs on cli's loop once all answered (done may be NULL). Takes j. */
-void cluster_broadcast(struct proxy *p, struct hcli *cli, json_t *j,
+void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,
                        void (*done)(void *arg, int failures), void *arg);
 
 #endif

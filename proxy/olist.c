@@ -19,7 +19,7 @@
 
 #include "bmd.h"
 #include "cmap.h"
-#include "hcli.h"
+#include "hc.h"
 #include "http.h"
 #include "lpage.h"
 #include "node.h"
@@ -210,7 +210,7 @@ static void ask_targets(struct olist *l, const char *query, void (*cb)(void *, i
         const struct cmap_node *t = &m->nodes[m->targets[i]];
         char *url = node_signed_urlf(r->w->ctx, "GET", t->url, "/v1/internal/list?%s", query);
         l->pending++;
-        hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, cb, l);
+        hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, cb, l);
         free(url);
     }
     cmap_unref(m);
@@ -323,7 +323,7 @@ static void list_remote(struct olist *l, const char *provider, const char *bucke
     char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
                                  "/v1/internal/list-remote?%s&token=%s&limit=%d", l->base, et,
                                  l->limit > REMOTE_MAX ? REMOTE_MAX : l->limit);
-    hcli_request(worker_cli(r), "GET", url, NULL, 0, NULL, REMOTE_TIMEOUT_MS, remote_page, l);
+    hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, REMOTE_TIMEOUT_MS, remote_page, l);
     free(url);
     free(et);
     cmap_unref(m);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hc.h"
 #include "hcli.h"
 #include "http.h"
 #include "util.h"
@@ -17,6 +18,7 @@ void worker_init(struct http_worker *w)
 {
     struct proxy_worker *pw = xcalloc(1, sizeof(*pw));
     pw->cli = hcli_new(w->base);
+    pw->hc = hc_new(w->base);
     w->local = pw;
 }
 
@@ -24,6 +26,7 @@ void worker_fini(struct http_worker *w)
 {
     struct proxy_worker *pw = w->local;
     hcli_free(pw->cli);
+    hc_free(pw->hc);
     while (pw->idle) {
         struct tconn *c = pw->idle;
         pw->idle = c->next;
@@ -35,6 +38,11 @@ void worker_fini(struct http_worker *w)
 struct hcli *worker_cli(struct http_req *r)
 {
     return ((struct proxy_worker *)r->w->local)->cli;
+}
+
+struct hc *worker_hc(struct http_req *r)
+{
+    return ((struct proxy_worker *)r->w->local)->hc;
 }
 
 struct tconn *worker_conn_take(struct proxy_worker *pw, const char *host, int port)

@@ -9,6 +9,7 @@
 #ifndef SHOAL_PROXY_WORKER_H
 #define SHOAL_PROXY_WORKER_H
 
+struct hc;
 struct hcli;
 struct http_req;
 struct http_worker;
@@ -23,7 +24,8 @@ struct tconn {
 };
 
 struct proxy_worker {
-    struct hcli *cli;            /* intra-cluster requests */
+    struct hcli *cli;            /* streamed requests to targets (S3 bodies) */
+    struct hc *hc;               /* intra-cluster requests */
     struct tconn *idle;          /* pooled target connections, newest first */
 };
 
@@ -31,8 +33,10 @@ struct proxy_worker {
 void worker_init(struct http_worker *w);
 void worker_fini(struct http_worker *w);
 
-/* The calling worker's intra-cluster client. */
+/* The calling worker's streaming client (libcurl) and its intra-cluster
+ * client (common/hc.h). */
 struct hcli *worker_cli(struct http_req *r);
+struct hc *worker_hc(struct http_req *r);
 
 /* An idle connection to host:port, now the caller's; NULL when none. */
 struct tconn *worker_conn_take(struct proxy_worker *pw, const char *host, int port);
