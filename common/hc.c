@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "hc.h"
@@ -31,8 +32,10 @@
 
 #define HC_IDLE_MAX 64           /* pooled connections per hc */
 #define HC_HOST_MAX 256
-
-struct hc_req;
+#define HC_FEED 262144           /* bytes handed to llhttp at a time */
+#define HC_UP_LOW 262144         /* the upload source is asked for more below this */
+#define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
+#define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
 
 struct hc_conn {
     struct hc *c;
@@ -40,28 +43,43 @@ struct hc_conn {
     struct bufferevent *bev;
     char host[HC_HOST_MAX];
     int port;
-    int reused;                  /* has carried a request before */
-    struct hc_req *req;          /* the request it carries, or NULL (idle) */
+    int reused;                  /* has carried a transfer before */
+    struct hc_xfer *x;           /* the transfer it carries, or NULL (idle) */
 };
 
-struct hc_req {
+struct hc_xfer {
     struct hc *c;
-    struct hc_req *prev, *next;  /* in c->reqs */
+    struct hc_xfer *prev, *next; /* in c->xfers */
     struct hc_conn *conn;
+    const struct hc_ops *ops;
+    void *arg;
     char host[HC_HOST_MAX];
     int port;
     int head;                    /* a HEAD: the answer has no body */
-    struct gbuf out;             /* the request's bytes */
-    struct gbuf body;            /* the answer's body */
+    struct gbuf out;             /* the request's head (and a buffered body) */
+    int64_t up_len;              /* bytes from ops->on_read; -1: none */
+    int64_t up_sent;
+    int up_waiting;              /* the source said HC_READ_PAUSE */
+
     llhttp_t parser;
+    struct gbuf hb;              /* the answer's header block: name\0value\0... */
+    int n_hdrs;
+    const char **hdr;            /* 2 * n_hdrs pointers into hb, after the head */
     int got_bytes;               /* any of the answer has arrived */
+    int headers_done;
     int complete;                /* the whole answer has arrived */
-    int too_large;
+    int stopped;                 /* a callback asked to stop */
+    int paused;
+    int in_cb;                   /* inside the read path: resume later, not now */
     int tries;
+
     char err[400];               /* set: the timer reports this failure */
     struct event *timer;         /* the deadline, or an immediate failure */
+    struct event *kick;          /* resume reading or uploading, from the loop */
+
+    /* hc_request's buffered answer */
+    struct gbuf body;
     hc_done_fn cb;
-    void *arg;
 };
 
 struct hc {
@@ -69,7 +87,7 @@ struct hc {
     struct evdns_base *dns;      /* made on the first name to resolve */
     struct hc_conn *idle;
     int n_idle;
-    struct hc_req *reqs;         /* in flight */
+    struct hc_xfer *xfers;       /* in flight */
     llhttp_settings_t settings;
 };
 
@@ -89,166 +107,306 @@ static void idle_remove(struct hc *c, struct hc_conn *k)
         }
 }
 
-/* The request is over: report it and free it. Its connection, if it
- * still has one, was not finished cleanly and is closed. */
-static void finish(struct hc_req *q, int status, const char *err)
+/* Unlink and free x; its connection, if it still has one, was not
+ * finished cleanly and is closed. No callback. */
+static void xfer_free(struct hc_xfer *x)
 {
-    struct hc *c = q->c;
-    if (q->conn) {
-        q->conn->req = NULL;
-        conn_free(q->conn);
+    struct hc *c = x->c;
+    if (x->conn) {
+        x->conn->x = NULL;
+        conn_free(x->conn);
     }
-    if (q->prev)
-        q->prev->next = q->next;
+    if (x->prev)
+        x->prev->next = x->next;
     else
-        c->reqs = q->next;
-    if (q->next)
-        q->next->prev = q->prev;
-    event_free(q->timer);
-    q->cb(q->arg, status, status && q->body.p ? q->body.p : "", status ? q->body.n : 0, err);
-    gbuf_free(&q->out);
-    gbuf_free(&q->body);
-    free(q);
+        c->xfers = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    event_free(x->timer);
+    event_free(x->kick);
+    gbuf_free(&x->out);
+    gbuf_free(&x->hb);
+    gbuf_free(&x->body);
+    free(x->hdr);
+    free(x);
 }
 
-/* Fail q from its timer, at once (never inside hc_request's caller). */
-static void fail_later(struct hc_req *q, const char *why)
+/* The transfer is over: report it, then free it. */
+static void finish(struct hc_xfer *x, int status, const char *err)
 {
-    snprintf(q->err, sizeof(q->err), "%s", why);
+    if (x->conn) {               /* not reusable: close it before reporting */
+        x->conn->x = NULL;
+        conn_free(x->conn);
+        x->conn = NULL;
+    }
+    x->ops->on_done(x->arg, x, status, err);
+    xfer_free(x);
+}
+
+/* Fail x from its timer, at once (never inside hc_start's caller). */
+static void fail_later(struct hc_xfer *x, const char *why)
+{
+    snprintf(x->err, sizeof(x->err), "%s", why);
     struct timeval now = {0, 0};
-    evtimer_add(q->timer, &now);
+    evtimer_add(x->timer, &now);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
-    struct hc_req *q = arg;
+    struct hc_xfer *x = arg;
     (void)fd;
     (void)what;
-    finish(q, 0, q->err[0] ? q->err : "timed out");
+    finish(x, 0, x->err[0] ? x->err : "timed out");
 }
 
 /* ---- the answer ------------------------------------------------------------- */
 
+/* Header spans gather in x->hb as name\0value\0...; trailers after a
+ * chunked body are not kept (the head's pointers into hb must stay). */
+static int on_hdr_span(llhttp_t *p, const char *at, size_t n)
+{
+    struct hc_xfer *x = p->data;
+    if (x->headers_done)
+        return 0;
+    if (x->hb.n + n > 65536)
+        return HPE_USER;
+    gbuf_add(&x->hb, at, n);
+    return 0;
+}
+
+static int on_hdr_end(llhttp_t *p)
+{
+    struct hc_xfer *x = p->data;
+    if (!x->headers_done)
+        gbuf_add(&x->hb, "", 1);
+    return 0;
+}
+
+static int on_field_end(llhttp_t *p)
+{
+    struct hc_xfer *x = p->data;
+    if (!x->headers_done && ++x->n_hdrs > 200)
+        return HPE_USER;
+    return on_hdr_end(p);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
-    struct hc_req *q = p->data;
-    return q->head || p->status_code == 204 || p->status_code == 304 ? 1 : 0;
+    struct hc_xfer *x = p->data;
+    if (p->status_code < 200) {  /* an interim answer: the real one follows */
+        x->hb.n = 0;
+        x->n_hdrs = 0;
+        return 0;
+    }
+    /* a header with an empty value never saw its value span */
+    x->hdr = xcalloc(2 * (size_t)x->n_hdrs + 1, sizeof(*x->hdr));
+    char *q = x->hb.p, *end = x->hb.p + x->hb.n;
+    for (int i = 0; i < 2 * x->n_hdrs && q && q < end; i++) {
+        x->hdr[i] = i % 2 ? trim(q) : q;
+        q += strlen(q) + 1;
+    }
+    for (int i = 0; i < 2 * x->n_hdrs; i++)
+        if (!x->hdr[i])
+            x->hdr[i] = "";
+    x->headers_done = 1;
+    if (x->ops->on_headers && x->ops->on_headers(x->arg, x, p->status_code)) {
+        x->stopped = 1;
+        return HPE_USER;
+    }
+    return x->head || p->status_code == 204 || p->status_code == 304 ? 1 : 0;
 }
 
 static int on_body(llhttp_t *p, const char *at, size_t n)
 {
-    struct hc_req *q = p->data;
-    if (q->body.n + n > HC_BODY_MAX) {
-        q->too_large = 1;
+    struct hc_xfer *x = p->data;
+    if (x->ops->on_data && x->ops->on_data(x->arg, x, at, n)) {
+        x->stopped = 1;
         return HPE_USER;
     }
-    gbuf_add(&q->body, at, n);
     return 0;
 }
 
 static int on_message_complete(llhttp_t *p)
 {
-    struct hc_req *q = p->data;
-    if (p->status_code < 200) {  /* an interim answer: the real one follows */
-        q->body.n = 0;
+    struct hc_xfer *x = p->data;
+    if (p->status_code < 200)
         return 0;
-    }
-    q->complete = 1;
+    x->complete = 1;
     return HPE_PAUSED;
 }
 
-/* q's connection delivered its whole answer: pool or close the
- * connection, then report. */
-static void deliver(struct hc_req *q, int keep)
+/* x's whole answer is in: pool or close the connection, then report. */
+static void deliver(struct hc_xfer *x, int keep)
 {
-    struct hc_conn *k = q->conn;
-    struct hc *c = q->c;
-    if (keep && c->n_idle < HC_IDLE_MAX) {
-        q->conn = NULL;
-        k->req = NULL;
+    struct hc_conn *k = x->conn;
+    struct hc *c = x->c;
+    if (keep && c->n_idle < HC_IDLE_MAX && x->up_sent == (x->up_len < 0 ? 0 : x->up_len)) {
+        x->conn = NULL;
+        k->x = NULL;
         k->reused = 1;
         k->next = c->idle;
         c->idle = k;
         c->n_idle++;
+        bufferevent_set_timeouts(k->bev, NULL, NULL);
+        bufferevent_enable(k->bev, EV_READ);
     }
-    finish(q, q->parser.status_code, NULL);
+    finish(x, x->parser.status_code, NULL);
 }
 
-static void send_on(struct hc_req *q, int fresh);
+static void send_on(struct hc_xfer *x, int fresh);
 
-/* The connection under q ended before q's whole answer. */
-static void conn_lost(struct hc_req *q, const char *why)
+/* The connection under x ended before x's whole answer. */
+static void conn_lost(struct hc_xfer *x, const char *why)
 {
-    struct hc_conn *k = q->conn;
-    if (k->reused && !q->got_bytes && q->tries < 2) {
+    struct hc_conn *k = x->conn;
+    if (k->reused && !x->got_bytes && x->up_sent == 0 && !x->up_waiting && x->tries < 2) {
         /* a pooled connection the peer had closed: send again, fresh */
-        q->conn = NULL;
-        k->req = NULL;
+        x->conn = NULL;
+        k->x = NULL;
         conn_free(k);
-        send_on(q, 1);
+        send_on(x, 1);
         return;
     }
-    finish(q, 0, why);
+    finish(x, 0, why);
+}
+
+/* Feed what the socket has to the parser while x is not paused. */
+static void parse_input(struct hc_xfer *x)
+{
+    struct evbuffer *in = bufferevent_get_input(x->conn->bev);
+    x->in_cb = 1;
+    while (!x->complete && !x->paused) {
+        struct evbuffer_iovec v;
+        if (evbuffer_get_length(in) == 0 || evbuffer_peek(in, HC_FEED, NULL, &v, 1) < 1)
+            break;
+        size_t n = v.iov_len < HC_FEED ? v.iov_len : HC_FEED;
+        x->got_bytes = 1;
+        llhttp_errno_t e = llhttp_execute(&x->parser, v.iov_base, n);
+        if (e == HPE_PAUSED) {
+            evbuffer_drain(in, (size_t)(llhttp_get_error_pos(&x->parser) - (char *)v.iov_base));
+            break;
+        }
+        if (e != HPE_OK) {
+            x->in_cb = 0;
+            finish(x, 0, x->stopped ? "cancelled" : "malformed answer");
+            return;
+        }
+        evbuffer_drain(in, n);
+    }
+    x->in_cb = 0;
+    if (x->complete) {
+        deliver(x, llhttp_should_keep_alive(&x->parser) && evbuffer_get_length(in) == 0);
+        return;
+    }
+    if (x->paused)
+        bufferevent_disable(x->conn->bev, EV_READ);
 }
 
 static void on_read(struct bufferevent *bev, void *arg)
 {
     struct hc_conn *k = arg;
-    struct evbuffer *in = bufferevent_get_input(bev);
-    struct hc_req *q = k->req;
-    if (!q) {                    /* an idle connection has nothing to say */
+    (void)bev;
+    if (!k->x) {                 /* an idle connection has nothing to say */
         idle_remove(k->c, k);
         conn_free(k);
         return;
     }
-    size_t n;
-    while (!q->complete && (n = evbuffer_get_contiguous_space(in)) > 0) {
-        const char *p = (const char *)evbuffer_pullup(in, (ssize_t)n);
-        q->got_bytes = 1;
-        llhttp_errno_t e = llhttp_execute(&q->parser, p, n);
-        if (e == HPE_PAUSED) {
-            size_t used = (size_t)(llhttp_get_error_pos(&q->parser) - p);
-            evbuffer_drain(in, used);
-            break;
+    parse_input(k->x);
+}
+
+/* Move upload bytes from the source to the socket while it takes them.
+ * Returns -1 when x failed (and is gone), else 0. */
+static int pump_upload(struct hc_xfer *x)
+{
+    struct evbuffer *out = bufferevent_get_output(x->conn->bev);
+    char buf[HC_UP_PIECE];
+    while (x->up_sent < x->up_len && evbuffer_get_length(out) < HC_UP_LOW) {
+        int64_t left = x->up_len - x->up_sent;
+        size_t want = left < (int64_t)sizeof(buf) ? (size_t)left : sizeof(buf);
+        ssize_t got = x->ops->on_read(x->arg, buf, want);
+        if (got == HC_READ_PAUSE) {
+            x->up_waiting = 1;
+            return 0;
         }
-        if (e != HPE_OK) {
-            finish(q, 0, q->too_large ? "answer too large" : "malformed answer");
-            return;
+        if (got <= 0 || (size_t)got > want) {
+            finish(x, 0, got == 0 ? "the upload ended short" : "the upload failed");
+            return -1;
         }
-        evbuffer_drain(in, n);
+        evbuffer_add(out, buf, (size_t)got);
+        x->up_sent += got;
     }
-    if (q->complete)
-        deliver(q, llhttp_should_keep_alive(&q->parser) && evbuffer_get_length(in) == 0);
+    if (x->up_sent == x->up_len) {
+        /* all sent: from now on the wait is for the answer */
+        struct timeval idle = {HC_IDLE_S, 0};
+        bufferevent_set_timeouts(x->conn->bev, &idle, &idle);
+    }
+    return 0;
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+    struct hc_conn *k = arg;
+    (void)bev;
+    if (k->x && k->x->up_len > 0 && !k->x->up_waiting)
+        (void)pump_upload(k->x);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
     struct hc_conn *k = arg;
-    struct hc_req *q = k->req;
-    (void)bev;
+    struct hc_xfer *x = k->x;
     if (what & BEV_EVENT_CONNECTED)
         return;
-    if (!q) {
+    if (!x) {
         idle_remove(k->c, k);
         conn_free(k);
         return;
     }
-    llhttp_errno_t e = (what & BEV_EVENT_EOF) && q->got_bytes ? llhttp_finish(&q->parser)
+    llhttp_errno_t e = (what & BEV_EVENT_EOF) && x->got_bytes ? llhttp_finish(&x->parser)
                                                                 : HPE_USER;
-    if ((e == HPE_OK || e == HPE_PAUSED) && q->complete) {
-        deliver(q, 0);           /* an answer that ends with the connection */
+    if ((e == HPE_OK || e == HPE_PAUSED) && x->complete) {
+        deliver(x, 0);           /* an answer that ends with the connection */
         return;
     }
     char why[400];
     int err = EVUTIL_SOCKET_ERROR();
-    if (what & BEV_EVENT_ERROR) {
+    if (what & BEV_EVENT_TIMEOUT) {
+        snprintf(why, sizeof(why), "%s:%d: no progress for %d s", x->host, x->port, HC_IDLE_S);
+    } else if (what & BEV_EVENT_ERROR) {
         int dns = bufferevent_socket_get_dns_error(bev);
-        snprintf(why, sizeof(why), "%s:%d: %s", q->host, q->port,
+        snprintf(why, sizeof(why), "%s:%d: %s", x->host, x->port,
                  dns ? evutil_gai_strerror(dns) : evutil_socket_error_to_string(err));
     } else {
-        snprintf(why, sizeof(why), "%s:%d closed the connection", q->host, q->port);
+        snprintf(why, sizeof(why), "%s:%d closed the connection", x->host, x->port);
     }
-    conn_lost(q, why);
+    conn_lost(x, why);
+}
+
+/* Resume reading or uploading, from the loop rather than the caller's
+ * stack (which may be one of x's own callbacks). */
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+    struct hc_xfer *x = arg;
+    (void)fd;
+    (void)what;
+    if (!x->conn)
+        return;
+    if (x->up_len > 0 && !x->up_waiting && x->up_sent < x->up_len && pump_upload(x))
+        return;                  /* failed: x is gone */
+    if (!x->paused) {
+        bufferevent_enable(x->conn->bev, EV_READ);
+        parse_input(x);
+    }
 }
 
 /* ---- sending ------------------------------------------------------------------ */
@@ -275,7 +433,7 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     snprintf(k->host, sizeof(k->host), "%s", host);
     k->port = port;
     k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    bufferevent_setcb(k->bev, on_read, NULL, on_event, k);
+    bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
     struct sockaddr_in6 a6 = {0};
     struct sockaddr_in a4 = {0};
     int rc;
@@ -301,24 +459,31 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     return k;
 }
 
-static void send_on(struct hc_req *q, int fresh)
+static void send_on(struct hc_xfer *x, int fresh)
 {
-    struct hc *c = q->c;
-    struct hc_conn *k = fresh ? NULL : pool_take(c, q->host, q->port);
+    struct hc *c = x->c;
+    struct hc_conn *k = fresh ? NULL : pool_take(c, x->host, x->port);
     char why[400];
-    if (!k && !(k = conn_open(c, q->host, q->port, why, sizeof(why)))) {
-        fail_later(q, why);
+    if (!k && !(k = conn_open(c, x->host, x->port, why, sizeof(why)))) {
+        fail_later(x, why);
         return;
     }
-    q->tries++;
-    q->conn = k;
-    k->req = q;
-    q->got_bytes = q->complete = 0;
-    q->body.n = 0;
-    llhttp_init(&q->parser, HTTP_RESPONSE, &c->settings);
-    q->parser.data = q;
-    bufferevent_write(k->bev, q->out.p, q->out.n);
+    x->tries++;
+    x->conn = k;
+    k->x = x;
+    x->got_bytes = x->complete = x->headers_done = 0;
+    x->n_hdrs = 0;
+    x->hb.n = 0;
+    x->body.n = 0;
+    llhttp_init(&x->parser, HTTP_RESPONSE, &c->settings);
+    x->parser.data = x;
+    struct timeval idle = {HC_IDLE_S, 0};
+    /* while the upload runs, only a stuck write counts as no progress */
+    bufferevent_set_timeouts(k->bev, x->up_len > 0 ? NULL : &idle, &idle);
+    bufferevent_write(k->bev, x->out.p, x->out.n);
     bufferevent_enable(k->bev, EV_READ | EV_WRITE);
+    if (x->up_len > 0)
+        event_active(x->kick, EV_TIMEOUT, 0);   /* the first pieces, from the loop */
 }
 
 int hc_url_split(const char *url, char *host, size_t hostlen, int *port, const char **path)
@@ -357,43 +522,146 @@ int hc_url_split(const char *url, char *host, size_t hostlen, int *port, const c
     return 0;
 }
 
+
+/* A transfer with its head written (Content-Length: clen unless clen < 0)
+ * and its deadline set, not sent yet; one whose URL is bad is already
+ * failing (x->err set). */
+static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *url,
+                                const char *const *hdrs, int n, int64_t clen, long timeout_ms,
+                                const struct hc_ops *ops, void *arg)
+{
+    struct hc_xfer *x = xcalloc(1, sizeof(*x));
+    x->c = c;
+    x->ops = ops;
+    x->arg = arg;
+    x->up_len = -1;
+    x->head = !strcmp(method, "HEAD");
+    x->timer = evtimer_new(c->base, on_timer, x);
+    x->kick = event_new(c->base, -1, 0, on_kick, x);
+    x->next = c->xfers;
+    if (c->xfers)
+        c->xfers->prev = x;
+    c->xfers = x;
+    const char *path;
+    if (hc_url_split(url, x->host, sizeof(x->host), &x->port, &path)) {
+        fail_later(x, "not an http:// URL");
+        return x;
+    }
+    char line[HC_HOST_MAX + 64];
+    int v6 = strchr(x->host, ':') != NULL;
+    gbuf_str(&x->out, method);
+    gbuf_add(&x->out, " ", 1);
+    if (path[0] == '?')
+        gbuf_add(&x->out, "/", 1);
+    gbuf_str(&x->out, path);
+    snprintf(line, sizeof(line), " HTTP/1.1\r\nHost: %s%s%s:%d\r\n", v6 ? "[" : "", x->host,
+             v6 ? "]" : "", x->port);
+    gbuf_str(&x->out, line);
+    for (int i = 0; i < n; i++) {
+        gbuf_str(&x->out, hdrs[i]);
+        gbuf_add(&x->out, "\r\n", 2);
+    }
+    if (clen >= 0) {
+        snprintf(line, sizeof(line), "Content-Length: %lld\r\n", (long long)clen);
+        gbuf_str(&x->out, line);
+    }
+    gbuf_add(&x->out, "\r\n", 2);
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    evtimer_add(x->timer, &tv);
+    return x;
+}
+
+struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
+                         const char *const *hdrs, int n, int64_t upload_len, long timeout_ms,
+                         const struct hc_ops *ops, void *arg)
+{
+    struct hc_xfer *x = xfer_new(c, method, url, hdrs, n, upload_len, timeout_ms, ops, arg);
+    x->up_len = upload_len;
+    if (!x->err[0])
+        send_on(x, 0);
+    return x;
+}
+
+const char *hc_header(const struct hc_xfer *x, const char *name)
+{
+    for (int i = 0; x->hdr && i < x->n_hdrs; i++)
+        if (!strcasecmp(x->hdr[2 * i], name))
+            return x->hdr[2 * i + 1];
+    return NULL;
+}
+
+int hc_header_count(const struct hc_xfer *x)
+{
+    return x->hdr ? x->n_hdrs : 0;
+}
+
+const char *hc_header_at(const struct hc_xfer *x, int i, const char **value)
+{
+    *value = x->hdr[2 * i + 1];
+    return x->hdr[2 * i];
+}
+
+void hc_pause(struct hc_xfer *x)
+{
+    x->paused = 1;
+    if (x->conn && !x->in_cb)
+        bufferevent_disable(x->conn->bev, EV_READ);
+}
+
+void hc_resume(struct hc_xfer *x)
+{
+    if (!x->paused)
+        return;
+    x->paused = 0;
+    event_active(x->kick, EV_TIMEOUT, 0);
+}
+
+void hc_resume_upload(struct hc_xfer *x)
+{
+    if (!x->up_waiting)
+        return;
+    x->up_waiting = 0;
+    event_active(x->kick, EV_TIMEOUT, 0);
+}
+
+void hc_cancel(struct hc_xfer *x)
+{
+    xfer_free(x);
+}
+
+/* ---- the buffered form ------------------------------------------------------ */
+
+static int buf_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+{
+    (void)arg;
+    if (x->body.n + n > HC_BODY_MAX)
+        return -1;
+    gbuf_add(&x->body, p, n);
+    return 0;
+}
+
+static void buf_done(void *arg, struct hc_xfer *x, int status, const char *err)
+{
+    if (status == 0 && x->stopped)
+        err = "answer too large";
+    x->cb(arg, status, status && x->body.p ? x->body.p : "", status ? x->body.n : 0, err);
+}
+
+static const struct hc_ops buf_ops = {NULL, buf_data, NULL, buf_done};
+
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg)
 {
-    struct hc_req *q = xcalloc(1, sizeof(*q));
-    q->c = c;
-    q->cb = cb;
-    q->arg = arg;
-    q->head = !strcmp(method, "HEAD");
-    q->timer = evtimer_new(c->base, on_timer, q);
-    q->next = c->reqs;
-    if (c->reqs)
-        c->reqs->prev = q;
-    c->reqs = q;
-    const char *path;
-    if (hc_url_split(url, q->host, sizeof(q->host), &q->port, &path)) {
-        fail_later(q, "not an http:// URL");
+    /* the body goes out with the head, so that a retry can send it again */
+    const char *hdrs[1] = {extra_hdr};
+    struct hc_xfer *x = xfer_new(c, method, url, hdrs, extra_hdr ? 1 : 0, (int64_t)len,
+                                 timeout_ms, &buf_ops, arg);
+    x->cb = cb;
+    if (x->err[0])
         return;
-    }
-    char line[HC_HOST_MAX + 128];
-    gbuf_str(&q->out, method);
-    gbuf_add(&q->out, " ", 1);
-    gbuf_str(&q->out, path[0] == '?' ? "/" : "");
-    gbuf_str(&q->out, path);
-    snprintf(line, sizeof(line), " HTTP/1.1\r\nHost: %s%s%s:%d\r\nContent-Length: %zu\r\n",
-             strchr(q->host, ':') ? "[" : "", q->host, strchr(q->host, ':') ? "]" : "",
-             q->port, len);
-    gbuf_str(&q->out, line);
-    if (extra_hdr) {
-        gbuf_str(&q->out, extra_hdr);
-        gbuf_add(&q->out, "\r\n", 2);
-    }
-    gbuf_add(&q->out, "\r\n", 2);
     if (len)
-        gbuf_add(&q->out, body, len);
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    evtimer_add(q->timer, &tv);
-    send_on(q, 0);
+        gbuf_add(&x->out, body, len);
+    send_on(x, 0);
 }
 
 struct hc *hc_new(struct event_base *base)
@@ -401,6 +669,10 @@ struct hc *hc_new(struct event_base *base)
     struct hc *c = xcalloc(1, sizeof(*c));
     c->base = base;
     llhttp_settings_init(&c->settings);
+    c->settings.on_header_field = on_hdr_span;
+    c->settings.on_header_field_complete = on_field_end;
+    c->settings.on_header_value = on_hdr_span;
+    c->settings.on_header_value_complete = on_hdr_end;
     c->settings.on_headers_complete = on_headers_complete;
     c->settings.on_body = on_body;
     c->settings.on_message_complete = on_message_complete;
@@ -411,16 +683,8 @@ void hc_free(struct hc *c)
 {
     if (!c)
         return;
-    while (c->reqs) {
-        struct hc_req *q = c->reqs;
-        c->reqs = q->next;
-        if (q->conn)
-            conn_free(q->conn);
-        event_free(q->timer);
-        gbuf_free(&q->out);
-        gbuf_free(&q->body);
-        free(q);
-    }
+    while (c->xfers)
+        xfer_free(c->xfers);
     while (c->idle) {
         struct hc_conn *k = c->idle;
         c->idle = k->next;

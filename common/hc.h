@@ -9,22 +9,50 @@
  * (host:port); a connect never blocks (numeric addresses connect at once,
  * names resolve through evdns on the loop). A request that fails on a
  * pooled connection before any of its answer arrived (the peer closed it
- * while idle) is sent again once on a fresh connection.
+ * while idle) is sent again once on a fresh connection, when none of its
+ * upload had been taken from its source yet.
  *
- * This first form is buffered: the whole request body goes out, the whole
- * answer (at most HC_BODY_MAX bytes) comes back.
+ * Two forms, as hcli has:
+ *   hc_start: streaming, with callbacks for the answer's head, each body
+ *             piece (hc_pause/hc_resume for backpressure) and an upload
+ *             source (hc_resume_upload when it has bytes again); used for
+ *             object bodies between the nodes.
+ *   hc_request: a buffered body in and out (at most HC_BODY_MAX bytes
+ *             back); control-plane messages and listing pages.
  *
  * Thread: an hc belongs to the loop it was made for; call it only there.
- * Contract: the callback fires exactly once, later, on the loop; never
- * from inside hc_request.
+ * Contract: on_done (or the buffered callback) fires exactly once, later,
+ * on the loop; never from inside hc_start or hc_request.
  */
 #ifndef SHOAL_HC_H
 #define SHOAL_HC_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct event_base;
 struct hc;
+struct hc_xfer;
+
+#define HC_READ_PAUSE (-2)
+
+struct hc_ops {
+    /* The answer's head is in (status >= 200). Return 0 to go on, -1 to
+     * stop the transfer (on_done then reports "cancelled"). */
+    int (*on_headers)(void *arg, struct hc_xfer *x, int status);
+    /* A piece of the body; it is consumed. hc_pause() from here stops the
+     * pieces after the ones already read from the socket (a bounded
+     * amount) until hc_resume(). Return 0, or -1 to stop. */
+    int (*on_data)(void *arg, struct hc_xfer *x, const char *p, size_t n);
+    /* Upload source: up to n bytes into buf; the count, 0 at the end, -1
+     * to fail the transfer, or HC_READ_PAUSE when nothing is ready yet
+     * (then call hc_resume_upload once there is). */
+    ssize_t (*on_read)(void *arg, char *buf, size_t n);
+    /* status: the HTTP status, or 0 when the transfer failed (err says
+     * why). x is valid during the call only. */
+    void (*on_done)(void *arg, struct hc_xfer *x, int status, const char *err);
+};
 
 #define HC_BODY_MAX (64u << 20)   /* an answer's body, at most */
 
@@ -40,7 +68,29 @@ struct hc *hc_new(struct event_base *base);
  * cancelled without their callbacks. */
 void hc_free(struct hc *c);
 
-/* method url ("http://host:port/path?query"); body may be NULL (len 0);
+/*
+ * Start a transfer of method url ("http://host:port/path?query"). hdrs: n
+ * full header lines ("Name: value"), copied. upload_len >= 0 uploads that
+ * many bytes from on_read. timeout_ms bounds the whole transfer; besides,
+ * 30 s without progress on the socket (while the transfer is not paused or
+ * waiting for its upload source) ends it. Returns the transfer, valid
+ * until on_done returns.
+ */
+struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
+                         const char *const *hdrs, int n, int64_t upload_len, long timeout_ms,
+                         const struct hc_ops *ops, void *arg);
+/* A header of the answer (value trimmed), or NULL; valid from on_headers
+ * on. All of them: the i-th name and value (0 <= i < count). */
+const char *hc_header(const struct hc_xfer *x, const char *name);
+int hc_header_count(const struct hc_xfer *x);
+const char *hc_header_at(const struct hc_xfer *x, int i, const char **value);
+void hc_pause(struct hc_xfer *x);
+void hc_resume(struct hc_xfer *x);
+void hc_resume_upload(struct hc_xfer *x);
+/* Stop a transfer without calling its callbacks (not from inside them). */
+void hc_cancel(struct hc_xfer *x);
+
+/* A buffered request: method url; body may be NULL (len 0);
  * extra_hdr, when not NULL, is one more header line ("Name: value"). */
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg);

@@ -21,6 +21,8 @@ static int port;
 static atomic_int accepted;
 
 /* Read one request head and its Content-Length body; the path into path. */
+static uint32_t body_sum;        /* the last request body's bytes, added */
+
 static int read_request(int fd, char *path, size_t plen, size_t *body_len)
 {
     char buf[65536];
@@ -38,10 +40,15 @@ static int read_request(int fd, char *path, size_t plen, size_t *body_len)
     char *cl = strcasestr(buf, "\r\nContent-Length: ");
     size_t want = cl ? strtoul(cl + 18, NULL, 10) : 0;
     size_t have = n - (size_t)(end + 4 - buf);
+    body_sum = 0;
+    for (char *b = end + 4; b < buf + n; b++)
+        body_sum += (unsigned char)*b;
     while (have < want) {
         ssize_t r = read(fd, buf, sizeof(buf));
         if (r <= 0)
             return -1;
+        for (ssize_t i = 0; i < r; i++)
+            body_sum += (unsigned char)buf[i];
         have += (size_t)r;
     }
     *body_len = want;
@@ -73,6 +80,23 @@ static void *serve(void *arg)
             int h = snprintf(head, sizeof(head), "HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n", n);
             say(fd, head, (size_t)h);
             say(fd, out, (size_t)n);
+        } else if (!strcmp(path, "/sum")) {
+            int n = snprintf(out, sizeof(out), "%zu %u", blen, body_sum);
+            char head[128];
+            int h = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n);
+            say(fd, head, (size_t)h);
+            say(fd, out, (size_t)n);
+        } else if (!strcmp(path, "/hdrs")) {
+            const char a[] = "HTTP/1.1 200 OK\r\nX-One: 1\r\nX-Empty:\r\nx-two:  two words  \r\n"
+                             "Content-Length: 2\r\n\r\nok";
+            say(fd, a, sizeof(a) - 1);
+        } else if (!strcmp(path, "/big")) {
+            static char big[8 << 20];
+            for (size_t i = 0; i < sizeof(big); i++)
+                big[i] = (char)(i * 7);
+            const char h[] = "HTTP/1.1 200 OK\r\nContent-Length: 8388608\r\n\r\n";
+            say(fd, h, sizeof(h) - 1);
+            say(fd, big, sizeof(big));
         } else if (!strcmp(path, "/hello-close")) {
             /* answers, then closes without saying so: the next request on
              * this pooled connection finds it gone */
@@ -120,6 +144,8 @@ static void *acceptor(void *arg)
 }
 
 /* ---- the client side ---------------------------------------------------- */
+
+#define URL(path) (snprintf(u, sizeof(u), "http://127.0.0.1:%d%s", port, path), u)
 
 static struct event_base *base;
 static struct hc *cli;
@@ -176,6 +202,163 @@ static void test_url_split(void)
                        &p, &path) == -1);
 }
 
+/* ---- streaming ---------------------------------------------------------- */
+
+struct stream {
+    int status, done, headers;
+    char err[256];
+    uint64_t got;
+    uint32_t sum;
+    int pauses, bad_order;
+    uint64_t while_paused;       /* bytes delivered while paused */
+    int paused;
+    struct hc_xfer *x;
+    /* upload */
+    uint64_t up_total, up_given;
+    uint32_t up_sum;
+    int up_pause_once, up_fail;
+    int stop_at_headers;
+};
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct stream *st = arg;
+    (void)fd;
+    (void)what;
+    st->paused = 0;
+    if (!st->done)               /* x lives until on_done */
+        hc_resume(st->x);
+}
+
+static void resume_up_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct stream *st = arg;
+    (void)fd;
+    (void)what;
+    if (!st->done)
+        hc_resume_upload(st->x);
+}
+
+static int st_headers(void *arg, struct hc_xfer *x, int status)
+{
+    struct stream *st = arg;
+    st->headers = status;
+    st->x = x;
+    return st->stop_at_headers ? -1 : 0;
+}
+
+static int st_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+{
+    struct stream *st = arg;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (char)((st->got + i) * 7))
+            st->bad_order = 1;
+    if (st->paused)
+        st->while_paused += n;
+    st->got += n;
+    /* pause every MiB, resumed 20 ms later */
+    if (!st->paused && st->got / (1 << 20) > (uint64_t)st->pauses) {
+        st->pauses++;
+        st->paused = 1;
+        st->x = x;
+        hc_pause(x);
+        struct timeval tv = {0, 20000};
+        event_base_once(base, -1, EV_TIMEOUT, resume_cb, st, &tv);
+    }
+    return 0;
+}
+
+static ssize_t st_read(void *arg, char *buf, size_t n)
+{
+    struct stream *st = arg;
+    if (st->up_fail && st->up_given > 0)
+        return -1;
+    if (st->up_pause_once) {
+        st->up_pause_once = 0;
+        struct timeval tv = {0, 20000};
+        event_base_once(base, -1, EV_TIMEOUT, resume_up_cb, st, &tv);
+        return HC_READ_PAUSE;
+    }
+    size_t k = n < 10000 ? n : 10000;
+    if (k > st->up_total - st->up_given)
+        k = (size_t)(st->up_total - st->up_given);
+    for (size_t i = 0; i < k; i++) {
+        buf[i] = (char)((st->up_given + i) % 251);
+        st->up_sum += (unsigned char)buf[i];
+    }
+    st->up_given += k;
+    return (ssize_t)k;
+}
+
+static void st_done(void *arg, struct hc_xfer *x, int status, const char *err)
+{
+    struct stream *st = arg;
+    (void)x;
+    st->status = status;
+    st->done++;
+    snprintf(st->err, sizeof(st->err), "%s", err ? err : "");
+    event_base_loopbreak(base);
+}
+
+static const struct hc_ops st_ops = {st_headers, st_data, st_read, st_done};
+
+static void stream_run(struct stream *st, const char *method, const char *url, int64_t up)
+{
+    const char *h[] = {"X-Stream: yes"};
+    st->x = hc_start(cli, method, url, h, 1, up, 10000, &st_ops, st);
+    CHECK(st->done == 0);
+    event_base_dispatch(base);
+}
+
+static int hdr_checked;
+
+static int hdr_headers(void *arg, struct hc_xfer *x, int status)
+{
+    (void)arg;
+    const char *v;
+    hdr_checked = status == 200 && hc_header_count(x) == 4 && !strcmp(hc_header(x, "x-one"), "1") &&
+                  !strcmp(hc_header(x, "X-EMPTY"), "") &&
+                  !strcmp(hc_header(x, "X-Two"), "two words") && !hc_header(x, "x-none") &&
+                  !strcmp(hc_header_at(x, 0, &v), "X-One") && !strcmp(v, "1");
+    return 0;
+}
+
+static const struct hc_ops hdr_ops = {hdr_headers, NULL, NULL, st_done};
+
+static void test_streaming(void)
+{
+    char u[128];
+    /* a download paused every MiB: every byte, in order, and nothing
+     * much delivered while paused */
+    struct stream a = {0};
+    stream_run(&a, "GET", URL("/big"), -1);
+    CHECK(a.status == 200 && a.done == 1 && a.got == (8u << 20) && !a.bad_order);
+    CHECK(a.pauses >= 7 && a.while_paused <= 8 * 262144);
+
+    /* an upload whose source waits once, in pieces of 10000 bytes */
+    struct stream b = {.up_total = 3u << 20, .up_pause_once = 1};
+    stream_run(&b, "PUT", URL("/sum"), (int64_t)b.up_total);
+    char want[64];
+    snprintf(want, sizeof(want), "%u %u", 3u << 20, b.up_sum);
+    CHECK(b.status == 200 && b.up_given == b.up_total && b.got == strlen(want));
+
+    /* the answer's headers, trimmed, by name and by index */
+    struct stream c2 = {0};
+    hc_start(cli, "GET", URL("/hdrs"), NULL, 0, -1, 5000, &hdr_ops, &c2);
+    event_base_dispatch(base);
+    CHECK(c2.status == 200 && hdr_checked);
+
+    /* an upload source that fails, and an on_headers that stops */
+    struct stream d = {.up_total = 1u << 20, .up_fail = 1};
+    stream_run(&d, "PUT", URL("/sum"), (int64_t)d.up_total);
+    CHECK(d.status == 0 && d.done == 1 && strstr(d.err, "upload"));
+    struct stream e = {.stop_at_headers = 1};
+    stream_run(&e, "GET", URL("/hello"), -1);
+    CHECK(e.status == 0 && e.done == 1 && strstr(e.err, "cancelled"));
+    /* the client still works after both */
+    CHECK(call("GET", URL("/hello"), NULL, 5000) == 200 && !strcmp(got_body, "hello"));
+}
+
 int main(void)
 {
     test_url_split();
@@ -192,7 +375,6 @@ int main(void)
     base = event_base_new();
     cli = hc_new(base);
     char u[128];
-#define URL(path) (snprintf(u, sizeof(u), "http://127.0.0.1:%d%s", port, path), u)
 
     /* an answer, then the same connection for the next requests */
     CHECK(call("GET", URL("/hello"), NULL, 5000) == 200 && !strcmp(got_body, "hello"));
@@ -231,6 +413,8 @@ int main(void)
     snprintf(u, sizeof(u), "http://localhost:%d/hello", port);
     CHECK(call("GET", u, NULL, 5000) == 200 && !strcmp(got_body, "hello"));
     CHECK(!fired_inside && calls == 1);
+
+    test_streaming();
 
     /* hc_free with a request in flight: its callback never fires */
     calls = 0;
