@@ -18,7 +18,7 @@
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
-#include "hcli.h"
+#include "hc.h"
 #include "http.h"
 #include "node.h"
 #include "objects.h"
@@ -130,7 +130,7 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
     struct bucket_op *o = bucket_op_new(r, arg, NULL);
     free(arg);
     char *u = self_url(r, "PUT", "/v1/buckets/%s", o->bucket);
-    hcli_request(worker_cli(r), "PUT", u, NULL, 0, NULL, 30000, create_done, o);
+    hc_request(worker_hc(r), "PUT", u, NULL, 0, NULL, 30000, create_done, o);
     free(u);
 }
 
@@ -173,7 +173,7 @@ static void delete_checked(void *arg, struct olist_page *pg, int status, const c
         bucket_op_free(o);
     } else {
         char *u = self_url(r, "DELETE", "/v1/buckets/%s", o->bucket);
-        hcli_request(worker_cli(r), "DELETE", u, NULL, 0, NULL, 30000, change_done, o);
+        hc_request(worker_hc(r), "DELETE", u, NULL, 0, NULL, 30000, change_done, o);
         free(u);
     }
     olist_page_free(pg);
@@ -308,7 +308,7 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         o->d = d;
         o->i = i;
         d->pending++;
-        hcli_request(worker_cli(r), "DELETE", url, NULL, 0, S3_MODE_HEADER ": 1", 60000,
+        hc_request(worker_hc(r), "DELETE", url, NULL, 0, S3_MODE_HEADER ": 1", 60000,
                      mdel_done, o);
         free(url);
     }
@@ -340,7 +340,7 @@ static void tags_set(struct http_req *r, const char *bucket, const char *pairs, 
     char *body = json_dumps(json_pack("{s:o}", "labels", labels), JSON_COMPACT);
     struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's tags");
     char *u = self_url(r, "PATCH", "/v1/buckets/%s", bucket);
-    hcli_request(worker_cli(r), "PATCH", u, body, strlen(body), NULL, 30000, change_done, o);
+    hc_request(worker_hc(r), "PATCH", u, body, strlen(body), NULL, 30000, change_done, o);
     free(u);
     free(body);
 }

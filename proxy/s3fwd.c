@@ -32,7 +32,7 @@
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
-#include "hcli.h"
+#include "hc.h"
 #include "http.h"
 #include "log.h"
 #include "node.h"
@@ -55,7 +55,7 @@
 struct fwd {
     struct http_req *r;
     struct node *node;           /* counts the bytes moved */
-    struct hcli_xfer *x;
+    struct hc_xfer *x;
     int closed;                  /* the transfer is over (x is gone) */
 
     /* upload */
@@ -65,7 +65,7 @@ struct fwd {
     int body_done;
     int body_ok;                 /* verified: the last byte may go */
     int client_paused;
-    int up_waiting;              /* curl was told to wait for data */
+    int up_waiting;              /* the client was told to wait for data */
     EVP_MD_CTX *sha;             /* the whole body's SHA-256, when signed */
     char want_sha[65];
 
@@ -119,7 +119,7 @@ static void fwd_fail(struct fwd *f, int status, const char *code, const char *ms
 {
     struct http_req *r = f->r;
     if (!f->closed) {
-        hcli_cancel(f->x);
+        hc_cancel(f->x);
         f->closed = 1;
     }
     if (r) {
@@ -144,7 +144,7 @@ static void up_push(struct fwd *f, const char *p, size_t n)
     f->up_in += n;
     if (f->up_waiting && !f->closed) {
         f->up_waiting = 0;
-        hcli_resume_upload(f->x);
+        hc_resume_upload(f->x);
     }
 }
 
@@ -201,7 +201,7 @@ static void fwd_end(struct http_req *r)
     f->body_ok = 1;
     if (f->up_waiting && !f->closed) {
         f->up_waiting = 0;
-        hcli_resume_upload(f->x);
+        hc_resume_upload(f->x);
     }
 }
 
@@ -220,7 +220,7 @@ static ssize_t fwd_read(void *arg, char *buf, size_t n)
         if (!f->r)
             return -1; /* the client is gone */
         f->up_waiting = 1;
-        return HCLI_READ_PAUSE;
+        return HC_READ_PAUSE;
     }
     evbuffer_remove(f->up, buf, k);
     f->up_out += k;
@@ -233,19 +233,19 @@ static ssize_t fwd_read(void *arg, char *buf, size_t n)
 
 /* ---- download ------------------------------------------------------------- */
 
-static int fwd_headers(void *arg, struct hcli_xfer *x, int status)
+static int fwd_headers(void *arg, struct hc_xfer *x, int status)
 {
     struct fwd *f = arg;
     struct http_req *r = f->r;
     if (!r)
         return -1;
-    int n = hcli_header_count(x);
+    int n = hc_header_count(x);
     for (int i = 0; i < n; i++) {
-        const char *v, *name = hcli_header_at(x, i, &v);
+        const char *v, *name = hc_header_at(x, i, &v);
         if (s3relay_header(name))
             http_resp_header(r, name, "%s", v);
     }
-    const char *cl = hcli_header(x, "Content-Length");
+    const char *cl = hc_header(x, "Content-Length");
     int64_t len = -1;
     uint64_t v;
     if (cl && !parse_u64(cl, strlen(cl), &v))
@@ -262,11 +262,11 @@ static void fwd_drain(struct http_req *r)
     struct fwd *f = r->data;
     if (f && f->down_paused && !f->closed && http_resp_pending(r) < FWD_HIGH / 2) {
         f->down_paused = 0;
-        hcli_resume(f->x);
+        hc_resume(f->x);
     }
 }
 
-static int fwd_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+static int fwd_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
 {
     struct fwd *f = arg;
     if (!f->r)
@@ -275,12 +275,12 @@ static int fwd_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
     http_resp_write(f->r, p, n);
     if (http_resp_pending(f->r) > FWD_HIGH && !f->down_paused) {
         f->down_paused = 1;
-        hcli_pause(x);
+        hc_pause(x);
     }
     return 0;
 }
 
-static void fwd_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+static void fwd_done(void *arg, struct hc_xfer *x, int status, const char *err)
 {
     struct fwd *f = arg;
     (void)x;
@@ -307,13 +307,13 @@ static void fwd_abort(struct http_req *r)
 {
     struct fwd *f = r->data;
     if (!f->closed) {
-        hcli_cancel(f->x);
+        hc_cancel(f->x);
         f->closed = 1;
     }
     fwd_release(f);
 }
 
-static const struct hcli_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done};
+static const struct hc_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done};
 
 /* ---- start ----------------------------------------------------------------- */
 
@@ -424,8 +424,8 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
         r->on_body = fwd_body;
         r->on_end = fwd_end;
     }
-    f->x = hcli_start(worker_cli(r), method, full, hdrs, nh, upload ? f->up_len : -1,
-                      24L * 3600 * 1000, &fwd_ops, f);
+    f->x = hc_start(worker_hc(r), method, full, hdrs, nh, upload ? f->up_len : -1,
+                    24L * 3600 * 1000, &fwd_ops, f);
     for (int i = 0; i < no; i++)
         free(owned[i]);
     free(full);

@@ -20,7 +20,7 @@
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
-#include "hcli.h"
+#include "hc.h"
 #include "http.h"
 #include "node.h"
 #include "lpage.h"
@@ -471,7 +471,7 @@ void s3listing_uploads(struct http_req *r, const char *bucket)
         char *u = node_signed_urlf(r->w->ctx, "GET", t->url,
                                    "/v1/internal/uploads?bucket=%s&prefix=%s", bucket, ep);
         l->pending++;
-        hcli_request(worker_cli(r), "GET", u, NULL, 0, NULL, 30000, ulist_one, l);
+        hc_request(worker_hc(r), "GET", u, NULL, 0, NULL, 30000, ulist_one, l);
         free(u);
     }
     cmap_unref(m);

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "hc.h"
-#include "hcli.h"
 #include "http.h"
 #include "util.h"
 #include "worker.h"
@@ -17,7 +16,6 @@
 void worker_init(struct http_worker *w)
 {
     struct proxy_worker *pw = xcalloc(1, sizeof(*pw));
-    pw->cli = hcli_new(w->base);
     pw->hc = hc_new(w->base);
     w->local = pw;
 }
@@ -25,7 +23,6 @@ void worker_init(struct http_worker *w)
 void worker_fini(struct http_worker *w)
 {
     struct proxy_worker *pw = w->local;
-    hcli_free(pw->cli);
     hc_free(pw->hc);
     while (pw->idle) {
         struct tconn *c = pw->idle;
@@ -33,11 +30,6 @@ void worker_fini(struct http_worker *w)
         worker_conn_close(c);
     }
     free(pw);
-}
-
-struct hcli *worker_cli(struct http_req *r)
-{
-    return ((struct proxy_worker *)r->w->local)->cli;
 }
 
 struct hc *worker_hc(struct http_req *r)

@@ -10,7 +10,6 @@
 #define SHOAL_PROXY_WORKER_H
 
 struct hc;
-struct hcli;
 struct http_req;
 struct http_worker;
 
@@ -24,7 +23,6 @@ struct tconn {
 };
 
 struct proxy_worker {
-    struct hcli *cli;            /* streamed requests to targets (S3 bodies) */
     struct hc *hc;               /* intra-cluster requests */
     struct tconn *idle;          /* pooled target connections, newest first */
 };
@@ -33,9 +31,7 @@ struct proxy_worker {
 void worker_init(struct http_worker *w);
 void worker_fini(struct http_worker *w);
 
-/* The calling worker's streaming client (libcurl) and its intra-cluster
- * client (common/hc.h). */
-struct hcli *worker_cli(struct http_req *r);
+/* The calling worker's client for other nodes (common/hc.h). */
 struct hc *worker_hc(struct http_req *r);
 
 /* An idle connection to host:port, now the caller's; NULL when none. */

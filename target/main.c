@@ -18,9 +18,11 @@
  * runs on the I/O pool and completes back on the worker's loop.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "hc.h"
 #include "hcli.h"
 #include "http.h"
 #include "iopool.h"
@@ -95,12 +97,18 @@ static void handle(struct http_req *r)
 
 static void worker_init(struct http_worker *w)
 {
-    w->local = hcli_new(w->base);
+    struct target_worker *tw = xcalloc(1, sizeof(*tw));
+    tw->cli = hcli_new(w->base);
+    tw->hc = hc_new(w->base);
+    w->local = tw;
 }
 
 static void worker_fini(struct http_worker *w)
 {
-    hcli_free(w->local);
+    struct target_worker *tw = w->local;
+    hcli_free(tw->cli);
+    hc_free(tw->hc);
+    free(tw);
 }
 
 int main(int argc, char **argv)

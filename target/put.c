@@ -32,6 +32,7 @@
 #include "auth.h"
 #include "awschunk.h"
 #include "backend.h"
+#include "hc.h"
 #include "hcli.h"
 #include "http.h"
 #include "iopool.h"
@@ -62,7 +63,7 @@ struct put {
     unsigned char md5_want[16];
     struct awschunk *chunks;     /* the body is aws-chunked: its decoder */
     /* CopyObject, UploadPartCopy: the body comes from the source's target */
-    struct hcli_xfer *x;         /* the source's GET, while it runs */
+    struct hc_xfer *x;         /* the source's GET, while it runs */
     int copy;
     int copy_meta;               /* take the source's metadata (COPY) */
     int copy_tags;               /* take the source's tags (COPY) */
@@ -75,7 +76,7 @@ struct put {
 static void put_free(struct put *p)
 {
     if (p->x)
-        hcli_cancel(p->x);
+        hc_cancel(p->x);
     backend_free(&p->b);
     if (p->fd >= 0) {
         close(p->fd);
@@ -336,7 +337,7 @@ static int put_chunks(struct target *t, struct put *p, struct http_req *r)
 
 /* ---- CopyObject ----------------------------------------------------------- */
 
-static int copy_headers(void *arg, struct hcli_xfer *x, int status)
+static int copy_headers(void *arg, struct hc_xfer *x, int status)
 {
     struct put *p = arg;
     p->src_status = status;
@@ -344,7 +345,7 @@ static int copy_headers(void *arg, struct hcli_xfer *x, int status)
         return -1;
     if (status == 206) {
         /* "bytes a-b/size": the data starts at a */
-        const char *cr = hcli_header(x, "Content-Range");
+        const char *cr = hc_header(x, "Content-Range");
         unsigned long long a;
         if (!cr || sscanf(cr, "bytes %llu-", &a) != 1) {
             p->src_status = 502;
@@ -353,18 +354,18 @@ static int copy_headers(void *arg, struct hcli_xfer *x, int status)
         p->src_pos = a;
     }
     if (p->copy_meta) {
-        const char *ct = hcli_header(x, "Content-Type");
+        const char *ct = hc_header(x, "Content-Type");
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct ? ct : "");
         p->m.umeta_len = 0;
-        int n = hcli_header_count(x);
+        int n = hc_header_count(x);
         for (int i = 0; i < n; i++) {
-            const char *v, *k = hcli_header_at(x, i, &v);
+            const char *v, *k = hc_header_at(x, i, &v);
             if (!strncasecmp(k, "x-amz-meta-", 11) && ometa_umeta_add(&p->m, k + 11, v))
                 break;
         }
     }
     if (p->copy_tags) {
-        const char *h = hcli_header(x, COPY_TAGS_HEADER);
+        const char *h = hc_header(x, COPY_TAGS_HEADER);
         struct s3tags tags = {0};
         const char *code;
         char msg[300];
@@ -378,7 +379,7 @@ static int copy_headers(void *arg, struct hcli_xfer *x, int status)
 
 /* The source's bytes; of a ranged copy, those in [first, last] (a source
  * that ignored the range sends them all). */
-static int copy_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
+static int copy_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
 {
     struct put *p = arg;
     (void)x;
@@ -398,7 +399,7 @@ static int copy_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
     return rc ? -1 : 0;
 }
 
-static void copy_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
 {
     struct put *p = arg;
     struct http_req *r = p->r;
@@ -442,7 +443,7 @@ static void copy_abort(struct http_req *r)
     http_req_unref(r);
 }
 
-static const struct hcli_ops copy_ops = {copy_headers, copy_data, NULL, copy_done};
+static const struct hc_ops copy_ops = {copy_headers, copy_data, NULL, copy_done};
 
 /* UploadPartCopy's x-amz-copy-source-range, "bytes=first-last", into p:
  * 0, or 400 answered. */
@@ -489,8 +490,8 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
     r->data = p;
     r->on_abort = copy_abort;
     http_req_ref(r); /* until copy_done */
-    p->x = hcli_start(target_cli(r), "GET", from, hdrs, nh, -1,
-                      (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
+    p->x = hc_start(target_hc(r), "GET", from, hdrs, nh, -1,
+                    (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
 }
 
 void put_object(struct target *t, struct http_req *r, const char *name,

@@ -19,7 +19,12 @@
 
 struct hcli *target_cli(struct http_req *r)
 {
-    return r->w->local;
+    return ((struct target_worker *)r->w->local)->cli;
+}
+
+struct hc *target_hc(struct http_req *r)
+{
+    return ((struct target_worker *)r->w->local)->hc;
 }
 
 int target_errno_status(int rc)

@@ -45,8 +45,15 @@ struct target {
     struct s3_cfg s3;            /* node-wide S3 defaults */
 };
 
-/* The worker's backend client (the target's per-worker state); r's loop. */
+/* A worker's own state (w->local), made and dropped on its thread. */
+struct target_worker {
+    struct hcli *cli;            /* remote backends (libcurl) */
+    struct hc *hc;               /* other nodes (common/hc.h) */
+};
+
+/* The worker's backend client and its client for other nodes; r's loop. */
 struct hcli *target_cli(struct http_req *r);
+struct hc *target_hc(struct http_req *r);
 
 /* The HTTP status for a store error (-errno). */
 int target_errno_status(int rc);
