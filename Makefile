@@ -144,8 +144,10 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
 -include $(shell find build-fuzz -name '*.d' 2>/dev/null)
 
-# The whole suite: release build, then the sanitizer build, then the fuzzers.
+# The whole suite: the size lint (no file over 1,000 lines, no function over
+# 100), the release build, then the sanitizer build, then the fuzzers.
 test: $(DEPS_STAMP)
+	./test/lint/sizes.sh
 	$(MAKE) test-unit test-integration
 	$(MAKE) SANITIZE=1 test-unit test-integration
 	$(MAKE) fuzz

@@ -424,6 +424,27 @@ static struct hc_conn *pool_take(struct hc *c, const char *host, int port)
     return NULL;
 }
 
+/* Start bev connecting to host:port: a numeric address at once, a name
+ * through evdns. 0 or -1. */
+static int bev_connect(struct hc *c, struct bufferevent *bev, const char *host, int port)
+{
+    struct sockaddr_in6 a6 = {0};
+    struct sockaddr_in a4 = {0};
+    if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)port);
+        return bufferevent_socket_connect(bev, (struct sockaddr *)&a4, sizeof(a4));
+    }
+    if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)port);
+        return bufferevent_socket_connect(bev, (struct sockaddr *)&a6, sizeof(a6));
+    }
+    if (!c->dns)
+        c->dns = evdns_base_new(c->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    return c->dns ? bufferevent_socket_connect_hostname(bev, c->dns, AF_UNSPEC, host, port) : -1;
+}
+
 /* A new connection to host:port, connecting; NULL with why set. */
 static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char *why,
                                  size_t whylen)
@@ -434,29 +455,78 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     k->port = port;
     k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
-    struct sockaddr_in6 a6 = {0};
-    struct sockaddr_in a4 = {0};
-    int rc;
-    if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
-        a4.sin_family = AF_INET;
-        a4.sin_port = htons((uint16_t)port);
-        rc = bufferevent_socket_connect(k->bev, (struct sockaddr *)&a4, sizeof(a4));
-    } else if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)port);
-        rc = bufferevent_socket_connect(k->bev, (struct sockaddr *)&a6, sizeof(a6));
-    } else {
-        if (!c->dns)
-            c->dns = evdns_base_new(c->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-        rc = c->dns ? bufferevent_socket_connect_hostname(k->bev, c->dns, AF_UNSPEC, host, port)
-                    : -1;
-    }
-    if (rc) {
+    if (bev_connect(c, k->bev, host, port)) {
         snprintf(why, whylen, "cannot connect to %s:%d", host, port);
         conn_free(k);
         return NULL;
     }
     return k;
+}
+
+/* ---- a bare connected socket ------------------------------------------------ */
+
+struct hc_dial {
+    struct bufferevent *bev;     /* connects; gives up its socket when done */
+    struct event *fail_ev;       /* reports a failure found at once */
+    char err[400];
+    void (*done)(void *arg, int fd, const char *err);
+    void *arg;
+};
+
+static void dial_end(struct hc_dial *d, int fd, const char *err)
+{
+    d->done(d->arg, fd, err);
+    hc_dial_cancel(d);
+}
+
+static void dial_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct hc_dial *d = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        int fd = bufferevent_getfd(bev);
+        bufferevent_disable(bev, EV_READ | EV_WRITE);
+        bufferevent_setfd(bev, -1);   /* the socket is the caller's now */
+        dial_end(d, fd, NULL);
+        return;
+    }
+    int dns = bufferevent_socket_get_dns_error(bev);
+    snprintf(d->err, sizeof(d->err), "%s",
+             dns ? evutil_gai_strerror(dns)
+                 : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    dial_end(d, -1, d->err);
+}
+
+static void dial_failed(evutil_socket_t fd, short what, void *arg)
+{
+    struct hc_dial *d = arg;
+    (void)fd;
+    (void)what;
+    dial_end(d, -1, d->err);
+}
+
+struct hc_dial *hc_dial(struct hc *c, const char *host, int port,
+                        void (*done)(void *arg, int fd, const char *err), void *arg)
+{
+    struct hc_dial *d = xcalloc(1, sizeof(*d));
+    d->done = done;
+    d->arg = arg;
+    d->fail_ev = evtimer_new(c->base, dial_failed, d);
+    d->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(d->bev, NULL, NULL, dial_event, d);
+    bufferevent_enable(d->bev, EV_WRITE);
+    if (bev_connect(c, d->bev, host, port)) {
+        snprintf(d->err, sizeof(d->err), "cannot connect to %s:%d", host, port);
+        struct timeval now = {0, 0};
+        evtimer_add(d->fail_ev, &now);
+    }
+    return d;
+}
+
+void hc_dial_cancel(struct hc_dial *d)
+{
+    bufferevent_free(d->bev);
+    event_free(d->fail_ev);
+    free(d);
 }
 
 static void send_on(struct hc_xfer *x, int fresh)

@@ -12,7 +12,7 @@
  * while idle) is sent again once on a fresh connection, when none of its
  * upload had been taken from its source yet.
  *
- * Two forms, as hcli has:
+ * Two forms:
  *   hc_start: streaming, with callbacks for the answer's head, each body
  *             piece (hc_pause/hc_resume for backpressure) and an upload
  *             source (hc_resume_upload when it has bytes again); used for
@@ -94,6 +94,18 @@ void hc_cancel(struct hc_xfer *x);
  * extra_hdr, when not NULL, is one more header line ("Name: value"). */
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg);
+
+/*
+ * A connected socket to host:port for a caller that moves the bytes
+ * itself (the proxy's spliced S3 GET relay): resolved and connected as
+ * hc's own connections are, never blocking. done gets the socket (now the
+ * caller's, non-blocking) or -1 with err; it fires exactly once, later,
+ * unless hc_dial_cancel is called first.
+ */
+struct hc_dial;
+struct hc_dial *hc_dial(struct hc *c, const char *host, int port,
+                        void (*done)(void *arg, int fd, const char *err), void *arg);
+void hc_dial_cancel(struct hc_dial *d);
 
 /* Split an http:// URL: host (brackets of an IPv6 literal removed) into
  * host (hostlen bytes), the port (80 when absent) and where the path

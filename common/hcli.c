@@ -39,7 +39,7 @@ struct hcli_xfer {
     int n_rh;
     int headers_done;
     int stopped;                 /* a callback asked to stop */
-    int pause_bits;              /* CURLPAUSE_RECV / CURLPAUSE_SEND in force */
+    int pause_bits;              /* CURLPAUSE_RECV when in force */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -210,10 +210,6 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
 {
     struct hcli_xfer *x = arg;
     ssize_t r = x->ops->on_read(x->arg, buf, size * n);
-    if (r == HCLI_READ_PAUSE) {
-        x->pause_bits |= CURLPAUSE_SEND;
-        return CURL_READFUNC_PAUSE;
-    }
     return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
 }
 
@@ -311,22 +307,6 @@ const char *hcli_header(const struct hcli_xfer *x, const char *name)
     return NULL;
 }
 
-void hcli_cancel(struct hcli_xfer *x)
-{
-    xfer_free(x);
-}
-
-int hcli_header_count(const struct hcli_xfer *x)
-{
-    return x->n_rh;
-}
-
-const char *hcli_header_at(const struct hcli_xfer *x, int i, const char **value)
-{
-    *value = x->rh[i] + strlen(x->rh[i]) + 1;
-    return x->rh[i];
-}
-
 /* Pausing may happen inside curl's callbacks; unpausing happens from the
  * loop, which then lets curl move what it held back. */
 static void set_pause(struct hcli_xfer *x, int bits)
@@ -346,70 +326,4 @@ void hcli_pause(struct hcli_xfer *x)
 void hcli_resume(struct hcli_xfer *x)
 {
     set_pause(x, x->pause_bits & ~CURLPAUSE_RECV);
-}
-
-void hcli_resume_upload(struct hcli_xfer *x)
-{
-    if (x->pause_bits & CURLPAUSE_SEND)
-        set_pause(x, x->pause_bits & ~CURLPAUSE_SEND);
-}
-
-/* ---- the buffered form ------------------------------------------------- */
-
-struct buffered {
-    hcli_done_fn cb;
-    void *arg;
-    char *req_body;
-    size_t req_len, req_off;
-    struct gbuf resp;
-};
-
-static int buf_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
-{
-    struct buffered *b = arg;
-    (void)x;
-    gbuf_add(&b->resp, p, n);
-    return 0;
-}
-
-static ssize_t buf_read(void *arg, char *out, size_t n)
-{
-    struct buffered *b = arg;
-    size_t k = b->req_len - b->req_off < n ? b->req_len - b->req_off : n;
-    memcpy(out, b->req_body + b->req_off, k);
-    b->req_off += k;
-    return (ssize_t)k;
-}
-
-static void buf_done(void *arg, struct hcli_xfer *x, int status, const char *err)
-{
-    struct buffered *b = arg;
-    (void)x;
-    b->cb(b->arg, status, b->resp.p ? b->resp.p : "", b->resp.n, err);
-    free(b->req_body);
-    gbuf_free(&b->resp);
-    free(b);
-}
-
-static const struct hcli_ops buffered_ops = {NULL, buf_data, buf_read, buf_done};
-
-void hcli_request(struct hcli *c, const char *method, const char *url, const void *body,
-                  size_t len, const char *extra_hdr, long timeout_ms, hcli_done_fn cb,
-                  void *arg)
-{
-    struct buffered *b = xcalloc(1, sizeof(*b));
-    b->cb = cb;
-    b->arg = arg;
-    const char *hdrs[2];
-    int n = 0;
-    if (body) {
-        b->req_body = xmalloc(len + 1);
-        memcpy(b->req_body, body, len);
-        b->req_len = len;
-        hdrs[n++] = "Content-Type: application/json";
-    }
-    if (extra_hdr)
-        hdrs[n++] = extra_hdr;
-    hcli_start(c, method, url, hdrs, n, body ? (int64_t)len : -1, timeout_ms, &buffered_ops,
-               b);
 }

@@ -16,7 +16,8 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-uint64_t hrw_weight(uint64_t key_hash, uint64_t node_hash)
+/* Weight of a key (by its hash) on a node (by its id hash). */
+static uint64_t hrw_weight(uint64_t key_hash, uint64_t node_hash)
 {
     return mix(key_hash ^ node_hash);
 }

@@ -11,8 +11,6 @@
 #include <stdint.h>
 
 uint64_t hrw_hash(const void *p, size_t n);
-/* Weight of a key (by its hash) on a node (by its id hash). */
-uint64_t hrw_weight(uint64_t key_hash, uint64_t node_hash);
 /* Index of the winning node among n (n > 0), or -1 when n == 0. */
 int hrw_pick(uint64_t key_hash, const uint64_t *node_hashes, int n);
 /* The k best nodes, best first, into order[0..k-1]; returns how many. */

@@ -104,11 +104,6 @@ void http_req_unref(struct http_req *r)
     free(r);
 }
 
-int http_req_alive(const struct http_req *r)
-{
-    return r->conn != NULL;
-}
-
 void http_req_pause(struct http_req *r)
 {
     struct http_conn *c = r->conn;
@@ -948,11 +943,6 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
         if (pthread_create(&s->threads[i], NULL, worker_main, &s->w[i]))
             abort();
     return s;
-}
-
-int http_server_nworkers(const struct http_server *s)
-{
-    return s->n;
 }
 
 struct http_worker *http_server_worker(struct http_server *s, int i)

@@ -162,7 +162,6 @@ void http_server_adopt(struct http_worker *w, int fd);
  * its loops may be running. */
 void http_server_free(struct http_server *s);
 
-int http_server_nworkers(const struct http_server *s);
 struct http_worker *http_server_worker(struct http_server *s, int i);
 
 /* Request accessors. */
@@ -176,7 +175,6 @@ int http_query_get(const struct http_req *r, const char *name, char *out, size_t
 
 void http_req_ref(struct http_req *r);
 void http_req_unref(struct http_req *r);
-int http_req_alive(const struct http_req *r);
 void http_req_pause(struct http_req *r);
 void http_req_resume(struct http_req *r);
 

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 
+#include "err.h"
 #include "http.h"
 #include "util.h"
 
@@ -38,8 +39,8 @@ static int wbody_add(struct http_req *r, const char *p, size_t len)
         r->on_abort = NULL;
         r->on_end = NULL;
         http_resp_close(r);
-        r->err_code = "EntityTooLarge";
-        http_reply_error(r, 413, "request body over %zu bytes", max);
+        /* 413 for a body of either API; the row's own 400 is S3's PUT limit */
+        err_reply_status(r, 413, S3E_ENTITY_TOO_LARGE, "request body over %zu bytes", max);
         return 0;
     }
     gbuf_add(&wb->body, p, len);

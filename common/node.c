@@ -147,7 +147,8 @@ int node_set_bmd(struct node *n, struct bmd *b)
     return 1;
 }
 
-int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen)
+/* Accept {"cmap": ..., "bmd": ...} (either optional) from the primary. */
+static int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen)
 {
     json_t *jm = json_object_get(j, "cmap");
     json_t *jb = json_object_get(j, "bmd");

@@ -72,8 +72,6 @@ void node_stop(struct node *n);
  * caller's reference. Return 1 if installed. */
 int node_set_cmap(struct node *n, struct cmap *m);
 int node_set_bmd(struct node *n, struct bmd *b);
-/* Accept {"cmap": ..., "bmd": ...} (either optional) from the primary. */
-int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen);
 
 /* Serve the endpoints every node has. Returns 1 if it handled r. */
 int node_handle(struct node *n, struct http_req *r);

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "err.h"
 #include "http.h"
 #include "node.h"
 #include "util.h"
@@ -22,8 +23,7 @@ int node_authenticate(struct node *n, struct http_req *r)
     if (sig > 0)
         return 1;
     if (sig < 0) {
-        r->err_code = "AccessDenied";
-        http_reply_error(r, 403, "bad or expired cluster signature");
+        err_reply(r, S3E_ACCESS_DENIED, "bad or expired cluster signature");
         node_count(n, ST_OTHER, 403);
         return 0;
     }

@@ -11,7 +11,10 @@
 #include "s3auth.h"
 #include "util.h"
 
-void s3_xml_addn(struct gbuf *b, const char *s, size_t n)
+/* Append s to b with &, <, >, ", ' escaped (and control characters as
+ * numeric references, which XML 1.0 allows for \t \n \r only: others are
+ * dropped). */
+static void s3_xml_addn(struct gbuf *b, const char *s, size_t n)
 {
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
@@ -41,7 +44,7 @@ void s3_xml_addn(struct gbuf *b, const char *s, size_t n)
     gbuf_add(b, s + n - run, run);
 }
 
-void s3_xml_add(struct gbuf *b, const char *s)
+static void s3_xml_add(struct gbuf *b, const char *s)
 {
     s3_xml_addn(b, s, strlen(s));
 }
@@ -57,35 +60,13 @@ void s3_xml_elem(struct gbuf *b, const char *name, const char *value)
     gbuf_add(b, ">", 1);
 }
 
-static const char *code_for(int status)
-{
-    switch (status) {
-    case 400: return "InvalidRequest";
-    case 403: return "AccessDenied";
-    case 404: return "NoSuchKey";
-    case 405: return "MethodNotAllowed";
-    case 409: return "OperationAborted";
-    case 411: return "MissingContentLength";
-    case 412: return "PreconditionFailed";
-    case 413: return "EntityTooLarge";
-    case 416: return "InvalidRange";
-    case 431: return "RequestHeaderSectionTooLarge";
-    case 501: return "NotImplemented";
-    case 502:
-    case 504: return "ServiceUnavailable";
-    case 503: return "SlowDown";
-    case 507: return "InsufficientStorage";
-    default: return status >= 500 ? "InternalError" : "InvalidRequest";
-    }
-}
-
 void s3_error_reply(struct http_req *r, int status, const char *msg)
 {
     unsigned char id[8];
     char rid[17];
     rand_bytes(id, sizeof(id));
     hex_encode(id, sizeof(id), rid);
-    const char *code = r->err_code ? r->err_code : code_for(status);
+    const char *code = r->err_code ? r->err_code : err_s3_code(status);
     struct gbuf b = {0};
     gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
     s3_xml_elem(&b, "Code", code);
@@ -100,16 +81,38 @@ void s3_error_reply(struct http_req *r, int status, const char *msg)
     gbuf_free(&b);
 }
 
-void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
+static void vfail(struct http_req *r, int status, const char *code, const char *fmt,
+                  va_list ap)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     r->err_code = code;
     r->on_error = s3_error_reply;
     http_reply_error(r, status, "%s", msg);
+}
+
+void s3_fail(struct http_req *r, enum s3e e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(r, err_s3_status(e), err_s3_name(e), fmt, ap);
+    va_end(ap);
+}
+
+void s3_fail_status(struct http_req *r, int status, enum s3e e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(r, status, err_s3_name(e), fmt, ap);
+    va_end(ap);
+}
+
+void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(r, status, code, fmt, ap);
+    va_end(ap);
 }
 
 void s3_mode(struct http_req *r)
@@ -173,29 +176,27 @@ int s3_streaming(struct http_req *r, const char *payload, uint64_t *decoded, int
         return 0;
     *is_signed = !strcmp(payload, S3AUTH_STREAMING);
     if (!*is_signed && strcmp(payload, "STREAMING-UNSIGNED-PAYLOAD-TRAILER")) {
-        s3_error(r, 501, "NotImplemented", "payload %.64s is not supported", payload);
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "payload %.64s is not supported", payload);
         return -1;
     }
     const char *dl = http_req_header(r, "x-amz-decoded-content-length");
     if (!dl || parse_u64(dl, strlen(dl), decoded)) {
-        s3_error(r, 411, "MissingContentLength",
-                 "aws-chunked uploads need x-amz-decoded-content-length");
+        s3_fail(r, S3E_MISSING_CONTENT_LENGTH,
+                "aws-chunked uploads need x-amz-decoded-content-length");
         return -1;
     }
     return 1;
 }
 
-int s3_chunk_status(int rc, const char **code, const char **msg)
+enum s3e s3_chunk_error(int rc, const char **msg)
 {
     if (rc == AWSCHUNK_BADSIG) {
-        *code = "SignatureDoesNotMatch";
         *msg = "a chunk's signature does not match";
-        return 403;
+        return S3E_SIGNATURE_DOES_NOT_MATCH;
     }
-    *code = "IncompleteBody";
     *msg = "malformed aws-chunked body: it must be framed exactly and decode to "
            "x-amz-decoded-content-length bytes";
-    return 400;
+    return S3E_INCOMPLETE_BODY;
 }
 
 int s3_b64_decode(const char *in, unsigned char *out, size_t cap)
@@ -226,13 +227,13 @@ int s3_check_md5(struct http_req *r, const char *body, size_t len)
     unsigned char want[16], got[16];
     unsigned int ml;
     if (s3_b64_decode(cm, want, sizeof(want)) != 16) {
-        s3_error(r, 400, "InvalidDigest", "the Content-MD5 you specified is not valid");
+        s3_fail(r, S3E_INVALID_DIGEST, "the Content-MD5 you specified is not valid");
         return 400;
     }
     EVP_Digest(body, len, got, &ml, EVP_md5(), NULL);
     if (memcmp(want, got, 16)) {
-        s3_error(r, 400, "BadDigest", "the Content-MD5 you specified did not match what was "
-                                      "received");
+        s3_fail(r, S3E_BAD_DIGEST, "the Content-MD5 you specified did not match what was "
+                                   "received");
         return 400;
     }
     return 0;

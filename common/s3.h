@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "err.h"
+
 struct gbuf;
 struct http_req;
 
@@ -30,19 +32,22 @@ struct http_req;
 #define S3_OWNER_ID "shoal"
 #define S3_OWNER_XML "<ID>" S3_OWNER_ID "</ID><DisplayName>" S3_OWNER_ID "</DisplayName>"
 
-/* Append s to b with &, <, >, ", ' escaped (and control characters as
- * numeric references, which XML 1.0 allows for \t \n \r only: others are
- * dropped). */
-void s3_xml_add(struct gbuf *b, const char *s);
-void s3_xml_addn(struct gbuf *b, const char *s, size_t n);
 /* <name>escaped value</name> */
 void s3_xml_elem(struct gbuf *b, const char *name, const char *value);
 
-/* The S3 error reply: status, XML body with the code (r->err_code, or one
- * that fits the status), message, resource and request id. Usable as
- * http_req.on_error. */
+/* The S3 error reply: status, XML body with the code (r->err_code, or
+ * err_s3_code's for the status), message, resource and request id. Usable
+ * as http_req.on_error. */
 void s3_error_reply(struct http_req *r, int status, const char *msg);
-/* Reply with an S3 error of the given code. */
+/* Switch r to S3 mode and answer it with e (err.h: its status and code)
+ * and a message. s3_fail_status answers with a status decided at run time
+ * (passed on from another node), e giving only the code. */
+void s3_fail(struct http_req *r, enum s3e e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void s3_fail_status(struct http_req *r, int status, enum s3e e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same with a code another module chose as a string: the
+ * authenticators' (s3auth_check, auth_client) *code. */
 void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* 307 with S3's TemporaryRedirect body naming target_url's host:port as
@@ -71,8 +76,8 @@ char *s3_query_without(const char *q, const char *prefix);
  * decoded length.
  */
 int s3_streaming(struct http_req *r, const char *payload, uint64_t *decoded, int *is_signed);
-/* The answer to an awschunk failure (rc < 0): its status, *code, *msg. */
-int s3_chunk_status(int rc, const char **code, const char **msg);
+/* The answer to an awschunk failure (rc < 0): its error, and *msg. */
+enum s3e s3_chunk_error(int rc, const char **msg);
 
 /* A small body against the request's Content-MD5, if any: 0, or 400
  * answered (InvalidDigest, BadDigest). */

@@ -76,6 +76,23 @@ static int auth_field(const char *h, const char *name, char *out, size_t outlen)
     return -1;
 }
 
+/* The configured key whose access key id is access, or NULL. */
+static const struct s3auth_key *find_key(const struct s3auth *a, const char *access)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->keys[i].access, access))
+            return &a->keys[i];
+    return NULL;
+}
+
+/* The raw request target up to its query, as the client signed it; the
+ * caller frees it. */
+static char *request_path(const struct http_req *r)
+{
+    const char *q = strchr(r->target, '?');
+    return xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
+}
+
 /* ---- Signature Version 2 (presigned URLs of older SDKs, s3cmd) ---------- */
 
 static const char *const v2_subresources[] = {
@@ -209,15 +226,11 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
             FAIL(403, "AccessDenied", "request has expired");
         snprintf(date, sizeof(date), "%s", exp);
     }
-    const struct s3auth_key *k = NULL;
-    for (int i = 0; i < a->n && !k; i++)
-        if (!strcmp(a->keys[i].access, access))
-            k = &a->keys[i];
+    const struct s3auth_key *k = find_key(a, access);
     if (!k)
         FAIL(403, "InvalidAccessKeyId", "the access key id '%s' does not exist in our records",
              access);
-    const char *q = strchr(r->target, '?');
-    char *path = xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
+    char *path = request_path(r);
     const char *paths[2] = {path, !strncmp(path, "/s3/", 4) ? path + 3 : NULL};
     int ok = 0;
     for (int i = 0; i < 2 && !ok && paths[i]; i++) {
@@ -234,6 +247,200 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
              "provided; check your key and signing method");
     snprintf(res->access, sizeof(res->access), "%s", k->access);
     snprintf(res->payload, sizeof(res->payload), "%s", SIGV4_UNSIGNED);
+    return 0;
+}
+
+/* ---- Signature Version 4 ----------------------------------------------- */
+
+/* The presigned form's parts, from the X-Amz-* query parameters; alg is
+ * X-Amz-Algorithm's value. */
+static int v4_query_parts(const struct http_req *r, const char *alg, struct sigparts *sp,
+                          const char **code, char *msg, size_t msglen)
+{
+    char exp[32];
+    if (strcmp(alg, "AWS4-HMAC-SHA256"))
+        FAIL(400, "AuthorizationQueryParametersError",
+             "X-Amz-Algorithm must be AWS4-HMAC-SHA256");
+    if (http_query_get(r, "X-Amz-Credential", sp->credential, sizeof(sp->credential)) < 0 ||
+        http_query_get(r, "X-Amz-SignedHeaders", sp->signed_headers,
+                       sizeof(sp->signed_headers)) < 0 ||
+        http_query_get(r, "X-Amz-Signature", sp->signature, sizeof(sp->signature)) < 0 ||
+        http_query_get(r, "X-Amz-Date", sp->amzdate, sizeof(sp->amzdate)) < 0 ||
+        http_query_get(r, "X-Amz-Expires", exp, sizeof(exp)) < 0)
+        FAIL(400, "AuthorizationQueryParametersError",
+             "a presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, "
+             "X-Amz-SignedHeaders and X-Amz-Signature");
+    uint64_t e;
+    if (parse_u64(exp, strlen(exp), &e) || e < 1 || e > S3AUTH_MAX_EXPIRES_S)
+        FAIL(400, "AuthorizationQueryParametersError",
+             "X-Amz-Expires must be 1..%d seconds", S3AUTH_MAX_EXPIRES_S);
+    sp->expires = (long)e;
+    return 0;
+}
+
+/* The header form's parts, from the Authorization header auth and
+ * X-Amz-Date. */
+static int v4_header_parts(const struct http_req *r, const char *auth, struct sigparts *sp,
+                           const char **code, char *msg, size_t msglen)
+{
+    if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17))
+        FAIL(400, "InvalidRequest",
+             "unsupported authorization: only AWS4-HMAC-SHA256 (SigV4) is accepted");
+    if (auth_field(auth + 17, "Credential", sp->credential, sizeof(sp->credential)) ||
+        auth_field(auth + 17, "SignedHeaders", sp->signed_headers,
+                   sizeof(sp->signed_headers)) ||
+        auth_field(auth + 17, "Signature", sp->signature, sizeof(sp->signature)))
+        FAIL(400, "AuthorizationHeaderMalformed",
+             "the authorization header needs Credential, SignedHeaders and Signature");
+    const char *d = http_req_header(r, "x-amz-date");
+    if (!d)
+        FAIL(403, "AccessDenied", "SigV4 requests must carry X-Amz-Date");
+    snprintf(sp->amzdate, sizeof(sp->amzdate), "%s", d);
+    return 0;
+}
+
+/* Credential: ACCESS/DATE/REGION/SERVICE/aws4_request. Split into the
+ * caller's cred, with parts[0..3] pointing into it. */
+static int v4_split_credential(const char *credential, char cred[256], char *parts[5],
+                               const char **code, char *msg, size_t msglen)
+{
+    snprintf(cred, 256, "%s", credential);
+    int np = 0;
+    for (char *s = cred, *save = NULL, *t; np < 5 && (t = strtok_r(s, "/", &save)); s = NULL)
+        parts[np++] = t;
+    if (np != 5 || strlen(parts[1]) != 8 || strcmp(parts[4], "aws4_request"))
+        FAIL(400, "AuthorizationHeaderMalformed",
+             "the credential '%s' is not ACCESS_KEY/YYYYMMDD/REGION/SERVICE/aws4_request",
+             credential);
+    return 0;
+}
+
+/* X-Amz-Date must fall on the credential's day (YYYYMMDD). A presigned URL
+ * is valid for X-Amz-Expires seconds from that time, and no earlier than
+ * the skew before it; a signed header, within the skew either side. */
+static int v4_check_date(const struct sigparts *sp, const char *day, time_t now,
+                         const char **code, char *msg, size_t msglen)
+{
+    time_t t;
+    if (s3_parse_time(sp->amzdate, "%Y%m%dT%H%M%SZ", &t) || strncmp(sp->amzdate, day, 8))
+        FAIL(403, "AccessDenied", "X-Amz-Date '%s' is not YYYYMMDDTHHMMSSZ of the credential's day",
+             sp->amzdate);
+    if (sp->expires >= 0) {
+        if (now > t + sp->expires)
+            FAIL(403, "AccessDenied", "request has expired");
+        if (t > now + S3AUTH_MAX_SKEW_S)
+            FAIL(403, "AccessDenied", "request is not yet valid");
+    } else if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S) {
+        FAIL(403, "RequestTimeTooSkewed",
+             "the difference between the request time and the server's time is too large");
+    }
+    return 0;
+}
+
+/* The headers named in SignedHeaders (';'-separated), as they arrived:
+ * every occurrence of each, in that order; *nh gets how many. NULL when a
+ * named header is missing; otherwise the caller frees the array (its
+ * strings are r's). */
+static struct sigv4_hdr *v4_signed_headers(const struct http_req *r, const char *signed_headers,
+                                           int *nh)
+{
+    struct sigv4_hdr *hs = xcalloc((size_t)r->n_hdrs + 1, sizeof(*hs));
+    int missing = 0;
+    char names[1024];
+    *nh = 0;
+    snprintf(names, sizeof(names), "%s", signed_headers);
+    for (char *s = names, *save = NULL, *n; (n = strtok_r(s, ";", &save)); s = NULL) {
+        int found = 0;
+        for (int i = 0; i < r->n_hdrs; i++) {
+            if (!strcasecmp(r->hdrs[i].name, n)) {
+                hs[*nh].name = r->hdrs[i].name;
+                hs[(*nh)++].value = r->hdrs[i].value;
+                found = 1;
+            }
+        }
+        missing |= !found;
+    }
+    if (missing) {
+        free(hs);
+        return NULL;
+    }
+    return hs;
+}
+
+/* The signature r should carry, into want: the canonical request over the
+ * headers hs (nh of them) and the payload hash ph, signed with res->key
+ * for res->scope (both already set). */
+static void v4_signature(const struct http_req *r, const struct sigparts *sp,
+                         const struct sigv4_hdr *hs, int nh, const char *ph,
+                         const struct s3auth_result *res, char want[65])
+{
+    char *path = request_path(r);
+    /* a presigned URL signs its query without its own signature */
+    char *query = sp->expires >= 0 ? s3_query_without(r->query, "X-Amz-Signature=")
+                                   : xstrdup(r->query);
+    struct sigv4_req sr = {.method = r->method_name, .path = path, .query = query,
+                           .hdrs = hs, .n_hdrs = nh, .payload_hash = ph};
+    char *sh = NULL;
+    char *canon = sigv4_canonical_request(&sr, 0, &sh);
+    char *sts = sigv4_string_to_sign(sp->amzdate, res->scope, canon);
+    sigv4_hmac_hex(res->key, sts, strlen(sts), want);
+    free(sts);
+    free(canon);
+    free(sh);
+    free(query);
+    free(path);
+}
+
+/* SigV4, header or presigned form (sp->expires >= 0), once sp is read:
+ * the credential's key, the date, the signed headers and payload hash,
+ * then the signature. On success res also carries what a streaming body's
+ * chunk signatures need. */
+static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now,
+                    const struct sigparts *sp, struct s3auth_result *res, const char **code,
+                    char *msg, size_t msglen)
+{
+    int presigned = sp->expires >= 0;
+    char *parts[5] = {0}, cred[256];
+    int st = v4_split_credential(sp->credential, cred, parts, code, msg, msglen);
+    if (st)
+        return st;
+    const struct s3auth_key *k = find_key(a, parts[0]);
+    if (!k)
+        FAIL(403, "InvalidAccessKeyId",
+             "the access key id '%s' does not exist in our records", parts[0]);
+    if ((st = v4_check_date(sp, parts[1], now, code, msg, msglen)))
+        return st;
+    int nh;
+    struct sigv4_hdr *hs = v4_signed_headers(r, sp->signed_headers, &nh);
+    if (!hs)
+        FAIL(403, "SignatureDoesNotMatch", "a header named in SignedHeaders is missing");
+    const char *ph = presigned ? SIGV4_UNSIGNED : http_req_header(r, "x-amz-content-sha256");
+    /* The native API, unlike S3, does not require the header: a client
+     * without it (curl --aws-sigv4 before 8.x) signs the hash of an empty
+     * payload, and the body is not checked against it. */
+    int native = r->on_error != s3_error_reply;
+    if (!ph && native)
+        ph = SIGV4_EMPTY_SHA256;
+    if (!ph) {
+        free(hs);
+        FAIL(400, "InvalidRequest", "missing required header for this request: "
+                                    "x-amz-content-sha256");
+    }
+    snprintf(res->scope, sizeof(res->scope), "%s/%s/%s/aws4_request", parts[1], parts[2],
+             parts[3]);
+    sigv4_signing_key(k->secret, parts[1], parts[2], parts[3], res->key);
+    char want[65];
+    v4_signature(r, sp, hs, nh, ph, res, want);
+    free(hs);
+    if (strlen(sp->signature) != 64 || CRYPTO_memcmp(want, sp->signature, 64))
+        FAIL(403, "SignatureDoesNotMatch",
+             "the request signature we calculated does not match the signature you "
+             "provided; check your key and signing method");
+    snprintf(res->access, sizeof(res->access), "%s", k->access);
+    snprintf(res->payload, sizeof(res->payload), "%s",
+             native && !http_req_header(r, "x-amz-content-sha256") ? "" : ph);
+    memcpy(res->seed_sig, want, sizeof(want));
+    snprintf(res->amzdate, sizeof(res->amzdate), "%s", sp->amzdate);
     return 0;
 }
 
@@ -256,134 +463,13 @@ int s3auth_check(const struct s3auth *a, const struct http_req *r, time_t now,
         return check_v2(a, r, now, auth, res, code, msg, msglen);
     if (!auth && !presigned)
         FAIL(403, "AccessDenied", "anonymous access is not allowed: sign the request");
+    /* the presigned form wins when a request carries both */
     struct sigparts sp = {.expires = -1};
-    if (presigned) {
-        char exp[32];
-        if (strcmp(alg, "AWS4-HMAC-SHA256"))
-            FAIL(400, "AuthorizationQueryParametersError",
-                 "X-Amz-Algorithm must be AWS4-HMAC-SHA256");
-        if (http_query_get(r, "X-Amz-Credential", sp.credential, sizeof(sp.credential)) < 0 ||
-            http_query_get(r, "X-Amz-SignedHeaders", sp.signed_headers,
-                           sizeof(sp.signed_headers)) < 0 ||
-            http_query_get(r, "X-Amz-Signature", sp.signature, sizeof(sp.signature)) < 0 ||
-            http_query_get(r, "X-Amz-Date", sp.amzdate, sizeof(sp.amzdate)) < 0 ||
-            http_query_get(r, "X-Amz-Expires", exp, sizeof(exp)) < 0)
-            FAIL(400, "AuthorizationQueryParametersError",
-                 "a presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, "
-                 "X-Amz-SignedHeaders and X-Amz-Signature");
-        uint64_t e;
-        if (parse_u64(exp, strlen(exp), &e) || e < 1 || e > S3AUTH_MAX_EXPIRES_S)
-            FAIL(400, "AuthorizationQueryParametersError",
-                 "X-Amz-Expires must be 1..%d seconds", S3AUTH_MAX_EXPIRES_S);
-        sp.expires = (long)e;
-    } else {
-        if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17))
-            FAIL(400, "InvalidRequest",
-                 "unsupported authorization: only AWS4-HMAC-SHA256 (SigV4) is accepted");
-        if (auth_field(auth + 17, "Credential", sp.credential, sizeof(sp.credential)) ||
-            auth_field(auth + 17, "SignedHeaders", sp.signed_headers,
-                       sizeof(sp.signed_headers)) ||
-            auth_field(auth + 17, "Signature", sp.signature, sizeof(sp.signature)))
-            FAIL(400, "AuthorizationHeaderMalformed",
-                 "the authorization header needs Credential, SignedHeaders and Signature");
-        const char *d = http_req_header(r, "x-amz-date");
-        if (!d)
-            FAIL(403, "AccessDenied", "SigV4 requests must carry X-Amz-Date");
-        snprintf(sp.amzdate, sizeof(sp.amzdate), "%s", d);
-    }
-
-    /* Credential: ACCESS/DATE/REGION/SERVICE/aws4_request */
-    char *parts[5] = {0}, cred[256];
-    snprintf(cred, sizeof(cred), "%s", sp.credential);
-    int np = 0;
-    for (char *s = cred, *save = NULL, *t; np < 5 && (t = strtok_r(s, "/", &save)); s = NULL)
-        parts[np++] = t;
-    if (np != 5 || strlen(parts[1]) != 8 || strcmp(parts[4], "aws4_request"))
-        FAIL(400, "AuthorizationHeaderMalformed",
-             "the credential '%s' is not ACCESS_KEY/YYYYMMDD/REGION/SERVICE/aws4_request",
-             sp.credential);
-    const struct s3auth_key *k = NULL;
-    for (int i = 0; i < a->n && !k; i++)
-        if (!strcmp(a->keys[i].access, parts[0]))
-            k = &a->keys[i];
-    if (!k)
-        FAIL(403, "InvalidAccessKeyId",
-             "the access key id '%s' does not exist in our records", parts[0]);
-    time_t t;
-    if (s3_parse_time(sp.amzdate, "%Y%m%dT%H%M%SZ", &t) || strncmp(sp.amzdate, parts[1], 8))
-        FAIL(403, "AccessDenied", "X-Amz-Date '%s' is not YYYYMMDDTHHMMSSZ of the credential's day",
-             sp.amzdate);
-    if (presigned) {
-        if (now > t + sp.expires)
-            FAIL(403, "AccessDenied", "request has expired");
-        if (t > now + S3AUTH_MAX_SKEW_S)
-            FAIL(403, "AccessDenied", "request is not yet valid");
-    } else if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S) {
-        FAIL(403, "RequestTimeTooSkewed",
-             "the difference between the request time and the server's time is too large");
-    }
-
-    /* the signed headers, as they arrived */
-    struct sigv4_hdr *hs = xcalloc((size_t)r->n_hdrs + 1, sizeof(*hs));
-    int nh = 0, missing = 0;
-    char names[1024];
-    snprintf(names, sizeof(names), "%s", sp.signed_headers);
-    for (char *s = names, *save = NULL, *n; (n = strtok_r(s, ";", &save)); s = NULL) {
-        int found = 0;
-        for (int i = 0; i < r->n_hdrs; i++) {
-            if (!strcasecmp(r->hdrs[i].name, n)) {
-                hs[nh].name = r->hdrs[i].name;
-                hs[nh++].value = r->hdrs[i].value;
-                found = 1;
-            }
-        }
-        missing |= !found;
-    }
-    if (missing) {
-        free(hs);
-        FAIL(403, "SignatureDoesNotMatch", "a header named in SignedHeaders is missing");
-    }
-    const char *ph = presigned ? SIGV4_UNSIGNED : http_req_header(r, "x-amz-content-sha256");
-    /* The native API, unlike S3, does not require the header: a client
-     * without it (curl --aws-sigv4 before 8.x) signs the hash of an empty
-     * payload, and the body is not checked against it. */
-    int native = r->on_error != s3_error_reply;
-    if (!ph && native)
-        ph = SIGV4_EMPTY_SHA256;
-    if (!ph) {
-        free(hs);
-        FAIL(400, "InvalidRequest", "missing required header for this request: "
-                                    "x-amz-content-sha256");
-    }
-    const char *q = strchr(r->target, '?');
-    char *path = xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
-    char *query = presigned ? s3_query_without(r->query, "X-Amz-Signature=") : xstrdup(r->query);
-    struct sigv4_req sr = {.method = r->method_name, .path = path, .query = query,
-                           .hdrs = hs, .n_hdrs = nh, .payload_hash = ph};
-    char *sh = NULL;
-    char *canon = sigv4_canonical_request(&sr, 0, &sh);
-    snprintf(res->scope, sizeof(res->scope), "%s/%s/%s/aws4_request", parts[1], parts[2],
-             parts[3]);
-    char *sts = sigv4_string_to_sign(sp.amzdate, res->scope, canon);
-    sigv4_signing_key(k->secret, parts[1], parts[2], parts[3], res->key);
-    char want[65];
-    sigv4_hmac_hex(res->key, sts, strlen(sts), want);
-    free(sts);
-    free(canon);
-    free(sh);
-    free(query);
-    free(path);
-    free(hs);
-    if (strlen(sp.signature) != 64 || CRYPTO_memcmp(want, sp.signature, 64))
-        FAIL(403, "SignatureDoesNotMatch",
-             "the request signature we calculated does not match the signature you "
-             "provided; check your key and signing method");
-    snprintf(res->access, sizeof(res->access), "%s", k->access);
-    snprintf(res->payload, sizeof(res->payload), "%s",
-             native && !http_req_header(r, "x-amz-content-sha256") ? "" : ph);
-    memcpy(res->seed_sig, want, sizeof(want));
-    snprintf(res->amzdate, sizeof(res->amzdate), "%s", sp.amzdate);
-    return 0;
+    int st = presigned ? v4_query_parts(r, alg, &sp, code, msg, msglen)
+                       : v4_header_parts(r, auth, &sp, code, msg, msglen);
+    if (st)
+        return st;
+    return check_v4(a, r, now, &sp, res, code, msg, msglen);
 }
 
 void s3auth_chunk_sig(const struct s3auth_result *res, const char *prev_sig,

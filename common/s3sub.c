@@ -84,8 +84,8 @@ int s3sub_serves(const struct s3sub *s, int on_object, int method)
 
 void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object)
 {
-    s3_error(r, 501, "NotImplemented", "%s ?%s on %s is not implemented", r->method_name,
-             s->name, on_object ? "an object" : "a bucket");
+    s3_fail(r, S3E_NOT_IMPLEMENTED, "%s ?%s on %s is not implemented", r->method_name, s->name,
+            on_object ? "an object" : "a bucket");
 }
 
 /* ---- ACL ------------------------------------------------------------------- */
@@ -116,7 +116,7 @@ static int acl_grant(void *arg, char **f, char *err, size_t errlen)
     return 0;
 }
 
-int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char **code,
+int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum s3e *code,
                     char *msg, size_t msglen)
 {
     static const char *const grants[] = {
@@ -125,31 +125,31 @@ int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, cons
     };
     for (size_t i = 0; i < ARRAY_LEN(grants); i++) {
         if (http_req_header(r, grants[i])) {
-            *code = "NotImplemented";
+            *code = S3E_NOT_IMPLEMENTED;
             snprintf(msg, msglen, "%s is not implemented: Shoal's only ACL is private",
                      grants[i]);
-            return 501;
+            return err_s3_status(*code);
         }
     }
     const char *canned = http_req_header(r, "x-amz-acl");
     if (canned) {
         if (len) {
-            *code = "UnexpectedContent";
+            *code = S3E_UNEXPECTED_CONTENT;
             snprintf(msg, msglen, "a request with x-amz-acl takes no body");
-            return 400;
+            return err_s3_status(*code);
         }
         if (strcmp(canned, "private")) {
-            *code = "NotImplemented";
+            *code = S3E_NOT_IMPLEMENTED;
             snprintf(msg, msglen, "the canned ACL '%.64s' is not implemented: Shoal's only "
                                   "ACL is private", canned);
-            return 501;
+            return err_s3_status(*code);
         }
         return 0;
     }
     if (!len) {
-        *code = "MissingSecurityHeader";
+        *code = S3E_MISSING_SECURITY_HEADER;
         snprintf(msg, msglen, "the request needs x-amz-acl or an AccessControlPolicy body");
-        return 400;
+        return err_s3_status(*code);
     }
     static const struct s3xml_spec spec = {
         "AccessControlPolicy", "AccessControlList/Grant",
@@ -158,13 +158,13 @@ int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, cons
     char owner[16];
     int n = s3xml_records(body, len, &spec, acl_grant, &a, owner, msg, msglen);
     if (n < 0) {
-        *code = "MalformedACLError";
-        return 400;
+        *code = S3E_MALFORMED_ACL;
+        return err_s3_status(*code);
     }
     if (n != 1 || !a.owner_only || (owner[0] && strcmp(owner, S3_OWNER_ID))) {
-        *code = "NotImplemented";
+        *code = S3E_NOT_IMPLEMENTED;
         snprintf(msg, msglen, "only the owner's FULL_CONTROL (the private ACL) is implemented");
-        return 501;
+        return err_s3_status(*code);
     }
     return 0;
 }

@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 struct http_req;
 
 enum s3sub_id {
@@ -58,10 +60,10 @@ void s3sub_acl_xml(struct gbuf *b);
 /*
  * PutBucketAcl / PutObjectAcl with r's headers and body: 0 when they ask
  * for the ACL Shoal has (x-amz-acl: private, or a policy granting only
- * the owner FULL_CONTROL), else the status to answer with *code and msg
+ * the owner FULL_CONTROL), else the status of the error *code, with msg
  * (501 NotImplemented for any other ACL; 400 for a malformed request).
  */
-int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char **code,
+int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum s3e *code,
                     char *msg, size_t msglen);
 
 #endif

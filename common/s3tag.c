@@ -48,21 +48,23 @@ static long utf8_chars(const char *s, size_t n)
     return chars;
 }
 
-static int bad_tag(const char **code, char *msg, size_t msglen, const char *fmt, const char *k,
+static int bad_tag(enum s3e *code, char *msg, size_t msglen, const char *fmt, const char *k,
                    size_t kl)
 {
-    *code = "InvalidTag";
+    *code = S3E_INVALID_TAG;
     snprintf(msg, msglen, fmt, (int)(kl > 64 ? 64 : kl), k);
-    return 400;
+    return err_s3_status(*code);
 }
 
-int s3tag_add(struct s3tags *t, int max, const char *k, size_t kl, const char *v, size_t vl,
-              const char **code, char *msg, size_t msglen)
+/* Add one tag, checked against the limits s3tag.h lists: 0, or 400 with
+ * *code and msg. */
+static int s3tag_add(struct s3tags *t, int max, const char *k, size_t kl, const char *v,
+                     size_t vl, enum s3e *code, char *msg, size_t msglen)
 {
     if (t->n == max) {
-        *code = "InvalidTag";
+        *code = S3E_INVALID_TAG;
         snprintf(msg, msglen, "at most %d tags are allowed", max);
-        return 400;
+        return err_s3_status(*code);
     }
     long kc = utf8_chars(k, kl), vc = utf8_chars(v, vl);
     if (kc < 1 || kc > S3TAG_KEY_MAX)
@@ -92,7 +94,7 @@ int s3tag_add(struct s3tags *t, int max, const char *k, size_t kl, const char *v
 struct xml_ctx {
     struct s3tags *t;
     int max;
-    const char **code;
+    enum s3e *code;
     int status;
 };
 
@@ -108,7 +110,7 @@ static int xml_tag(void *arg, char **f, char *err, size_t errlen)
     return x->status ? -1 : 0;
 }
 
-int s3tag_parse_xml(const char *body, size_t len, int max, struct s3tags *t, const char **code,
+int s3tag_parse_xml(const char *body, size_t len, int max, struct s3tags *t, enum s3e *code,
                     char *msg, size_t msglen)
 {
     static const struct s3xml_spec spec = {"Tagging", "TagSet/Tag", {"Key", "Value"}, 2, NULL};
@@ -116,8 +118,8 @@ int s3tag_parse_xml(const char *body, size_t len, int max, struct s3tags *t, con
     if (s3xml_records(body, len, &spec, xml_tag, &x, NULL, msg, msglen) >= 0)
         return 0;
     if (!x.status)
-        *code = "MalformedXML";
-    return 400;
+        *code = S3E_MALFORMED_XML;
+    return err_s3_status(*code);
 }
 
 /* One part of an x-amz-tagging value, '+' and %XX decoded, into out (at
@@ -133,7 +135,7 @@ static int form_decode(const char *s, size_t n, char *out)
     return l;
 }
 
-int s3tag_parse_header(const char *h, int max, struct s3tags *t, const char **code, char *msg,
+int s3tag_parse_header(const char *h, int max, struct s3tags *t, enum s3e *code, char *msg,
                        size_t msglen)
 {
     size_t hl = strlen(h);
@@ -146,9 +148,9 @@ int s3tag_parse_header(const char *h, int max, struct s3tags *t, const char **co
         int kl = form_decode(h, kn, k);
         int vl = eq ? form_decode(eq + 1, n - kn - 1, v) : 0;
         if (kl < 0 || vl < 0) {
-            *code = "InvalidArgument";
+            *code = S3E_INVALID_ARGUMENT;
             snprintf(msg, msglen, "x-amz-tagging is not a valid URL-encoded query");
-            rc = 400;
+            rc = err_s3_status(*code);
         } else if (n > 0) {
             rc = s3tag_add(t, max, k, (size_t)kl, v, (size_t)vl, code, msg, msglen);
         }

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "err.h"
 #include "util.h"
 
 #define S3TAG_KEY_MAX 128        /* characters */
@@ -33,15 +34,13 @@ struct s3tags {
 /*
  * Parse a Tagging body or an x-amz-tagging value into t (empty on entry;
  * the caller frees it with s3tags_free either way). 0, or the HTTP status
- * (400) with *code (MalformedXML, InvalidTag, InvalidArgument) and msg.
+ * (400) of the error *code (MalformedXML, InvalidTag, InvalidArgument),
+ * with msg.
  */
-int s3tag_parse_xml(const char *body, size_t len, int max, struct s3tags *t, const char **code,
+int s3tag_parse_xml(const char *body, size_t len, int max, struct s3tags *t, enum s3e *code,
                     char *msg, size_t msglen);
-int s3tag_parse_header(const char *h, int max, struct s3tags *t, const char **code, char *msg,
+int s3tag_parse_header(const char *h, int max, struct s3tags *t, enum s3e *code, char *msg,
                        size_t msglen);
-/* Add one tag, checked as above: 0, or 400 with *code and msg. */
-int s3tag_add(struct s3tags *t, int max, const char *k, size_t kl, const char *v, size_t vl,
-              const char **code, char *msg, size_t msglen);
 void s3tags_free(struct s3tags *t);
 
 /* Walk len bytes of pairs: each call gives the next key and value and

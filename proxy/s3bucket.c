@@ -109,14 +109,15 @@ static void create_done(void *arg, int status, const char *body, size_t len, con
         http_resp_header(r, "Location", "/%s", o->bucket);
         http_reply(r, 200, NULL, NULL, 0);
     } else if (status == 409) {
-        s3_error(r, 409, "BucketAlreadyOwnedByYou",
-                 "your previous request to create the named bucket succeeded and you "
-                 "already own it");
+        s3_fail(r, S3E_BUCKET_ALREADY_OWNED_BY_YOU,
+                "your previous request to create the named bucket succeeded and you "
+                "already own it");
     } else if (status == 400) {
-        s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
+        s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
+    } else if (status) { /* the native API's status, passed on */
+        s3_fail_status(r, status, S3E_INTERNAL_ERROR, "bucket creation failed: %.200s", body);
     } else {
-        s3_error(r, status ? status : 503, status ? "InternalError" : "ServiceUnavailable",
-                 "bucket creation failed: %.200s", status ? body : err);
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "bucket creation failed: %.200s", err);
     }
     bucket_op_free(o);
 }
@@ -137,7 +138,7 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
 void s3bucket_create(struct http_req *r, const char *bucket)
 {
     if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) < 3) {
-        s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
+        s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
         return;
     }
     node_read_body(r, BUCKET_BODY_MAX, create_body, free, xstrdup(bucket));
@@ -152,10 +153,11 @@ static void change_done(void *arg, int status, const char *body, size_t len, con
     if (status == 204 || status == 200)
         http_reply(o->r, 204, NULL, NULL, 0);
     else if (status == 404)
-        s3_error(o->r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        s3_fail(o->r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+    else if (status) /* the native API's status, passed on */
+        s3_fail_status(o->r, status, S3E_INTERNAL_ERROR, "%s failed: %.200s", o->what, body);
     else
-        s3_error(o->r, status ? status : 503, status ? "InternalError" : "ServiceUnavailable",
-                 "%s failed: %.200s", o->what, status ? body : err);
+        s3_fail(o->r, S3E_SERVICE_UNAVAILABLE, "%s failed: %.200s", o->what, err);
     bucket_op_free(o);
 }
 
@@ -165,11 +167,11 @@ static void delete_checked(void *arg, struct olist_page *pg, int status, const c
     struct bucket_op *o = arg;
     struct http_req *r = o->r;
     if (!pg) {
-        s3_error(r, 503, "ServiceUnavailable", "cannot tell whether the bucket is empty: %d %.200s",
-                 status, err);
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "cannot tell whether the bucket is empty: %d %.200s",
+                status, err);
         bucket_op_free(o);
     } else if (pg->n > 0) {
-        s3_error(r, 409, "BucketNotEmpty", "the bucket you tried to delete is not empty");
+        s3_fail(r, S3E_BUCKET_NOT_EMPTY, "the bucket you tried to delete is not empty");
         bucket_op_free(o);
     } else {
         char *u = self_url(r, "DELETE", "/v1/buckets/%s", o->bucket);
@@ -281,7 +283,7 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
     int n = s3xml_records(body, len, &spec, mdel_key, d, quiet, err, sizeof(err));
     if (n <= 0) {
         mdel_free(d);
-        s3_error(r, 400, "MalformedXML", "%s", n == 0 ? "no keys to delete" : err);
+        s3_fail(r, S3E_MALFORMED_XML, "%s", n == 0 ? "no keys to delete" : err);
         return;
     }
     d->quiet = !strcasecmp(quiet, "true");
@@ -349,12 +351,11 @@ static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
 {
     char *bucket = arg;
     struct s3tags t = {0};
-    const char *code;
+    enum s3e code;
     char msg[300];
     if (!s3_check_md5(r, body, len)) {
-        int st = s3tag_parse_xml(body, len, S3TAG_BUCKET_MAX, &t, &code, msg, sizeof(msg));
-        if (st)
-            s3_error(r, st, code, "%s", msg);
+        if (s3tag_parse_xml(body, len, S3TAG_BUCKET_MAX, &t, &code, msg, sizeof(msg)))
+            s3_fail(r, code, "%s", msg);
         else
             tags_set(r, bucket, t.pairs.p, t.pairs.n);
     }
@@ -384,7 +385,7 @@ void s3bucket_tagging(struct http_req *r, const char *bucket)
     }
     bmd_unref(m);
     if (!pairs.n) {
-        s3_error(r, 404, "NoSuchTagSet", "the TagSet does not exist");
+        s3_fail(r, S3E_NO_SUCH_TAG_SET, "the TagSet does not exist");
     } else {
         struct gbuf b = {0};
         s3tag_xml(&b, pairs.p, pairs.n);
@@ -395,12 +396,11 @@ void s3bucket_tagging(struct http_req *r, const char *bucket)
 
 static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
 {
-    const char *code;
+    enum s3e code;
     char msg[300];
     (void)arg;
-    int st = s3sub_acl_check(r, body, len, &code, msg, sizeof(msg));
-    if (st)
-        s3_error(r, st, code, "%s", msg);
+    if (s3sub_acl_check(r, body, len, &code, msg, sizeof(msg)))
+        s3_fail(r, code, "%s", msg);
     else /* the ACL asked for is the one it has */
         http_reply(r, 200, NULL, NULL, 0);
 }

@@ -115,7 +115,7 @@ static void fwd_release(struct fwd *f)
 
 /* The upload went wrong on the client's side: stop the target's transfer
  * short of its length (nothing is committed) and answer. */
-static void fwd_fail(struct fwd *f, int status, const char *code, const char *msg)
+static void fwd_fail(struct fwd *f, enum s3e e, const char *msg)
 {
     struct http_req *r = f->r;
     if (!f->closed) {
@@ -127,7 +127,7 @@ static void fwd_fail(struct fwd *f, int status, const char *code, const char *ms
         if (f->resp_started)
             http_resp_abort(r);
         else
-            s3_error(r, status, code, "%s", msg);
+            s3_fail(r, e, "%s", msg);
     }
     fwd_release(f);
 }
@@ -161,9 +161,9 @@ static int fwd_body(struct http_req *r, const char *p, size_t n)
     if (f->chunks) {
         int rc = awschunk_feed(f->chunks, p, n);
         if (rc) {
-            const char *code, *msg;
-            int st = s3_chunk_status(rc, &code, &msg);
-            fwd_fail(f, st, code, msg);
+            const char *msg;
+            enum s3e e = s3_chunk_error(rc, &msg);
+            fwd_fail(f, e, msg);
             return 0;
         }
     } else {
@@ -182,9 +182,9 @@ static void fwd_end(struct http_req *r)
     f->body_done = 1;
     int rc = f->chunks ? awschunk_finish(f->chunks) : 0;
     if (rc) {
-        const char *code, *msg;
-        int st = s3_chunk_status(rc, &code, &msg);
-        fwd_fail(f, st, code, msg);
+        const char *msg;
+        enum s3e e = s3_chunk_error(rc, &msg);
+        fwd_fail(f, e, msg);
         return;
     }
     if (f->sha) {
@@ -193,7 +193,7 @@ static void fwd_end(struct http_req *r)
         EVP_DigestFinal_ex(f->sha, d, NULL);
         hex_encode(d, 32, hex);
         if (strcasecmp(hex, f->want_sha)) {
-            fwd_fail(f, 400, "XAmzContentSHA256Mismatch",
+            fwd_fail(f, S3E_X_AMZ_CONTENT_SHA256_MISMATCH,
                      "the provided x-amz-content-sha256 does not match what was computed");
             return;
         }
@@ -292,8 +292,8 @@ static void fwd_done(void *arg, struct hc_xfer *x, int status, const char *err)
         if (status == 0 && !f->resp_started) {
             log_warn("s3: %s %s: target transfer failed: %s", r->method_name, r->target,
                      err ? err : "?");
-            s3_error(r, 503, "ServiceUnavailable", "the storage target did not answer: %s",
-                     err ? err : "?");
+            s3_fail(r, S3E_SERVICE_UNAVAILABLE, "the storage target did not answer: %s",
+                    err ? err : "?");
         } else if (status == 0) {
             http_resp_abort(r);
         } else {
@@ -327,7 +327,7 @@ static const struct cmap_node *owner_of(struct http_req *r, const char *bucket,
     if (!owner) {
         cmap_unref(*m);
         *m = NULL;
-        s3_error(r, 503, "ServiceUnavailable", "no storage target is in the cluster");
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "no storage target is in the cluster");
     }
     return owner;
 }
@@ -350,8 +350,8 @@ static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_res
     }
     if (r->content_length < 0) {
         if (r->chunked) {
-            s3_error(r, 411, "MissingContentLength", "you must provide the Content-Length "
-                                                     "HTTP header");
+            s3_fail(r, S3E_MISSING_CONTENT_LENGTH, "you must provide the Content-Length "
+                                                   "HTTP header");
             return 411;
         }
         f->up_len = 0;
@@ -445,9 +445,9 @@ static int put_too_large(struct http_req *r)
         declared <= S3_PUT_MAX)
         return 0;
     http_resp_close(r);
-    s3_error(r, 400, "EntityTooLarge",
-             "your proposed upload exceeds the maximum allowed size of 5 GiB per PUT; "
-             "use a multipart upload");
+    s3_fail(r, S3E_ENTITY_TOO_LARGE,
+            "your proposed upload exceeds the maximum allowed size of 5 GiB per PUT; "
+            "use a multipart upload");
     return 1;
 }
 
@@ -490,13 +490,13 @@ static char *copy_from(struct http_req *r, const char *src)
     if (!slash || slash == s || (size_t)(slash - s) >= S3_BUCKET_LEN ||
         objname_valid(slash + 1, (size_t)(dl - (slash + 1 - s)), err, sizeof(err))) {
         free(dec);
-        s3_error(r, 400, "InvalidArgument", "x-amz-copy-source must be bucket/key");
+        s3_fail(r, S3E_INVALID_ARGUMENT, "x-amz-copy-source must be bucket/key");
         return NULL;
     }
     *slash = '\0';
     if (!buckets_exist(BMD_PROVIDER_SHOAL, s)) {
         free(dec);
-        s3_error(r, 404, "NoSuchBucket", "the copy source bucket does not exist");
+        s3_fail(r, S3E_NO_SUCH_BUCKET, "the copy source bucket does not exist");
         return NULL;
     }
     const char *key = slash + 1;
@@ -525,15 +525,15 @@ void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_re
     }
     int part = sub && sub->id == S3SUB_UPLOAD_ID;
     if (objname_valid(key, klen, err, sizeof(err))) {
-        s3_error(r, 400,
-                 klen > OBJNAME_MAX                       ? "KeyTooLongError"
-                 : utf8_valid_prefix(key, klen) != klen ? "InvalidObjectName"
-                                                          : "InvalidArgument",
-                 "%s", err);
+        s3_fail(r,
+                klen > OBJNAME_MAX                       ? S3E_KEY_TOO_LONG
+                : utf8_valid_prefix(key, klen) != klen ? S3E_INVALID_OBJECT_NAME
+                                                         : S3E_INVALID_ARGUMENT,
+                "%s", err);
         return;
     }
     if (!buckets_exist(BMD_PROVIDER_SHOAL, bucket)) {
-        s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
         return;
     }
     const char *method = NULL;
@@ -546,7 +546,7 @@ void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_re
     default: break;
     }
     if (!method) {
-        s3_error(r, 405, "MethodNotAllowed", "%s is not allowed on an object", r->method_name);
+        s3_fail(r, S3E_METHOD_NOT_ALLOWED, "%s is not allowed on an object", r->method_name);
         return;
     }
     if (r->method == HTTP_M_PUT && put_too_large(r))

@@ -253,11 +253,11 @@ static void list_page(void *arg, struct olist_page *pg, int status, const char *
     struct http_req *r = l->r;
     if (!pg) {
         if (status == 404)
-            s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
-        else
-            s3_error(r, status >= 500 ? 503 : status,
-                     status >= 500 ? "ServiceUnavailable" : "InvalidRequest",
-                     "listing failed: %.200s", err);
+            s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+        else if (status >= 500)
+            s3_fail(r, S3E_SERVICE_UNAVAILABLE, "listing failed: %.200s", err);
+        else /* olist's status, passed on */
+            s3_fail_status(r, status, S3E_INVALID_REQUEST, "listing failed: %.200s", err);
         listing_free(l);
         return;
     }
@@ -309,11 +309,11 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     char tok[8200], after[OBJNAME_MAX + 1] = "";
     if (http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
         http_query_get(r, "delimiter", delim, sizeof(delim)) == -2) {
-        s3_error(r, 400, "InvalidArgument", "prefix or delimiter too long or badly encoded");
+        s3_fail(r, S3E_INVALID_ARGUMENT, "prefix or delimiter too long or badly encoded");
         return;
     }
     if (!buckets_exist(BMD_PROVIDER_SHOAL, bucket)) {
-        s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
         return;
     }
     struct listing *l = xcalloc(1, sizeof(*l));
@@ -325,7 +325,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
         uint64_t v;
         if (parse_u64(mk, strlen(mk), &v)) {
             free(l);
-            s3_error(r, 400, "InvalidArgument", "max-keys must be a non-negative integer");
+            s3_fail(r, S3E_INVALID_ARGUMENT, "max-keys must be a non-negative integer");
             return;
         }
         l->max_keys = v > LIST_MAX_KEYS ? LIST_MAX_KEYS : (int)v;
@@ -333,7 +333,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     if (http_query_get(r, "encoding-type", enc, sizeof(enc)) >= 0) {
         if (strcmp(enc, "url")) {
             free(l);
-            s3_error(r, 400, "InvalidArgument", "encoding-type must be url");
+            s3_fail(r, S3E_INVALID_ARGUMENT, "encoding-type must be url");
             return;
         }
         l->url_enc = 1;
@@ -346,7 +346,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
         char *page, *aft;
         if (token_parse(tok, &page, &aft)) {
             listing_free(l);
-            s3_error(r, 400, "InvalidArgument", "the continuation token is not valid");
+            s3_fail(r, S3E_INVALID_ARGUMENT, "the continuation token is not valid");
             return;
         }
         l->token_in = xstrdup(tok);
@@ -400,7 +400,7 @@ static void ulist_finish(struct ulist *l)
 {
     struct http_req *r = l->r;
     if (l->failed) {
-        s3_error(r, 503, "ServiceUnavailable", "a storage target did not answer");
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "a storage target did not answer");
     } else {
         size_t n = json_array_size(l->all);
         json_t **v = xcalloc(n + 1, sizeof(*v));

@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hc.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
@@ -44,6 +45,7 @@ struct relay {
     struct proxy_worker *pw;
     struct event_base *base;
     struct tconn *c;
+    struct hc_dial *dial;        /* connecting a new connection */
     int reused;
     enum rstate st;
     char *url;
@@ -89,6 +91,8 @@ int s3relay_header(const char *name)
 
 static void relay_free(struct relay *x, int reuse)
 {
+    if (x->dial)
+        hc_dial_cancel(x->dial);
     if (x->tev)
         event_free(x->tev);
     if (x->cev)
@@ -125,7 +129,7 @@ static void relay_fail(struct relay *x, const char *why)
     if (x->st >= R_WAIT_DRAIN)
         http_resp_abort(r);
     else
-        s3_error(r, 503, "ServiceUnavailable", "the storage target did not answer: %s", why);
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "the storage target did not answer: %s", why);
     relay_free(x, 0);
 }
 
@@ -349,7 +353,7 @@ static void relay_step(struct relay *x)
 
 /* ---- connect, send, read the head ------------------------------------------------ */
 
-static int relay_connect(struct relay *x);
+static void relay_connect(struct relay *x);
 
 static void retry_or_fail(struct relay *x, const char *why)
 {
@@ -358,11 +362,11 @@ static void retry_or_fail(struct relay *x, const char *why)
         event_free(x->tev);
         x->tev = NULL;
         close(x->c->fd);
+        x->c->fd = -1;
         x->reused = 0;
         x->sent = 0;
-        if (relay_connect(x) == 0)
-            return;
-        why = "cannot connect";
+        relay_connect(x);
+        return;
     }
     relay_fail(x, why);
 }
@@ -371,16 +375,6 @@ static void tev_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct relay *x = arg;
     (void)what;
-    if (x->st == R_CONNECT) {
-        int err = 0;
-        socklen_t el = sizeof(err);
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-        if (err) {
-            relay_fail(x, strerror(err));
-            return;
-        }
-        x->st = R_SEND;
-    }
     if (x->st == R_SEND) {
         while (x->sent < x->req.n) {
             ssize_t n = send(fd, x->req.p + x->sent, x->req.n - x->sent, MSG_NOSIGNAL);
@@ -432,26 +426,28 @@ static void tev_cb(evutil_socket_t fd, short what, void *arg)
     relay_step(x); /* R_BODY: the target's socket is readable */
 }
 
-static int relay_connect(struct relay *x)
+static void dial_done(void *arg, int fd, const char *err)
 {
-    struct tconn *c = x->c;
-    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->port)};
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (c->fd < 0 || getaddrinfo(c->host, NULL, &hints, &ai) || !ai)
-        return -1;
-    sa.sin_addr = ((struct sockaddr_in *)ai->ai_addr)->sin_addr;
-    freeaddrinfo(ai);
+    struct relay *x = arg;
+    x->dial = NULL;
+    if (fd < 0) {
+        relay_fail(x, err);
+        return;
+    }
+    x->c->fd = fd;
     int one = 1;
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     x->st = R_SEND;
-    if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS)
-        return -1;
-    if (errno == EINPROGRESS)
-        x->st = R_CONNECT;
-    x->tev = event_new(x->base, c->fd, EV_WRITE, tev_cb, x);
+    x->tev = event_new(x->base, fd, EV_WRITE, tev_cb, x);
     event_add(x->tev, NULL);
-    return 0;
+}
+
+/* A new connection through the worker's client: resolved and connected
+ * without blocking the loop; dial_done goes on. */
+static void relay_connect(struct relay *x)
+{
+    x->st = R_CONNECT;
+    x->dial = hc_dial(x->pw->hc, x->c->host, x->c->port, dial_done, x);
 }
 
 void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
@@ -462,22 +458,21 @@ void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
     x->base = r->w->base;
     x->url = url;
     x->clen = -1;
-    /* http://host:port/path?query */
-    const char *hp = strstr(url, "://");
-    hp = hp ? hp + 3 : url;
-    const char *path = strchr(hp, '/');
-    const char *colon = memchr(hp, ':', (size_t)(path - hp));
-    char host[64];
-    int port = 80;
-    size_t hl = (size_t)((colon ? colon : path) - hp);
-    snprintf(host, sizeof(host), "%.*s", (int)(hl < sizeof(host) ? hl : sizeof(host) - 1), hp);
-    if (colon)
-        port = atoi(colon + 1);
+    char host[sizeof(x->c->host)], line[sizeof(host) + 64];
+    int port;
+    const char *path;
+    if (hc_url_split(url, host, sizeof(host), &port, &path)) {
+        s3_fail(r, S3E_INTERNAL_ERROR, "a target's URL is not usable: %.200s", url);
+        free(x);
+        free(url);
+        return;
+    }
     gbuf_str(&x->req, r->method == HTTP_M_HEAD ? "HEAD " : "GET ");
     gbuf_str(&x->req, path);
-    gbuf_str(&x->req, " HTTP/1.1\r\nHost: ");
-    gbuf_add(&x->req, hp, (size_t)(path - hp));
-    gbuf_str(&x->req, "\r\n");
+    int v6 = strchr(host, ':') != NULL;
+    snprintf(line, sizeof(line), " HTTP/1.1\r\nHost: %s%s%s:%d\r\n", v6 ? "[" : "", host,
+             v6 ? "]" : "", port);
+    gbuf_str(&x->req, line);
     for (int i = 0; i < n; i++) {
         gbuf_str(&x->req, hdrs[i]);
         gbuf_str(&x->req, "\r\n");
@@ -505,6 +500,5 @@ void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
     snprintf(x->c->host, sizeof(x->c->host), "%s", host);
     x->c->port = port;
     x->c->fd = -1;
-    if (relay_connect(x))
-        relay_fail(x, "cannot connect");
+    relay_connect(x);
 }

@@ -44,7 +44,7 @@ static void bucket_request(struct http_req *r, const char *b)
         return;
     }
     if (!buckets_exist(BMD_PROVIDER_SHOAL, b)) {
-        s3_error(r, 404, "NoSuchBucket", "the specified bucket does not exist");
+        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
         return;
     }
     switch (sub ? sub->id : 0) {
@@ -69,7 +69,7 @@ static void bucket_request(struct http_req *r, const char *b)
         int v2 = http_query_get(r, "list-type", lt, sizeof(lt)) >= 0 && !strcmp(lt, "2");
         s3listing_objects(r, b, v2 ? S3LISTING_V2 : S3LISTING_V1);
     } else {
-        s3_error(r, 501, "NotImplemented", "%s on a bucket is not implemented", r->method_name);
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "%s on a bucket is not implemented", r->method_name);
     }
 }
 
@@ -175,10 +175,10 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
         if (r->method == HTTP_M_GET)
             s3bucket_list_all(r);
         else
-            s3_error(r, 405, "MethodNotAllowed", "only GET (ListBuckets) is allowed here");
+            s3_fail(r, S3E_METHOD_NOT_ALLOWED, "only GET (ListBuckets) is allowed here");
         return;
     case S3W_BAD_BUCKET:
-        s3_error(r, 400, "InvalidBucketName", "the specified bucket is not valid");
+        s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
         return;
     case S3W_BUCKET:
         bucket_request(r, bucket);

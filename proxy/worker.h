@@ -18,7 +18,7 @@ struct http_worker;
 struct tconn {
     struct tconn *next;          /* in the pool */
     int fd;
-    char host[64];
+    char host[256];
     int port;
 };
 

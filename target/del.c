@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "del.h"
+#include "err.h"
 #include "http.h"
 #include "iopool.h"
 #include "target.h"
@@ -52,7 +53,7 @@ static void del_done(void *arg)
     struct del *d = arg;
     if (d->rc == -ENOENT && target_is_s3(d->r))
         d->rc = 0; /* S3 deletes are idempotent: 204 for a missing key */
-    int st = d->rc ? target_errno_status(d->rc) : 204;
+    int st = d->rc ? err_status(d->rc) : 204;
     node_count(&d->t->node, ST_DELETE, st);
     if (d->rc == -ENOENT)
         http_reply_error(d->r, 404, "object not found");

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "get.h"
 #include "hdrparse.h"
 #include "http.h"
@@ -87,8 +88,7 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
 static void reply_condition(struct http_req *r, int cond)
 {
     if (cond == 412) {
-        r->err_code = "PreconditionFailed";
-        http_reply_error(r, 412, "at least one of the preconditions did not hold");
+        err_reply(r, S3E_PRECONDITION_FAILED, "at least one of the preconditions did not hold");
     } else {
         http_resp_begin(r, 304, 0);
         http_resp_end(r);
@@ -102,7 +102,7 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
     if (fd < 0) {
-        node_count(&t->node, op, target_errno_status(fd));
+        node_count(&t->node, op, err_status(fd));
         if (fd == -ENOENT)
             http_reply_error(r, 404, "object not found");
         else

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "err.h"
 #include "hc.h"
 #include "hcli.h"
 #include "http.h"
@@ -73,8 +74,7 @@ static void internal(struct http_req *r, const char *rest, size_t rlen)
     struct target *t = r->w->ctx;
     if (node_check_sig(&t->node, r) != 1) {
         node_count(&t->node, ST_OTHER, 403);
-        r->err_code = "AccessDenied";
-        http_reply_error(r, 403, "internal endpoints take only cluster-signed requests");
+        err_reply(r, S3E_ACCESS_DENIED, "internal endpoints take only cluster-signed requests");
         return;
     }
     const struct route *rt =

@@ -32,6 +32,7 @@
 #include <xxhash.h>
 
 #include "backend.h"
+#include "err.h"
 #include "http.h"
 #include "iopool.h"
 #include "mpu.h"
@@ -105,8 +106,7 @@ static const char *mkey_bucket(const char *mkey)
 
 static void no_upload(struct http_req *r, const char *id)
 {
-    r->err_code = "NoSuchUpload";
-    http_reply_error(r, 404, "the specified multipart upload %s does not exist", id);
+    err_reply(r, S3E_NO_SUCH_UPLOAD, "the specified multipart upload %s does not exist", id);
 }
 
 /* ---- create ------------------------------------------------------------------ */
@@ -146,7 +146,7 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     free(k);
     free(v);
     if (rc) {
-        http_reply_error(r, target_errno_status(rc), "cannot record the upload: %s",
+        http_reply_error(r, err_status(rc), "cannot record the upload: %s",
                          strerror(-rc));
         return;
     }
@@ -203,8 +203,8 @@ static int part_number(struct http_req *r, int *num)
     uint64_t n;
     if (http_query_get(r, "partNumber", v, sizeof(v)) < 0 || parse_u64(v, strlen(v), &n) ||
         n < 1 || n > PARTS_MAX) {
-        r->err_code = "InvalidArgument";
-        http_reply_error(r, 400, "partNumber must be an integer from 1 to %d", PARTS_MAX);
+        err_reply(r, S3E_INVALID_ARGUMENT, "partNumber must be an integer from 1 to %d",
+                  PARTS_MAX);
         return -1;
     }
     *num = (int)n;
@@ -346,7 +346,7 @@ struct job {
     char **etags;
     int n;
     int status;                  /* error to answer, 0 none */
-    const char *code;
+    const char *code;            /* its S3 code (err.h), NULL: the status's */
     char msg[300];
     int fd;
     char work[PATH_MAX];
@@ -397,8 +397,8 @@ static int complete_part(void *arg, char **f, char *err, size_t errlen)
         return -1;
     }
     if (j->n && (int)n <= j->nums[j->n - 1]) {
-        j->status = 400;
-        j->code = "InvalidPartOrder";
+        j->status = err_s3_status(S3E_INVALID_PART_ORDER);
+        j->code = err_s3_name(S3E_INVALID_PART_ORDER);
         snprintf(err, errlen, "the list of parts was not in ascending order");
         return -1;
     }
@@ -428,12 +428,21 @@ static int same_etag(const char *a, const char *b)
     return xl == yl && !strncasecmp(x, y, xl);
 }
 
-static void complete_fail(struct job *j, int status, const char *code, const char *fmt,
-                          const char *arg, int num)
+/* The upload cannot be completed: j's error is e (complete_refuse), or a
+ * failure's status with its default code (complete_fail). fmt takes a
+ * string (arg) and a part number. */
+static void complete_fail(struct job *j, int status, const char *fmt, const char *arg, int num)
 {
     j->status = status;
-    j->code = code;
+    j->code = NULL;
     snprintf(j->msg, sizeof(j->msg), fmt, arg, num);
+}
+
+static void complete_refuse(struct job *j, enum s3e e, const char *fmt, const char *arg,
+                            int num)
+{
+    complete_fail(j, err_s3_status(e), fmt, arg, num);
+    j->code = err_s3_name(e);
 }
 
 /* Part i of the list against its record: the ETag must match, and every
@@ -452,16 +461,16 @@ static int64_t part_check(struct job *j, int i, EVP_MD_CTX *md)
     uint64_t size = pj ? (uint64_t)json_integer_value(json_object_get(pj, "size")) : 0;
     if (!etag || !same_etag(etag, j->etags[i])) {
         json_decref(pj);
-        complete_fail(j, 400, "InvalidPart",
-                      "one or more of the specified parts could not be found or its "
-                      "ETag did not match%s (part %d)", "", j->nums[i]);
+        complete_refuse(j, S3E_INVALID_PART,
+                        "one or more of the specified parts could not be found or its "
+                        "ETag did not match%s (part %d)", "", j->nums[i]);
         return -1;
     }
     if (i < j->n - 1 && size < PART_MIN) {
         json_decref(pj);
-        complete_fail(j, 400, "EntityTooSmall",
-                      "your proposed upload is smaller than the minimum allowed size%s "
-                      "(part %d is under 5 MiB and not the last)", "", j->nums[i]);
+        complete_refuse(j, S3E_ENTITY_TOO_SMALL,
+                        "your proposed upload is smaller than the minimum allowed size%s "
+                        "(part %d is under 5 MiB and not the last)", "", j->nums[i]);
         return -1;
     }
     const char *hex;
@@ -485,8 +494,8 @@ static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, ch
     part_path(j->mp, j->id, j->nums[i], path, sizeof(path));
     int in = open(path, O_RDONLY | O_CLOEXEC);
     if (in < 0) {
-        complete_fail(j, 400, "InvalidPart", "part data is missing%s (part %d)", "",
-                      j->nums[i]);
+        complete_refuse(j, S3E_INVALID_PART, "part data is missing%s (part %d)", "",
+                        j->nums[i]);
         return -1;
     }
     uint64_t left = size;
@@ -494,7 +503,7 @@ static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, ch
         ssize_t got = read(in, buf, left < COPY_CHUNK ? left : COPY_CHUNK);
         if (got <= 0) {
             close(in);
-            complete_fail(j, 500, NULL, "cannot read a part%s (part %d)", "", j->nums[i]);
+            complete_fail(j, 500, "cannot read a part%s (part %d)", "", j->nums[i]);
             return -1;
         }
         XXH3_64bits_update(xs, buf, (size_t)got);
@@ -502,8 +511,8 @@ static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, ch
             ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
             if (w < 0) {
                 close(in);
-                complete_fail(j, target_errno_status(-errno), NULL,
-                              "cannot write the object%s (part %d)", "", j->nums[i]);
+                complete_fail(j, err_status(-errno), "cannot write the object%s (part %d)", "",
+                              j->nums[i]);
                 return -1;
             }
             off += w;
@@ -527,7 +536,7 @@ static void upload_meta(struct job *j)
             break;
     }
     struct s3tags tags = {0};
-    const char *code;
+    enum s3e code;
     char msg[300];
     /* checked at creation; an upload recorded before tags were kept has none */
     if (!s3tag_parse_header(json_string_value(json_object_get(j->upload, "tags")) ?: "",
@@ -549,8 +558,7 @@ static void assemble_work(void *arg)
     if (j->fd < 0) {
         int rc = j->fd;
         j->fd = -1;
-        complete_fail(j, target_errno_status(rc), NULL, "cannot create a work file%s%.0d", "",
-                      0);
+        complete_fail(j, err_status(rc), "cannot create a work file%s%.0d", "", 0);
         goto out;
     }
     uint64_t total = 0;
@@ -590,7 +598,7 @@ static void commit_done(void *arg)
     struct job *j = arg;
     struct http_req *r = j->r;
     if (j->rc) {
-        http_reply_error(r, target_errno_status(j->rc), "cannot commit the object: %s",
+        http_reply_error(r, err_status(j->rc), "cannot commit the object: %s",
                          strerror(-j->rc));
     } else {
         struct gbuf b = {0};
@@ -651,9 +659,13 @@ static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
         "CompleteMultipartUpload", "Part", {"PartNumber", "ETag"}, 2, NULL};
     int n = s3xml_records(body, len, &spec, complete_part, j, NULL, err, sizeof(err));
     if (n <= 0) {
-        r->err_code = j->status ? j->code : "MalformedXML";
-        http_reply_error(r, j->status ? j->status : 400, "%s",
-                         n == 0 ? "the upload must name at least one part" : err);
+        const char *msg = n == 0 ? "the upload must name at least one part" : err;
+        if (j->status) { /* complete_part's */
+            r->err_code = j->code;
+            http_reply_error(r, j->status, "%s", msg);
+        } else {
+            err_reply(r, S3E_MALFORMED_XML, "%s", msg);
+        }
         job_free(j);
         return;
     }

@@ -27,6 +27,7 @@
 #include "cmap.h"
 #include "cold.h"
 #include "del.h"
+#include "err.h"
 #include "get.h"
 #include "http.h"
 #include "mpu.h"
@@ -130,8 +131,7 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     if (!bk) {
         bmd_unref(b);
         node_count(&t->node, ST_OTHER, 404);
-        r->err_code = "NoSuchBucket";
-        http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
+        err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", on.bucket);
         return;
     }
     char *name = xstrndup(on.name, on.name_len);

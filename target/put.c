@@ -32,6 +32,7 @@
 #include "auth.h"
 #include "awschunk.h"
 #include "backend.h"
+#include "err.h"
 #include "hc.h"
 #include "hcli.h"
 #include "http.h"
@@ -111,7 +112,7 @@ static struct http_req *put_drop(struct put *p, int status)
 static void put_fail(struct put *p, int rc)
 {
     const char *dir = p->mp->dir;
-    int st = target_errno_status(rc);
+    int st = err_status(rc);
     char msg[PATH_MAX + 64];
     if (st == 507)
         snprintf(msg, sizeof(msg), "out of space on mountpath %s", dir);
@@ -123,9 +124,9 @@ static void put_fail(struct put *p, int rc)
 /* The aws-chunked body was refused (awschunk_feed or _finish's rc). */
 static void put_refuse(struct put *p, int rc)
 {
-    const char *code, *msg;
-    int st = s3_chunk_status(rc, &code, &msg);
-    s3_error(put_drop(p, st), st, code, "%s", msg);
+    const char *msg;
+    enum s3e e = s3_chunk_error(rc, &msg);
+    s3_fail(put_drop(p, err_s3_status(e)), e, "%s", msg);
 }
 
 /* Bytes of the object into the work file: 0 or -errno. */
@@ -189,7 +190,7 @@ static void put_commit_done(void *arg)
     struct put *p = arg;
     struct http_req *r = p->r;
     if (p->rc) {
-        int st = target_errno_status(p->rc);
+        int st = err_status(p->rc);
         node_count(&p->t->node, ST_PUT, st);
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
     } else if (p->part.num && !p->copy) {
@@ -269,8 +270,8 @@ static void put_end(struct http_req *r)
         unsigned char md[16];
         EVP_DigestFinal_ex(p->md5, md, NULL);
         if (p->want_md5 && memcmp(md, p->md5_want, 16)) {
-            s3_error(put_drop(p, 400), 400, "BadDigest",
-                     "the Content-MD5 you specified did not match what was received");
+            s3_fail(put_drop(p, err_s3_status(S3E_BAD_DIGEST)), S3E_BAD_DIGEST,
+                    "the Content-MD5 you specified did not match what was received");
             return;
         }
         s3_md5_etag(md, p->m.etag);
@@ -299,9 +300,8 @@ static int put_s3_headers(struct http_req *r, struct put *p)
     const char *cm = http_req_header(r, "Content-MD5");
     if (cm) {
         if (s3_b64_decode(cm, p->md5_want, sizeof(p->md5_want)) != 16) {
-            r->err_code = "InvalidDigest";
-            http_reply_error(r, 400, "the Content-MD5 you specified is not valid");
-            return 400;
+            err_reply(r, S3E_INVALID_DIGEST, "the Content-MD5 you specified is not valid");
+            return err_s3_status(S3E_INVALID_DIGEST);
         }
         p->want_md5 = 1;
     }
@@ -328,7 +328,7 @@ static int put_chunks(struct target *t, struct put *p, struct http_req *r)
     if (signer && (signer->anonymous || !signer->seed_sig[0]))
         signer = NULL;
     if (is_signed && !signer && auth_enabled(&t->node.auth) && node_check_sig(&t->node, r) != 1) {
-        s3_error(r, 403, "AccessDenied", "chunk signatures need a signed request");
+        s3_fail(r, S3E_ACCESS_DENIED, "chunk signatures need a signed request");
         return 403;
     }
     p->chunks = awschunk_new(is_signed ? signer : NULL, decoded, put_chunk_out, p);
@@ -367,7 +367,7 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
     if (p->copy_tags) {
         const char *h = hc_header(x, COPY_TAGS_HEADER);
         struct s3tags tags = {0};
-        const char *code;
+        enum s3e code;
         char msg[300];
         p->m.tags_len = 0;
         if (h && !s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg)))
@@ -413,7 +413,7 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
         return;
     }
     int bad_range = p->ranged && !p->rc && (!whole || p->src_status == 416);
-    int st = p->rc ? target_errno_status(p->rc)
+    int st = p->rc ? err_status(p->rc)
              : bad_range ? 400
              : p->src_status == 404 ? 404
              : p->src_status ? 502 : 503;
@@ -423,15 +423,13 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
     r->data = NULL;
     put_free(p);
     node_count(&((struct target *)r->w->ctx)->node, ST_PUT, st);
-    if (st == 404) {
-        r->err_code = "NoSuchKey";
-        http_reply_error(r, 404, "the copy source does not exist");
-    } else if (bad_range) {
-        r->err_code = "InvalidArgument";
-        http_reply_error(r, 400, "x-amz-copy-source-range is not within the source object");
-    } else {
+    if (st == 404)
+        err_reply(r, S3E_NO_SUCH_KEY, "the copy source does not exist");
+    else if (bad_range)
+        err_reply(r, S3E_INVALID_ARGUMENT,
+                  "x-amz-copy-source-range is not within the source object");
+    else
         http_reply_error(r, st, "copy failed: %s", msg);
-    }
     http_req_unref(r);
 }
 
@@ -455,12 +453,12 @@ static int copy_range(struct put *p, struct http_req *r)
     const char *dash = strncmp(h, "bytes=", 6) ? NULL : strchr(h + 6, '-');
     if (!dash || parse_u64(h + 6, (size_t)(dash - h - 6), &p->first) ||
         parse_u64(dash + 1, strlen(dash + 1), &p->last) || p->last < p->first) {
-        s3_error(r, 400, "InvalidArgument",
-                 "x-amz-copy-source-range must be bytes=first-last, first <= last");
+        s3_fail(r, S3E_INVALID_ARGUMENT,
+                "x-amz-copy-source-range must be bytes=first-last, first <= last");
         return 400;
     }
     if (p->last - p->first >= 5ull << 30) {
-        s3_error(r, 400, "InvalidArgument", "a part copied is at most 5 GiB");
+        s3_fail(r, S3E_INVALID_ARGUMENT, "a part copied is at most 5 GiB");
         return 400;
     }
     p->ranged = 1;
@@ -513,8 +511,8 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         int rc = p->fd;
         p->fd = -1;
         put_free(p);
-        node_count(&t->node, ST_PUT, target_errno_status(rc));
-        http_reply_error(r, target_errno_status(rc), "cannot create work file: %s", strerror(-rc));
+        node_count(&t->node, ST_PUT, err_status(rc));
+        http_reply_error(r, err_status(rc), "cannot create work file: %s", strerror(-rc));
         return;
     }
     p->xs = XXH3_createState();

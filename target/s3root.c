@@ -43,7 +43,7 @@ void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
     }
     r->auth = res; /* for the chunk signatures of a streaming upload */
     if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
-        s3_error(r, 405, "MethodNotAllowed", "a target serves objects only; ask a proxy");
+        s3_fail(r, S3E_METHOD_NOT_ALLOWED, "a target serves objects only; ask a proxy");
         return;
     }
     obj_handle(r, r->path + 1, r->path_len - 1);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "http.h"
 #include "iopool.h"
 #include "mpu.h"
@@ -73,8 +74,7 @@ static void subreq_free(void *arg)
 
 static void no_key(struct http_req *r)
 {
-    r->err_code = "NoSuchKey";
-    http_reply_error(r, 404, "the specified key does not exist");
+    err_reply(r, S3E_NO_SUCH_KEY, "the specified key does not exist");
 }
 
 /* The object's metadata (heap: it holds up to OMETA_TAGS_MAX of tags);
@@ -132,26 +132,25 @@ static void tags_done(void *arg)
     if (s->rc == -ENOENT)
         no_key(r);
     else if (s->rc)
-        http_reply_error(r, target_errno_status(s->rc), "cannot change the tags: %s",
+        http_reply_error(r, err_status(s->rc), "cannot change the tags: %s",
                          strerror(-s->rc));
     else
         http_reply(r, r->method == HTTP_M_DELETE ? 204 : 200, NULL, NULL, 0);
-    node_count(&s->t->node, ST_OTHER, s->rc ? target_errno_status(s->rc) : 200);
+    node_count(&s->t->node, ST_OTHER, s->rc ? err_status(s->rc) : 200);
     subreq_free(s);
 }
 
 static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
 {
     struct subreq *s = arg;
-    const char *code;
+    enum s3e code;
     char msg[300];
     if (s3_check_md5(r, body, len)) {
         subreq_free(s);
         return; /* answered */
     }
-    int st = s3tag_parse_xml(body, len, S3TAG_OBJECT_MAX, &s->tags, &code, msg, sizeof(msg));
-    if (st) {
-        s3_error(r, st, code, "%s", msg);
+    if (s3tag_parse_xml(body, len, S3TAG_OBJECT_MAX, &s->tags, &code, msg, sizeof(msg))) {
+        s3_fail(r, code, "%s", msg);
         subreq_free(s);
         return;
     }
@@ -184,11 +183,10 @@ static void tagging(struct target *t, struct http_req *r, char *mkey, size_t kle
 static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
 {
     struct subreq *s = arg;
-    const char *code;
+    enum s3e code;
     char msg[300];
-    int st = s3sub_acl_check(r, body, len, &code, msg, sizeof(msg));
-    if (st) {
-        s3_error(r, st, code, "%s", msg);
+    if (s3sub_acl_check(r, body, len, &code, msg, sizeof(msg))) {
+        s3_fail(r, code, "%s", msg);
     } else {
         struct ometa *m = meta_get(s->t, r, s->mkey, s->klen);
         if (m) /* nothing to change: the ACL asked for is the one it has */

@@ -6,12 +6,12 @@
  *
  * Threads: any; the http_req ones on the request's worker.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "err.h"
 #include "http.h"
 #include "s3.h"
 #include "s3tag.h"
@@ -25,16 +25,6 @@ struct hcli *target_cli(struct http_req *r)
 struct hc *target_hc(struct http_req *r)
 {
     return ((struct target_worker *)r->w->local)->hc;
-}
-
-int target_errno_status(int rc)
-{
-    switch (rc) {
-    case -ENOENT: return 404;
-    case -ENOSPC: return 507;
-    case -EDQUOT: return 507;
-    default: return 500;
-    }
 }
 
 int target_is_s3(const struct http_req *r)
@@ -84,11 +74,10 @@ int target_s3_meta(struct http_req *r, struct ometa *m)
         if (strncasecmp(n, pre, sizeof(pre) - 1) || !n[sizeof(pre) - 1])
             continue;
         if (ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value)) {
-            r->err_code = "MetadataTooLarge";
-            http_reply_error(r, 400, "your metadata headers exceed the maximum allowed "
-                                     "metadata size (%zu bytes)",
-                             sizeof(m->umeta));
-            return 400;
+            err_reply(r, S3E_METADATA_TOO_LARGE, "your metadata headers exceed the maximum "
+                                                 "allowed metadata size (%zu bytes)",
+                      sizeof(m->umeta));
+            return err_s3_status(S3E_METADATA_TOO_LARGE);
         }
     }
     return 0;
@@ -100,13 +89,13 @@ int target_s3_tags(struct http_req *r, struct ometa *m)
     if (!h)
         return 0;
     struct s3tags tags = {0};
-    const char *code;
+    enum s3e code;
     char msg[300];
     int st = s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg));
     if (!st && ometa_tags_set(m, tags.pairs.p, tags.pairs.n))
         abort(); /* S3TAG_OBJECT_BYTES fits OMETA_TAGS_MAX (subres.c) */
     s3tags_free(&tags);
     if (st)
-        s3_error(r, st, code, "%s", msg);
+        s3_fail(r, code, "%s", msg);
     return st;
 }

@@ -4,10 +4,10 @@
  * Every handler module of shoal-target (get, put, del, list, cold, mpu,
  * subres, obj, s3root) includes this file; none calls back into main.c,
  * which only lists the routes and starts the daemon. What more than one
- * handler needs lives here (target.c): the worker's backend client, the
- * one mapping of store errors to HTTP statuses, whether a request is
- * answered the S3 way, the headers that describe an object, and the S3
- * rules for the metadata and tags a request carries.
+ * handler needs lives here (target.c): the worker's backend client,
+ * whether a request is answered the S3 way, the headers that describe an
+ * object, and the S3 rules for the metadata and tags a request carries.
+ * Store errors (-errno) become HTTP statuses through common/err.h.
  *
  * The module headers, one per concern:
  *   backend.h  the client of remote buckets (S3, HTTP origins)
@@ -54,9 +54,6 @@ struct target_worker {
 /* The worker's backend client and its client for other nodes; r's loop. */
 struct hcli *target_cli(struct http_req *r);
 struct hc *target_hc(struct http_req *r);
-
-/* The HTTP status for a store error (-errno). */
-int target_errno_status(int rc);
 
 /* Is r answered the S3 way (the proxy forwarded it from its S3 API, or it
  * came to the S3 root)? */

@@ -2,7 +2,9 @@
 # Benchmark 4: PUT throughput of 1 MiB and 16 MiB objects into a Shoal
 # bucket (one copy, fsync'd before each answer) against the sequential
 # write speed of the same disk, measured in the same run with dd
-# (O_DIRECT-free, fdatasync at the end, like a whole-file write).
+# (O_DIRECT-free, fdatasync at the end, like a whole-file write): native
+# PUTs (redirected to the target) and S3 PUTs (streamed through the
+# proxy).
 source "$(dirname "$0")/lib.sh"
 WORKERS=${BENCH_WORKERS:-8}
 start_cluster 1
@@ -20,15 +22,22 @@ rm -f "$BENCH_DIR/dd.bin"
 printf '\n== PUT vs the disk: dd of %d MiB with fdatasync, then Shoal PUTs, %d workers ==\n' "$DISK_MB" "$WORKERS"
 printf '%-30s %10s %8s %8s  %s\n' what MiB/s p99_ms vs_disk goal
 printf '%-30s %10.1f %8s %8s\n' "disk sequential write (dd)" "$disk" "" "1.00x"
-for spec in 1MiB:1048576:512 16MiB:16777216:48; do
-  IFS=: read -r label bytes count <<<"$spec"
-  j=$(loader_json --endpoint "$PROXY" --bucket put --pct-put 100 --epochs 1 --num-objects "$count" \
-      --prefix "p$label/" --min-size "$bytes" --max-size "$bytes" --workers "$WORKERS")
-  mb=$(field "$j" PUT mib_per_s)
-  r=$(ratio "$mb" "$disk")
-  goal=""
-  [ "$label" = 16MiB ] && goal="0.7x $(verdict "$r" 0.7)"
-  [ "$(errors "$j")" = 0 ] || goal="$goal errors=$(errors "$j")"
-  printf '%-30s %10.1f %8.1f %8s  %s\n' "shoal PUT $label" "$mb" \
-    "$(python3 -c "print($(field "$j" PUT p99)/1000)")" "${r}x" "$goal"
+for api in native s3; do
+  for spec in 1MiB:1048576:512 16MiB:16777216:48; do
+    IFS=: read -r label bytes count <<<"$spec"
+    if [ $api = native ]; then
+      where=(--endpoint "$PROXY")
+    else
+      where=(--endpoint "$PROXY/s3" --mode s3)
+    fi
+    j=$(loader_json "${where[@]}" --bucket put --pct-put 100 --epochs 1 --num-objects "$count" \
+        --prefix "$api$label/" --min-size "$bytes" --max-size "$bytes" --workers "$WORKERS")
+    mb=$(field "$j" PUT mib_per_s)
+    r=$(ratio "$mb" "$disk")
+    goal=""
+    [ "$label" = 16MiB ] && [ $api = native ] && goal="0.7x $(verdict "$r" 0.7)"
+    [ "$(errors "$j")" = 0 ] || goal="$goal errors=$(errors "$j")"
+    printf '%-30s %10.1f %8.1f %8s  %s\n' "shoal $api PUT $label" "$mb" \
+      "$(python3 -c "print($(field "$j" PUT p99)/1000)")" "${r}x" "$goal"
+  done
 done

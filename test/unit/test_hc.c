@@ -359,6 +359,48 @@ static void test_streaming(void)
     CHECK(call("GET", URL("/hello"), NULL, 5000) == 200 && !strcmp(got_body, "hello"));
 }
 
+static int dial_fd = -2, dial_calls;
+static char dial_err[256];
+
+static void dialed(void *arg, int fd, const char *err)
+{
+    (void)arg;
+    dial_calls++;
+    dial_fd = fd;
+    snprintf(dial_err, sizeof(dial_err), "%s", err ? err : "");
+    event_base_loopbreak(base);
+}
+
+/* hc_dial: a connected socket by name and by number, a refusal, a
+ * cancelled dial that never calls back */
+static void test_dial(int refused_port)
+{
+    struct hc_dial *d = hc_dial(cli, "localhost", port, dialed, NULL);
+    CHECK(d && dial_calls == 0);
+    event_base_dispatch(base);
+    CHECK(dial_calls == 1 && dial_fd >= 0);
+    if (dial_fd >= 0) {
+        say(dial_fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 35);
+        char buf[128] = "";
+        ssize_t n = 0;
+        for (int i = 0; i < 200 && n <= 0; i++) {
+            n = read(dial_fd, buf, sizeof(buf) - 1);
+            if (n <= 0)
+                usleep(5000);
+        }
+        CHECK(n > 0 && strstr(buf, "hello"));
+        close(dial_fd);
+    }
+    hc_dial(cli, "127.0.0.1", refused_port, dialed, NULL);
+    event_base_dispatch(base);
+    CHECK(dial_calls == 2 && dial_fd == -1 && dial_err[0]);
+    hc_dial_cancel(hc_dial(cli, "127.0.0.1", port, dialed, NULL));
+    struct timeval tv = {0, 50000};
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+    CHECK(dial_calls == 2);
+}
+
 int main(void)
 {
     test_url_split();
@@ -413,6 +455,7 @@ int main(void)
     snprintf(u, sizeof(u), "http://localhost:%d/hello", port);
     CHECK(call("GET", u, NULL, 5000) == 200 && !strcmp(got_body, "hello"));
     CHECK(!fired_inside && calls == 1);
+    test_dial(free_port);
 
     test_streaming();
 
