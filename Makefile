@@ -22,11 +22,11 @@ LLHTTP_SRC = /usr/share/llhttp
 LLHTTP_INC = /usr/share/include/llhttp
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -pthread \
-         -I$(LLHTTP_INC) -Icommon -MMD -MP
+         -I$(LLHTTP_INC) -Icommon -Icommon/s3 -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
 LIBS = -levent_core -levent_extra -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat
 
-COMMON_SRC = $(wildcard common/*.c)
+COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
 TARGET_SRC = $(wildcard target/*.c)
 PROXY_SRC  = $(wildcard proxy/*.c)
 LOADER_SRC = $(wildcard loader/*.c)
@@ -103,17 +103,18 @@ FUZZ_SECONDS ?= 18
 FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage
 FUZZ_HTTP_SRC = common/http.c common/httpresp.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
-FUZZ_s3list_SRC = common/s3list.c common/util.c
-FUZZ_s3xml_SRC = common/s3xml.c common/util.c
-FUZZ_awschunk_SRC = common/awschunk.c common/util.c
+FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
+FUZZ_s3xml_SRC = common/s3/s3xml.c common/util.c
+FUZZ_awschunk_SRC = common/s3/awschunk.c common/util.c
 FUZZ_http_SRC = $(FUZZ_HTTP_SRC)
 FUZZ_hdrparse_SRC = common/hdrparse.c common/util.c
 FUZZ_objname_SRC = common/objname.c common/bmd.c common/snap.c $(FUZZ_HTTP_SRC)
-FUZZ_s3auth_SRC = common/s3auth.c common/s3.c common/sigv4.c common/awschunk.c $(FUZZ_HTTP_SRC)
+FUZZ_s3auth_SRC = common/s3/s3auth.c common/s3/s3.c common/s3/sigv4.c common/s3/awschunk.c \
+                  common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_tmpl_SRC = common/tmpl.c common/util.c
 FUZZ_lpage_SRC = common/lpage.c common/util.c
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
-              -I$(LLHTTP_INC) -Icommon -MMD -MP
+              -I$(LLHTTP_INC) -Icommon -Icommon/s3 -MMD -MP
 FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -ljansson -lcrypto
 fuzz_obj = $(patsubst %.c,build-fuzz/obj/%.o,$(subst $(LLHTTP_SRC)/,llhttp/,$(1)))
 

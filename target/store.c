@@ -578,6 +578,26 @@ int store_kv_get(struct store *s, struct store_mp *mp, const char *k, size_t kl,
     return *v ? 0 : -ENOENT;
 }
 
+int store_meta_update(struct store *s, const char *mkey, size_t klen,
+                      int (*change)(struct ometa *m, void *arg), void *arg)
+{
+    struct store_mp *mp = store_pick(s, mkey, klen);
+    struct ometa *m = xmalloc(sizeof(*m));
+    char *buf = xmalloc(OMETA_MAX);
+    pthread_mutex_lock(&mp->mu);
+    int rc = store_get(s, mp, mkey, klen, m);
+    if (!rc)
+        rc = change(m, arg);
+    if (!rc) {
+        m->version++;
+        rc = store_kv_put(s, mp, mkey, klen, buf, ometa_encode(m, buf));
+    }
+    pthread_mutex_unlock(&mp->mu);
+    free(buf);
+    free(m);
+    return rc;
+}
+
 int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl, const char *v,
                  size_t vl)
 {

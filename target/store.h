@@ -103,6 +103,16 @@ int store_kv_get(struct store *s, struct store_mp *mp, const char *k, size_t kl,
                  size_t *vl);
 int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl, const char *v,
                  size_t vl);
+/*
+ * Change an object's metadata record in place: read it, let change() edit
+ * it (0, or -errno to leave it as it was), move its version on and write
+ * it back, all under the mountpath's lock that store_commit and
+ * store_delete hold, so that a PUT or DELETE of the object is wholly
+ * before or after the change. 0, -ENOENT, change()'s error or -errno.
+ * Blocks: the I/O pool.
+ */
+int store_meta_update(struct store *s, const char *mkey, size_t klen,
+                      int (*change)(struct ometa *m, void *arg), void *arg);
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl);
 int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
                   int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),

@@ -1,7 +1,7 @@
 /*
  * subres: S3 subresource requests on objects, on the target that owns the
  * object. Every S3-mode request whose query names a subresource
- * (common/s3sub.h's table) is taken here: served, or answered 501
+ * (common/s3/s3sub.h's table) is taken here: served, or answered 501
  * NotImplemented; none reaches the plain GET, PUT or DELETE.
  *
  *   ?uploads, ?uploadId   multipart uploads (mpu.c)
@@ -96,33 +96,24 @@ static struct ometa *meta_get(struct target *t, struct http_req *r, const char *
 
 /* ---- tagging ------------------------------------------------------------------ */
 
+static int tags_change(struct ometa *m, void *arg)
+{
+    struct subreq *s = arg;
+    return ometa_tags_set(m, s->tags.pairs.p, s->tags.pairs.n);
+}
+
 /*
- * I/O pool: the object's tags replaced in its metadata record. The record
- * is read and written under the mountpath's lock, the one store_commit and
- * store_delete hold, so a PUT or DELETE of the object is wholly before or
- * after the change: the tags never land on a newer version's record that
- * they were not meant for, and never resurrect a deleted one. The version
- * moves on (the newer record wins wherever copies meet); ETag and
+ * I/O pool: the object's tags replaced in its metadata record, with
+ * store_meta_update: a PUT or DELETE of the object is wholly before or
+ * after the change, so the tags never land on a newer version's record
+ * that they were not meant for, and never resurrect a deleted one. The
+ * version moves on (the newer record wins wherever copies meet); ETag and
  * Last-Modified stay, as in S3.
  */
 static void tags_work(void *arg)
 {
     struct subreq *s = arg;
-    struct store *st = &s->t->store;
-    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
-    struct ometa *m = xmalloc(sizeof(*m));
-    char *buf = xmalloc(OMETA_MAX);
-    pthread_mutex_lock(&mp->mu);
-    s->rc = store_get(st, mp, s->mkey, s->klen, m);
-    if (!s->rc)
-        s->rc = ometa_tags_set(m, s->tags.pairs.p, s->tags.pairs.n);
-    if (!s->rc) {
-        m->version++;
-        s->rc = store_kv_put(st, mp, s->mkey, s->klen, buf, ometa_encode(m, buf));
-    }
-    pthread_mutex_unlock(&mp->mu);
-    free(buf);
-    free(m);
+    s->rc = store_meta_update(&s->t->store, s->mkey, s->klen, tags_change, s);
 }
 
 static void tags_done(void *arg)

@@ -8,8 +8,10 @@
 # warm_get.sh) runs ROUNDS times (default 2) for each, alternating OLD,
 # NEW, OLD, ... so that both meet the same machine. Each side runs its own
 # copy of the script, so a row that only one of them has appears in one
-# table only. The tables are printed as they come, each headed by the
-# build that made it; compare ratios row by row.
+# table only; with COMPARE_SAME_SCRIPT=1 this tree's copy of SCRIPT runs
+# against both builds (for a row the older script lacks; the script must
+# then only use what both builds have). The tables are printed as they
+# come, each headed by the build that made it; compare ratios row by row.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 old=${1:?usage: compare.sh OLD [NEW] [SCRIPT] [ROUNDS]}
@@ -37,6 +39,11 @@ checkout() {
   echo "$wt"
 }
 a=$(checkout "$old")
+run_a="$a/test/bench/$script"
+if [ "${COMPARE_SAME_SCRIPT:-0}" = 1 ]; then
+  run_a="$a/test/bench/compare-$script"
+  cp "$here/test/bench/$script" "$run_a"
+fi
 if [ "$new" = . ]; then
   make -C "$here" -s -j2 all >/dev/null
   b=$here
@@ -45,7 +52,7 @@ else
 fi
 for i in $(seq "$rounds"); do
   echo "######## round $i: $old ($(git -C "$a" rev-parse --short HEAD))"
-  bash "$a/test/bench/$script"
+  bash "$run_a"
   echo "######## round $i: $new ($(git -C "$b" rev-parse --short HEAD))"
   bash "$b/test/bench/$script"
 done

@@ -1,4 +1,4 @@
-/* libFuzzer target for the S3 request verifier (common/s3auth.c): SigV4
+/* libFuzzer target for the S3 request verifier (common/s3/s3auth.c): SigV4
  * Authorization headers and presigned queries, SigV2 headers and queries,
  * all parsed from client bytes, against a configured key at a fixed time.
  *
