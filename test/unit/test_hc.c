@@ -66,6 +66,9 @@ static void say(int fd, const char *s, size_t n)
     }
 }
 
+/* A string literal, without its NUL. */
+#define SAY(fd, lit) say((fd), (lit), sizeof(lit) - 1)
+
 static void *serve(void *arg)
 {
     int fd = (int)(intptr_t)arg;
@@ -73,7 +76,7 @@ static void *serve(void *arg)
     size_t blen;
     while (read_request(fd, path, sizeof(path), &blen) == 0) {
         if (!strcmp(path, "/hello")) {
-            say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 43);
+            SAY(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
         } else if (!strcmp(path, "/len")) {
             int n = snprintf(out, sizeof(out), "%zu", blen);
             char head[128];
@@ -100,29 +103,29 @@ static void *serve(void *arg)
         } else if (!strcmp(path, "/hello-close")) {
             /* answers, then closes without saying so: the next request on
              * this pooled connection finds it gone */
-            say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 43);
+            SAY(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
             break;
         } else if (!strcmp(path, "/eof-body")) {
-            say(fd, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil-eof", 47);
+            SAY(fd, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil-eof");
             break;
         } else if (!strcmp(path, "/chunked")) {
-            say(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 47);
+            SAY(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
             char chunk[4096 + 16];
             memset(chunk, 'c', sizeof(chunk));
             for (int i = 0; i < 256; i++) {
-                say(fd, "1000\r\n", 6);
+                SAY(fd, "1000\r\n");
                 say(fd, chunk, 4096);
-                say(fd, "\r\n", 2);
+                SAY(fd, "\r\n");
             }
-            say(fd, "0\r\n\r\n", 5);
+            SAY(fd, "0\r\n\r\n");
         } else if (!strcmp(path, "/garbage")) {
-            say(fd, "HTTP/9.9 nonsense\r\n\r\n", 21);
+            SAY(fd, "HTTP/9.9 nonsense\r\n\r\n");
             break;
         } else if (!strcmp(path, "/silent")) {
             sleep(2);
             break;
         } else {
-            say(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 45);
+            SAY(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         }
     }
     close(fd);
@@ -380,7 +383,7 @@ static void test_dial(int refused_port)
     event_base_dispatch(base);
     CHECK(dial_calls == 1 && dial_fd >= 0);
     if (dial_fd >= 0) {
-        say(dial_fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 35);
+        SAY(dial_fd, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
         char buf[128] = "";
         ssize_t n = 0;
         for (int i = 0; i < 200 && n <= 0; i++) {
