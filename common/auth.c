@@ -88,43 +88,43 @@ static int key_known(const struct auth *a, const char *access, size_t alen)
     return 0;
 }
 
-#define FAIL(st, c, ...)                                                                       \
+#define FAIL(e, ...)                                                                       \
     do {                                                                                       \
-        *code = (c);                                                                           \
+        *code = (e);                                                                           \
         snprintf(msg, msglen, __VA_ARGS__);                                                    \
-        return (st);                                                                           \
+        return err_s3_status(e);                                                               \
     } while (0)
 
 /* "shoal1.ACCESS.EXPIRES.MAC"; the access key may itself hold dots. */
 static int check_token(const struct auth *a, const char *tok, time_t now,
-                       struct s3auth_result *res, const char **code, char *msg, size_t msglen)
+                       struct s3auth_result *res, enum s3e *code, char *msg, size_t msglen)
 {
     size_t pl = sizeof(TOKEN_PREFIX) - 1;
     if (strncmp(tok, TOKEN_PREFIX, pl))
-        FAIL(403, "AccessDenied", "the bearer token is not a Shoal token");
+        FAIL(S3E_ACCESS_DENIED, "the bearer token is not a Shoal token");
     const char *access = tok + pl;
     const char *mac = strrchr(access, '.');
     if (!mac || mac == access)
-        FAIL(403, "AccessDenied", "malformed bearer token");
+        FAIL(S3E_ACCESS_DENIED, "malformed bearer token");
     const char *exp = mac - 1;
     while (exp > access && *exp != '.')
         exp--;
     if (exp == access)
-        FAIL(403, "AccessDenied", "malformed bearer token");
+        FAIL(S3E_ACCESS_DENIED, "malformed bearer token");
     size_t alen = (size_t)(exp - access);
     int64_t e;
     if (parse_i64(exp + 1, (size_t)(mac - exp - 1), &e) || strlen(mac + 1) != 64)
-        FAIL(403, "AccessDenied", "malformed bearer token");
+        FAIL(S3E_ACCESS_DENIED, "malformed bearer token");
     char want[65];
     token_mac(a, access, alen, e, want);
     if (CRYPTO_memcmp(want, mac + 1, 64))
-        FAIL(403, "AccessDenied", "the bearer token's signature does not match");
+        FAIL(S3E_ACCESS_DENIED, "the bearer token's signature does not match");
     if (e < (int64_t)now)
-        FAIL(403, "AccessDenied", "the bearer token expired");
+        FAIL(S3E_ACCESS_DENIED, "the bearer token expired");
     if (!key_known(a, access, alen))
-        FAIL(403, "InvalidAccessKeyId", "the bearer token's access key is no longer configured");
+        FAIL(S3E_INVALID_ACCESS_KEY_ID, "the bearer token's access key is no longer configured");
     if (alen >= sizeof(res->access))
-        FAIL(403, "AccessDenied", "malformed bearer token");
+        FAIL(S3E_ACCESS_DENIED, "malformed bearer token");
     memset(res, 0, sizeof(*res));
     memcpy(res->access, access, alen);
     res->access[alen] = '\0';
@@ -133,7 +133,7 @@ static int check_token(const struct auth *a, const char *tok, time_t now,
 }
 
 int auth_client(const struct auth *a, const struct http_req *r, time_t now,
-                struct s3auth_result *res, const char **code, char *msg, size_t msglen)
+                struct s3auth_result *res, enum s3e *code, char *msg, size_t msglen)
 {
     const char *h = http_req_header(r, "Authorization");
     if (a->keys.n && h && !strncasecmp(h, "Bearer ", 7))

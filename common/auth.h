@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "err.h"
+
 #include "s3auth.h"
 
 struct conf;
@@ -51,10 +53,10 @@ char *auth_token_new(const struct auth *a, const char *access, int64_t expires);
 /*
  * Authenticate r's client at time now: a bearer token, or a SigV4/SigV2
  * signature. Returns 0 with res filled (res->anonymous when no keys are
- * configured), or the HTTP status of the failure with *code its S3 error
- * code and msg the reason. Any thread.
+ * configured), or the HTTP status of the failure (err_s3_status(*code))
+ * with *code its S3 error (err.h) and msg the reason. Any thread.
  */
 int auth_client(const struct auth *a, const struct http_req *r, time_t now,
-                struct s3auth_result *res, const char **code, char *msg, size_t msglen);
+                struct s3auth_result *res, enum s3e *code, char *msg, size_t msglen);
 
 #endif

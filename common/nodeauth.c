@@ -30,13 +30,12 @@ int node_authenticate(struct node *n, struct http_req *r)
     if (!auth_enabled(&n->auth))
         return 1;
     struct s3auth_result *res = xmalloc(sizeof(*res));
-    const char *code = NULL;
+    enum s3e code;
     char msg[300];
     int st = auth_client(&n->auth, r, time(NULL), res, &code, msg, sizeof(msg));
     if (st) {
         free(res);
-        r->err_code = code;
-        http_reply_error(r, st, "%s", msg);
+        err_reply(r, code, "%s", msg);
         node_count(n, ST_OTHER, st);
         return 0;
     }

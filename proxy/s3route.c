@@ -159,7 +159,8 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
 {
     struct proxy *p = r->w->ctx;
     char bucket[S3_BUCKET_LEN], msg[300];
-    const char *key, *code = NULL;
+    const char *key;
+    enum s3e code;
     size_t klen;
     enum s3what w = s3_parse(r, rest, rl, bucket, &key, &klen);
     r->op = op_of(r, w);
@@ -167,7 +168,7 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
     struct s3auth_result auth = {0};
     int st = s3auth_check(&p->node.auth.keys, r, time(NULL), &auth, &code, msg, sizeof(msg));
     if (st) {
-        s3_error(r, st, code, "%s", msg);
+        s3_fail(r, code, "%s", msg);
         return;
     }
     switch (w) {

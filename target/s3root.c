@@ -33,12 +33,12 @@ void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
     (void)rlen;
     s3_mode(r);
     struct s3auth_result *res = xmalloc(sizeof(*res));
-    const char *code = NULL;
+    enum s3e code;
     char msg[300];
     int st = auth_client(&t->node.auth, r, time(NULL), res, &code, msg, sizeof(msg));
     if (st) {
         free(res);
-        s3_error(r, st, code, "%s", msg);
+        s3_fail(r, code, "%s", msg);
         return;
     }
     r->auth = res; /* for the chunk signatures of a streaming upload */

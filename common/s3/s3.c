@@ -107,14 +107,6 @@ void s3_fail_status(struct http_req *r, int status, enum s3e e, const char *fmt,
     va_end(ap);
 }
 
-void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(r, status, code, fmt, ap);
-    va_end(ap);
-}
-
 void s3_mode(struct http_req *r)
 {
     r->on_error = s3_error_reply;

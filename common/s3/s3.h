@@ -46,10 +46,6 @@ void s3_fail(struct http_req *r, enum s3e e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void s3_fail_status(struct http_req *r, int status, enum s3e e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* The same with a code another module chose as a string: the
- * authenticators' (s3auth_check, auth_client) *code. */
-void s3_error(struct http_req *r, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 /* 307 with S3's TemporaryRedirect body naming target_url's host:port as
  * <Endpoint> (s3cmd follows that); the caller sets Location. */
 void s3_redirect_reply(struct http_req *r, const char *target_url, const char *bucket);

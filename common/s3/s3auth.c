@@ -51,11 +51,11 @@ struct sigparts {
     long expires;                /* presigned only; -1 otherwise */
 };
 
-#define FAIL(st, c, ...)                                                       \
+#define FAIL(e, ...)                                                       \
     do {                                                                       \
-        *code = (c);                                                           \
+        *code = (e);                                                           \
         snprintf(msg, msglen, __VA_ARGS__);                                    \
-        return (st);                                                           \
+        return err_s3_status(e);                                               \
     } while (0)
 
 /* "Name=value" pieces of the Authorization header after the algorithm. */
@@ -191,14 +191,14 @@ static void hmac_sha1_b64(const char *secret, const char *msg, char out[64])
  * Expires) form. The resource signed may carry the endpoint's /s3 or not,
  * depending on the client: both are tried. */
 static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now,
-                    const char *auth, struct s3auth_result *res, const char **code, char *msg,
+                    const char *auth, struct s3auth_result *res, enum s3e *code, char *msg,
                     size_t msglen)
 {
     char access[128], sig[128], date[64];
     if (auth) {
         const char *c = strrchr(auth + 4, ':');
         if (!c || (size_t)(c - auth - 4) >= sizeof(access) || strlen(c + 1) >= sizeof(sig))
-            FAIL(400, "InvalidArgument", "malformed AWS authorization header");
+            FAIL(S3E_INVALID_ARGUMENT, "malformed AWS authorization header");
         snprintf(access, sizeof(access), "%.*s", (int)(c - auth - 4), auth + 4);
         snprintf(sig, sizeof(sig), "%s", c + 1);
         const char *d = http_req_header(r, "x-amz-date") ? "" : http_req_header(r, "Date");
@@ -208,9 +208,9 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
         time_t t;
         if (!when || (s3_parse_http_date(when, &t) &&
                       s3_parse_time(when, "%a, %d %b %Y %H:%M:%S +0000", &t)))
-            FAIL(403, "AccessDenied", "AWS authentication requires a valid Date or x-amz-date");
+            FAIL(S3E_ACCESS_DENIED, "AWS authentication requires a valid Date or x-amz-date");
         if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S)
-            FAIL(403, "RequestTimeTooSkewed",
+            FAIL(S3E_REQUEST_TIME_TOO_SKEWED,
                  "the difference between the request time and the server's time is too large");
         snprintf(date, sizeof(date), "%s", d ? d : "");
     } else {
@@ -220,15 +220,15 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
             http_query_get(r, "Signature", sig, sizeof(sig)) < 0 ||
             http_query_get(r, "Expires", exp, sizeof(exp)) < 0 ||
             parse_u64(exp, strlen(exp), &e))
-            FAIL(400, "InvalidArgument", "a presigned URL needs AWSAccessKeyId, Signature and "
+            FAIL(S3E_INVALID_ARGUMENT, "a presigned URL needs AWSAccessKeyId, Signature and "
                                          "Expires");
         if ((uint64_t)now > e)
-            FAIL(403, "AccessDenied", "request has expired");
+            FAIL(S3E_ACCESS_DENIED, "request has expired");
         snprintf(date, sizeof(date), "%s", exp);
     }
     const struct s3auth_key *k = find_key(a, access);
     if (!k)
-        FAIL(403, "InvalidAccessKeyId", "the access key id '%s' does not exist in our records",
+        FAIL(S3E_INVALID_ACCESS_KEY_ID, "the access key id '%s' does not exist in our records",
              access);
     char *path = request_path(r);
     const char *paths[2] = {path, !strncmp(path, "/s3/", 4) ? path + 3 : NULL};
@@ -242,7 +242,7 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
     }
     free(path);
     if (!ok)
-        FAIL(403, "SignatureDoesNotMatch",
+        FAIL(S3E_SIGNATURE_DOES_NOT_MATCH,
              "the request signature we calculated does not match the signature you "
              "provided; check your key and signing method");
     snprintf(res->access, sizeof(res->access), "%s", k->access);
@@ -255,11 +255,11 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
 /* The presigned form's parts, from the X-Amz-* query parameters; alg is
  * X-Amz-Algorithm's value. */
 static int v4_query_parts(const struct http_req *r, const char *alg, struct sigparts *sp,
-                          const char **code, char *msg, size_t msglen)
+                          enum s3e *code, char *msg, size_t msglen)
 {
     char exp[32];
     if (strcmp(alg, "AWS4-HMAC-SHA256"))
-        FAIL(400, "AuthorizationQueryParametersError",
+        FAIL(S3E_AUTH_QUERY_ERROR,
              "X-Amz-Algorithm must be AWS4-HMAC-SHA256");
     if (http_query_get(r, "X-Amz-Credential", sp->credential, sizeof(sp->credential)) < 0 ||
         http_query_get(r, "X-Amz-SignedHeaders", sp->signed_headers,
@@ -267,12 +267,12 @@ static int v4_query_parts(const struct http_req *r, const char *alg, struct sigp
         http_query_get(r, "X-Amz-Signature", sp->signature, sizeof(sp->signature)) < 0 ||
         http_query_get(r, "X-Amz-Date", sp->amzdate, sizeof(sp->amzdate)) < 0 ||
         http_query_get(r, "X-Amz-Expires", exp, sizeof(exp)) < 0)
-        FAIL(400, "AuthorizationQueryParametersError",
+        FAIL(S3E_AUTH_QUERY_ERROR,
              "a presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, "
              "X-Amz-SignedHeaders and X-Amz-Signature");
     uint64_t e;
     if (parse_u64(exp, strlen(exp), &e) || e < 1 || e > S3AUTH_MAX_EXPIRES_S)
-        FAIL(400, "AuthorizationQueryParametersError",
+        FAIL(S3E_AUTH_QUERY_ERROR,
              "X-Amz-Expires must be 1..%d seconds", S3AUTH_MAX_EXPIRES_S);
     sp->expires = (long)e;
     return 0;
@@ -281,20 +281,20 @@ static int v4_query_parts(const struct http_req *r, const char *alg, struct sigp
 /* The header form's parts, from the Authorization header auth and
  * X-Amz-Date. */
 static int v4_header_parts(const struct http_req *r, const char *auth, struct sigparts *sp,
-                           const char **code, char *msg, size_t msglen)
+                           enum s3e *code, char *msg, size_t msglen)
 {
     if (strncmp(auth, "AWS4-HMAC-SHA256 ", 17))
-        FAIL(400, "InvalidRequest",
+        FAIL(S3E_INVALID_REQUEST,
              "unsupported authorization: only AWS4-HMAC-SHA256 (SigV4) is accepted");
     if (auth_field(auth + 17, "Credential", sp->credential, sizeof(sp->credential)) ||
         auth_field(auth + 17, "SignedHeaders", sp->signed_headers,
                    sizeof(sp->signed_headers)) ||
         auth_field(auth + 17, "Signature", sp->signature, sizeof(sp->signature)))
-        FAIL(400, "AuthorizationHeaderMalformed",
+        FAIL(S3E_AUTH_HEADER_MALFORMED,
              "the authorization header needs Credential, SignedHeaders and Signature");
     const char *d = http_req_header(r, "x-amz-date");
     if (!d)
-        FAIL(403, "AccessDenied", "SigV4 requests must carry X-Amz-Date");
+        FAIL(S3E_ACCESS_DENIED, "SigV4 requests must carry X-Amz-Date");
     snprintf(sp->amzdate, sizeof(sp->amzdate), "%s", d);
     return 0;
 }
@@ -302,14 +302,14 @@ static int v4_header_parts(const struct http_req *r, const char *auth, struct si
 /* Credential: ACCESS/DATE/REGION/SERVICE/aws4_request. Split into the
  * caller's cred, with parts[0..3] pointing into it. */
 static int v4_split_credential(const char *credential, char cred[256], char *parts[5],
-                               const char **code, char *msg, size_t msglen)
+                               enum s3e *code, char *msg, size_t msglen)
 {
     snprintf(cred, 256, "%s", credential);
     int np = 0;
     for (char *s = cred, *save = NULL, *t; np < 5 && (t = strtok_r(s, "/", &save)); s = NULL)
         parts[np++] = t;
     if (np != 5 || strlen(parts[1]) != 8 || strcmp(parts[4], "aws4_request"))
-        FAIL(400, "AuthorizationHeaderMalformed",
+        FAIL(S3E_AUTH_HEADER_MALFORMED,
              "the credential '%s' is not ACCESS_KEY/YYYYMMDD/REGION/SERVICE/aws4_request",
              credential);
     return 0;
@@ -319,19 +319,19 @@ static int v4_split_credential(const char *credential, char cred[256], char *par
  * is valid for X-Amz-Expires seconds from that time, and no earlier than
  * the skew before it; a signed header, within the skew either side. */
 static int v4_check_date(const struct sigparts *sp, const char *day, time_t now,
-                         const char **code, char *msg, size_t msglen)
+                         enum s3e *code, char *msg, size_t msglen)
 {
     time_t t;
     if (s3_parse_time(sp->amzdate, "%Y%m%dT%H%M%SZ", &t) || strncmp(sp->amzdate, day, 8))
-        FAIL(403, "AccessDenied", "X-Amz-Date '%s' is not YYYYMMDDTHHMMSSZ of the credential's day",
+        FAIL(S3E_ACCESS_DENIED, "X-Amz-Date '%s' is not YYYYMMDDTHHMMSSZ of the credential's day",
              sp->amzdate);
     if (sp->expires >= 0) {
         if (now > t + sp->expires)
-            FAIL(403, "AccessDenied", "request has expired");
+            FAIL(S3E_ACCESS_DENIED, "request has expired");
         if (t > now + S3AUTH_MAX_SKEW_S)
-            FAIL(403, "AccessDenied", "request is not yet valid");
+            FAIL(S3E_ACCESS_DENIED, "request is not yet valid");
     } else if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S) {
-        FAIL(403, "RequestTimeTooSkewed",
+        FAIL(S3E_REQUEST_TIME_TOO_SKEWED,
              "the difference between the request time and the server's time is too large");
     }
     return 0;
@@ -396,7 +396,7 @@ static void v4_signature(const struct http_req *r, const struct sigparts *sp,
  * then the signature. On success res also carries what a streaming body's
  * chunk signatures need. */
 static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now,
-                    const struct sigparts *sp, struct s3auth_result *res, const char **code,
+                    const struct sigparts *sp, struct s3auth_result *res, enum s3e *code,
                     char *msg, size_t msglen)
 {
     int presigned = sp->expires >= 0;
@@ -406,14 +406,14 @@ static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now
         return st;
     const struct s3auth_key *k = find_key(a, parts[0]);
     if (!k)
-        FAIL(403, "InvalidAccessKeyId",
+        FAIL(S3E_INVALID_ACCESS_KEY_ID,
              "the access key id '%s' does not exist in our records", parts[0]);
     if ((st = v4_check_date(sp, parts[1], now, code, msg, msglen)))
         return st;
     int nh;
     struct sigv4_hdr *hs = v4_signed_headers(r, sp->signed_headers, &nh);
     if (!hs)
-        FAIL(403, "SignatureDoesNotMatch", "a header named in SignedHeaders is missing");
+        FAIL(S3E_SIGNATURE_DOES_NOT_MATCH, "a header named in SignedHeaders is missing");
     const char *ph = presigned ? SIGV4_UNSIGNED : http_req_header(r, "x-amz-content-sha256");
     /* The native API, unlike S3, does not require the header: a client
      * without it (curl --aws-sigv4 before 8.x) signs the hash of an empty
@@ -423,7 +423,7 @@ static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now
         ph = SIGV4_EMPTY_SHA256;
     if (!ph) {
         free(hs);
-        FAIL(400, "InvalidRequest", "missing required header for this request: "
+        FAIL(S3E_INVALID_REQUEST, "missing required header for this request: "
                                     "x-amz-content-sha256");
     }
     snprintf(res->scope, sizeof(res->scope), "%s/%s/%s/aws4_request", parts[1], parts[2],
@@ -433,7 +433,7 @@ static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now
     v4_signature(r, sp, hs, nh, ph, res, want);
     free(hs);
     if (strlen(sp->signature) != 64 || CRYPTO_memcmp(want, sp->signature, 64))
-        FAIL(403, "SignatureDoesNotMatch",
+        FAIL(S3E_SIGNATURE_DOES_NOT_MATCH,
              "the request signature we calculated does not match the signature you "
              "provided; check your key and signing method");
     snprintf(res->access, sizeof(res->access), "%s", k->access);
@@ -445,7 +445,7 @@ static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now
 }
 
 int s3auth_check(const struct s3auth *a, const struct http_req *r, time_t now,
-                 struct s3auth_result *res, const char **code, char *msg, size_t msglen)
+                 struct s3auth_result *res, enum s3e *code, char *msg, size_t msglen)
 {
     memset(res, 0, sizeof(*res));
     const char *auth = http_req_header(r, "Authorization");
@@ -462,7 +462,7 @@ int s3auth_check(const struct s3auth *a, const struct http_req *r, time_t now,
         (!auth && !presigned && http_query_get(r, "AWSAccessKeyId", v2, sizeof(v2)) != -1))
         return check_v2(a, r, now, auth, res, code, msg, msglen);
     if (!auth && !presigned)
-        FAIL(403, "AccessDenied", "anonymous access is not allowed: sign the request");
+        FAIL(S3E_ACCESS_DENIED, "anonymous access is not allowed: sign the request");
     /* the presigned form wins when a request carries both */
     struct sigparts sp = {.expires = -1};
     int st = presigned ? v4_query_parts(r, alg, &sp, code, msg, msglen)

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "err.h"
+
 struct http_req;
 
 #define S3AUTH_MAX_SKEW_S 900          /* 15 minutes, as S3 */
@@ -58,10 +60,11 @@ struct s3auth_result {
 
 /*
  * Check r's signature at time now. Returns 0 (res filled), or the HTTP
- * status of the failure with *code the S3 error code and msg the reason.
+ * status of the failure (err_s3_status(*code)) with *code the S3 error
+ * (err.h) and msg the reason.
  */
 int s3auth_check(const struct s3auth *a, const struct http_req *r, time_t now,
-                 struct s3auth_result *res, const char **code, char *msg, size_t msglen);
+                 struct s3auth_result *res, enum s3e *code, char *msg, size_t msglen);
 
 /* The signature a chunk of a streaming body must carry, given the previous
  * one (the seed for the first) and the chunk's hex SHA-256. */

@@ -154,15 +154,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sign(&r, h, extra, &auth);
 
     struct s3auth_result res;
-    const char *code = NULL;
+    enum s3e e = S3E_COUNT;
     char msg[512];
-    int st = s3auth_check(&a, &r, NOW, &res, &code, msg, sizeof(msg));
+    int st = s3auth_check(&a, &r, NOW, &res, &e, msg, sizeof(msg));
+    const char *code = e < S3E_COUNT ? err_s3_name(e) : NULL;
     if (st == 0) {
         char out[65];
         if (!res.access[0])
             abort();
         s3auth_chunk_sig(&res, res.seed_sig, SIGV4_EMPTY_SHA256, out);
-    } else if (st < 400 || st > 403 || !code) {
+    } else if (st < 400 || st > 403 || !code || st != err_s3_status(e)) {
         abort();
     } else if (signed_here && !strcmp(code, "SignatureDoesNotMatch")) {
         fprintf(stderr, "fuzz_s3auth: refused what sigv4.c signed: %s\n", msg);

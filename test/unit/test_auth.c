@@ -23,7 +23,7 @@ static int with_auth(const struct auth *a, const char *authz, time_t now, char *
     r.hdrs = &h;
     r.n_hdrs = authz ? 1 : 0;
     struct s3auth_result res;
-    const char *code = NULL;
+    enum s3e code;
     char msg[256];
     int st = auth_client(a, &r, now, &res, &code, msg, sizeof(msg));
     if (!st && access)

@@ -36,8 +36,10 @@ static int check(struct s3auth *a, struct http_req *r, time_t now, struct s3auth
                  const char **code)
 {
     char msg[300];
-    *code = "";
-    return s3auth_check(a, r, now, res, code, msg, sizeof(msg));
+    enum s3e e;
+    int st = s3auth_check(a, r, now, res, &e, msg, sizeof(msg));
+    *code = st ? err_s3_name(e) : "";
+    return st;
 }
 
 /* AWS's example of a chunked upload (PUT examplebucket/chunkObject.txt,
