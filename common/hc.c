@@ -27,6 +27,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "hblock.h"
 #include "hc.h"
 #include "util.h"
 
@@ -35,6 +36,7 @@
 #define HC_FEED 262144           /* bytes handed to llhttp at a time */
 #define HC_UP_LOW 262144         /* the upload source is asked for more below this */
 #define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
+#define HC_HEAD_MAX 65536         /* an answer's header block, at most */
 #define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
 
 struct hc_conn {
@@ -62,9 +64,9 @@ struct hc_xfer {
     int up_waiting;              /* the source said HC_READ_PAUSE */
 
     llhttp_t parser;
-    struct gbuf hb;              /* the answer's header block: name\0value\0... */
+    struct hblock hb;            /* the answer's header block: name\0value\0... */
     int n_hdrs;
-    const char **hdr;            /* 2 * n_hdrs pointers into hb, after the head */
+    struct http_hdr *hdr;        /* n_hdrs entries pointing into hb, after the head */
     int got_bytes;               /* any of the answer has arrived */
     int headers_done;
     int complete;                /* the whole answer has arrived */
@@ -125,7 +127,7 @@ static void xfer_free(struct hc_xfer *x)
     event_free(x->timer);
     event_free(x->kick);
     gbuf_free(&x->out);
-    gbuf_free(&x->hb);
+    hblock_free(&x->hb);
     gbuf_free(&x->body);
     free(x->hdr);
     free(x);
@@ -161,25 +163,18 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- the answer ------------------------------------------------------------- */
 
-/* Header spans gather in x->hb as name\0value\0...; trailers after a
+/* Header spans gather in x->hb (common/hblock.h); trailers after a
  * chunked body are not kept (the head's pointers into hb must stay). */
 static int on_hdr_span(llhttp_t *p, const char *at, size_t n)
 {
     struct hc_xfer *x = p->data;
-    if (x->headers_done)
-        return 0;
-    if (x->hb.n + n > 65536)
-        return HPE_USER;
-    gbuf_add(&x->hb, at, n);
-    return 0;
+    return x->headers_done || !hblock_add(&x->hb, at, n) ? 0 : HPE_USER;
 }
 
 static int on_hdr_end(llhttp_t *p)
 {
     struct hc_xfer *x = p->data;
-    if (!x->headers_done)
-        gbuf_add(&x->hb, "", 1);
-    return 0;
+    return x->headers_done || !hblock_end(&x->hb) ? 0 : HPE_USER;
 }
 
 static int on_field_end(llhttp_t *p)
@@ -190,34 +185,17 @@ static int on_field_end(llhttp_t *p)
     return on_hdr_end(p);
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
-
 static int on_headers_complete(llhttp_t *p)
 {
     struct hc_xfer *x = p->data;
     if (p->status_code < 200) {  /* an interim answer: the real one follows */
-        x->hb.n = 0;
+        hblock_reset(&x->hb);
         x->n_hdrs = 0;
         return 0;
     }
-    /* a header with an empty value never saw its value span */
-    x->hdr = xcalloc(2 * (size_t)x->n_hdrs + 1, sizeof(*x->hdr));
-    char *q = x->hb.p, *end = x->hb.p + x->hb.n;
-    for (int i = 0; i < 2 * x->n_hdrs && q && q < end; i++) {
-        x->hdr[i] = i % 2 ? trim(q) : q;
-        q += strlen(q) + 1;
-    }
-    for (int i = 0; i < 2 * x->n_hdrs; i++)
-        if (!x->hdr[i])
-            x->hdr[i] = "";
+    x->hdr = xcalloc((size_t)x->n_hdrs + 1, sizeof(*x->hdr));
+    if (hblock_pairs(x->hb.b.p, x->hb.b.n, 0, x->n_hdrs, x->hdr))
+        return HPE_USER;
     x->headers_done = 1;
     if (x->ops->on_headers && x->ops->on_headers(x->arg, x, p->status_code)) {
         x->stopped = 1;
@@ -543,7 +521,7 @@ static void send_on(struct hc_xfer *x, int fresh)
     k->x = x;
     x->got_bytes = x->complete = x->headers_done = 0;
     x->n_hdrs = 0;
-    x->hb.n = 0;
+    hblock_reset(&x->hb);
     x->body.n = 0;
     llhttp_init(&x->parser, HTTP_RESPONSE, &c->settings);
     x->parser.data = x;
@@ -606,6 +584,7 @@ static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *ur
     x->arg = arg;
     x->up_len = -1;
     x->head = !strcmp(method, "HEAD");
+    x->hb.max = HC_HEAD_MAX;
     x->timer = evtimer_new(c->base, on_timer, x);
     x->kick = event_new(c->base, -1, 0, on_kick, x);
     x->next = c->xfers;
@@ -655,8 +634,8 @@ struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
 const char *hc_header(const struct hc_xfer *x, const char *name)
 {
     for (int i = 0; x->hdr && i < x->n_hdrs; i++)
-        if (!strcasecmp(x->hdr[2 * i], name))
-            return x->hdr[2 * i + 1];
+        if (!strcasecmp(x->hdr[i].name, name))
+            return x->hdr[i].value;
     return NULL;
 }
 
@@ -667,8 +646,8 @@ int hc_header_count(const struct hc_xfer *x)
 
 const char *hc_header_at(const struct hc_xfer *x, int i, const char **value)
 {
-    *value = x->hdr[2 * i + 1];
-    return x->hdr[2 * i];
+    *value = x->hdr[i].value;
+    return x->hdr[i].name;
 }
 
 void hc_pause(struct hc_xfer *x)

@@ -54,6 +54,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hblock.h"
 #include "http_int.h"
 #include "log.h"
 #include "loopq.h"
@@ -157,12 +158,10 @@ static void req_drop_hooks(struct http_req *r)
 
 static int hb_add(struct http_conn *c, const char *p, size_t n)
 {
-    const struct http_server_opts *o = &c->w->srv->o;
-    if (c->hb.n + n + 1 > (size_t)o->max_header_bytes) {
+    if (hblock_add(&c->hb, p, n)) {
         c->hdr_err = 431;
         return -1;
     }
-    gbuf_add(&c->hb, p, n);
     return 0;
 }
 
@@ -184,7 +183,7 @@ static int on_message_begin(llhttp_t *p)
     r->method_name = "-";
     r->content_length = -1;
     c->req = r;
-    c->hb.n = 0;
+    hblock_reset(&c->hb);
     c->n_hdrs = 0;
     c->in_value = 0;
     return 0;
@@ -234,44 +233,21 @@ static int on_header_value_complete(llhttp_t *p)
     return hb_add(c, "", 1) ? HPE_USER : 0;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
-
 /* Turn the accumulated block into the request's fields. Returns 0 or an
  * HTTP status for a bad request target. */
 static int req_build(struct http_conn *c, struct http_req *r)
 {
-    /* A header whose value was empty never saw on_header_value. */
-    size_t nul = 0;
-    for (size_t i = 0; i < c->hb.n; i++)
-        nul += c->hb.p[i] == '\0';
-    if (nul < 1 + 2 * (size_t)c->n_hdrs) {
-        /* field complete without value complete cannot happen in llhttp,
-         * but guard the pointer walk below anyway */
-        return 400;
-    }
     /* Layout of r->mem: the header block, then the decoded path. */
-    size_t tlen = strlen(c->hb.p);
-    r->mem = xmalloc(c->hb.n + tlen + 2);
-    memcpy(r->mem, c->hb.p, c->hb.n);
+    struct gbuf *hb = &c->hb.b;
+    size_t tlen = strlen(hb->p);
+    r->mem = xmalloc(hb->n + tlen + 2);
+    memcpy(r->mem, hb->p, hb->n);
     r->target = r->mem;
     r->hdrs = xcalloc((size_t)c->n_hdrs + 1, sizeof(*r->hdrs));
-    char *q = r->mem + tlen + 1;
-    for (int i = 0; i < c->n_hdrs; i++) {
-        char *name = q;
-        q += strlen(q) + 1;
-        char *value = q;
-        q += strlen(q) + 1;
-        r->hdrs[i].name = name;
-        r->hdrs[i].value = trim(value);
-    }
+    /* field complete without value complete cannot happen in llhttp, but
+     * the block is checked to hold every string anyway */
+    if (hblock_pairs(r->mem, hb->n, 1, c->n_hdrs, r->hdrs))
+        return 400;
     r->n_hdrs = c->n_hdrs;
 
     /* Request target: origin-form, or absolute-form from proxies. */
@@ -285,7 +261,7 @@ static int req_build(struct http_conn *c, struct http_req *r)
     const char *qm = strchr(t, '?');
     size_t plen = qm ? (size_t)(qm - t) : strlen(t);
     r->query = qm ? qm + 1 : "";
-    char *path = r->mem + c->hb.n;
+    char *path = r->mem + hb->n;
     int d = http_pct_decode(t, plen, path);
     if (d < 0)
         return 400;
@@ -700,7 +676,7 @@ static void conn_free(struct http_conn *c)
     evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
     event_free(c->flush_ev);
     bufferevent_free(c->bev);
-    gbuf_free(&c->hb);
+    hblock_free(&c->hb);
     free(c);
     /* a descriptor and a slot are free: accepting may resume at once */
     w->nconns--;
@@ -717,6 +693,7 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
 {
     struct http_conn *c = xcalloc(1, sizeof(*c));
     c->w = w;
+    c->hb.max = (size_t)w->srv->o.max_header_bytes;
     snprintf(c->peer, sizeof(c->peer), "%s", peer);
     c->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (!c->bev) {

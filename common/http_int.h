@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "hblock.h"
 #include "http.h"
 #include "util.h"
 
@@ -29,7 +30,7 @@ struct http_conn {
     char peer[64];
 
     /* header accumulation */
-    struct gbuf hb;
+    struct hblock hb;
     int n_hdrs;
     int in_value;                /* last span was a value */
     int hdr_err;                 /* status to answer a header-limit error with */
