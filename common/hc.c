@@ -15,6 +15,7 @@
  * Thread: the loop of the hc.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <event2/bufferevent.h>
 #include <event2/buffer.h>
 #include <event2/dns.h>
@@ -36,7 +37,8 @@
 #define HC_FEED 262144           /* bytes handed to llhttp at a time */
 #define HC_UP_LOW 262144         /* the upload source is asked for more below this */
 #define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
-#define HC_HEAD_MAX 65536         /* an answer's header block, at most */
+#define HC_HEAD_MAX 65536        /* an answer's header block, at most */
+#define HC_DIAL_S 10             /* hc_dial's deadline for resolving and connecting */
 #define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
 
 struct hc_conn {
@@ -46,6 +48,8 @@ struct hc_conn {
     char host[HC_HOST_MAX];
     int port;
     int reused;                  /* has carried a transfer before */
+    int starting;                /* inside bev_connect: events are only noted */
+    int start_failed;            /* an event during bev_connect said it failed */
     struct hc_xfer *x;           /* the transfer it carries, or NULL (idle) */
 };
 
@@ -58,6 +62,7 @@ struct hc_xfer {
     char host[HC_HOST_MAX];
     int port;
     int head;                    /* a HEAD: the answer has no body */
+    int idempotent;              /* GET, HEAD, PUT, DELETE: safe to send twice */
     struct gbuf out;             /* the request's head (and a buffered body) */
     int64_t up_len;              /* bytes from ops->on_read; -1: none */
     int64_t up_sent;
@@ -228,7 +233,8 @@ static void deliver(struct hc_xfer *x, int keep)
 {
     struct hc_conn *k = x->conn;
     struct hc *c = x->c;
-    if (keep && c->n_idle < HC_IDLE_MAX && x->up_sent == (x->up_len < 0 ? 0 : x->up_len)) {
+    if (keep && c->n_idle < HC_IDLE_MAX && x->up_sent == (x->up_len < 0 ? 0 : x->up_len) &&
+        evbuffer_get_length(bufferevent_get_output(k->bev)) == 0) {
         x->conn = NULL;
         k->x = NULL;
         k->reused = 1;
@@ -243,11 +249,16 @@ static void deliver(struct hc_xfer *x, int keep)
 
 static void send_on(struct hc_xfer *x, int fresh);
 
-/* The connection under x ended before x's whole answer. */
-static void conn_lost(struct hc_xfer *x, const char *why)
+/* The connection under x ended before x's whole answer. A pooled
+ * connection the peer closed (EOF or a reset, not a timeout) before any of
+ * the answer came is the peer's idle close racing the request: the request
+ * is sent once more, fresh, when sending it twice is harmless (an
+ * idempotent method, none of its upload taken from its source). */
+static void conn_lost(struct hc_xfer *x, int closed, const char *why)
 {
     struct hc_conn *k = x->conn;
-    if (k->reused && !x->got_bytes && x->up_sent == 0 && !x->up_waiting && x->tries < 2) {
+    if (closed && k->reused && x->idempotent && !x->got_bytes && x->up_sent == 0 &&
+        !x->up_waiting && x->tries < 2) {
         /* a pooled connection the peer had closed: send again, fresh */
         x->conn = NULL;
         k->x = NULL;
@@ -345,6 +356,10 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     struct hc_xfer *x = k->x;
     if (what & BEV_EVENT_CONNECTED)
         return;
+    if (k->starting) {           /* conn_open reports it */
+        k->start_failed = 1;
+        return;
+    }
     if (!x) {
         idle_remove(k->c, k);
         conn_free(k);
@@ -358,6 +373,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     }
     char why[400];
     int err = EVUTIL_SOCKET_ERROR();
+    int closed = !(what & BEV_EVENT_TIMEOUT) &&
+                 (!(what & BEV_EVENT_ERROR) || err == ECONNRESET || err == EPIPE);
     if (what & BEV_EVENT_TIMEOUT) {
         snprintf(why, sizeof(why), "%s:%d: no progress for %d s", x->host, x->port, HC_IDLE_S);
     } else if (what & BEV_EVENT_ERROR) {
@@ -367,7 +384,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     } else {
         snprintf(why, sizeof(why), "%s:%d closed the connection", x->host, x->port);
     }
-    conn_lost(x, why);
+    conn_lost(x, closed, why);
 }
 
 /* Resume reading or uploading, from the loop rather than the caller's
@@ -433,7 +450,12 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     k->port = port;
     k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
-    if (bev_connect(c, k->bev, host, port)) {
+    /* a name resolved at once (the hosts file) whose connect fails at once
+     * reports the failure from inside bev_connect */
+    k->starting = 1;
+    int rc = bev_connect(c, k->bev, host, port);
+    k->starting = 0;
+    if (rc || k->start_failed) {
         snprintf(why, whylen, "cannot connect to %s:%d", host, port);
         conn_free(k);
         return NULL;
@@ -445,7 +467,9 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
 
 struct hc_dial {
     struct bufferevent *bev;     /* connects; gives up its socket when done */
-    struct event *fail_ev;       /* reports a failure found at once */
+    struct event *fail_ev;       /* reports a failure found at once, or the deadline */
+    int starting;                /* inside bev_connect: a failure is only noted */
+    int start_failed;
     char err[400];
     void (*done)(void *arg, int fd, const char *err);
     void *arg;
@@ -462,6 +486,7 @@ static void dial_event(struct bufferevent *bev, short what, void *arg)
     struct hc_dial *d = arg;
     if (what & BEV_EVENT_CONNECTED) {
         int fd = bufferevent_getfd(bev);
+        evutil_make_socket_closeonexec(fd);
         bufferevent_disable(bev, EV_READ | EV_WRITE);
         bufferevent_setfd(bev, -1);   /* the socket is the caller's now */
         dial_end(d, fd, NULL);
@@ -471,6 +496,10 @@ static void dial_event(struct bufferevent *bev, short what, void *arg)
     snprintf(d->err, sizeof(d->err), "%s",
              dns ? evutil_gai_strerror(dns)
                  : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    if (d->starting) {           /* inside hc_dial: it reports from fail_ev */
+        d->start_failed = 1;
+        return;
+    }
     dial_end(d, -1, d->err);
 }
 
@@ -492,11 +521,21 @@ struct hc_dial *hc_dial(struct hc *c, const char *host, int port,
     d->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(d->bev, NULL, NULL, dial_event, d);
     bufferevent_enable(d->bev, EV_WRITE);
-    if (bev_connect(c, d->bev, host, port)) {
-        snprintf(d->err, sizeof(d->err), "cannot connect to %s:%d", host, port);
-        struct timeval now = {0, 0};
-        evtimer_add(d->fail_ev, &now);
+    /* a name resolved at once (the hosts file) whose connect fails at once
+     * reports the failure from inside bev_connect: noted, reported later */
+    d->starting = 1;
+    int rc = bev_connect(c, d->bev, host, port);
+    d->starting = 0;
+    struct timeval when = {HC_DIAL_S, 0};
+    if (rc || d->start_failed) {
+        if (rc)
+            snprintf(d->err, sizeof(d->err), "cannot connect to %s:%d", host, port);
+        when.tv_sec = 0;
+    } else {
+        snprintf(d->err, sizeof(d->err), "no connection to %s:%d within %d s", host, port,
+                 HC_DIAL_S);
     }
+    evtimer_add(d->fail_ev, &when);
     return d;
 }
 
@@ -584,6 +623,8 @@ static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *ur
     x->arg = arg;
     x->up_len = -1;
     x->head = !strcmp(method, "HEAD");
+    x->idempotent = x->head || !strcmp(method, "GET") || !strcmp(method, "PUT") ||
+                    !strcmp(method, "DELETE");
     x->hb.max = HC_HEAD_MAX;
     x->timer = evtimer_new(c->base, on_timer, x);
     x->kick = event_new(c->base, -1, 0, on_kick, x);

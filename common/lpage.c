@@ -104,6 +104,9 @@ int lpage_parse(const char *p, size_t n, struct lpage *pg, char *err, size_t err
         e.nlen = (size_t)nlen;
         if (memchr(e.name, '\0', e.nlen))
             return fail(pg, err, errlen, pg->n, "NUL in a name");
+        if (pg->n && lpage_name_cmp(pg->v[pg->n - 1].name, pg->v[pg->n - 1].nlen, e.name,
+                                    e.nlen) >= 0)
+            return fail(pg, err, errlen, pg->n, "names out of order");
         p += elen + nlen + 1;
         if (pg->n == cap) {
             cap = cap ? cap * 2 : 256;

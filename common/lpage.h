@@ -11,11 +11,12 @@
  *   "<etag><name>\n"
  *
  * size, version and mtime_ns are decimal, cksum is 16 lower-case hex
- * digits. Entries are in the order the target wrote them (ascending names).
+ * digits. Entries are in strictly ascending name order (the merge and the
+ * cached marks rely on it).
  *
  * The reader is strict: every field present and in range, nothing after
- * the last entry, names 1..LPAGE_NAME_MAX bytes without NUL, ETags at most
- * LPAGE_ETAG_MAX. Entries point into the page's bytes, which must outlive
+ * the last entry, names 1..LPAGE_NAME_MAX bytes without NUL, each after
+ * the one before, ETags at most LPAGE_ETAG_MAX. Entries point into the page's bytes, which must outlive
  * them.
  *
  * Thread: pure functions.

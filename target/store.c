@@ -509,6 +509,22 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     }
     if (n)
         qsort(ents, n, sizeof(*ents), lent_cmp);
+    /* a name on two mountpaths (a copy not yet removed) is listed once,
+     * its newest version: pages go out strictly in name order */
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (u && !lent_cmp(&ents[u - 1], &ents[j])) {
+            if (ents[j].version > ents[u - 1].version) {
+                free(ents[u - 1].name);
+                ents[u - 1] = ents[j];
+            } else {
+                free(ents[j].name);
+            }
+            continue;
+        }
+        ents[u++] = ents[j];
+    }
+    n = u;
     if (n > (size_t)limit)
         total_more = 1;
     lpage_begin(out, total_more);

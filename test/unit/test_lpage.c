@@ -28,7 +28,8 @@ static void test_round_trip(void)
 {
     struct gbuf b = {0};
     lpage_begin(&b, 0);
-    const char *names[] = {"a", "with space", "nl\nand\ttab", "\xc3\xbc\xe6\x97\xa5", "q\"\\"};
+    /* in byte order, as a target writes them */
+    const char *names[] = {"a", "nl\nand\ttab", "q\"\\", "with space", "\xc3\xbc\xe6\x97\xa5"};
     for (int i = 0; i < 5; i++) {
         struct lpage_ent e = ent(names[i], i % 2 ? "\"md5\"" : "", (uint64_t)i * 1000);
         lpage_add(&b, &e);
@@ -82,6 +83,10 @@ static void test_refused(void)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK(!parses(bad[i], strlen(bad[i])));
+    const char order[] = "SL1 0\n1 0123456789abcdef 1 1 0 1\nb\n1 0123456789abcdef 1 1 0 1\na\n";
+    CHECK(!parses(order, sizeof(order) - 1));          /* names out of order */
+    const char twice[] = "SL1 0\n1 0123456789abcdef 1 1 0 1\na\n1 0123456789abcdef 1 1 0 1\na\n";
+    CHECK(!parses(twice, sizeof(twice) - 1));          /* a name twice */
     const char nul[] = "SL1 0\n1 0123456789abcdef 1 1 0 3\na\0b\n";
     CHECK(!parses(nul, sizeof(nul) - 1));
     const char ok[] = "SL1 1\n1 0123456789abcdef 1 1 0 3\na b\n";
