@@ -426,6 +426,27 @@ static int lent_cmp(const void *a, const void *b)
     return lpage_name_cmp(x->name, x->nlen, y->name, y->nlen);
 }
 
+/* Sorted entries with each name once: a name on two mountpaths (a copy
+ * not yet removed) keeps its newest version, so that pages go out
+ * strictly in name order. Returns the new count. */
+static size_t lent_unique(struct lent *ents, size_t n)
+{
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (u && !lent_cmp(&ents[u - 1], &ents[j])) {
+            if (ents[j].version > ents[u - 1].version) {
+                free(ents[u - 1].name);
+                ents[u - 1] = ents[j];
+            } else {
+                free(ents[j].name);
+            }
+            continue;
+        }
+        ents[u++] = ents[j];
+    }
+    return u;
+}
+
 static int name_after(const char *nm, size_t nl, const char *bound, size_t bl)
 {
     return lpage_name_cmp(nm, nl, bound, bl) > 0;
@@ -509,22 +530,7 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     }
     if (n)
         qsort(ents, n, sizeof(*ents), lent_cmp);
-    /* a name on two mountpaths (a copy not yet removed) is listed once,
-     * its newest version: pages go out strictly in name order */
-    size_t u = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (u && !lent_cmp(&ents[u - 1], &ents[j])) {
-            if (ents[j].version > ents[u - 1].version) {
-                free(ents[u - 1].name);
-                ents[u - 1] = ents[j];
-            } else {
-                free(ents[j].name);
-            }
-            continue;
-        }
-        ents[u++] = ents[j];
-    }
-    n = u;
+    n = lent_unique(ents, n);
     if (n > (size_t)limit)
         total_more = 1;
     lpage_begin(out, total_more);
