@@ -114,15 +114,22 @@ static void idle_remove(struct hc *c, struct hc_conn *k)
         }
 }
 
-/* Unlink and free x; its connection, if it still has one, was not
- * finished cleanly and is closed. No callback. */
-static void xfer_free(struct hc_xfer *x)
+/* Close x's connection, if it still has one: it was not finished
+ * cleanly, so it is never reused. */
+static void drop_conn(struct hc_xfer *x)
 {
-    struct hc *c = x->c;
     if (x->conn) {
         x->conn->x = NULL;
         conn_free(x->conn);
+        x->conn = NULL;
     }
+}
+
+/* Unlink and free x, closing its connection. No callback. */
+static void xfer_free(struct hc_xfer *x)
+{
+    struct hc *c = x->c;
+    drop_conn(x);
     if (x->prev)
         x->prev->next = x->next;
     else
@@ -141,11 +148,7 @@ static void xfer_free(struct hc_xfer *x)
 /* The transfer is over: report it, then free it. */
 static void finish(struct hc_xfer *x, int status, const char *err)
 {
-    if (x->conn) {               /* not reusable: close it before reporting */
-        x->conn->x = NULL;
-        conn_free(x->conn);
-        x->conn = NULL;
-    }
+    drop_conn(x);                /* before reporting: the callback may start more */
     x->ops->on_done(x->arg, x, status, err);
     xfer_free(x);
 }
@@ -260,9 +263,7 @@ static void conn_lost(struct hc_xfer *x, int closed, const char *why)
     if (closed && k->reused && x->idempotent && !x->got_bytes && x->up_sent == 0 &&
         !x->up_waiting && x->tries < 2) {
         /* a pooled connection the peer had closed: send again, fresh */
-        x->conn = NULL;
-        k->x = NULL;
-        conn_free(k);
+        drop_conn(x);
         send_on(x, 1);
         return;
     }

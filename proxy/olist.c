@@ -50,6 +50,7 @@ struct olist {
     struct own *own;
     struct olist_page *pg;       /* the page being made */
     char *base;                  /* "provider=..&bucket=..&prefix=.." */
+    void (*then)(struct olist *l);  /* once every target's page is in */
 };
 
 static void own_free(struct own *o)
@@ -188,33 +189,41 @@ static void merge(struct olist *l)
     free(head);
 }
 
-static void local_one(void *arg, int status, const char *body, size_t len, const char *err)
+/* One answer (or the hold ask_targets keeps while it sends) is in; after
+ * the last, then() makes the page from them all and it is reported. */
+static void settle(struct olist *l)
 {
-    struct olist *l = arg;
-    keep_page(l, status, body, len, err);
     if (--l->pending)
         return;
     if (l->status == 200)
-        merge(l);
+        l->then(l);
     finish(l);
 }
 
-/* Ask every target for its page: the query after "/v1/internal/list?". */
-static void ask_targets(struct olist *l, const char *query, void (*cb)(void *, int, const char *,
-                                                                        size_t, const char *))
+static void page_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct olist *l = arg;
+    keep_page(l, status, body, len, err);
+    settle(l);
+}
+
+/* Ask every target for its page (the query after "/v1/internal/list?"),
+ * then then(l). */
+static void ask_targets(struct olist *l, const char *query, void (*then)(struct olist *l))
 {
     struct http_req *r = l->r;
     struct cmap *m = cmap_current();
+    l->then = then;
     l->pending = 1;
     for (int i = 0; i < m->n_targets; i++) {
         const struct cmap_node *t = &m->nodes[m->targets[i]];
         char *url = node_signed_urlf(r->w->ctx, "GET", t->url, "/v1/internal/list?%s", query);
         l->pending++;
-        hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, cb, l);
+        hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, page_one, l);
         free(url);
     }
     cmap_unref(m);
-    cb(l, 200, "SL1 0\n", 6, NULL);   /* the hold taken above: an empty page */
+    settle(l);                   /* the hold taken above */
 }
 
 /* ---- a bucket listed by its backend --------------------------------------- */
@@ -235,19 +244,13 @@ static int page_has(const struct lpage *p, const char *name, size_t nl)
     return 0;
 }
 
-static void cached_one(void *arg, int status, const char *body, size_t len, const char *err)
+/* The backend's page, each name marked when a target's page holds it. */
+static void mark_cached(struct olist *l)
 {
-    struct olist *l = arg;
-    keep_page(l, status, body, len, err);
-    if (--l->pending)
-        return;
-    if (l->status == 200) {
-        struct olist_page *pg = l->pg;
-        for (size_t i = 0; i < pg->n; i++)
-            for (int k = 0; k < l->own->n && !pg->v[i].cached; k++)
-                pg->v[i].cached = page_has(&l->own->pages[k], pg->v[i].name, pg->v[i].nlen);
-    }
-    finish(l);
+    struct olist_page *pg = l->pg;
+    for (size_t i = 0; i < pg->n; i++)
+        for (int k = 0; k < l->own->n && !pg->v[i].cached; k++)
+            pg->v[i].cached = page_has(&l->own->pages[k], pg->v[i].name, pg->v[i].nlen);
 }
 
 /* The backend's page as JSON entries of olist_ent, pointing into j. */
@@ -299,7 +302,7 @@ static void remote_page(void *arg, int status, const char *body, size_t len, con
     char *ef = http_pct_encode(first->name, first->nlen, 0);
     char *el = http_pct_encode(last->name, last->nlen, 0);
     char *query = xasprintf("%s&from=%s&until=%s&limit=%d", l->base, ef, el, OLIST_MAX);
-    ask_targets(l, query, cached_one);
+    ask_targets(l, query, mark_cached);
     free(query);
     free(ef);
     free(el);
@@ -351,7 +354,7 @@ void olist_start(struct http_req *r, const char *provider, const char *bucket,
     } else {
         char *et = http_pct_encode(token, strlen(token), 0);
         char *query = xasprintf("%s&after=%s&limit=%d", l->base, et, limit);
-        ask_targets(l, query, local_one);
+        ask_targets(l, query, merge);
         free(query);
         free(et);
     }
