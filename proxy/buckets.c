@@ -5,7 +5,8 @@
  * next BMD version under p->mu, installs it, pushes it to every node and
  * answers only once the pushes are answered, so a client that creates a
  * bucket can use it on any target at once. Another proxy forwards changes
- * to the primary and relays its answer.
+ * to the primary and relays its answer. buckets_change is the one entry
+ * for the native API, the S3 front end and remote buckets on first use.
  *
  * Object listing renders olist's merged page (olist.c) as the native
  * JSON page, written directly rather than built as jansson objects.
@@ -30,51 +31,60 @@
 #define LIST_DEFAULT 1000
 #define TOKEN_MAX 2048
 
-/* ---- forwarding to the primary -------------------------------------------- */
+/* ---- changes: made by the primary ------------------------------------------ */
 
-struct fwd {
-    struct http_req *r;
+struct change {
+    buckets_done_fn done;
+    void *arg;
+    int status;
+    json_t *answer;
 };
 
-static void fwd_done(void *arg, int status, const char *body, size_t len, const char *err)
+static struct change *change_new(buckets_done_fn done, void *arg, int status)
 {
-    struct fwd *f = arg;
-    if (status == 0)
-        http_reply_error(f->r, 503, "primary proxy unreachable: %s", err ? err : "?");
-    else
-        http_reply(f->r, status, len ? "application/json" : NULL, body, len);
-    http_req_unref(f->r);
-    free(f);
+    struct change *c = xcalloc(1, sizeof(*c));
+    c->done = done;
+    c->arg = arg;
+    c->status = status;
+    return c;
 }
 
-static void forward_body(struct http_req *r, json_t *j)
+/* The primary's answer to a forwarded change: its JSON, or its error's
+ * message. */
+static void forwarded(void *arg, int status, const char *body, size_t len, const char *err)
 {
-    struct proxy *p = r->w->ctx;
+    struct change *c = arg;
+    json_t *j = status && len ? json_loadb(body, len, 0, NULL) : NULL;
+    if (status == 0) {
+        c->done(c->arg, 0, NULL, err ? err : "?");
+    } else if (status >= 300) {
+        const char *msg = json_string_value(json_object_get(j, "error"));
+        c->done(c->arg, status, NULL, msg ? msg : "the primary proxy refused the change");
+    } else {
+        c->done(c->arg, status, j, NULL);
+        j = NULL;
+    }
+    json_decref(j);
+    free(c);
+}
+
+static const char *const op_method[] = {"PUT", "PATCH", "DELETE"};
+
+/* Send the change to the primary, signed as this proxy (it authenticated
+ * its client). */
+static void forward_change(struct proxy *p, struct hc *hc, enum buckets_op op,
+                           const char *provider, const char *name, json_t *props,
+                           struct change *c)
+{
+    json_t *j = props ? props : json_object();
     char *body = json_dumps(j, JSON_COMPACT);
     json_decref(j);
-    /* signed as this proxy: it authenticated the client */
-    const char *q = strchr(r->target, '?');
-    char *path = xstrndup(r->target, q ? (size_t)(q - r->target) : strlen(r->target));
-    char *url = node_signed_url(&p->node, r->method_name, p->conf.primary_url, path,
-                                q ? q + 1 : NULL);
-    free(path);
-    struct fwd *f = xcalloc(1, sizeof(*f));
-    f->r = r;
-    http_req_ref(r);
-    hc_request(worker_hc(r), r->method_name, url, body, strlen(body), NULL, 15000, fwd_done,
-                 f);
+    char *url = node_signed_urlf(&p->node, op_method[op], p->conf.primary_url,
+                                 "/v1/buckets/%s?provider=%s", name, provider);
+    hc_request(hc, op_method[op], url, body, strlen(body), NULL, 15000, forwarded, c);
     free(url);
     free(body);
 }
-
-/* ---- changes on the primary ------------------------------------------------ */
-
-struct change {
-    struct http_req *r;
-    int status;
-    json_t *answer;
-    void (*cont)(struct http_req *r);  /* instead of answering */
-};
 
 static void change_pushed(void *arg, int failures)
 {
@@ -82,29 +92,13 @@ static void change_pushed(void *arg, int failures)
     if (failures)
         log_warn("bucket change reached all but %d nodes; they catch up by keepalive",
                  failures);
-    if (c->cont)
-        c->cont(c->r);
-    else if (c->answer)
-        http_reply_json(c->r, c->status, c->answer);
-    else
-        http_reply(c->r, c->status, NULL, NULL, 0);
-    http_req_unref(c->r);
+    c->done(c->arg, c->status, c->answer, NULL);
     free(c);
 }
 
-/* Install b as the next BMD version and answer r once it is pushed. Call
- * with p->mu held; releases it. Takes b and answer. */
-static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, int status,
-                            json_t *answer, void (*cont)(struct http_req *r));
-
-static void commit_bmd(struct proxy *p, struct http_req *r, struct bmd *b, int status,
-                       json_t *answer)
-{
-    commit_bmd_cont(p, r, b, status, answer, NULL);
-}
-
-static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, int status,
-                            json_t *answer, void (*cont)(struct http_req *r))
+/* Install b as the next BMD version (with p->mu held; released) and call
+ * c's done once every node has been pushed the change. */
+static void commit_bmd(struct proxy *p, struct hc *hc, struct bmd *b, struct change *c)
 {
     struct bmd *cur = bmd_current();
     b->snap.version = cur->snap.version + 1;
@@ -112,13 +106,68 @@ static void commit_bmd_cont(struct proxy *p, struct http_req *r, struct bmd *b, 
     json_t *push = json_pack("{s:o}", "bmd", bmd_to_json(b));
     node_set_bmd(&p->node, b);
     pthread_mutex_unlock(&p->mu);
-    struct change *c = xcalloc(1, sizeof(*c));
-    c->r = r;
-    c->status = status;
-    c->answer = answer;
-    c->cont = cont;
-    http_req_ref(r);
-    cluster_broadcast(p, worker_hc(r), push, change_pushed, c);
+    cluster_broadcast(p, hc, push, change_pushed, c);
+}
+
+/* The change on this proxy, the primary: 0 with b committed, or the
+ * status of the refusal. */
+static int change_apply(struct bmd *b, enum buckets_op op, const char *provider,
+                        const char *name, json_t *props)
+{
+    switch (op) {
+    case BUCKETS_CREATE:
+        return bmd_add(b, provider, name, props, (int64_t)time(NULL)) ? 409 : 0;
+    case BUCKETS_PATCH:
+        return bmd_patch(b, provider, name, props) ? 404 : 0;
+    case BUCKETS_DESTROY:
+        if (bmd_del(b, provider, name))
+            return 404;
+        log_info("bucket %s/%s destroyed", provider, name);
+        return 0;
+    }
+    return 500;
+}
+
+void buckets_change(struct proxy *p, struct hc *hc, enum buckets_op op, const char *provider,
+                    const char *name, json_t *props, buckets_done_fn done, void *arg)
+{
+    char err[256];
+    if (!bmd_valid_name(name, strlen(name))) {
+        json_decref(props);
+        done(arg, 400, NULL, "invalid bucket name (1..63 of A-Z a-z 0-9 . - _)");
+        return;
+    }
+    if (props && op != BUCKETS_DESTROY && bmd_props_check(props, err, sizeof(err))) {
+        json_decref(props);
+        done(arg, 400, NULL, err);
+        return;
+    }
+    if (op == BUCKETS_PATCH && !props)
+        props = json_object();
+    static const int ok[] = {201, 200, 204};
+    struct change *c = change_new(done, arg, ok[op]);
+    if (!p->node.is_primary) {
+        forward_change(p, hc, op, provider, name, props, c);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    struct bmd *cur = bmd_current();
+    struct bmd *b = bmd_clone(cur);
+    bmd_unref(cur);
+    int refused = change_apply(b, op, provider, name, props);
+    json_decref(props);
+    if (refused) {
+        pthread_mutex_unlock(&p->mu);
+        bmd_unref(b);
+        free(c);
+        snprintf(err, sizeof(err), refused == 409 ? "bucket '%s' already exists"
+                                                  : "bucket '%s' not found", name);
+        done(arg, refused, NULL, err);
+        return;
+    }
+    if (op != BUCKETS_DESTROY)
+        c->answer = bmd_bucket_json(bmd_find(b, provider, name));
+    commit_bmd(p, hc, b, c);
 }
 
 struct bucket_req {
@@ -144,88 +193,40 @@ static int bucket_req_parse(struct http_req *r, const char *rest, size_t len,
     return 0;
 }
 
-/*
- * The shared start of a create or a patch on the primary: the bucket from
- * the path and a valid properties object. On bad input answers 400, drops
- * props and returns NULL; else returns a modifiable copy of the current BMD
- * with p->mu held (commit_bmd or unlock_drop releases it).
- */
-static struct bmd *change_begin(struct proxy *p, struct http_req *r, json_t *props,
-                                struct bucket_req *br)
+/* The native API's answer to a change. */
+static void change_replied(void *arg, int status, json_t *answer, const char *err)
 {
-    char err[256];
+    struct http_req *r = arg;
+    if (status == 0)
+        http_reply_error(r, 503, "primary proxy unreachable: %s", err);
+    else if (err)
+        http_reply_error(r, status, "%s", err);
+    else if (answer)
+        http_reply_json(r, status, answer);
+    else
+        http_reply(r, status, NULL, NULL, 0);
+    http_req_unref(r);
+}
+
+/* PUT, PATCH or DELETE /v1/buckets/BUCKET with its JSON body. */
+static void change_body(struct http_req *r, json_t *props)
+{
+    struct proxy *p = r->w->ctx;
+    struct bucket_req br;
     size_t pl = strlen("/v1/buckets/");
-    if (bucket_req_parse(r, r->path + pl, r->path_len - pl, br)) {
+    if (bucket_req_parse(r, r->path + pl, r->path_len - pl, &br)) {
         json_decref(props);
-        return NULL;
+        return;
     }
-    if (props && bmd_props_check(props, err, sizeof(err))) {
+    enum buckets_op op = r->method == HTTP_M_PUT     ? BUCKETS_CREATE
+                         : r->method == HTTP_M_PATCH ? BUCKETS_PATCH
+                                                     : BUCKETS_DESTROY;
+    if (op == BUCKETS_DESTROY) {
         json_decref(props);
-        http_reply_error(r, 400, "%s", err);
-        return NULL;
+        props = NULL;
     }
-    pthread_mutex_lock(&p->mu);
-    struct bmd *cur = bmd_current();
-    struct bmd *b = bmd_clone(cur);
-    bmd_unref(cur);
-    return b;
-}
-
-static void unlock_drop(struct proxy *p, struct bmd *b)
-{
-    pthread_mutex_unlock(&p->mu);
-    bmd_unref(b);
-}
-
-static void create_body(struct http_req *r, json_t *props)
-{
-    struct proxy *p = r->w->ctx;
-    struct bucket_req br;
-    struct bmd *b = change_begin(p, r, props, &br);
-    if (!b)
-        return;
-    int rc = bmd_add(b, br.provider, br.name, props, (int64_t)time(NULL));
-    json_decref(props);
-    if (rc) {
-        unlock_drop(p, b);
-        http_reply_error(r, 409, "bucket '%s' already exists", br.name);
-        return;
-    }
-    commit_bmd(p, r, b, 201, bmd_bucket_json(bmd_find(b, br.provider, br.name)));
-}
-
-static void patch_body(struct http_req *r, json_t *patch)
-{
-    struct proxy *p = r->w->ctx;
-    struct bucket_req br;
-    struct bmd *b = change_begin(p, r, patch, &br);
-    if (!b)
-        return;
-    int rc = bmd_patch(b, br.provider, br.name, patch);
-    json_decref(patch);
-    if (rc) {
-        unlock_drop(p, b);
-        http_reply_error(r, 404, "bucket '%s' not found", br.name);
-        return;
-    }
-    commit_bmd(p, r, b, 200, bmd_bucket_json(bmd_find(b, br.provider, br.name)));
-}
-
-static void destroy_body(struct http_req *r, json_t *unused)
-{
-    struct proxy *p = r->w->ctx;
-    struct bucket_req br;
-    struct bmd *b = change_begin(p, r, NULL, &br);
-    json_decref(unused);
-    if (!b)
-        return;
-    if (bmd_del(b, br.provider, br.name)) {
-        unlock_drop(p, b);
-        http_reply_error(r, 404, "bucket '%s' not found", br.name);
-        return;
-    }
-    log_info("bucket %s/%s destroyed", br.provider, br.name);
-    commit_bmd(p, r, b, 204, NULL);
+    http_req_ref(r);
+    buckets_change(p, worker_hc(r), op, br.provider, br.name, props, change_replied, r);
 }
 
 /* ---- remote buckets on first use ---------------------------------------- */
@@ -235,16 +236,16 @@ struct ensure {
     void (*cont)(struct http_req *r);
 };
 
-static void ensure_done(void *arg, int status, const char *body, size_t len, const char *err)
+static void ensured(void *arg, int status, json_t *answer, const char *err)
 {
     struct ensure *e = arg;
-    (void)len;
+    json_decref(answer);
     if (status == 201 || status == 409)
         e->cont(e->r);
     else if (status == 0)
-        http_reply_error(e->r, 503, "primary proxy unreachable: %s", err ? err : "?");
+        http_reply_error(e->r, 503, "primary proxy unreachable: %s", err);
     else
-        http_reply(e->r, status, "application/json", body, strlen(body));
+        http_reply_error(e->r, status, "%s", err ? err : "remote bucket not added");
     http_req_unref(e->r);
     free(e);
 }
@@ -252,28 +253,16 @@ static void ensure_done(void *arg, int status, const char *body, size_t len, con
 void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
                     const char *name, void (*cont)(struct http_req *r))
 {
-    if (!p->node.is_primary) {
-        char *url = node_signed_urlf(&p->node, "PUT", p->conf.primary_url,
-                                     "/v1/buckets/%s?provider=%s", name, provider);
-        struct ensure *e = xcalloc(1, sizeof(*e));
-        e->r = r;
-        e->cont = cont;
-        http_req_ref(r);
-        hc_request(worker_hc(r), "PUT", url, "{}", 2, NULL, 15000, ensure_done, e);
-        free(url);
-        return;
-    }
-    pthread_mutex_lock(&p->mu);
-    struct bmd *cur = bmd_current();
-    struct bmd *b = bmd_clone(cur);
-    bmd_unref(cur);
-    if (bmd_add(b, provider, name, NULL, (int64_t)time(NULL))) {
-        unlock_drop(p, b); /* added meanwhile */
-        cont(r);
+    struct ensure *e = xcalloc(1, sizeof(*e));
+    e->r = r;
+    e->cont = cont;
+    http_req_ref(r);
+    if (buckets_exist(provider, name)) { /* added meanwhile */
+        ensured(e, 409, NULL, NULL);
         return;
     }
     log_info("remote bucket %s://%s added on first use", provider, name);
-    commit_bmd_cont(p, r, b, 0, NULL, cont);
+    buckets_change(p, worker_hc(r), BUCKETS_CREATE, provider, name, NULL, ensured, e);
 }
 
 /* ---- listing ------------------------------------------------------------------ */
@@ -439,14 +428,7 @@ static void bucket_api(struct proxy *p, struct http_req *r, const char *rest, si
     case HTTP_M_PUT:
     case HTTP_M_PATCH:
     case HTTP_M_DELETE:
-        if (!p->node.is_primary)
-            node_read_json(r, forward_body);
-        else if (r->method == HTTP_M_PUT)
-            node_read_json(r, create_body);
-        else if (r->method == HTTP_M_PATCH)
-            node_read_json(r, patch_body);
-        else
-            node_read_json(r, destroy_body);
+        node_read_json(r, change_body);
         return;
     default:
         http_resp_header(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");

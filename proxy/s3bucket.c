@@ -3,9 +3,9 @@
  * CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation and
  * GetBucketVersioning, bucket tagging and ACL, and DeleteObjects.
  *
- * Answers come from the bucket metadata, or from this same proxy's native
- * bucket API (create, destroy, the tags as the "labels" property), called
- * over HTTP signed as the cluster, whose answers are turned into S3's.
+ * Answers come from the bucket metadata; changes (create, destroy, the
+ * tags as the "labels" property) are buckets_change's, whose answers are
+ * turned into S3's.
  * DeleteObjects sends one DELETE per key to its owning target.
  *
  * Thread: the worker's loop; every call answers r, now or later.
@@ -37,21 +37,6 @@
 #define BUCKET_BODY_MAX (64u << 10)
 #define DELETE_BODY_MAX (2u << 20)
 #define DELETE_KEYS_MAX 1000
-
-/* This proxy's native API, signed as the cluster (the S3 client was
- * authenticated already). */
-static char *self_url(struct http_req *r, const char *method, const char *fmt,
-                      const char *bucket)
-{
-    struct proxy *p = r->w->ctx;
-    char *path = xasprintf(fmt, bucket);
-    char *q = strchr(path, '?');
-    if (q)
-        *q++ = '\0';
-    char *u = node_signed_url(&p->node, method, p->conf.public_url, path, q);
-    free(path);
-    return u;
-}
 
 /* ---- buckets ------------------------------------------------------------------ */
 
@@ -100,11 +85,11 @@ static void bucket_op_free(struct bucket_op *o)
     free(o);
 }
 
-static void create_done(void *arg, int status, const char *body, size_t len, const char *err)
+static void create_done(void *arg, int status, json_t *answer, const char *err)
 {
     struct bucket_op *o = arg;
     struct http_req *r = o->r;
-    (void)len;
+    json_decref(answer);
     if (status == 201 || status == 200) {
         http_resp_header(r, "Location", "/%s", o->bucket);
         http_reply(r, 200, NULL, NULL, 0);
@@ -114,8 +99,8 @@ static void create_done(void *arg, int status, const char *body, size_t len, con
                 "already own it");
     } else if (status == 400) {
         s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
-    } else if (status) { /* the native API's status, passed on */
-        s3_fail_status(r, status, S3E_INTERNAL_ERROR, "bucket creation failed: %.200s", body);
+    } else if (status) {
+        s3_fail_status(r, status, S3E_INTERNAL_ERROR, "bucket creation failed: %.200s", err);
     } else {
         s3_fail(r, S3E_SERVICE_UNAVAILABLE, "bucket creation failed: %.200s", err);
     }
@@ -130,9 +115,8 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
     (void)len;
     struct bucket_op *o = bucket_op_new(r, arg, NULL);
     free(arg);
-    char *u = self_url(r, "PUT", "/v1/buckets/%s", o->bucket);
-    hc_request(worker_hc(r), "PUT", u, NULL, 0, NULL, 30000, create_done, o);
-    free(u);
+    buckets_change(r->w->ctx, worker_hc(r), BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, NULL,
+                   create_done, o);
 }
 
 void s3bucket_create(struct http_req *r, const char *bucket)
@@ -144,18 +128,17 @@ void s3bucket_create(struct http_req *r, const char *bucket)
     node_read_body(r, BUCKET_BODY_MAX, create_body, free, xstrdup(bucket));
 }
 
-/* A change of a bucket through the native API (deletion, tags): 204, or
- * the S3 error. */
-static void change_done(void *arg, int status, const char *body, size_t len, const char *err)
+/* A change of a bucket (deletion, tags): 204, or the S3 error. */
+static void change_done(void *arg, int status, json_t *answer, const char *err)
 {
     struct bucket_op *o = arg;
-    (void)len;
+    json_decref(answer);
     if (status == 204 || status == 200)
         http_reply(o->r, 204, NULL, NULL, 0);
     else if (status == 404)
         s3_fail(o->r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
-    else if (status) /* the native API's status, passed on */
-        s3_fail_status(o->r, status, S3E_INTERNAL_ERROR, "%s failed: %.200s", o->what, body);
+    else if (status)
+        s3_fail_status(o->r, status, S3E_INTERNAL_ERROR, "%s failed: %.200s", o->what, err);
     else
         s3_fail(o->r, S3E_SERVICE_UNAVAILABLE, "%s failed: %.200s", o->what, err);
     bucket_op_free(o);
@@ -174,9 +157,8 @@ static void delete_checked(void *arg, struct olist_page *pg, int status, const c
         s3_fail(r, S3E_BUCKET_NOT_EMPTY, "the bucket you tried to delete is not empty");
         bucket_op_free(o);
     } else {
-        char *u = self_url(r, "DELETE", "/v1/buckets/%s", o->bucket);
-        hc_request(worker_hc(r), "DELETE", u, NULL, 0, NULL, 30000, change_done, o);
-        free(u);
+        buckets_change(r->w->ctx, worker_hc(r), BUCKETS_DESTROY, BMD_PROVIDER_SHOAL, o->bucket,
+                       NULL, change_done, o);
     }
     olist_page_free(pg);
 }
@@ -328,8 +310,8 @@ void s3bucket_delete_objects(struct http_req *r, const char *bucket)
 
 /*
  * A bucket's tags are its "labels" property (free-form string labels,
- * the same idea), changed like any property: a PATCH through this proxy's
- * native bucket API, which the primary commits to the BMD. tags_set makes
+ * the same idea), changed like any property: a patch the primary commits
+ * to the BMD. tags_set makes
  * the labels the set in pairs and answers r.
  */
 static void tags_set(struct http_req *r, const char *bucket, const char *pairs, size_t len)
@@ -339,12 +321,9 @@ static void tags_set(struct http_req *r, const char *bucket, const char *pairs, 
     size_t off = 0;
     while (s3tag_next(pairs, len, &off, &k, &v))
         json_object_set_new(labels, k, json_string(v));
-    char *body = json_dumps(json_pack("{s:o}", "labels", labels), JSON_COMPACT);
     struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's tags");
-    char *u = self_url(r, "PATCH", "/v1/buckets/%s", bucket);
-    hc_request(worker_hc(r), "PATCH", u, body, strlen(body), NULL, 30000, change_done, o);
-    free(u);
-    free(body);
+    buckets_change(r->w->ctx, worker_hc(r), BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket,
+                   json_pack("{s:o}", "labels", labels), change_done, o);
 }
 
 static void tags_body(struct http_req *r, void *arg, char *body, size_t len)

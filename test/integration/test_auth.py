@@ -15,8 +15,10 @@ import tempfile
 import time
 import urllib.parse
 
+import boto3
 import pytest
 import requests
+from botocore.exceptions import ClientError
 
 from conftest import BUILD, ROOT, Cluster, SigV4, free_port_block
 from test_loader import loader
@@ -312,5 +314,24 @@ def test_second_proxy_forwards_signed_changes():
         assert c.http.head(c.url + "/v1/buckets/via1").status_code == 200
         assert c.http.put(p1 + "/v1/objects/via1/o", data=b"o").status_code == 201
         assert c.http.get(c.url + "/v1/objects/via1/o").content == b"o"
+        r = c.http.put(p1 + "/v1/buckets/via1")  # the primary's refusal, passed on
+        assert r.status_code == 409 and "already exists" in r.json()["error"], r.text
+        r = c.http.patch(p1 + "/v1/buckets/via1", data=b'{"labels": {"team": "a"}}')
+        assert r.status_code == 200 and r.json()["props"]["labels"] == {"team": "a"}, r.text
+        # S3 bucket changes through the second proxy reach the primary too
+        s3 = boto3.client("s3", endpoint_url=p1 + "/s3", aws_access_key_id=AK,
+                          aws_secret_access_key=SK, region_name="us-east-1")
+        s3.create_bucket(Bucket="via-s3")
+        assert c.http.head(c.url + "/v1/buckets/via-s3").status_code == 200
+        with pytest.raises(ClientError) as e:
+            s3.create_bucket(Bucket="via-s3")
+        assert e.value.response["Error"]["Code"] == "BucketAlreadyOwnedByYou"
+        s3.put_bucket_tagging(Bucket="via-s3", Tagging={"TagSet": [{"Key": "k", "Value": "v"}]})
+        assert s3.get_bucket_tagging(Bucket="via-s3")["TagSet"] == [{"Key": "k", "Value": "v"}]
+        s3.delete_bucket(Bucket="via-s3")
+        assert c.http.head(c.url + "/v1/buckets/via-s3").status_code == 404
+        with pytest.raises(ClientError) as e:
+            s3.delete_bucket(Bucket="via-s3")
+        assert e.value.response["Error"]["Code"] == "NoSuchBucket"
     finally:
         assert not c.cleanup()
