@@ -27,18 +27,17 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "hblock.h"
 #include "hc.h"
 #include "util.h"
 
 #define HC_IDLE_MAX 64           /* pooled connections per hc */
-#define HC_HOST_MAX 256
 #define HC_FEED 262144           /* bytes handed to llhttp at a time */
 #define HC_UP_LOW 262144         /* the upload source is asked for more below this */
 #define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
 #define HC_HEAD_MAX 65536        /* an answer's header block, at most */
-#define HC_DIAL_S 10             /* hc_dial's deadline for resolving and connecting */
 #define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
 
 struct hc_conn {
@@ -79,6 +78,7 @@ struct hc_xfer {
     int paused;
     int in_cb;                   /* inside the read path: resume later, not now */
     int tries;
+    int taking;                  /* on_headers asked for the body's socket */
 
     char err[400];               /* set: the timer reports this failure */
     struct event *timer;         /* the deadline, or an immediate failure */
@@ -205,11 +205,19 @@ static int on_headers_complete(llhttp_t *p)
     if (hblock_pairs(x->hb.b.p, x->hb.b.n, 0, x->n_hdrs, x->hdr))
         return HPE_USER;
     x->headers_done = 1;
-    if (x->ops->on_headers && x->ops->on_headers(x->arg, x, p->status_code)) {
+    int rc = x->ops->on_headers ? x->ops->on_headers(x->arg, x, p->status_code) : 0;
+    if (rc < 0) {
         x->stopped = 1;
         return HPE_USER;
     }
-    return x->head || p->status_code == 204 || p->status_code == 304 ? 1 : 0;
+    if (x->head || p->status_code == 204 || p->status_code == 304)
+        return 1;
+    if (rc == HC_TAKE_BODY && (p->flags & F_CONTENT_LENGTH) && !(p->flags & F_CHUNKED) &&
+        p->content_length > 0) {
+        x->taking = 1;
+        return HPE_PAUSED;       /* parse_input hands the socket over */
+    }
+    return 0;
 }
 
 static int on_body(llhttp_t *p, const char *at, size_t n)
@@ -231,23 +239,85 @@ static int on_message_complete(llhttp_t *p)
     return HPE_PAUSED;
 }
 
+static void on_read(struct bufferevent *bev, void *arg);
+static void on_write(struct bufferevent *bev, void *arg);
+static void on_event(struct bufferevent *bev, short what, void *arg);
+
+/* Keep an idle connection for the next request to its peer (or close it
+ * when the pool is full). */
+static void pool_put(struct hc *c, struct hc_conn *k)
+{
+    if (c->n_idle >= HC_IDLE_MAX) {
+        conn_free(k);
+        return;
+    }
+    k->x = NULL;
+    k->reused = 1;
+    k->next = c->idle;
+    c->idle = k;
+    c->n_idle++;
+    bufferevent_set_timeouts(k->bev, NULL, NULL);
+    bufferevent_enable(k->bev, EV_READ);
+}
+
+/* Nothing of x's request is left unsent: its connection may carry another. */
+static int all_sent(const struct hc_xfer *x)
+{
+    return x->up_sent == (x->up_len < 0 ? 0 : x->up_len) &&
+           evbuffer_get_length(bufferevent_get_output(x->conn->bev)) == 0;
+}
+
 /* x's whole answer is in: pool or close the connection, then report. */
 static void deliver(struct hc_xfer *x, int keep)
 {
-    struct hc_conn *k = x->conn;
-    struct hc *c = x->c;
-    if (keep && c->n_idle < HC_IDLE_MAX && x->up_sent == (x->up_len < 0 ? 0 : x->up_len) &&
-        evbuffer_get_length(bufferevent_get_output(k->bev)) == 0) {
+    if (keep && all_sent(x)) {
+        pool_put(x->c, x->conn);
         x->conn = NULL;
-        k->x = NULL;
-        k->reused = 1;
-        k->next = c->idle;
-        c->idle = k;
-        c->n_idle++;
-        bufferevent_set_timeouts(k->bev, NULL, NULL);
-        bufferevent_enable(k->bev, EV_READ);
     }
     finish(x, x->parser.status_code, NULL);
+}
+
+/* The head is in and the caller takes the body's socket: hand it over
+ * with the body bytes already read, then end x without on_done. */
+static void take_body(struct hc_xfer *x)
+{
+    struct hc_conn *k = x->conn;
+    struct evbuffer *in = bufferevent_get_input(k->bev);
+    uint64_t clen = x->parser.content_length;
+    size_t have = evbuffer_get_length(in);
+    struct hc_body *b = xcalloc(1, sizeof(*b));
+    b->c = x->c;
+    snprintf(b->host, sizeof(b->host), "%s", x->host);
+    b->port = x->port;
+    b->pre_len = have < clen ? have : (size_t)clen;
+    b->pre = xmalloc(b->pre_len + 1);
+    evbuffer_remove(in, b->pre, b->pre_len);
+    b->left = clen - b->pre_len;
+    /* a peer that sent more than this answer is not trusted with another */
+    b->keep = llhttp_should_keep_alive(&x->parser) && have <= clen && all_sent(x);
+    b->fd = bufferevent_getfd(k->bev);
+    bufferevent_disable(k->bev, EV_READ | EV_WRITE);
+    bufferevent_setfd(k->bev, -1);   /* the socket is b's now */
+    drop_conn(x);
+    x->ops->on_taken(x->arg, b);
+    xfer_free(x);
+}
+
+void hc_body_end(struct hc_body *b, int whole)
+{
+    if (whole && b->keep && b->left == 0) {
+        struct hc_conn *k = xcalloc(1, sizeof(*k));
+        k->c = b->c;
+        snprintf(k->host, sizeof(k->host), "%s", b->host);
+        k->port = b->port;
+        k->bev = bufferevent_socket_new(b->c->base, b->fd, BEV_OPT_CLOSE_ON_FREE);
+        bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
+        pool_put(b->c, k);
+    } else {
+        close(b->fd);
+    }
+    free(b->pre);
+    free(b);
 }
 
 static void send_on(struct hc_xfer *x, int fresh);
@@ -284,6 +354,11 @@ static void parse_input(struct hc_xfer *x)
         llhttp_errno_t e = llhttp_execute(&x->parser, v.iov_base, n);
         if (e == HPE_PAUSED) {
             evbuffer_drain(in, (size_t)(llhttp_get_error_pos(&x->parser) - (char *)v.iov_base));
+            if (x->taking) {
+                x->in_cb = 0;
+                take_body(x);
+                return;
+            }
             break;
         }
         if (e != HPE_OK) {
@@ -462,89 +537,6 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
         return NULL;
     }
     return k;
-}
-
-/* ---- a bare connected socket ------------------------------------------------ */
-
-struct hc_dial {
-    struct bufferevent *bev;     /* connects; gives up its socket when done */
-    struct event *fail_ev;       /* reports a failure found at once, or the deadline */
-    int starting;                /* inside bev_connect: a failure is only noted */
-    int start_failed;
-    char err[400];
-    void (*done)(void *arg, int fd, const char *err);
-    void *arg;
-};
-
-static void dial_end(struct hc_dial *d, int fd, const char *err)
-{
-    d->done(d->arg, fd, err);
-    hc_dial_cancel(d);
-}
-
-static void dial_event(struct bufferevent *bev, short what, void *arg)
-{
-    struct hc_dial *d = arg;
-    if (what & BEV_EVENT_CONNECTED) {
-        int fd = bufferevent_getfd(bev);
-        evutil_make_socket_closeonexec(fd);
-        bufferevent_disable(bev, EV_READ | EV_WRITE);
-        bufferevent_setfd(bev, -1);   /* the socket is the caller's now */
-        dial_end(d, fd, NULL);
-        return;
-    }
-    int dns = bufferevent_socket_get_dns_error(bev);
-    snprintf(d->err, sizeof(d->err), "%s",
-             dns ? evutil_gai_strerror(dns)
-                 : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-    if (d->starting) {           /* inside hc_dial: it reports from fail_ev */
-        d->start_failed = 1;
-        return;
-    }
-    dial_end(d, -1, d->err);
-}
-
-static void dial_failed(evutil_socket_t fd, short what, void *arg)
-{
-    struct hc_dial *d = arg;
-    (void)fd;
-    (void)what;
-    dial_end(d, -1, d->err);
-}
-
-struct hc_dial *hc_dial(struct hc *c, const char *host, int port,
-                        void (*done)(void *arg, int fd, const char *err), void *arg)
-{
-    struct hc_dial *d = xcalloc(1, sizeof(*d));
-    d->done = done;
-    d->arg = arg;
-    d->fail_ev = evtimer_new(c->base, dial_failed, d);
-    d->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    bufferevent_setcb(d->bev, NULL, NULL, dial_event, d);
-    bufferevent_enable(d->bev, EV_WRITE);
-    /* a name resolved at once (the hosts file) whose connect fails at once
-     * reports the failure from inside bev_connect: noted, reported later */
-    d->starting = 1;
-    int rc = bev_connect(c, d->bev, host, port);
-    d->starting = 0;
-    struct timeval when = {HC_DIAL_S, 0};
-    if (rc || d->start_failed) {
-        if (rc)
-            snprintf(d->err, sizeof(d->err), "cannot connect to %s:%d", host, port);
-        when.tv_sec = 0;
-    } else {
-        snprintf(d->err, sizeof(d->err), "no connection to %s:%d within %d s", host, port,
-                 HC_DIAL_S);
-    }
-    evtimer_add(d->fail_ev, &when);
-    return d;
-}
-
-void hc_dial_cancel(struct hc_dial *d)
-{
-    bufferevent_free(d->bev);
-    event_free(d->fail_ev);
-    free(d);
 }
 
 static void send_on(struct hc_xfer *x, int fresh)
@@ -738,7 +730,7 @@ static void buf_done(void *arg, struct hc_xfer *x, int status, const char *err)
     x->cb(arg, status, status && x->body.p ? x->body.p : "", status ? x->body.n : 0, err);
 }
 
-static const struct hc_ops buf_ops = {NULL, buf_data, NULL, buf_done};
+static const struct hc_ops buf_ops = {NULL, buf_data, NULL, buf_done, NULL};
 
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg)

@@ -19,6 +19,9 @@
  *             object bodies between the nodes.
  *   hc_request: a buffered body in and out (at most HC_BODY_MAX bytes
  *             back); control-plane messages and listing pages.
+ * A streaming caller may take an answer's body as the socket itself
+ * (HC_TAKE_BODY) and splice it elsewhere; the connection returns to the
+ * pool through hc_body_end.
  *
  * Thread: an hc belongs to the loop it was made for; call it only there.
  * Contract: on_done (or the buffered callback) fires exactly once, later,
@@ -36,10 +39,34 @@ struct hc;
 struct hc_xfer;
 
 #define HC_READ_PAUSE (-2)
+#define HC_TAKE_BODY 1
+#define HC_HOST_MAX 256
+
+/*
+ * An answer's body taken as a socket (on_headers returned HC_TAKE_BODY):
+ * pre_len bytes of it came with the head, left more are to be read from
+ * fd (non-blocking). The caller moves them itself (splice) and ends with
+ * hc_body_end, which pools the connection again when the whole body was
+ * read and the peer keeps it alive.
+ */
+struct hc_body {
+    int fd;
+    char *pre;
+    size_t pre_len;
+    uint64_t left;
+    /* hc's own */
+    struct hc *c;
+    char host[HC_HOST_MAX];
+    int port;
+    int keep;
+};
 
 struct hc_ops {
     /* The answer's head is in (status >= 200). Return 0 to go on, -1 to
-     * stop the transfer (on_done then reports "cancelled"). */
+     * stop the transfer (on_done then reports "cancelled"), or
+     * HC_TAKE_BODY to take the body's socket: when the body has a
+     * Content-Length, on_taken follows and ends the transfer (no on_data,
+     * no on_done); any other body comes through on_data as usual. */
     int (*on_headers)(void *arg, struct hc_xfer *x, int status);
     /* A piece of the body; it is consumed. hc_pause() from here stops the
      * pieces after the ones already read from the socket (a bounded
@@ -52,6 +79,9 @@ struct hc_ops {
     /* status: the HTTP status, or 0 when the transfer failed (err says
      * why). x is valid during the call only. */
     void (*on_done)(void *arg, struct hc_xfer *x, int status, const char *err);
+    /* The body is b's, the caller's until hc_body_end (see HC_TAKE_BODY);
+     * the transfer is gone once this returns. */
+    void (*on_taken)(void *arg, struct hc_body *b);
 };
 
 #define HC_BODY_MAX (64u << 20)   /* an answer's body, at most */
@@ -95,17 +125,10 @@ void hc_cancel(struct hc_xfer *x);
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg);
 
-/*
- * A connected socket to host:port for a caller that moves the bytes
- * itself (the proxy's spliced S3 GET relay): resolved and connected as
- * hc's own connections are, never blocking. done gets the socket (now the
- * caller's, non-blocking) or -1 with err; it fires exactly once, later,
- * unless hc_dial_cancel is called first.
- */
-struct hc_dial;
-struct hc_dial *hc_dial(struct hc *c, const char *host, int port,
-                        void (*done)(void *arg, int fd, const char *err), void *arg);
-void hc_dial_cancel(struct hc_dial *d);
+/* Give a taken body's socket back: pooled when whole (all of it read)
+ * and the peer keeps connections alive, else closed. Frees b. Call it
+ * before hc_free. */
+void hc_body_end(struct hc_body *b, int whole);
 
 /* Split an http:// URL: host (brackets of an IPv6 literal removed) into
  * host (hostlen bytes), the port (80 when absent) and where the path

@@ -313,7 +313,7 @@ static void fwd_abort(struct http_req *r)
     fwd_release(f);
 }
 
-static const struct hc_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done};
+static const struct hc_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done, NULL};
 
 /* ---- start ----------------------------------------------------------------- */
 

@@ -1,28 +1,22 @@
 /*
- * s3relay: S3 GET and HEAD forwarded without copying the body through the
- * proxy. The request goes to the owning target over a raw keep-alive
- * connection from the worker's pool; llhttp reads the response head, which
- * is relayed; then the body moves target socket -> pipe -> client socket
- * with splice(2), waiting on whichever side is not ready (backpressure
- * both ways). A body of up to RELAY_COPY_MAX that arrived with the head is
- * written as bytes instead. A connection goes back to the pool only after
- * a whole, keep-alive response; one that failed at once after being
- * reused (the target closed it while idle) is retried on a new one.
+ * s3relay: S3 GET and HEAD forwarded without copying a large body through
+ * the proxy. The request goes to the owning target through the worker's
+ * hc (its pooled keep-alive connections); the answer's head is relayed
+ * as it comes. A body of up to RELAY_COPY_MAX comes through hc as bytes;
+ * a larger one is taken as hc's socket (HC_TAKE_BODY) and moves target
+ * socket -> pipe -> client socket with splice(2), waiting on whichever
+ * side is not ready (backpressure both ways). The connection goes back to
+ * hc's pool after a whole body.
  *
  * Thread: everything runs on the worker's loop.
  */
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <llhttp.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "hc.h"
@@ -34,36 +28,21 @@
 #include "util.h"
 #include "worker.h"
 
-#define HEAD_MAX (64 * 1024)     /* a response head larger than this fails */
 #define RELAY_COPY_MAX (64 * 1024)
+#define RELAY_HEAD_MS 300000     /* the target's head and a small body, at most */
 #define PIPE_BYTES (1 << 20)
 
-enum rstate { R_CONNECT, R_SEND, R_HEAD, R_WAIT_DRAIN, R_BODY };
+enum rstate { R_HEAD, R_WAIT_DRAIN, R_BODY };
 
 struct relay {
     struct http_req *r;
-    struct proxy_worker *pw;
     struct event_base *base;
-    struct tconn *c;
-    struct hc_dial *dial;        /* connecting a new connection */
-    int reused;
+    struct hc_xfer *hx;          /* until the head and a small body are in */
+    struct hc_body *b;           /* a large body's socket, taken from hc */
     enum rstate st;
-    char *url;
-    struct gbuf req;             /* the request head to send */
-    size_t sent;
+    const char *why;             /* why on_headers stopped the transfer */
     struct event *tev;           /* on the target's socket */
     struct event *cev;           /* on the client's socket, while splicing */
-    llhttp_t parser;
-    llhttp_settings_t settings;
-    char *buf;                   /* the response head as read */
-    size_t blen;
-    size_t body_at;              /* where the body starts in buf */
-    struct gbuf hname, hval;
-    int in_value;
-    int head_done;
-    int status;
-    int64_t clen;
-    int keepalive;
     uint64_t body_len;           /* the answer's body bytes */
     uint64_t left;               /* body bytes still to move */
     int pipefd[2];
@@ -89,20 +68,16 @@ int s3relay_header(const char *name)
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
-static void relay_free(struct relay *x, int reuse)
+static void relay_free(struct relay *x, int whole)
 {
-    if (x->dial)
-        hc_dial_cancel(x->dial);
+    if (x->hx)
+        hc_cancel(x->hx);
     if (x->tev)
         event_free(x->tev);
     if (x->cev)
         event_free(x->cev);
-    if (x->c) {
-        if (reuse)
-            worker_conn_put(x->pw, x->c);
-        else
-            worker_conn_close(x->c);
-    }
+    if (x->b)
+        hc_body_end(x->b, whole);
     if (x->pipefd[0] > 0) {
         close(x->pipefd[0]);
         close(x->pipefd[1]);
@@ -113,11 +88,6 @@ static void relay_free(struct relay *x, int reuse)
         x->r->on_drain = NULL;
         http_req_unref(x->r);
     }
-    gbuf_free(&x->req);
-    gbuf_free(&x->hname);
-    gbuf_free(&x->hval);
-    free(x->buf);
-    free(x->url);
     free(x);
 }
 
@@ -139,55 +109,7 @@ static void relay_abort(struct http_req *r)
     relay_free(x, 0); /* detaches from r and drops our reference */
 }
 
-/* ---- the response head --------------------------------------------------------- */
-
-static int flush_header(struct relay *x)
-{
-    if (!x->hname.n)
-        return 0;
-    const char *n = x->hname.p, *v = x->hval.p ? x->hval.p : "";
-    if (!strcasecmp(n, "Content-Length")) {
-        uint64_t len;
-        if (!parse_u64(v, strlen(v), &len))
-            x->clen = (int64_t)len;
-    } else if (s3relay_header(n)) {
-        http_resp_header(x->r, n, "%s", v);
-    }
-    x->hname.n = x->hval.n = 0;
-    if (x->hname.p)
-        x->hname.p[0] = '\0';
-    if (x->hval.p)
-        x->hval.p[0] = '\0';
-    return 0;
-}
-
-static int on_hfield(llhttp_t *p, const char *at, size_t n)
-{
-    struct relay *x = p->data;
-    if (x->in_value)
-        flush_header(x);
-    x->in_value = 0;
-    gbuf_add(&x->hname, at, n);
-    return 0;
-}
-
-static int on_hvalue(llhttp_t *p, const char *at, size_t n)
-{
-    struct relay *x = p->data;
-    x->in_value = 1;
-    gbuf_add(&x->hval, at, n);
-    return 0;
-}
-
-static int on_hdone(llhttp_t *p)
-{
-    struct relay *x = p->data;
-    flush_header(x);
-    x->head_done = 1;
-    x->status = p->status_code;
-    x->keepalive = llhttp_should_keep_alive(p);
-    return HPE_PAUSED;
-}
+/* ---- the answer's head ----------------------------------------------------------- */
 
 static void relay_step(struct relay *x);
 
@@ -198,40 +120,78 @@ static void body_done(struct relay *x)
     struct proxy *p = r->w->ctx;
     node_count_bytes(&p->node, 0, x->body_len);
     http_resp_end(r);
-    relay_free(x, x->keepalive);
+    relay_free(x, 1);
 }
 
-/* The head is in: relay it and whatever body came with it. */
-static void head_in(struct relay *x)
+/* The head is in: relay it; a large body is taken as the socket. */
+static int on_head(void *arg, struct hc_xfer *hx, int status)
 {
+    struct relay *x = arg;
     struct http_req *r = x->r;
-    int nobody = r->method == HTTP_M_HEAD || x->status == 204 || x->status == 304;
-    if (x->clen < 0 && !nobody) {
-        relay_fail(x, "the target's answer has no Content-Length");
-        return;
+    int nobody = r->method == HTTP_M_HEAD || status == 204 || status == 304;
+    const char *cl = hc_header(hx, "Content-Length");
+    uint64_t clen = 0;
+    if (cl ? parse_u64(cl, strlen(cl), &clen) : !nobody) {
+        x->why = "the target's answer has no Content-Length";
+        return -1;
     }
-    http_resp_begin(r, x->status, nobody ? (x->clen < 0 ? 0 : x->clen) : x->clen);
+    for (int i = 0; i < hc_header_count(hx); i++) {
+        const char *v, *n = hc_header_at(hx, i, &v);
+        if (s3relay_header(n))
+            http_resp_header(r, n, "%s", v);
+    }
+    http_resp_begin(r, status, (int64_t)clen);
     x->st = R_WAIT_DRAIN;
-    if (nobody) {
-        body_done(x);
-        return;
-    }
-    x->body_len = (uint64_t)x->clen;
-    size_t have = x->blen - x->body_at;
-    if (have > (uint64_t)x->clen)
-        have = (size_t)x->clen; /* never read past this response */
-    http_resp_write(r, x->buf + x->body_at, have);
-    x->left = (uint64_t)x->clen - have;
-    if (x->left == 0) {
-        body_done(x);
-        return;
-    }
-    relay_step(x);
+    x->body_len = nobody ? 0 : clen;
+    return x->body_len > RELAY_COPY_MAX ? HC_TAKE_BODY : 0;
 }
+
+/* A small body, as bytes. */
+static int on_piece(void *arg, struct hc_xfer *hx, const char *p, size_t n)
+{
+    struct relay *x = arg;
+    (void)hx;
+    http_resp_write(x->r, p, n);
+    return 0;
+}
+
+static void on_end(void *arg, struct hc_xfer *hx, int status, const char *err)
+{
+    struct relay *x = arg;
+    (void)hx;
+    x->hx = NULL;
+    if (status)
+        body_done(x);
+    else
+        relay_fail(x, x->why ? x->why : err);
+}
+
+/* The target's socket is readable. */
+static void tev_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    relay_step(arg);
+}
+
+/* A large body: its socket is ours; splice it once the head is out. */
+static void on_taken(void *arg, struct hc_body *b)
+{
+    struct relay *x = arg;
+    x->hx = NULL;
+    x->b = b;
+    http_resp_write(x->r, b->pre, b->pre_len);
+    x->left = b->left;
+    x->tev = event_new(x->base, b->fd, EV_READ, tev_cb, x);
+    if (x->left == 0)
+        body_done(x);
+    else
+        relay_step(x);
+}
+
+static const struct hc_ops relay_ops = {on_head, on_piece, NULL, on_end, on_taken};
 
 /* ---- moving the body -------------------------------------------------------- */
-
-static void tev_cb(evutil_socket_t fd, short what, void *arg);
 
 static void cev_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -252,7 +212,7 @@ static void relay_copy(struct relay *x)
 {
     char tmp[16384];
     for (;;) {
-        ssize_t n = read(x->c->fd, tmp, x->left < sizeof(tmp) ? (size_t)x->left : sizeof(tmp));
+        ssize_t n = read(x->b->fd, tmp, x->left < sizeof(tmp) ? (size_t)x->left : sizeof(tmp));
         if (n > 0) {
             http_resp_write(x->r, tmp, (size_t)n);
             x->left -= (uint64_t)n;
@@ -290,7 +250,7 @@ static void relay_step(struct relay *x)
         x->st = R_BODY;
     }
     int cfd = http_resp_fd(r);
-    int tfd = x->c->fd;
+    int tfd = x->b->fd;
     if (!x->cev) {
         relay_copy(x);
         return;
@@ -351,154 +311,17 @@ static void relay_step(struct relay *x)
     }
 }
 
-/* ---- connect, send, read the head ------------------------------------------------ */
-
-static void relay_connect(struct relay *x);
-
-static void retry_or_fail(struct relay *x, const char *why)
-{
-    if (x->reused && x->st <= R_HEAD && x->blen == 0) {
-        /* an idle connection the target had closed: once more, fresh */
-        event_free(x->tev);
-        x->tev = NULL;
-        close(x->c->fd);
-        x->c->fd = -1;
-        x->reused = 0;
-        x->sent = 0;
-        relay_connect(x);
-        return;
-    }
-    relay_fail(x, why);
-}
-
-static void tev_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct relay *x = arg;
-    (void)what;
-    if (x->st == R_SEND) {
-        while (x->sent < x->req.n) {
-            ssize_t n = send(fd, x->req.p + x->sent, x->req.n - x->sent, MSG_NOSIGNAL);
-            if (n > 0) {
-                x->sent += (size_t)n;
-            } else if (n < 0 && errno == EAGAIN) {
-                event_assign(x->tev, x->base, fd, EV_WRITE, tev_cb, x);
-                event_add(x->tev, NULL);
-                return;
-            } else if (n < 0 && errno != EINTR) {
-                retry_or_fail(x, strerror(errno));
-                return;
-            }
-        }
-        x->st = R_HEAD;
-        event_assign(x->tev, x->base, fd, EV_READ, tev_cb, x);
-    }
-    if (x->st == R_HEAD) {
-        for (;;) {
-            if (x->blen == HEAD_MAX) {
-                relay_fail(x, "the target's answer head is too large");
-                return;
-            }
-            ssize_t n = read(fd, x->buf + x->blen, HEAD_MAX - x->blen);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0 && errno == EAGAIN) {
-                event_add(x->tev, NULL);
-                return;
-            }
-            if (n <= 0) {
-                retry_or_fail(x, n == 0 ? "the target closed the connection" : strerror(errno));
-                return;
-            }
-            size_t from = x->blen;
-            x->blen += (size_t)n;
-            llhttp_errno_t e = llhttp_execute(&x->parser, x->buf + from, (size_t)n);
-            if (e == HPE_PAUSED) {
-                x->body_at = (size_t)(llhttp_get_error_pos(&x->parser) - x->buf);
-                head_in(x);
-                return;
-            }
-            if (e != HPE_OK) {
-                relay_fail(x, llhttp_errno_name(e));
-                return;
-            }
-        }
-    }
-    relay_step(x); /* R_BODY: the target's socket is readable */
-}
-
-static void dial_done(void *arg, int fd, const char *err)
-{
-    struct relay *x = arg;
-    x->dial = NULL;
-    if (fd < 0) {
-        relay_fail(x, err);
-        return;
-    }
-    x->c->fd = fd;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    x->st = R_SEND;
-    x->tev = event_new(x->base, fd, EV_WRITE, tev_cb, x);
-    event_add(x->tev, NULL);
-}
-
-/* A new connection through the worker's client: resolved and connected
- * without blocking the loop; dial_done goes on. */
-static void relay_connect(struct relay *x)
-{
-    x->st = R_CONNECT;
-    x->dial = hc_dial(x->pw->hc, x->c->host, x->c->port, dial_done, x);
-}
+/* ---- the request ------------------------------------------------------------------- */
 
 void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
 {
     struct relay *x = xcalloc(1, sizeof(*x));
     x->r = r;
-    x->pw = r->w->local;
     x->base = r->w->base;
-    x->url = url;
-    x->clen = -1;
-    char host[sizeof(x->c->host)], line[sizeof(host) + 64];
-    int port;
-    const char *path;
-    if (hc_url_split(url, host, sizeof(host), &port, &path)) {
-        s3_fail(r, S3E_INTERNAL_ERROR, "a target's URL is not usable: %.200s", url);
-        free(x);
-        free(url);
-        return;
-    }
-    gbuf_str(&x->req, r->method == HTTP_M_HEAD ? "HEAD " : "GET ");
-    gbuf_str(&x->req, path);
-    int v6 = strchr(host, ':') != NULL;
-    snprintf(line, sizeof(line), " HTTP/1.1\r\nHost: %s%s%s:%d\r\n", v6 ? "[" : "", host,
-             v6 ? "]" : "", port);
-    gbuf_str(&x->req, line);
-    for (int i = 0; i < n; i++) {
-        gbuf_str(&x->req, hdrs[i]);
-        gbuf_str(&x->req, "\r\n");
-    }
-    gbuf_str(&x->req, "\r\n");
-    x->buf = xmalloc(HEAD_MAX);
-    llhttp_settings_init(&x->settings);
-    x->settings.on_header_field = on_hfield;
-    x->settings.on_header_value = on_hvalue;
-    x->settings.on_headers_complete = on_hdone;
-    llhttp_init(&x->parser, HTTP_RESPONSE, &x->settings);
-    x->parser.data = x;
     http_req_ref(r);
     r->data = x;
     r->on_abort = relay_abort;
-    x->c = worker_conn_take(x->pw, host, port);
-    if (x->c) {
-        x->reused = 1;
-        x->st = R_SEND;
-        x->tev = event_new(x->base, x->c->fd, EV_WRITE, tev_cb, x);
-        event_active(x->tev, EV_WRITE, 0);
-        return;
-    }
-    x->c = xcalloc(1, sizeof(*x->c));
-    snprintf(x->c->host, sizeof(x->c->host), "%s", host);
-    x->c->port = port;
-    x->c->fd = -1;
-    relay_connect(x);
+    x->hx = hc_start(worker_hc(r), r->method == HTTP_M_HEAD ? "HEAD" : "GET", url, hdrs, n, -1,
+                     RELAY_HEAD_MS, &relay_ops, x);
+    free(url);
 }
