@@ -22,6 +22,7 @@
 #include <event2/event.h>
 #include <llhttp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ struct hc_xfer {
     int64_t up_len;              /* bytes from ops->on_read; -1: none */
     int64_t up_sent;
     int up_waiting;              /* the source said HC_READ_PAUSE */
+    int up_socket;               /* HC_READ_SOCKET: 1 to hand over, 2 handed */
 
     llhttp_t parser;
     struct hblock hb;            /* the answer's header block: name\0value\0... */
@@ -305,13 +307,14 @@ static void take_body(struct hc_xfer *x)
 
 void hc_body_end(struct hc_body *b, int whole)
 {
-    if (whole && b->keep && b->left == 0) {
+    if (whole && b->keep) {
         struct hc_conn *k = xcalloc(1, sizeof(*k));
         k->c = b->c;
         snprintf(k->host, sizeof(k->host), "%s", b->host);
         k->port = b->port;
         k->bev = bufferevent_socket_new(b->c->base, b->fd, BEV_OPT_CLOSE_ON_FREE);
         bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
+        bufferevent_set_max_single_read(k->bev, HC_FEED);
         pool_put(b->c, k);
     } else {
         close(b->fd);
@@ -389,6 +392,32 @@ static void on_read(struct bufferevent *bev, void *arg)
     parse_input(k->x);
 }
 
+/* The rest of the upload goes straight into the socket, written by the
+ * caller (HC_READ_SOCKET), once what hc queued is out. 0. */
+static int hand_socket(struct hc_xfer *x)
+{
+    struct bufferevent *bev = x->conn->bev;
+    if (x->up_socket != 1 || evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+        return 0;                /* on_write comes back when it is out */
+    x->up_socket = 2;
+    x->ops->on_socket(x->arg, x, bufferevent_getfd(bev));
+    return 0;
+}
+
+void hc_upload_moved(struct hc_xfer *x, int whole)
+{
+    if (x->up_socket != 2)
+        return;
+    x->up_socket = 0;
+    if (!whole) {
+        fail_later(x, "the upload failed");
+        return;
+    }
+    x->up_sent = x->up_len;
+    struct timeval idle = {HC_IDLE_S, 0};
+    bufferevent_set_timeouts(x->conn->bev, &idle, &idle);
+}
+
 /* Move upload bytes from the source to the socket while it takes them.
  * Returns -1 when x failed (and is gone), else 0. */
 static int pump_upload(struct hc_xfer *x)
@@ -402,6 +431,10 @@ static int pump_upload(struct hc_xfer *x)
         if (got == HC_READ_PAUSE) {
             x->up_waiting = 1;
             return 0;
+        }
+        if (got == HC_READ_SOCKET) {
+            x->up_socket = 1;    /* handed over once the output is out */
+            return hand_socket(x);
         }
         if (got <= 0 || (size_t)got > want) {
             finish(x, 0, got == 0 ? "the upload ended short" : "the upload failed");
@@ -422,7 +455,9 @@ static void on_write(struct bufferevent *bev, void *arg)
 {
     struct hc_conn *k = arg;
     (void)bev;
-    if (k->x && k->x->up_len > 0 && !k->x->up_waiting)
+    if (k->x && k->x->up_socket)
+        (void)hand_socket(k->x);
+    else if (k->x && k->x->up_len > 0 && !k->x->up_waiting)
         (void)pump_upload(k->x);
 }
 
@@ -430,8 +465,12 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 {
     struct hc_conn *k = arg;
     struct hc_xfer *x = k->x;
-    if (what & BEV_EVENT_CONNECTED)
+    if (what & BEV_EVENT_CONNECTED) {
+        /* requests are single writes: never held back for an ACK */
+        int one = 1;
+        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         return;
+    }
     if (k->starting) {           /* conn_open reports it */
         k->start_failed = 1;
         return;
@@ -472,7 +511,8 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (!x->conn)
         return;
-    if (x->up_len > 0 && !x->up_waiting && x->up_sent < x->up_len && pump_upload(x))
+    if (x->up_len > 0 && !x->up_waiting && !x->up_socket && x->up_sent < x->up_len &&
+        pump_upload(x))
         return;                  /* failed: x is gone */
     if (!x->paused) {
         bufferevent_enable(x->conn->bev, EV_READ);
@@ -526,6 +566,7 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     k->port = port;
     k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
+    bufferevent_set_max_single_read(k->bev, HC_FEED);
     /* a name resolved at once (the hosts file) whose connect fails at once
      * reports the failure from inside bev_connect */
     k->starting = 1;
@@ -730,7 +771,10 @@ static void buf_done(void *arg, struct hc_xfer *x, int status, const char *err)
     x->cb(arg, status, status && x->body.p ? x->body.p : "", status ? x->body.n : 0, err);
 }
 
-static const struct hc_ops buf_ops = {NULL, buf_data, NULL, buf_done, NULL};
+static const struct hc_ops buf_ops = {
+    .on_data = buf_data,
+    .on_done = buf_done,
+};
 
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg)

@@ -39,6 +39,7 @@ struct hc;
 struct hc_xfer;
 
 #define HC_READ_PAUSE (-2)
+#define HC_READ_SOCKET (-3)
 #define HC_TAKE_BODY 1
 #define HC_HOST_MAX 256
 
@@ -74,7 +75,9 @@ struct hc_ops {
     int (*on_data)(void *arg, struct hc_xfer *x, const char *p, size_t n);
     /* Upload source: up to n bytes into buf; the count, 0 at the end, -1
      * to fail the transfer, or HC_READ_PAUSE when nothing is ready yet
-     * (then call hc_resume_upload once there is). */
+     * (then call hc_resume_upload once there is), or HC_READ_SOCKET: the
+     * rest of the upload is written by the caller straight into the
+     * socket (on_socket). */
     ssize_t (*on_read)(void *arg, char *buf, size_t n);
     /* status: the HTTP status, or 0 when the transfer failed (err says
      * why). x is valid during the call only. */
@@ -82,6 +85,11 @@ struct hc_ops {
     /* The body is b's, the caller's until hc_body_end (see HC_TAKE_BODY);
      * the transfer is gone once this returns. */
     void (*on_taken)(void *arg, struct hc_body *b);
+    /* After HC_READ_SOCKET, once what hc queued is out: write the upload's
+     * remaining bytes into fd (non-blocking; hc writes nothing meanwhile,
+     * and reads the answer as usual: on_done may come first, then stop),
+     * then call hc_upload_moved. */
+    void (*on_socket)(void *arg, struct hc_xfer *x, int fd);
 };
 
 #define HC_BODY_MAX (64u << 20)   /* an answer's body, at most */
@@ -117,6 +125,9 @@ const char *hc_header_at(const struct hc_xfer *x, int i, const char **value);
 void hc_pause(struct hc_xfer *x);
 void hc_resume(struct hc_xfer *x);
 void hc_resume_upload(struct hc_xfer *x);
+/* The caller wrote the upload's rest into the socket (whole), or could
+ * not (the transfer fails, later). */
+void hc_upload_moved(struct hc_xfer *x, int whole);
 /* Stop a transfer without calling its callbacks (not from inside them). */
 void hc_cancel(struct hc_xfer *x);
 
@@ -125,8 +136,8 @@ void hc_cancel(struct hc_xfer *x);
 void hc_request(struct hc *c, const char *method, const char *url, const void *body,
                 size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg);
 
-/* Give a taken body's socket back: pooled when whole (all of it read)
- * and the peer keeps connections alive, else closed. Frees b. Call it
+/* Give a taken body's socket back: pooled when whole (the caller read all
+ * of it) and the peer keeps connections alive, else closed. Frees b. Call it
  * before hc_free. */
 void hc_body_end(struct hc_body *b, int whole);
 

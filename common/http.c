@@ -123,6 +123,64 @@ void http_req_resume(struct http_req *r)
     event_active(c->resume_ev, EV_TIMEOUT, 0);
 }
 
+int http_req_take_body(struct http_req *r, http_body_taken_fn taken)
+{
+    struct http_conn *c = r->conn;
+    if (!c || !c->in_parse || r->chunked || r->content_length <= 0 || r->body_received ||
+        r->resp_started || r->on_body || r->on_end)
+        return -1;
+    c->body_out = 1;
+    r->on_taken = taken;
+    return 0;
+}
+
+/* The head was parsed and the handler takes the body: hand it the bytes
+ * that came with the head and the socket, reading nothing more. */
+static void conn_hand_body(struct http_conn *c)
+{
+    struct http_req *r = c->req;
+    if (!r->on_taken) {          /* the handler gave up on it meanwhile */
+        c->body_out = 2;
+        http_req_body_taken(r, 0);
+        return;
+    }
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    uint64_t clen = (uint64_t)r->content_length;
+    size_t have = evbuffer_get_length(in);
+    size_t pre = have < clen ? have : (size_t)clen;
+    char *bytes = xmalloc(pre + 1);
+    evbuffer_remove(in, bytes, pre);
+    c->body_out = 2;
+    bufferevent_disable(c->bev, EV_READ);
+    r->on_taken(r, bytes, pre, bufferevent_getfd(c->bev), clen - pre);
+    free(bytes);
+}
+
+void http_req_body_taken(struct http_req *r, int whole)
+{
+    struct http_conn *c = r->conn;
+    if (!c || c->body_out != 2)
+        return;
+    c->body_out = 0;
+    if (!whole) {                /* the rest of the body is unread: close */
+        c->closing = 1;
+        if (r->resp_done)        /* after the answer; else http_resp_end does */
+            bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS);
+        return;
+    }
+    r->body_received = (uint64_t)r->content_length;
+    r->body_done = 1;
+    /* the next request starts after the body: the parser starts afresh
+     * once this request is finished (its answer still asks the parser
+     * whether the connection is kept) */
+    c->reset_at_finish = 1;
+    if (r->resp_done)
+        http_conn_finish(c);
+    else
+        c->paused = 1;           /* http_resp_end goes on */
+    event_active(c->resume_ev, EV_TIMEOUT, 0);
+}
+
 /* ---- answers without the handler ------------------------------------ */
 
 /* An error before a request object exists (malformed request line). */
@@ -340,11 +398,12 @@ static int on_headers_complete(llhttp_t *p)
     /* A handler that takes the body gets it announced, even an empty one:
      * some clients (botocore) misread a final answer that comes without
      * the 100 they asked for. */
-    if (r->conn && (r->on_body || r->on_end) && !r->resp_started && r->expect_continue) {
+    if (r->conn && (r->on_body || r->on_end || c->body_out) && !r->resp_started &&
+        r->expect_continue) {
         r->continue_sent = 1;
         evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n", 25);
     }
-    return 0;
+    return c->body_out ? HPE_PAUSED : 0; /* conn_process hands the body over */
 }
 
 /*
@@ -420,6 +479,10 @@ void http_conn_finish(struct http_conn *c)
         return;
     c->req = NULL;
     r->conn = NULL;
+    if (c->reset_at_finish) {
+        c->reset_at_finish = 0;
+        llhttp_reset(&c->parser);
+    }
     /* a pause belonged to the request: resuming it is a no-op from now on */
     if (c->read_paused) {
         c->read_paused = 0;
@@ -456,7 +519,7 @@ static void conn_process(struct http_conn *c)
     if (!c->req && !c->closing && evbuffer_get_length(in) > 0 &&
         !evtimer_pending(c->deadline_ev, NULL))
         deadline_set(c, c->w->srv->o.header_timeout_s);
-    while (!c->paused && !c->closing && !c->read_paused && !c->aborting) {
+    while (!c->paused && !c->closing && !c->read_paused && !c->aborting && !c->body_out) {
         size_t avail = evbuffer_get_length(in);
         if (avail == 0)
             break;
@@ -475,6 +538,10 @@ static void conn_process(struct http_conn *c)
             evbuffer_drain(in, used);
             if (c->closing)
                 break;
+            if (c->body_out == 1) {
+                conn_hand_body(c);
+                break;
+            }
             /* paused for a pending response */
             if (!c->paused) {
                 llhttp_resume(&c->parser);
@@ -504,7 +571,7 @@ static void conn_process(struct http_conn *c)
         }
         break;
     }
-    if (c->paused || c->read_paused || c->closing || c->aborting)
+    if (c->paused || c->read_paused || c->closing || c->aborting || c->body_out)
         bufferevent_disable(c->bev, EV_READ);
     else
         bufferevent_enable(c->bev, EV_READ);

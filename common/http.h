@@ -116,6 +116,9 @@ struct http_req {
     void (*on_end)(struct http_req *req);
     void (*on_abort)(struct http_req *req);
     void (*on_drain)(struct http_req *req);  /* output buffer emptied */
+    /* The body's socket, taken (http_req_take_body). */
+    void (*on_taken)(struct http_req *req, const char *pre, size_t pre_len, int fd,
+                     uint64_t left);
     /* Formats http_reply_error's answer instead of the JSON body (the S3
      * API's XML errors); err_code, when set, is the error's code name. */
     void (*on_error)(struct http_req *req, int status, const char *msg);
@@ -177,6 +180,22 @@ void http_req_ref(struct http_req *r);
 void http_req_unref(struct http_req *r);
 void http_req_pause(struct http_req *r);
 void http_req_resume(struct http_req *r);
+
+/*
+ * Take the request's body as the client's socket, to move it without
+ * copying it (splice): from the handler, before anything else took the
+ * body, for one with a Content-Length. Later, on the loop, taken gets the
+ * body bytes that came with the head (pre_len of them, valid during the
+ * call) and the socket (non-blocking, still the server's) from which the
+ * caller reads exactly left more bytes; then it calls http_req_body_taken
+ * and the server reads the connection again after them (whole), or closes
+ * it after the answer (not whole). A 100 Continue the client asked for is
+ * sent. -1 (and nothing changes) when the body cannot be taken.
+ */
+typedef void (*http_body_taken_fn)(struct http_req *r, const char *pre, size_t pre_len, int fd,
+                                   uint64_t left);
+int http_req_take_body(struct http_req *r, http_body_taken_fn taken);
+void http_req_body_taken(struct http_req *r, int whole);
 
 /* Responses. Headers are added before http_resp_begin. */
 void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...)

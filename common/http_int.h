@@ -47,6 +47,8 @@ struct http_conn {
     int lingering;               /* output flushed, dropping input until EOF */
     int aborting;                /* close, without completing, once flushed */
     int read_paused;             /* the handler asked for a pause */
+    int body_out;                /* 1: the handler takes the body's socket; 2: it has it */
+    int reset_at_finish;         /* the taken body was whole: parse afresh after it */
     struct event *resume_ev;
     struct event *flush_ev;      /* writes new output later in this loop pass */
     struct evbuffer_cb_entry *out_cb;

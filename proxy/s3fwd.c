@@ -39,6 +39,7 @@
 #include "objects.h"
 #include "objname.h"
 #include "proxy.h"
+#include "pump.h"
 #include "s3.h"
 #include "s3auth.h"
 #include "s3fwd.h"
@@ -51,6 +52,8 @@
 #define FWD_HIGH (4u << 20)      /* client output above this pauses the target */
 #define UP_HIGH (1u << 20)       /* upload buffer above this pauses the client */
 #define S3_PUT_MAX (5ull << 30)  /* one PUT: an object or a part */
+#define SPLICE_MIN (1 << 20)     /* plain bodies this large are spliced */
+#define FWD_IDLE_S 60            /* a spliced body moving nowhere this long fails */
 
 struct fwd {
     struct http_req *r;
@@ -71,6 +74,11 @@ struct fwd {
 
     struct awschunk *chunks;     /* the aws-chunked decoder, when the body is one */
 
+    /* a large plain body, spliced client -> target (http_req_take_body) */
+    int cfd;                     /* the client's socket, once taken; else -1 */
+    uint64_t sock_left;          /* body bytes still on it */
+    struct pump *pump;
+
     /* download */
     int resp_started;
     int down_paused;
@@ -87,6 +95,7 @@ static const char *const req_headers[] = {
 
 static void fwd_free(struct fwd *f)
 {
+    pump_free(f->pump);
     if (f->up)
         evbuffer_free(f->up);
     EVP_MD_CTX_free(f->sha);
@@ -98,8 +107,16 @@ static void fwd_free(struct fwd *f)
 static void fwd_release(struct fwd *f)
 {
     struct http_req *r = f->r;
+    if (f->pump) {               /* the body's rest stays unread: the client's
+                                  * connection closes after the answer */
+        pump_free(f->pump);
+        f->pump = NULL;
+    }
+    if (r && f->cfd >= 0)
+        http_req_body_taken(r, f->body_done);
     if (r) {
         r->data = NULL;
+        r->on_taken = NULL;
         r->on_body = NULL;
         r->on_end = NULL;
         r->on_abort = NULL;
@@ -219,6 +236,8 @@ static ssize_t fwd_read(void *arg, char *buf, size_t n)
             return 0;
         if (!f->r)
             return -1; /* the client is gone */
+        if (f->cfd >= 0 && avail == 0 && f->sock_left > 0)
+            return HC_READ_SOCKET; /* the rest, spliced: fwd_socket */
         f->up_waiting = 1;
         return HC_READ_PAUSE;
     }
@@ -229,6 +248,50 @@ static ssize_t fwd_read(void *arg, char *buf, size_t n)
         http_req_resume(f->r);
     }
     return (ssize_t)k;
+}
+
+/* The client's socket: the body bytes that came with the head go through
+ * the buffer, the rest is spliced once the target's side asks for it. */
+static void fwd_taken(struct http_req *r, const char *pre, size_t pre_len, int fd, uint64_t left)
+{
+    struct fwd *f = r->data;
+    f->cfd = fd;
+    f->sock_left = left;
+    up_push(f, pre, pre_len);
+    if (left == 0) {
+        f->body_done = 1;
+        http_req_body_taken(r, 1);
+    }
+}
+
+static void fwd_pumped(void *arg, const char *err, enum pump_side side)
+{
+    struct fwd *f = arg;
+    pump_free(f->pump);
+    f->pump = NULL;
+    if (!err) {
+        f->up_out += f->sock_left;
+        f->body_done = 1;
+        if (f->r)
+            http_req_body_taken(f->r, 1);
+        hc_upload_moved(f->x, 1);
+        return;
+    }
+    if (side == PUMP_IN) {
+        fwd_fail(f, S3E_INCOMPLETE_BODY, "the request body ended before its Content-Length");
+        return;
+    }
+    hc_upload_moved(f->x, 0);    /* the target's side: fwd_done answers */
+}
+
+static void fwd_socket(void *arg, struct hc_xfer *x, int fd)
+{
+    struct fwd *f = arg;
+    struct http_req *r = f->r;
+    (void)x;
+    f->pump = pump_start(r->w->base, f->cfd, fd, f->sock_left, FWD_IDLE_S, fwd_pumped, f);
+    if (!f->pump)
+        fwd_fail(f, S3E_SERVICE_UNAVAILABLE, "no pipe for the request body");
 }
 
 /* ---- download ------------------------------------------------------------- */
@@ -313,7 +376,13 @@ static void fwd_abort(struct http_req *r)
     fwd_release(f);
 }
 
-static const struct hc_ops fwd_ops = {fwd_headers, fwd_data, fwd_read, fwd_done, NULL};
+static const struct hc_ops fwd_ops = {
+    .on_headers = fwd_headers,
+    .on_data = fwd_data,
+    .on_read = fwd_read,
+    .on_done = fwd_done,
+    .on_socket = fwd_socket,
+};
 
 /* ---- start ----------------------------------------------------------------- */
 
@@ -381,6 +450,7 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
     f->r = r;
     f->node = &p->node;
     f->up_len = -1;
+    f->cfd = -1;
     int upload = r->method == HTTP_M_PUT || r->method == HTTP_M_POST;
     if (upload && body_setup(f, r, auth)) {
         cmap_unref(m);
@@ -420,7 +490,10 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
     r->data = f;
     r->on_abort = fwd_abort;
     r->on_drain = fwd_drain;
-    if (upload) {
+    /* a large body nothing needs to look at moves without a copy */
+    int spliced = upload && !f->sha && !f->chunks && f->up_len >= SPLICE_MIN &&
+                  http_req_take_body(r, fwd_taken) == 0;
+    if (upload && !spliced) {
         r->on_body = fwd_body;
         r->on_end = fwd_end;
     }

@@ -3,26 +3,23 @@
  * the proxy. The request goes to the owning target through the worker's
  * hc (its pooled keep-alive connections); the answer's head is relayed
  * as it comes. A body of up to RELAY_COPY_MAX comes through hc as bytes;
- * a larger one is taken as hc's socket (HC_TAKE_BODY) and moves target
- * socket -> pipe -> client socket with splice(2), waiting on whichever
- * side is not ready (backpressure both ways). The connection goes back to
- * hc's pool after a whole body.
+ * a larger one is taken as hc's socket (HC_TAKE_BODY) and spliced to the
+ * client's socket by a pump (common/pump.h) once the head is out. The
+ * connection goes back to hc's pool after a whole body.
  *
  * Thread: everything runs on the worker's loop.
  */
 #include <errno.h>
-#include <event2/event.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "hc.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
+#include "pump.h"
 #include "s3.h"
 #include "s3relay.h"
 #include "util.h"
@@ -30,7 +27,7 @@
 
 #define RELAY_COPY_MAX (64 * 1024)
 #define RELAY_HEAD_MS 300000     /* the target's head and a small body, at most */
-#define PIPE_BYTES (1 << 20)
+#define RELAY_IDLE_S 60          /* a large body moving nowhere for this long fails */
 
 enum rstate { R_HEAD, R_WAIT_DRAIN, R_BODY };
 
@@ -41,12 +38,9 @@ struct relay {
     struct hc_body *b;           /* a large body's socket, taken from hc */
     enum rstate st;
     const char *why;             /* why on_headers stopped the transfer */
-    struct event *tev;           /* on the target's socket */
-    struct event *cev;           /* on the client's socket, while splicing */
+    struct pump *pump;           /* splicing a large body to the client */
     uint64_t body_len;           /* the answer's body bytes */
-    uint64_t left;               /* body bytes still to move */
-    int pipefd[2];
-    size_t in_pipe;
+    uint64_t left;               /* body bytes after those read with the head */
 };
 
 /* ---- which headers pass ------------------------------------------------------ */
@@ -72,16 +66,9 @@ static void relay_free(struct relay *x, int whole)
 {
     if (x->hx)
         hc_cancel(x->hx);
-    if (x->tev)
-        event_free(x->tev);
-    if (x->cev)
-        event_free(x->cev);
+    pump_free(x->pump);
     if (x->b)
         hc_body_end(x->b, whole);
-    if (x->pipefd[0] > 0) {
-        close(x->pipefd[0]);
-        close(x->pipefd[1]);
-    }
     if (x->r) {
         x->r->data = NULL;
         x->r->on_abort = NULL;
@@ -110,8 +97,6 @@ static void relay_abort(struct http_req *r)
 }
 
 /* ---- the answer's head ----------------------------------------------------------- */
-
-static void relay_step(struct relay *x);
 
 /* The whole answer is relayed. */
 static void body_done(struct relay *x)
@@ -166,15 +151,43 @@ static void on_end(void *arg, struct hc_xfer *hx, int status, const char *err)
         relay_fail(x, x->why ? x->why : err);
 }
 
-/* The target's socket is readable. */
-static void tev_cb(evutil_socket_t fd, short what, void *arg)
+static void relay_drain(struct http_req *r);
+
+static void pumped(void *arg, const char *err, enum pump_side side)
 {
-    (void)fd;
-    (void)what;
-    relay_step(arg);
+    struct relay *x = arg;
+    (void)side;
+    if (err)
+        relay_fail(x, err);
+    else
+        body_done(x);
 }
 
-/* A large body: its socket is ours; splice it once the head is out. */
+/* Splice the rest of the body to the client once its output (the head
+ * and the bytes that came with it) is out. */
+static void relay_body(struct relay *x)
+{
+    struct http_req *r = x->r;
+    int cfd = http_resp_fd(r);
+    if (cfd < 0) {
+        r->on_drain = relay_drain; /* output still queued: wait for it */
+        return;
+    }
+    r->on_drain = NULL;
+    x->st = R_BODY;
+    x->pump = pump_start(x->base, x->b->fd, cfd, x->left, RELAY_IDLE_S, pumped, x);
+    if (!x->pump)
+        relay_fail(x, strerror(errno));
+}
+
+static void relay_drain(struct http_req *r)
+{
+    struct relay *x = r->data;
+    if (x && x->st == R_WAIT_DRAIN && x->b)
+        relay_body(x);
+}
+
+/* A large body: its socket is ours. */
 static void on_taken(void *arg, struct hc_body *b)
 {
     struct relay *x = arg;
@@ -182,134 +195,18 @@ static void on_taken(void *arg, struct hc_body *b)
     x->b = b;
     http_resp_write(x->r, b->pre, b->pre_len);
     x->left = b->left;
-    x->tev = event_new(x->base, b->fd, EV_READ, tev_cb, x);
     if (x->left == 0)
         body_done(x);
     else
-        relay_step(x);
+        relay_body(x);
 }
 
-static const struct hc_ops relay_ops = {on_head, on_piece, NULL, on_end, on_taken};
-
-/* ---- moving the body -------------------------------------------------------- */
-
-static void cev_cb(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    relay_step(arg);
-}
-
-static void relay_drain(struct http_req *r)
-{
-    struct relay *x = r->data;
-    if (x && x->st == R_WAIT_DRAIN)
-        relay_step(x);
-}
-
-/* A small rest (no pipe): read it and queue it as bytes. */
-static void relay_copy(struct relay *x)
-{
-    char tmp[16384];
-    for (;;) {
-        ssize_t n = read(x->b->fd, tmp, x->left < sizeof(tmp) ? (size_t)x->left : sizeof(tmp));
-        if (n > 0) {
-            http_resp_write(x->r, tmp, (size_t)n);
-            x->left -= (uint64_t)n;
-            if (x->left == 0) {
-                body_done(x);
-                return;
-            }
-        } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            event_add(x->tev, NULL);
-            return;
-        } else {
-            relay_fail(x, n == 0 ? "the target closed mid-body" : strerror(errno));
-            return;
-        }
-    }
-}
-
-/* Move what can move without blocking; arm the event of the side that
- * is not ready. */
-static void relay_step(struct relay *x)
-{
-    struct http_req *r = x->r;
-    if (x->st == R_WAIT_DRAIN) {
-        int cfd = http_resp_fd(r);
-        if (cfd < 0) {
-            r->on_drain = relay_drain; /* output still queued: wait for it */
-            return;
-        }
-        if (x->left <= RELAY_COPY_MAX || pipe2(x->pipefd, O_CLOEXEC | O_NONBLOCK)) {
-            x->pipefd[0] = x->pipefd[1] = 0;
-        } else {
-            fcntl(x->pipefd[1], F_SETPIPE_SZ, PIPE_BYTES);
-            x->cev = event_new(x->base, cfd, EV_WRITE, cev_cb, x);
-        }
-        x->st = R_BODY;
-    }
-    int cfd = http_resp_fd(r);
-    int tfd = x->b->fd;
-    if (!x->cev) {
-        relay_copy(x);
-        return;
-    }
-    if (cfd < 0) {
-        relay_fail(x, "the client connection is gone");
-        return;
-    }
-    for (;;) {
-        int in_wait = 0, out_wait = 0;
-        if (x->left > 0 && x->in_pipe < PIPE_BYTES) {
-            size_t want = x->left < PIPE_BYTES - x->in_pipe ? (size_t)x->left
-                                                              : PIPE_BYTES - x->in_pipe;
-            ssize_t n = splice(tfd, NULL, x->pipefd[1], NULL, want,
-                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (n > 0) {
-                x->in_pipe += (size_t)n;
-                x->left -= (uint64_t)n;
-            } else if (n == 0) {
-                relay_fail(x, "the target closed mid-body");
-                return;
-            } else if (errno == EAGAIN) {
-                in_wait = 1;
-            } else if (errno != EINTR) {
-                relay_fail(x, strerror(errno));
-                return;
-            }
-        }
-        if (x->in_pipe > 0) {
-            ssize_t n = splice(x->pipefd[0], NULL, cfd, NULL, x->in_pipe,
-                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (n > 0) {
-                x->in_pipe -= (size_t)n;
-            } else if (n < 0 && errno == EAGAIN) {
-                out_wait = 1;
-            } else if (n < 0 && errno != EINTR) {
-                /* the client went away: on_abort follows from the layer */
-                relay_fail(x, strerror(errno));
-                return;
-            }
-        }
-        if (x->left == 0 && x->in_pipe == 0) {
-            body_done(x);
-            return;
-        }
-        int can_in = x->left > 0 && x->in_pipe < PIPE_BYTES && !in_wait;
-        int can_out = x->in_pipe > 0 && !out_wait;
-        if (can_in || can_out)
-            continue;
-        /* splice-in's EAGAIN means "socket empty" only with an empty pipe
-         * (a pipe fills by page slots, before PIPE_BYTES of bytes): wait
-         * on the target then, else on the client */
-        if (out_wait)
-            event_add(x->cev, NULL);
-        if (in_wait && x->in_pipe == 0)
-            event_add(x->tev, NULL);
-        return;
-    }
-}
+static const struct hc_ops relay_ops = {
+    .on_headers = on_head,
+    .on_data = on_piece,
+    .on_done = on_end,
+    .on_taken = on_taken,
+};
 
 /* ---- the request ------------------------------------------------------------------- */
 

@@ -441,7 +441,11 @@ static void copy_abort(struct http_req *r)
     http_req_unref(r);
 }
 
-static const struct hc_ops copy_ops = {copy_headers, copy_data, NULL, copy_done, NULL};
+static const struct hc_ops copy_ops = {
+    .on_headers = copy_headers,
+    .on_data = copy_data,
+    .on_done = copy_done,
+};
 
 /* UploadPartCopy's x-amz-copy-source-range, "bytes=first-last", into p:
  * 0, or 400 answered. */

@@ -303,7 +303,12 @@ static void st_done(void *arg, struct hc_xfer *x, int status, const char *err)
     event_base_loopbreak(base);
 }
 
-static const struct hc_ops st_ops = {st_headers, st_data, st_read, st_done, NULL};
+static const struct hc_ops st_ops = {
+    .on_headers = st_headers,
+    .on_data = st_data,
+    .on_read = st_read,
+    .on_done = st_done,
+};
 
 static void stream_run(struct stream *st, const char *method, const char *url, int64_t up)
 {
@@ -326,7 +331,10 @@ static int hdr_headers(void *arg, struct hc_xfer *x, int status)
     return 0;
 }
 
-static const struct hc_ops hdr_ops = {hdr_headers, NULL, NULL, st_done, NULL};
+static const struct hc_ops hdr_ops = {
+    .on_headers = hdr_headers,
+    .on_done = st_done,
+};
 
 static void test_streaming(void)
 {
@@ -415,12 +423,16 @@ static void take_taken(void *arg, struct hc_body *b)
             t->bad |= buf[i] != (char)((t->got + (uint64_t)i) * 7);
         t->got += (uint64_t)n;
     }
-    b->left = want - t->got;
     hc_body_end(b, t->end_whole);
     event_base_loopbreak(base);
 }
 
-static const struct hc_ops take_ops = {take_headers, take_data, NULL, take_done, take_taken};
+static const struct hc_ops take_ops = {
+    .on_headers = take_headers,
+    .on_data = take_data,
+    .on_done = take_done,
+    .on_taken = take_taken,
+};
 
 /* HC_TAKE_BODY: a length-delimited body is handed over as the socket,
  * which returns to the pool when the whole body was read (and not when it
@@ -453,6 +465,91 @@ static void test_take(void)
     CHECK(atomic_load(&accepted) == acc1 + 1);   /* the unfinished one was closed */
     hc_free(cli);
     cli = saved;
+}
+
+/* ---- an upload written by the caller into the socket ------------------ */
+
+struct sock_up {
+    struct stream st;            /* first: st_done takes it */
+    int handed;
+    uint64_t given, total;
+    uint32_t sum;
+    char answer[64];
+    size_t alen;
+};
+
+static void su_fill(struct sock_up *u, char *buf, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        buf[i] = (char)((u->given + i) % 251);
+        u->sum += (unsigned char)buf[i];
+    }
+    u->given += k;
+}
+
+/* The first 1000 bytes through hc, the rest by the caller. */
+static ssize_t su_read(void *arg, char *buf, size_t n)
+{
+    struct sock_up *u = arg;
+    if (u->given >= 1000)
+        return HC_READ_SOCKET;
+    size_t k = n < 1000 - u->given ? n : (size_t)(1000 - u->given);
+    su_fill(u, buf, k);
+    return (ssize_t)k;
+}
+
+static void su_socket(void *arg, struct hc_xfer *x, int fd)
+{
+    struct sock_up *u = arg;
+    static char buf[65536];
+    u->handed++;
+    for (int spins = 0; u->given < u->total && spins < 100000;) {
+        size_t k = u->total - u->given < sizeof(buf) ? (size_t)(u->total - u->given) : sizeof(buf);
+        uint32_t sum0 = u->sum;
+        uint64_t at = u->given;
+        su_fill(u, buf, k);
+        ssize_t w = write(fd, buf, k);
+        if (w < (ssize_t)k) {    /* take back what did not go */
+            u->given = at;
+            u->sum = sum0;
+            if (w > 0)
+                su_fill(u, buf, (size_t)w);
+            spins++;
+            usleep(100);
+        }
+    }
+    hc_upload_moved(x, u->given == u->total);
+}
+
+static int su_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+{
+    struct sock_up *u = arg;
+    (void)x;
+    if (u->alen + n < sizeof(u->answer)) {
+        memcpy(u->answer + u->alen, p, n);
+        u->alen += n;
+    }
+    return 0;
+}
+
+static const struct hc_ops su_ops = {
+    .on_data = su_data,
+    .on_read = su_read,
+    .on_done = st_done,
+    .on_socket = su_socket,
+};
+
+/* HC_READ_SOCKET: the upload's rest goes straight into the socket, and
+ * the answer counts every byte of it */
+static void test_socket_upload(void)
+{
+    char u[128], want[64];
+    struct sock_up up = {.total = 3u << 20};
+    hc_start(cli, "PUT", URL("/sum"), NULL, 0, (int64_t)up.total, 10000, &su_ops, &up);
+    event_base_dispatch(base);
+    snprintf(want, sizeof(want), "%u %u", 3u << 20, up.sum);
+    CHECK(up.st.status == 200 && up.handed == 1 && !strcmp(up.answer, want));
+    CHECK(call("GET", URL("/hello"), NULL, 5000) == 200 && !strcmp(got_body, "hello"));
 }
 
 int main(void)
@@ -510,6 +607,7 @@ int main(void)
     CHECK(call("GET", u, NULL, 5000) == 200 && !strcmp(got_body, "hello"));
     CHECK(!fired_inside && calls == 1);
     test_take();
+    test_socket_upload();
 
     test_streaming();
 
