@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "hblock.h"
@@ -48,6 +49,10 @@ struct hc_conn {
     char host[HC_HOST_MAX];
     int port;
     int reused;                  /* has carried a transfer before */
+    int connected;
+    struct event *rev;           /* reads, around the bufferevent (read_on) */
+    int reading;                 /* wanted: started once connected */
+    int idle_on;                 /* reading has a deadline of no progress */
     int starting;                /* inside bev_connect: events are only noted */
     int start_failed;            /* an event during bev_connect said it failed */
     struct hc_xfer *x;           /* the transfer it carries, or NULL (idle) */
@@ -68,6 +73,10 @@ struct hc_xfer {
     int64_t up_sent;
     int up_waiting;              /* the source said HC_READ_PAUSE */
     int up_socket;               /* HC_READ_SOCKET: 1 to hand over, 2 handed */
+    const char *up_mem;          /* hc_start_mem's body (up_len bytes), by reference */
+    int expect;                  /* the request says Expect: 100-continue */
+    int expect_wait;             /* ... and the body waits for the 100 */
+    enum hc_fail fail;           /* why a failed transfer failed */
 
     llhttp_t parser;
     struct hblock hb;            /* the answer's header block: name\0value\0... */
@@ -102,6 +111,8 @@ struct hc {
 
 static void conn_free(struct hc_conn *k)
 {
+    if (k->rev)
+        event_free(k->rev);
     bufferevent_free(k->bev);
     free(k);
 }
@@ -168,8 +179,12 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     struct hc_xfer *x = arg;
     (void)fd;
     (void)what;
+    if (!x->err[0])
+        x->fail = HC_FAIL_TIMEOUT;
     finish(x, 0, x->err[0] ? x->err : "timed out");
 }
+
+static void send_mem(struct hc_xfer *x);
 
 /* ---- the answer ------------------------------------------------------------- */
 
@@ -201,6 +216,10 @@ static int on_headers_complete(llhttp_t *p)
     if (p->status_code < 200) {  /* an interim answer: the real one follows */
         hblock_reset(&x->hb);
         x->n_hdrs = 0;
+        if (p->status_code == 100 && x->expect_wait) {
+            x->expect_wait = 0;
+            send_mem(x);
+        }
         return 0;
     }
     x->hdr = xcalloc((size_t)x->n_hdrs + 1, sizeof(*x->hdr));
@@ -241,9 +260,80 @@ static int on_message_complete(llhttp_t *p)
     return HPE_PAUSED;
 }
 
-static void on_read(struct bufferevent *bev, void *arg);
+static void on_read(struct hc_conn *k);
 static void on_write(struct bufferevent *bev, void *arg);
 static void on_event(struct bufferevent *bev, short what, void *arg);
+static void conn_broke(struct hc_conn *k, short what, int err);
+
+/*
+ * Reading goes around the bufferevent (which only connects and writes):
+ * libevent 2.1's evbuffer reads at most 4 KiB a call, so a large answer
+ * would cost a loop pass per 4 KiB. hc reads up to HC_FEED at a time
+ * straight into the input evbuffer's free space, where parse_input finds
+ * it. A persistent read event's timeout is the "no progress" deadline.
+ */
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    struct hc_conn *k = arg;
+    if (what & EV_TIMEOUT) {
+        conn_broke(k, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+        return;
+    }
+    struct evbuffer *in = bufferevent_get_input(k->bev);
+    struct evbuffer_iovec v[2];
+    evbuffer_unfreeze(in, 0);    /* a socket bufferevent freezes its input's end */
+    int nv = evbuffer_reserve_space(in, HC_FEED, v, 2);
+    ssize_t n = nv > 0 ? readv(fd, (struct iovec *)v, nv) : -1;
+    int err = errno;
+    if (n > 0) {
+        size_t first = v[0].iov_len;
+        if ((size_t)n <= first) {
+            v[0].iov_len = (size_t)n;
+            nv = 1;
+        } else {
+            v[1].iov_len = (size_t)n - first;
+        }
+        evbuffer_commit_space(in, v, nv);
+    }
+    evbuffer_freeze(in, 0);
+    if (n > 0)
+        on_read(k);
+    else if (n == 0)
+        conn_broke(k, BEV_EVENT_READING | BEV_EVENT_EOF, 0);
+    else if (err != EAGAIN && err != EINTR)
+        conn_broke(k, BEV_EVENT_READING | BEV_EVENT_ERROR, err);
+}
+
+/* Read k's socket (once it is connected), failing after idle_s without a
+ * byte when idle_s > 0. */
+static void read_on(struct hc_conn *k, int idle_s)
+{
+    k->reading = 1;
+    k->idle_on = idle_s;
+    if (!k->connected)
+        return;                  /* on_event starts it */
+    if (!k->rev)
+        k->rev = event_new(k->c->base, bufferevent_getfd(k->bev), EV_READ | EV_PERSIST,
+                           on_readable, k);
+    struct timeval tv = {idle_s, 0};
+    event_add(k->rev, idle_s > 0 ? &tv : NULL);
+}
+
+static void read_off(struct hc_conn *k)
+{
+    k->reading = 0;
+    if (k->rev)
+        event_del(k->rev);
+}
+
+/* A new deadline for reading, kept while reading is off. */
+static void read_idle(struct hc_conn *k, int idle_s)
+{
+    if (k->reading)
+        read_on(k, idle_s);
+    else
+        k->idle_on = idle_s;
+}
 
 /* Keep an idle connection for the next request to its peer (or close it
  * when the pool is full). */
@@ -259,7 +349,7 @@ static void pool_put(struct hc *c, struct hc_conn *k)
     c->idle = k;
     c->n_idle++;
     bufferevent_set_timeouts(k->bev, NULL, NULL);
-    bufferevent_enable(k->bev, EV_READ);
+    read_on(k, 0);               /* an idle connection's EOF closes it */
 }
 
 /* Nothing of x's request is left unsent: its connection may carry another. */
@@ -298,7 +388,8 @@ static void take_body(struct hc_xfer *x)
     /* a peer that sent more than this answer is not trusted with another */
     b->keep = llhttp_should_keep_alive(&x->parser) && have <= clen && all_sent(x);
     b->fd = bufferevent_getfd(k->bev);
-    bufferevent_disable(k->bev, EV_READ | EV_WRITE);
+    read_off(k);
+    bufferevent_disable(k->bev, EV_WRITE);
     bufferevent_setfd(k->bev, -1);   /* the socket is b's now */
     drop_conn(x);
     x->ops->on_taken(x->arg, b);
@@ -313,8 +404,8 @@ void hc_body_end(struct hc_body *b, int whole)
         snprintf(k->host, sizeof(k->host), "%s", b->host);
         k->port = b->port;
         k->bev = bufferevent_socket_new(b->c->base, b->fd, BEV_OPT_CLOSE_ON_FREE);
-        bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
-        bufferevent_set_max_single_read(k->bev, HC_FEED);
+        bufferevent_setcb(k->bev, NULL, on_write, on_event, k);
+        k->connected = 1;
         pool_put(b->c, k);
     } else {
         close(b->fd);
@@ -333,7 +424,8 @@ static void send_on(struct hc_xfer *x, int fresh);
 static void conn_lost(struct hc_xfer *x, int closed, const char *why)
 {
     struct hc_conn *k = x->conn;
-    if (closed && k->reused && x->idempotent && !x->got_bytes && x->up_sent == 0 &&
+    if (closed && k->reused && x->idempotent && !x->got_bytes &&
+        (x->up_sent == 0 || x->up_mem) &&
         !x->up_waiting && x->tries < 2) {
         /* a pooled connection the peer had closed: send again, fresh */
         drop_conn(x);
@@ -366,6 +458,7 @@ static void parse_input(struct hc_xfer *x)
         }
         if (e != HPE_OK) {
             x->in_cb = 0;
+            x->fail = x->stopped ? HC_FAIL_CANCELLED : HC_FAIL_PROTOCOL;
             finish(x, 0, x->stopped ? "cancelled" : "malformed answer");
             return;
         }
@@ -377,13 +470,11 @@ static void parse_input(struct hc_xfer *x)
         return;
     }
     if (x->paused)
-        bufferevent_disable(x->conn->bev, EV_READ);
+        read_off(x->conn);
 }
 
-static void on_read(struct bufferevent *bev, void *arg)
+static void on_read(struct hc_conn *k)
 {
-    struct hc_conn *k = arg;
-    (void)bev;
     if (!k->x) {                 /* an idle connection has nothing to say */
         idle_remove(k->c, k);
         conn_free(k);
@@ -415,13 +506,16 @@ void hc_upload_moved(struct hc_xfer *x, int whole)
     }
     x->up_sent = x->up_len;
     struct timeval idle = {HC_IDLE_S, 0};
-    bufferevent_set_timeouts(x->conn->bev, &idle, &idle);
+    bufferevent_set_timeouts(x->conn->bev, NULL, &idle);
+    read_idle(x->conn, HC_IDLE_S);
 }
 
 /* Move upload bytes from the source to the socket while it takes them.
  * Returns -1 when x failed (and is gone), else 0. */
 static int pump_upload(struct hc_xfer *x)
 {
+    if (x->up_mem)
+        return 0;                /* a memory body is queued whole (send_mem) */
     struct evbuffer *out = bufferevent_get_output(x->conn->bev);
     char buf[HC_UP_PIECE];
     while (x->up_sent < x->up_len && evbuffer_get_length(out) < HC_UP_LOW) {
@@ -445,8 +539,7 @@ static int pump_upload(struct hc_xfer *x)
     }
     if (x->up_sent == x->up_len) {
         /* all sent: from now on the wait is for the answer */
-        struct timeval idle = {HC_IDLE_S, 0};
-        bufferevent_set_timeouts(x->conn->bev, &idle, &idle);
+        read_idle(x->conn, HC_IDLE_S);
     }
     return 0;
 }
@@ -464,17 +557,27 @@ static void on_write(struct bufferevent *bev, void *arg)
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
     struct hc_conn *k = arg;
-    struct hc_xfer *x = k->x;
     if (what & BEV_EVENT_CONNECTED) {
+        k->connected = 1;
         /* requests are single writes: never held back for an ACK */
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (k->reading)
+            read_on(k, k->idle_on);
         return;
     }
     if (k->starting) {           /* conn_open reports it */
         k->start_failed = 1;
         return;
     }
+    conn_broke(k, what, EVUTIL_SOCKET_ERROR());
+}
+
+/* k's connection ended, failed or made no progress (what: BEV_EVENT_*
+ * bits; err: the socket error). */
+static void conn_broke(struct hc_conn *k, short what, int err)
+{
+    struct hc_xfer *x = k->x;
     if (!x) {
         idle_remove(k->c, k);
         conn_free(k);
@@ -487,13 +590,15 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     char why[400];
-    int err = EVUTIL_SOCKET_ERROR();
     int closed = !(what & BEV_EVENT_TIMEOUT) &&
                  (!(what & BEV_EVENT_ERROR) || err == ECONNRESET || err == EPIPE);
+    x->fail = (what & BEV_EVENT_TIMEOUT) ? HC_FAIL_TIMEOUT
+              : !k->connected             ? HC_FAIL_CONNECT
+                                          : HC_FAIL_CLOSED;
     if (what & BEV_EVENT_TIMEOUT) {
         snprintf(why, sizeof(why), "%s:%d: no progress for %d s", x->host, x->port, HC_IDLE_S);
     } else if (what & BEV_EVENT_ERROR) {
-        int dns = bufferevent_socket_get_dns_error(bev);
+        int dns = bufferevent_socket_get_dns_error(k->bev);
         snprintf(why, sizeof(why), "%s:%d: %s", x->host, x->port,
                  dns ? evutil_gai_strerror(dns) : evutil_socket_error_to_string(err));
     } else {
@@ -515,7 +620,7 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
         pump_upload(x))
         return;                  /* failed: x is gone */
     if (!x->paused) {
-        bufferevent_enable(x->conn->bev, EV_READ);
+        read_on(x->conn, x->conn->idle_on);
         parse_input(x);
     }
 }
@@ -565,8 +670,7 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     snprintf(k->host, sizeof(k->host), "%s", host);
     k->port = port;
     k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
-    bufferevent_set_max_single_read(k->bev, HC_FEED);
+    bufferevent_setcb(k->bev, NULL, on_write, on_event, k);
     /* a name resolved at once (the hosts file) whose connect fails at once
      * reports the failure from inside bev_connect */
     k->starting = 1;
@@ -580,12 +684,27 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     return k;
 }
 
+/* A memory body goes out by reference, whole. */
+static void send_mem(struct hc_xfer *x)
+{
+    struct bufferevent *bev = x->conn->bev;
+    if (x->up_len > 0)
+        evbuffer_add_reference(bufferevent_get_output(bev), x->up_mem, (size_t)x->up_len, NULL,
+                               NULL);
+    x->up_sent = x->up_len;
+    struct timeval idle = {HC_IDLE_S, 0};
+    bufferevent_set_timeouts(bev, NULL, &idle);
+    read_idle(x->conn, HC_IDLE_S);
+    bufferevent_enable(bev, EV_WRITE);
+}
+
 static void send_on(struct hc_xfer *x, int fresh)
 {
     struct hc *c = x->c;
     struct hc_conn *k = fresh ? NULL : pool_take(c, x->host, x->port);
     char why[400];
     if (!k && !(k = conn_open(c, x->host, x->port, why, sizeof(why)))) {
+        x->fail = HC_FAIL_CONNECT;
         fail_later(x, why);
         return;
     }
@@ -600,10 +719,16 @@ static void send_on(struct hc_xfer *x, int fresh)
     x->parser.data = x;
     struct timeval idle = {HC_IDLE_S, 0};
     /* while the upload runs, only a stuck write counts as no progress */
-    bufferevent_set_timeouts(k->bev, x->up_len > 0 ? NULL : &idle, &idle);
+    bufferevent_set_timeouts(k->bev, NULL, &idle);
+    read_on(k, x->up_len > 0 ? 0 : HC_IDLE_S);
     bufferevent_write(k->bev, x->out.p, x->out.n);
-    bufferevent_enable(k->bev, EV_READ | EV_WRITE);
-    if (x->up_len > 0)
+    bufferevent_enable(k->bev, EV_WRITE);
+    x->up_sent = 0;
+    if (x->up_mem)
+        x->expect_wait = x->expect;
+    if (x->up_mem && !x->expect_wait)
+        send_mem(x);
+    else if (x->up_len > 0 && !x->up_mem)
         event_active(x->kick, EV_TIMEOUT, 0);   /* the first pieces, from the loop */
 }
 
@@ -706,6 +831,26 @@ struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
     return x;
 }
 
+struct hc_xfer *hc_start_mem(struct hc *c, const char *method, const char *url,
+                             const char *const *hdrs, int n, const void *body, size_t len,
+                             long timeout_ms, const struct hc_ops *ops, void *arg)
+{
+    struct hc_xfer *x = xfer_new(c, method, url, hdrs, n, (int64_t)len, timeout_ms, ops, arg);
+    x->up_len = (int64_t)len;
+    x->up_mem = len ? body : "";
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(hdrs[i], "Expect: 100-continue"))
+            x->expect = len > 0;
+    if (!x->err[0])
+        send_on(x, 0);
+    return x;
+}
+
+enum hc_fail hc_failure(const struct hc_xfer *x)
+{
+    return x->fail;
+}
+
 const char *hc_header(const struct hc_xfer *x, const char *name)
 {
     for (int i = 0; x->hdr && i < x->n_hdrs; i++)
@@ -729,7 +874,7 @@ void hc_pause(struct hc_xfer *x)
 {
     x->paused = 1;
     if (x->conn && !x->in_cb)
-        bufferevent_disable(x->conn->bev, EV_READ);
+        read_off(x->conn);
 }
 
 void hc_resume(struct hc_xfer *x)

@@ -117,6 +117,27 @@ void hc_free(struct hc *c);
 struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
                          const char *const *hdrs, int n, int64_t upload_len, long timeout_ms,
                          const struct hc_ops *ops, void *arg);
+/*
+ * hc_start with a body from the caller's memory (len bytes at body, sent
+ * by reference: it must stay unchanged until on_done). With an "Expect:
+ * 100-continue" header line the body waits for the peer's 100; a final
+ * answer that comes first is the answer, and the body is never sent.
+ */
+struct hc_xfer *hc_start_mem(struct hc *c, const char *method, const char *url,
+                             const char *const *hdrs, int n, const void *body, size_t len,
+                             long timeout_ms, const struct hc_ops *ops, void *arg);
+
+/* Why a transfer failed (in on_done with status 0). */
+enum hc_fail {
+    HC_FAIL_NONE,
+    HC_FAIL_CONNECT,             /* no connection to the peer */
+    HC_FAIL_TIMEOUT,             /* the deadline, or no progress */
+    HC_FAIL_CLOSED,              /* the connection broke */
+    HC_FAIL_PROTOCOL,            /* a malformed answer */
+    HC_FAIL_CANCELLED,           /* a callback stopped it */
+};
+enum hc_fail hc_failure(const struct hc_xfer *x);
+
 /* A header of the answer (value trimmed), or NULL; valid from on_headers
  * on. All of them: the i-th name and value (0 <= i < count). */
 const char *hc_header(const struct hc_xfer *x, const char *name);

@@ -63,5 +63,8 @@ void http_date_update(struct http_worker *w);
 /* The conn lets go of its finished request (c->req, if any), dropping the
  * conn's reference to it. Runs on the conn's worker thread. */
 void http_conn_finish(struct http_conn *c);
+/* The head was parsed and the handler takes the body (httptake.c): hand it
+ * the bytes that came with the head and the socket, reading nothing more. */
+void http_conn_hand_body(struct http_conn *c);
 
 #endif

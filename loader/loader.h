@@ -4,12 +4,12 @@
  * the worker, and each file's entry points.
  *
  * Each of --threads threads runs an event loop with its share of the
- * --workers; a worker runs one request at a time, back to back, over
- * keep-alive connections it keeps per host (so a worker following Shoal's
- * redirects holds one connection to the proxy and one to each target it
- * meets). Requests and responses go through llhttp, bodies are counted
- * (and optionally checksummed) as they stream, and PUT bodies are sent
- * from one shared random buffer without copies. Latencies go into
+ * --workers; a worker runs one request at a time, back to back, through
+ * its thread's Shoal HTTP client (common/hc.h), whose keep-alive
+ * connections the thread's workers share (so a worker following Shoal's
+ * redirects reuses connections to the proxy and to each target). Bodies
+ * are counted (and optionally checksummed) as they stream, and PUT bodies
+ * are sent from one shared random buffer without copies. Latencies go into
  * per-thread histograms that the main thread merges for the periodic line
  * and the final summary.
  *
@@ -21,8 +21,7 @@
  * Files: main.c (entry: set-up, the phases, the exit status), opts.c
  * (options), setup.c (blocking set-up requests), names.c (the name set and
  * its orders), worker.c (threads, workers picking their next op, a run),
- * client.c (connections, requests, response parsing: the per-request
- * path), report.c (statistics: live lines, the summary), hist.c.
+ * client.c (requests and their answers: the per-request path), report.c (statistics: live lines, the summary), hist.c.
  *
  * Threads: the main thread parses options, sets up, runs report.c and
  * waits; the loop threads run worker.c's worker_next and client.c. The
@@ -43,6 +42,7 @@
 
 struct cmap;
 struct event_base;
+struct hc;
 
 enum mode { M_SHOAL, M_DIRECT, M_S3, M_HTTP };
 enum op { OP_GET, OP_PUT, OP_DEL, OP_N };
@@ -89,14 +89,12 @@ struct opstats {
     struct hist h;
 };
 
-#define RBUF (256 * 1024)
-
 struct worker;
 
 struct thread {
     pthread_t tid;
     struct event_base *base;
-    char *rbuf;                  /* RBUF bytes, shared by the thread's connections */
+    struct hc *hc;               /* the thread's client: its workers share its connections */
     struct worker *workers;
     int n;
     pthread_mutex_t mu;          /* guards st against the stats reader */
@@ -107,22 +105,25 @@ struct thread {
 
 extern struct thread *threads;   /* worker.c: opt.threads of them during a run */
 
-#define CONNS_PER_WORKER 8
-
-struct conn;
+struct hc_xfer;
+struct XXH3_state_s;
 
 struct worker {
     struct thread *t;
-    struct conn *conns[CONNS_PER_WORKER];
     enum op op;
     int64_t index;
     const char *name;
     uint64_t size;               /* PUT body size */
     uint64_t start_us;
     int hops;
-    int awaiting_continue;
-    struct conn *cur;
-    char *url;                   /* current request target, full URL */
+    /* the request in flight and its answer (client.c) */
+    struct hc_xfer *x;
+    int status;
+    uint64_t body;
+    int64_t clen;
+    char location[2048];
+    char cksum[40];
+    struct XXH3_state_s *xs;     /* --verify */
 };
 
 static inline uint64_t now_us(void)
@@ -164,15 +165,17 @@ void worker_interrupt(int sig);
 
 /* ---- the client (client.c), loop threads ------------------------------------------ */
 
-/* The response parser's settings and the host table; main thread, once. */
-void client_init(void);
-void client_free(void);
-/* Send w's request for url (a full http:// URL) on a connection to its
- * host, with w->size bytes of shared_body when with_body. The outcome is
+/* A worker's client state: made before its thread runs, dropped after. */
+void client_worker_init(struct worker *w);
+void client_worker_close(struct worker *w);
+/* Send w's request for url (a full http:// URL) through its thread's hc,
+ * with w->size bytes of shared_body when with_body. The outcome is
  * recorded in w's thread and worker_next(w) runs when it is known. */
 void client_send(struct worker *w, const char *url, int with_body);
-/* Close the worker's connections (its loop has stopped). */
-void client_worker_close(struct worker *w);
+/* SigV4 header lines (three, new strings) for a native request of
+ * method on url, its body UNSIGNED-PAYLOAD when with_body; -1 when url is
+ * not an http:// URL. */
+int client_sign_native(const char *method, const char *url, int with_body, char *lines[3]);
 
 /* ---- statistics (report.c), main thread ---------------------------------------------- */
 

@@ -7,7 +7,6 @@
  *
  * Threads: the main thread; the runs start and join the loop threads.
  */
-#include <curl/curl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,8 +86,6 @@ int main(int argc, char **argv)
         return rc;
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, worker_interrupt);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    client_init();
     if (opt.mode == M_S3)
         s3_cfg_resolve(&s3, opt.endpoint, opt.region, "path", opt.access_key, opt.secret_key,
                        NULL, NULL);
@@ -102,10 +99,8 @@ int main(int argc, char **argv)
         total_ops_cap = opt.max_ops;
     uint64_t errs = run_phases();
     names_free();
-    client_free();
     cmap_unref(cmap);
     if (opt.mode == M_S3)
         s3_cfg_free(&s3);
-    curl_global_cleanup();
     return errs ? 3 : 0;
 }

@@ -8,7 +8,6 @@
  *
  * Threads: built on the main thread before a run; read-only during it.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -31,7 +30,7 @@ static void add_name(const char *n)
 /* The bucket's own listing (native API, paged), under --prefix if given. */
 static void list_bucket_names(void)
 {
-    char err[CURL_ERROR_SIZE];
+    char err[256];
     char *token = xstrdup("");
     char *ep = sigv4_uri_encode(opt.prefix, strlen(opt.prefix), 0);
     for (;;) {

@@ -1,61 +1,79 @@
 /*
- * setup: the loader's blocking requests before a run (libcurl easy, signed
- * like the run's requests when a key is set): that the endpoint answers
+ * setup: the loader's blocking requests before a run (through hc on a loop
+ * of their own, signed like the run's requests when a key is set): that the endpoint answers
  * and the bucket exists, and in direct mode the cluster map that places
  * each name on its target. Failures end the program with a message that
  * says what to fix.
  *
  * Threads: main thread, before any loop thread starts.
  */
-#include <curl/curl.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmap.h"
+#include "hc.h"
 #include "loader.h"
+
+#define SETUP_ERR_MAX 256
 
 struct cmap *cmap;
 
-static size_t sink(char *p, size_t s, size_t n, void *arg)
+struct fetch {
+    struct event_base *base;
+    struct gbuf *body;
+    long status;
+    char *err;
+    size_t errlen;
+};
+
+static int fetch_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
 {
-    gbuf_add(arg, p, s * n);
-    return s * n;
+    struct fetch *f = arg;
+    (void)x;
+    gbuf_add(f->body, p, n);
+    return 0;
 }
+
+static void fetch_done(void *arg, struct hc_xfer *x, int status, const char *err)
+{
+    struct fetch *f = arg;
+    (void)x;
+    f->status = status;
+    if (!status)
+        snprintf(f->err, f->errlen, "%s", err ? err : "no answer");
+    event_base_loopbreak(f->base);
+}
+
+static const struct hc_ops fetch_ops = {
+    .on_data = fetch_data,
+    .on_done = fetch_done,
+};
 
 long setup_fetch(const char *method, const char *url, struct gbuf *body, char *err,
                  size_t errlen)
 {
-    CURL *c = curl_easy_init();
-    char eb[CURL_ERROR_SIZE] = "";
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    if (!strcmp(method, "HEAD"))
-        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, eb);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-    char sigv4[128];
-    if (opt.access_key) {
-        snprintf(sigv4, sizeof(sigv4), "aws:amz:%s:s3", opt.region);
-        curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
-        curl_easy_setopt(c, CURLOPT_USERNAME, opt.access_key);
-        curl_easy_setopt(c, CURLOPT_PASSWORD, opt.secret_key);
-    }
-    CURLcode rc = curl_easy_perform(c);
-    long status = 0;
-    if (rc == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    else
-        snprintf(err, errlen, "%s", eb[0] ? eb : curl_easy_strerror(rc));
-    curl_easy_cleanup(c);
-    return status;
+    struct fetch f = {event_base_new(), body, 0, err, errlen};
+    struct hc *c = hc_new(f.base);
+    char *lines[3] = {NULL, NULL, NULL};
+    const char *hdrs[3];
+    int n = 0;
+    if (opt.access_key && !client_sign_native(method, url, 0, lines))
+        for (; n < 3; n++)
+            hdrs[n] = lines[n];
+    hc_start(c, method, url, hdrs, n, -1, 10000, &fetch_ops, &f);
+    event_base_dispatch(f.base);
+    hc_free(c);
+    event_base_free(f.base);
+    for (int i = 0; i < 3; i++)
+        free(lines[i]);
+    return f.status;
 }
 
 void setup_check_target(void)
 {
-    char err[CURL_ERROR_SIZE];
+    char err[SETUP_ERR_MAX];
     struct gbuf b = {0};
     char *url;
     if (opt.mode == M_SHOAL || opt.mode == M_DIRECT) {

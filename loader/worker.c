@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmap.h"
+#include "hc.h"
 #include "loader.h"
 #include "sigv4.h"
 
@@ -98,7 +99,6 @@ void worker_next(struct worker *w)
                                   ? rnd(t) % (opt.max_size - opt.min_size + 1)
                                   : 0);
     w->hops = 0;
-    w->awaiting_continue = 0;
     w->start_us = now_us();
     char *url = op_url(w->name);
     client_send(w, url, w->op == OP_PUT);
@@ -119,6 +119,8 @@ static void *thread_main(void *arg)
     struct thread *t = arg;
     event_base_once(t->base, -1, EV_TIMEOUT, start_cb, t, NULL);
     event_base_dispatch(t->base);
+    hc_free(t->hc);              /* drops what is still in flight, on the loop's thread */
+    t->hc = NULL;
     for (int i = 0; i < t->n; i++)
         client_worker_close(&t->workers[i]);
     return NULL;
@@ -140,12 +142,14 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     for (int i = 0; i < opt.threads; i++) {
         struct thread *t = &threads[i];
         t->base = event_base_new();
-        t->rbuf = xmalloc(RBUF);
+        t->hc = hc_new(t->base);
         t->n = opt.workers / opt.threads + (i < opt.workers % opt.threads);
         t->live = t->n;
         t->workers = xcalloc((size_t)t->n + 1, sizeof(*t->workers));
-        for (int k = 0; k < t->n; k++)
+        for (int k = 0; k < t->n; k++) {
             t->workers[k].t = t;
+            client_worker_init(&t->workers[k]);
+        }
         t->rng = opt.seed * 0x9E3779B97F4A7C15ULL + (uint64_t)i * 7919 + 1;
         pthread_mutex_init(&t->mu, NULL);
     }
@@ -188,7 +192,7 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     report_collect(res);
     for (int i = 0; i < opt.threads; i++) {
         event_base_free(threads[i].base);
-        free(threads[i].rbuf);
+        hc_free(threads[i].hc);  /* a thread that never ran */
         free(threads[i].workers);
         pthread_mutex_destroy(&threads[i].mu);
     }

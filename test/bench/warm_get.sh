@@ -128,16 +128,19 @@ for spec in $SIGNED_SPECS; do
   done
 done
 
-printf '\n== the loader vs wrk: GET of one 1 MiB file from nginx, %s connections, median of %s runs of %ss ==\n' "$WORKERS" "$REPS" "$SECS"
-one="$NGX/bench/w1MiB/o00000000"
-ws=() ls=()
-for rep in $(seq "$REPS"); do
-  ws+=("$(wrk -t2 -c"$WORKERS" -d"${SECS}s" "$one" | awk '/Transfer\/sec/ {v=$2; if (v ~ /GB/) {sub("GB","",v); v*=1024} else if (v ~ /MB/) sub("MB","",v); else if (v ~ /KB/) {sub("KB","",v); v/=1024}; print v}')")
-  l=$(loader_json --endpoint "$NGX" --bucket bench --mode http --num-objects 1 --prefix w1MiB/o \
-      --workers "$WORKERS" --duration "${SECS}s")
-  ls+=("$(field "$l" GET mib_per_s)")
+printf '\n== the loader vs wrk: GETs of one file from nginx, %s connections, requests/s, median of %s runs of %ss ==\n' "$WORKERS" "$REPS" "$SECS"
+printf '%-7s %12s %12s %9s  goal\n' size wrk shoal-loader ratio
+for label in 4KiB 1MiB; do
+  one="$NGX/bench/w$label/o00000000"
+  ws=() ls=()
+  for rep in $(seq "$REPS"); do
+    ws+=("$(wrk -t2 -c"$WORKERS" -d"${SECS}s" "$one" | awk '/^Requests\/sec/ {print $2}')")
+    l=$(loader_json --endpoint "$NGX" --bucket bench --mode http --num-objects 1 --prefix "w$label/o" \
+        --workers "$WORKERS" --duration "${SECS}s")
+    ls+=("$(field "$l" GET ops_per_s)")
+  done
+  w=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${ws[@]}")
+  l=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${ls[@]}")
+  r=$(ratio "$l" "$w")
+  printf '%-7s %12.0f %12.0f %8sx  0.9x %s\n' "$label" "$w" "$l" "$r" "$(verdict "$r" 0.9)"
 done
-w=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${ws[@]}")
-lmb=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${ls[@]}")
-r=$(ratio "$lmb" "$w")
-printf '%-22s %10.1f MiB/s\n%-22s %10.1f MiB/s   %sx of wrk, goal 0.9x %s\n' wrk "$w" shoal-loader "$lmb" "$r" "$(verdict "$r" 0.9)"

@@ -6,6 +6,7 @@
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,15 @@ static int read_request(int fd, char *path, size_t plen, size_t *body_len)
     (void)plen;
     char *cl = strcasestr(buf, "\r\nContent-Length: ");
     size_t want = cl ? strtoul(cl + 18, NULL, 10) : 0;
+    if (strcasestr(buf, "\r\nExpect: 100-continue")) {
+        if (!strcmp(path, "/early")) {   /* answered before any body */
+            *body_len = 0;
+            return 0;
+        }
+        const char go[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        if (write(fd, go, sizeof(go) - 1) < 0)
+            return -1;
+    }
     size_t have = n - (size_t)(end + 4 - buf);
     body_sum = 0;
     for (char *b = end + 4; b < buf + n; b++)
@@ -100,6 +110,9 @@ static void *serve(void *arg)
             const char h[] = "HTTP/1.1 200 OK\r\nContent-Length: 8388608\r\n\r\n";
             say(fd, h, sizeof(h) - 1);
             say(fd, big, sizeof(big));
+        } else if (!strcmp(path, "/early")) {
+            SAY(fd, "HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno");
+            break;               /* the body never came: the connection ends */
         } else if (!strcmp(path, "/hello-close")) {
             /* answers, then closes without saying so: the next request on
              * this pooled connection finds it gone */
@@ -221,6 +234,7 @@ struct stream {
     uint32_t up_sum;
     int up_pause_once, up_fail;
     int stop_at_headers;
+    enum hc_fail fail;
 };
 
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -298,6 +312,7 @@ static void st_done(void *arg, struct hc_xfer *x, int status, const char *err)
     struct stream *st = arg;
     (void)x;
     st->status = status;
+    st->fail = hc_failure(x);
     st->done++;
     snprintf(st->err, sizeof(st->err), "%s", err ? err : "");
     event_base_loopbreak(base);
@@ -552,8 +567,36 @@ static void test_socket_upload(void)
     CHECK(call("GET", URL("/hello"), NULL, 5000) == 200 && !strcmp(got_body, "hello"));
 }
 
+/* hc_start_mem: a body from memory, by reference; with Expect:
+ * 100-continue it waits for the 100, and an early final answer means it is
+ * never sent */
+static void test_mem_body(void)
+{
+    char u[128], want[64];
+    static char body[(2u << 20) + 3];
+    uint32_t sum = 0;
+    for (size_t i = 0; i < sizeof(body); i++) {
+        body[i] = (char)(i % 251);
+        sum += (unsigned char)body[i];
+    }
+    snprintf(want, sizeof(want), "%zu %u", sizeof(body), sum);
+    const char *expect[] = {"Expect: 100-continue"};
+    for (int e = 0; e < 2; e++) {
+        struct sock_up up = {0};
+        hc_start_mem(cli, "PUT", URL("/sum"), expect, e, body, sizeof(body), 10000, &su_ops, &up);
+        event_base_dispatch(base);
+        CHECK(up.st.status == 200 && !strcmp(up.answer, want));
+    }
+    struct sock_up early = {0};
+    hc_start_mem(cli, "PUT", URL("/early"), expect, 1, body, sizeof(body), 10000, &su_ops, &early);
+    event_base_dispatch(base);
+    CHECK(early.st.status == 403 && !strcmp(early.answer, "no"));
+    CHECK(call("GET", URL("/hello"), NULL, 5000) == 200 && !strcmp(got_body, "hello"));
+}
+
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN);    /* as the daemons: a closed peer is an error, not a signal */
     test_url_split();
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -603,11 +646,21 @@ int main(void)
     }
     snprintf(u, sizeof(u), "http://127.0.0.1:%d/", free_port);
     CHECK(call("GET", u, NULL, 5000) == 0 && got_err[0]);
+    /* why a transfer failed: no connection, no answer in time, a broken one */
+    struct stream f1 = {0}, f2 = {0}, f3 = {0};
+    stream_run(&f1, "GET", u, -1);
+    CHECK(f1.status == 0 && f1.fail == HC_FAIL_CONNECT);
+    hc_start(cli, "GET", URL("/silent"), NULL, 0, -1, 300, &st_ops, &f2);
+    event_base_dispatch(base);
+    CHECK(f2.status == 0 && f2.fail == HC_FAIL_TIMEOUT);
+    stream_run(&f3, "GET", URL("/garbage"), -1);
+    CHECK(f3.status == 0 && f3.fail == HC_FAIL_PROTOCOL);
     snprintf(u, sizeof(u), "http://localhost:%d/hello", port);
     CHECK(call("GET", u, NULL, 5000) == 200 && !strcmp(got_body, "hello"));
     CHECK(!fired_inside && calls == 1);
     test_take();
     test_socket_upload();
+    test_mem_body();
 
     test_streaming();
 
