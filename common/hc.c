@@ -28,7 +28,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "hblock.h"
@@ -37,6 +36,8 @@
 
 #define HC_IDLE_MAX 64           /* pooled connections per hc */
 #define HC_FEED 262144           /* bytes handed to llhttp at a time */
+#define HC_HEAD_READ 32768       /* a read before the answer's head is in, at most:
+                                  * a body taken as the socket moves the rest */
 #define HC_UP_LOW 262144         /* the upload source is asked for more below this */
 #define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
 #define HC_HEAD_MAX 65536        /* an answer's header block, at most */
@@ -107,6 +108,8 @@ struct hc {
     int n_idle;
     struct hc_xfer *xfers;       /* in flight */
     llhttp_settings_t settings;
+    char *rbuf;                  /* HC_FEED bytes: where reads land */
+    struct hc_conn *rbuf_conn;   /* whose input refers to rbuf, while one does */
 };
 
 static void conn_free(struct hc_conn *k)
@@ -272,36 +275,61 @@ static void conn_broke(struct hc_conn *k, short what, int err);
  * straight into the input evbuffer's free space, where parse_input finds
  * it. A persistent read event's timeout is the "no progress" deadline.
  */
+static void rbuf_released(const void *data, size_t len, void *arg)
+{
+    struct hc *c = arg;
+    (void)data;
+    (void)len;
+    c->rbuf_conn = NULL;
+}
+
+/*
+ * The read lands in the hc's buffer, which the input evbuffer refers to
+ * (no copy) while parse_input runs; bytes still unparsed after it (a paused
+ * transfer, a pipelined surplus) are copied into the evbuffer's own memory
+ * before the buffer is read into again. Before an answer's head is in, a
+ * read takes at most HC_HEAD_READ, so that a body taken as the socket has
+ * little in user space.
+ */
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     struct hc_conn *k = arg;
+    struct hc *c = k->c;
     if (what & EV_TIMEOUT) {
         conn_broke(k, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
         return;
     }
-    struct evbuffer *in = bufferevent_get_input(k->bev);
-    struct evbuffer_iovec v[2];
-    evbuffer_unfreeze(in, 0);    /* a socket bufferevent freezes its input's end */
-    int nv = evbuffer_reserve_space(in, HC_FEED, v, 2);
-    ssize_t n = nv > 0 ? readv(fd, (struct iovec *)v, nv) : -1;
-    int err = errno;
-    if (n > 0) {
-        size_t first = v[0].iov_len;
-        if ((size_t)n <= first) {
-            v[0].iov_len = (size_t)n;
-            nv = 1;
-        } else {
-            v[1].iov_len = (size_t)n - first;
-        }
-        evbuffer_commit_space(in, v, nv);
-    }
-    evbuffer_freeze(in, 0);
-    if (n > 0)
-        on_read(k);
-    else if (n == 0)
+    size_t want = k->x && k->x->headers_done ? HC_FEED : HC_HEAD_READ;
+    ssize_t n = read(fd, c->rbuf, want);
+    if (n == 0) {
         conn_broke(k, BEV_EVENT_READING | BEV_EVENT_EOF, 0);
-    else if (err != EAGAIN && err != EINTR)
-        conn_broke(k, BEV_EVENT_READING | BEV_EVENT_ERROR, err);
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            conn_broke(k, BEV_EVENT_READING | BEV_EVENT_ERROR, errno);
+        return;
+    }
+    struct evbuffer *in = bufferevent_get_input(k->bev);
+    evbuffer_unfreeze(in, 0);    /* a socket bufferevent freezes its input's end */
+    c->rbuf_conn = k;
+    evbuffer_add_reference(in, c->rbuf, (size_t)n, rbuf_released, c);
+    evbuffer_freeze(in, 0);
+    on_read(k);                  /* k may be gone after it, and then rbuf is free */
+    if (c->rbuf_conn) {          /* k is alive, its input still refers to rbuf */
+        struct hc_conn *h = c->rbuf_conn;
+        struct evbuffer *rest = evbuffer_new();
+        evbuffer_add_buffer(rest, bufferevent_get_input(h->bev));
+        size_t left = evbuffer_get_length(rest);
+        char *copy = xmalloc(left + 1);
+        evbuffer_remove(rest, copy, left);       /* releases rbuf */
+        evbuffer_free(rest);
+        in = bufferevent_get_input(h->bev);
+        evbuffer_unfreeze(in, 0);
+        evbuffer_add(in, copy, left);
+        evbuffer_freeze(in, 0);
+        free(copy);
+    }
 }
 
 /* Read k's socket (once it is connected), failing after idle_s without a
@@ -940,6 +968,7 @@ struct hc *hc_new(struct event_base *base)
 {
     struct hc *c = xcalloc(1, sizeof(*c));
     c->base = base;
+    c->rbuf = xmalloc(HC_FEED);
     llhttp_settings_init(&c->settings);
     c->settings.on_header_field = on_hdr_span;
     c->settings.on_header_field_complete = on_field_end;
@@ -964,5 +993,6 @@ void hc_free(struct hc *c)
     }
     if (c->dns)
         evdns_base_free(c->dns, 0);
+    free(c->rbuf);
     free(c);
 }
