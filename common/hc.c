@@ -42,6 +42,7 @@
 #define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
 #define HC_HEAD_MAX 65536        /* an answer's header block, at most */
 #define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
+#define HC_EXPECT_S 1            /* a 100 Continue awaited this long at most */
 
 struct hc_conn {
     struct hc *c;
@@ -95,6 +96,7 @@ struct hc_xfer {
     char err[400];               /* set: the timer reports this failure */
     struct event *timer;         /* the deadline, or an immediate failure */
     struct event *kick;          /* resume reading or uploading, from the loop */
+    struct event *expect_ev;     /* no 100 Continue in time: the body goes anyway */
 
     /* hc_request's buffered answer */
     struct gbuf body;
@@ -116,6 +118,10 @@ static void conn_free(struct hc_conn *k)
 {
     if (k->rev)
         event_free(k->rev);
+    /* bufferevent_free frees the input later, on the loop: drop its bytes
+     * now, so that no reference to the client's rbuf outlives k */
+    struct evbuffer *in = bufferevent_get_input(k->bev);
+    evbuffer_drain(in, evbuffer_get_length(in));
     bufferevent_free(k->bev);
     free(k);
 }
@@ -154,6 +160,7 @@ static void xfer_free(struct hc_xfer *x)
         x->next->prev = x->prev;
     event_free(x->timer);
     event_free(x->kick);
+    event_free(x->expect_ev);
     gbuf_free(&x->out);
     hblock_free(&x->hb);
     gbuf_free(&x->body);
@@ -188,6 +195,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 }
 
 static void send_mem(struct hc_xfer *x);
+static void on_expect_timeout(evutil_socket_t fd, short what, void *arg);
 
 /* ---- the answer ------------------------------------------------------------- */
 
@@ -219,10 +227,8 @@ static int on_headers_complete(llhttp_t *p)
     if (p->status_code < 200) {  /* an interim answer: the real one follows */
         hblock_reset(&x->hb);
         x->n_hdrs = 0;
-        if (p->status_code == 100 && x->expect_wait) {
-            x->expect_wait = 0;
+        if (p->status_code == 100 && x->expect_wait)
             send_mem(x);
-        }
         return 0;
     }
     x->hdr = xcalloc((size_t)x->n_hdrs + 1, sizeof(*x->hdr));
@@ -453,7 +459,7 @@ static void conn_lost(struct hc_xfer *x, int closed, const char *why)
 {
     struct hc_conn *k = x->conn;
     if (closed && k->reused && x->idempotent && !x->got_bytes &&
-        (x->up_sent == 0 || x->up_mem) &&
+        (x->up_sent == 0 || x->up_mem) && !x->up_socket &&
         !x->up_waiting && x->tries < 2) {
         /* a pooled connection the peer had closed: send again, fresh */
         drop_conn(x);
@@ -525,13 +531,14 @@ static int hand_socket(struct hc_xfer *x)
 
 void hc_upload_moved(struct hc_xfer *x, int whole)
 {
-    if (x->up_socket != 2)
+    if (x->up_socket != 2 || !x->conn)
         return;
-    x->up_socket = 0;
-    if (!whole) {
+    if (!whole) {                /* up_socket stays: nothing is asked of the source again */
+        x->fail = HC_FAIL_REQUEST;
         fail_later(x, "the upload failed");
         return;
     }
+    x->up_socket = 0;
     x->up_sent = x->up_len;
     struct timeval idle = {HC_IDLE_S, 0};
     bufferevent_set_timeouts(x->conn->bev, NULL, &idle);
@@ -559,6 +566,7 @@ static int pump_upload(struct hc_xfer *x)
             return hand_socket(x);
         }
         if (got <= 0 || (size_t)got > want) {
+            x->fail = HC_FAIL_REQUEST;
             finish(x, 0, got == 0 ? "the upload ended short" : "the upload failed");
             return -1;
         }
@@ -576,6 +584,10 @@ static void on_write(struct bufferevent *bev, void *arg)
 {
     struct hc_conn *k = arg;
     (void)bev;
+    if (k->x && k->x->up_mem && k->x->up_sent == k->x->up_len) {
+        read_idle(k, HC_IDLE_S); /* all out: the wait is for the answer */
+        return;
+    }
     if (k->x && k->x->up_socket)
         (void)hand_socket(k->x);
     else if (k->x && k->x->up_len > 0 && !k->x->up_waiting)
@@ -712,18 +724,29 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char 
     return k;
 }
 
-/* A memory body goes out by reference, whole. */
+/* A memory body goes out by reference, whole; the wait for the answer
+ * starts once it is out (on_write). */
 static void send_mem(struct hc_xfer *x)
 {
     struct bufferevent *bev = x->conn->bev;
+    x->expect_wait = 0;
+    evtimer_del(x->expect_ev);
     if (x->up_len > 0)
         evbuffer_add_reference(bufferevent_get_output(bev), x->up_mem, (size_t)x->up_len, NULL,
                                NULL);
     x->up_sent = x->up_len;
-    struct timeval idle = {HC_IDLE_S, 0};
-    bufferevent_set_timeouts(bev, NULL, &idle);
-    read_idle(x->conn, HC_IDLE_S);
     bufferevent_enable(bev, EV_WRITE);
+}
+
+/* A peer that does not answer Expect: 100-continue in time gets the body
+ * anyway, as HTTP/1.1 clients do. */
+static void on_expect_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct hc_xfer *x = arg;
+    (void)fd;
+    (void)what;
+    if (x->expect_wait && x->conn)
+        send_mem(x);
 }
 
 static void send_on(struct hc_xfer *x, int fresh)
@@ -754,8 +777,12 @@ static void send_on(struct hc_xfer *x, int fresh)
     x->up_sent = 0;
     if (x->up_mem)
         x->expect_wait = x->expect;
-    if (x->up_mem && !x->expect_wait)
+    if (x->up_mem && !x->expect_wait) {
         send_mem(x);
+    } else if (x->expect_wait) {
+        struct timeval wait = {HC_EXPECT_S, 0};
+        evtimer_add(x->expect_ev, &wait);
+    }
     else if (x->up_len > 0 && !x->up_mem)
         event_active(x->kick, EV_TIMEOUT, 0);   /* the first pieces, from the loop */
 }
@@ -815,12 +842,14 @@ static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *ur
     x->hb.max = HC_HEAD_MAX;
     x->timer = evtimer_new(c->base, on_timer, x);
     x->kick = event_new(c->base, -1, 0, on_kick, x);
+    x->expect_ev = evtimer_new(c->base, on_expect_timeout, x);
     x->next = c->xfers;
     if (c->xfers)
         c->xfers->prev = x;
     c->xfers = x;
     const char *path;
     if (hc_url_split(url, x->host, sizeof(x->host), &x->port, &path)) {
+        x->fail = HC_FAIL_REQUEST;
         fail_later(x, "not an http:// URL");
         return x;
     }

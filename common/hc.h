@@ -120,8 +120,9 @@ struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
 /*
  * hc_start with a body from the caller's memory (len bytes at body, sent
  * by reference: it must stay unchanged until on_done). With an "Expect:
- * 100-continue" header line the body waits for the peer's 100; a final
- * answer that comes first is the answer, and the body is never sent.
+ * 100-continue" header line the body waits for the peer's 100 (a second
+ * at most, then it goes anyway); a final answer that comes first is the
+ * answer, and the body is never sent.
  */
 struct hc_xfer *hc_start_mem(struct hc *c, const char *method, const char *url,
                              const char *const *hdrs, int n, const void *body, size_t len,
@@ -135,6 +136,7 @@ enum hc_fail {
     HC_FAIL_CLOSED,              /* the connection broke */
     HC_FAIL_PROTOCOL,            /* a malformed answer */
     HC_FAIL_CANCELLED,           /* a callback stopped it */
+    HC_FAIL_REQUEST,             /* it could not be sent: a bad URL, its upload failed */
 };
 enum hc_fail hc_failure(const struct hc_xfer *x);
 

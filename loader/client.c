@@ -92,7 +92,10 @@ static void on_end(void *arg, struct hc_xfer *x, int status, const char *err)
     w->x = NULL;
     if (status == 0) {
         enum hc_fail f = hc_failure(x);
-        record(w, 0, f == HC_FAIL_CONNECT ? E_CONNECT : f == HC_FAIL_TIMEOUT ? E_TIMEOUT : E_RESET,
+        record(w, 0,
+               f == HC_FAIL_CONNECT || f == HC_FAIL_REQUEST ? E_CONNECT
+               : f == HC_FAIL_TIMEOUT                       ? E_TIMEOUT
+                                                            : E_RESET,
                0);
         worker_next(w);
         return;

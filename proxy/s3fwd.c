@@ -288,10 +288,9 @@ static void fwd_socket(void *arg, struct hc_xfer *x, int fd)
 {
     struct fwd *f = arg;
     struct http_req *r = f->r;
-    (void)x;
     f->pump = pump_start(r->w->base, f->cfd, fd, f->sock_left, FWD_IDLE_S, fwd_pumped, f);
-    if (!f->pump)
-        fwd_fail(f, S3E_SERVICE_UNAVAILABLE, "no pipe for the request body");
+    if (!f->pump)                /* inside hc's callback: fwd_done answers, later */
+        hc_upload_moved(x, 0);
 }
 
 /* ---- download ------------------------------------------------------------- */
