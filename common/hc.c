@@ -32,6 +32,7 @@
 
 #include "hblock.h"
 #include "hc.h"
+#include "url.h"
 #include "util.h"
 
 #define HC_IDLE_MAX 64           /* pooled connections per hc */
@@ -787,41 +788,6 @@ static void send_on(struct hc_xfer *x, int fresh)
         event_active(x->kick, EV_TIMEOUT, 0);   /* the first pieces, from the loop */
 }
 
-int hc_url_split(const char *url, char *host, size_t hostlen, int *port, const char **path)
-{
-    if (strncmp(url, "http://", 7))
-        return -1;
-    const char *a = url + 7;
-    size_t alen = strcspn(a, "/?");
-    const char *aend = a + alen, *hs = a, *he, *portp = NULL;
-    if (memchr(a, '@', alen) || memchr(a, '#', alen) || strchr(aend, '#'))
-        return -1;               /* no user info, no fragments */
-    if (alen && a[0] == '[') {   /* an IPv6 literal */
-        const char *rb = memchr(a, ']', alen);
-        if (!rb || (rb + 1 < aend && rb[1] != ':'))
-            return -1;
-        hs = a + 1;
-        he = rb;
-        portp = rb + 1 < aend ? rb + 2 : NULL;
-    } else {
-        const char *colon = memchr(a, ':', alen);
-        he = colon ? colon : aend;
-        portp = colon ? colon + 1 : NULL;
-    }
-    if (he == hs || (size_t)(he - hs) >= hostlen)
-        return -1;
-    memcpy(host, hs, (size_t)(he - hs));
-    host[he - hs] = '\0';
-    *port = 80;
-    if (portp) {
-        uint64_t v;
-        if (parse_u64(portp, (size_t)(aend - portp), &v) || v < 1 || v > 65535)
-            return -1;
-        *port = (int)v;
-    }
-    *path = *aend ? aend : "/";
-    return 0;
-}
 
 
 /* A transfer with its head written (Content-Length: clen unless clen < 0)
@@ -848,7 +814,7 @@ static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *ur
         c->xfers->prev = x;
     c->xfers = x;
     const char *path;
-    if (hc_url_split(url, x->host, sizeof(x->host), &x->port, &path)) {
+    if (url_split(url, x->host, sizeof(x->host), &x->port, &path)) {
         x->fail = HC_FAIL_REQUEST;
         fail_later(x, "not an http:// URL");
         return x;

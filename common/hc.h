@@ -164,10 +164,5 @@ void hc_request(struct hc *c, const char *method, const char *url, const void *b
  * before hc_free. */
 void hc_body_end(struct hc_body *b, int whole);
 
-/* Split an http:// URL: host (brackets of an IPv6 literal removed) into
- * host (hostlen bytes), the port (80 when absent) and where the path
- * starts ("/" when the URL has none). 0, or -1 when it is not such a
- * URL. */
-int hc_url_split(const char *url, char *host, size_t hostlen, int *port, const char **path);
 
 #endif

@@ -18,6 +18,7 @@
 #include "hc.h"
 #include "loader.h"
 #include "sigv4.h"
+#include "url.h"
 
 const char *const op_names[OP_N] = {"GET", "PUT", "DELETE"};
 
@@ -129,7 +130,7 @@ int client_sign_native(const char *method, const char *url, int with_body, char 
     char host[HC_HOST_MAX], hostport[HC_HOST_MAX + 8], amzdate[17], date[9];
     int port;
     const char *path;
-    if (hc_url_split(url, host, sizeof(host), &port, &path))
+    if (url_split(url, host, sizeof(host), &port, &path))
         return -1;
     snprintf(hostport, sizeof(hostport), "%s:%d", host, port);
     time_t now = (time_t)(wall_ns() / 1000000000u);

@@ -198,26 +198,6 @@ static int call(const char *method, const char *url, const char *body, long time
     return got_status;
 }
 
-static void test_url_split(void)
-{
-    char host[64];
-    int p;
-    const char *path;
-    CHECK(hc_url_split("http://127.0.0.1:8080/a?b=c", host, sizeof(host), &p, &path) == 0 &&
-          !strcmp(host, "127.0.0.1") && p == 8080 && !strcmp(path, "/a?b=c"));
-    CHECK(hc_url_split("http://example.org", host, sizeof(host), &p, &path) == 0 &&
-          !strcmp(host, "example.org") && p == 80 && !strcmp(path, "/"));
-    CHECK(hc_url_split("http://[::1]:9/x", host, sizeof(host), &p, &path) == 0 &&
-          !strcmp(host, "::1") && p == 9 && !strcmp(path, "/x"));
-    CHECK(hc_url_split("http://h?q", host, sizeof(host), &p, &path) == 0 && !strcmp(path, "?q"));
-    const char *bad[] = {"https://h/", "ftp://h", "http://", "http://:80/", "http://h:0/",
-                         "http://h:65536/", "http://h:8x/", "http://u@h/", "http://[::1/",
-                         "http://[::1]x/", "http://h/#frag", "http://h:/"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        CHECK(hc_url_split(bad[i], host, sizeof(host), &p, &path) == -1);
-    CHECK(hc_url_split("http://a-rather-long-host-name-that-does-not-fit.example.org/", host, 16,
-                       &p, &path) == -1);
-}
 
 /* ---- streaming ---------------------------------------------------------- */
 
@@ -604,7 +584,6 @@ static void test_mem_body(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);    /* as the daemons: a closed peer is an error, not a signal */
-    test_url_split();
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

@@ -1,0 +1,43 @@
+/*
+ * url: the one parser of http:// URLs (see url.h).
+ */
+#include <string.h>
+
+#include "url.h"
+#include "util.h"
+
+int url_split(const char *url, char *host, size_t hostlen, int *port, const char **path)
+{
+    if (strncmp(url, "http://", 7))
+        return -1;
+    const char *a = url + 7;
+    size_t alen = strcspn(a, "/?");
+    const char *aend = a + alen, *hs = a, *he, *portp = NULL;
+    if (memchr(a, '@', alen) || memchr(a, '#', alen) || strchr(aend, '#'))
+        return -1;               /* no user info, no fragments */
+    if (alen && a[0] == '[') {   /* an IPv6 literal */
+        const char *rb = memchr(a, ']', alen);
+        if (!rb || (rb + 1 < aend && rb[1] != ':'))
+            return -1;
+        hs = a + 1;
+        he = rb;
+        portp = rb + 1 < aend ? rb + 2 : NULL;
+    } else {
+        const char *colon = memchr(a, ':', alen);
+        he = colon ? colon : aend;
+        portp = colon ? colon + 1 : NULL;
+    }
+    if (he == hs || (size_t)(he - hs) >= hostlen)
+        return -1;
+    memcpy(host, hs, (size_t)(he - hs));
+    host[he - hs] = '\0';
+    *port = 80;
+    if (portp) {
+        uint64_t v;
+        if (parse_u64(portp, (size_t)(aend - portp), &v) || v < 1 || v > 65535)
+            return -1;
+        *port = (int)v;
+    }
+    *path = *aend ? aend : "/";
+    return 0;
+}

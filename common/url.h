@@ -1,0 +1,16 @@
+/*
+ * url: splits the http:// URLs Shoal's nodes and the loader call into
+ * host, port and path; a pure function, no I/O.
+ */
+#ifndef SHOAL_URL_H
+#define SHOAL_URL_H
+
+#include <stddef.h>
+
+/* Split an http:// URL: host (brackets of an IPv6 literal removed) into
+ * host (hostlen bytes), the port (80 when absent) and where the path
+ * starts ("/" when the URL has none). 0, or -1 when it is not such a URL
+ * (another scheme, user info, a fragment, a bad port, a host too long). */
+int url_split(const char *url, char *host, size_t hostlen, int *port, const char **path);
+
+#endif
