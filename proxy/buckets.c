@@ -25,6 +25,7 @@
 #include "objname.h"
 #include "olist.h"
 #include "proxy.h"
+#include "summary.h"
 #include "util.h"
 #include "worker.h"
 
@@ -377,11 +378,14 @@ static void list_again(struct http_req *r)
     bucket_api(r->w->ctx, r, r->path + sizeof(pre) - 1, r->path_len - (sizeof(pre) - 1));
 }
 
-/* GET /v1/buckets/BUCKET/objects; other paths under a bucket are 404. */
+/* GET /v1/buckets/BUCKET/objects and /summary; other paths under a
+ * bucket are 404. */
 static void bucket_sub(struct proxy *p, struct http_req *r, const struct bucket_req *br,
                        const char *sub, size_t sl)
 {
-    if (sl != 8 || memcmp(sub, "/objects", 8) || r->method != HTTP_M_GET) {
+    int objects = sl == 8 && !memcmp(sub, "/objects", 8);
+    int summary = sl == 8 && !memcmp(sub, "/summary", 8);
+    if ((!objects && !summary) || r->method != HTTP_M_GET) {
         http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
                          r->path);
         return;
@@ -391,6 +395,8 @@ static void bucket_sub(struct proxy *p, struct http_req *r, const struct bucket_
         buckets_ensure(p, r, br->provider, br->name, list_again);
     else if (!exists)
         http_reply_error(r, 404, "bucket '%s' not found", br->name);
+    else if (summary)
+        summary_bucket(r, br->provider, br->name);
     else
         list_objects(p, r, br);
 }

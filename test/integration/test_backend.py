@@ -334,3 +334,40 @@ def test_loader_s3_mode_against_s3rver(s3):
     assert json.loads(p.stdout)["ops"]["GET"]["count"] == 20
     keys = [o["Key"] for o in s3.client().list_objects_v2(Bucket="remote3", Prefix="ld3/")["Contents"]]
     assert len(keys) == 20
+
+
+def test_summary_counts_what_is_cached(s3, cl):
+    """The dataset-presence gate: objects and bytes held against the
+    backend's, for a prefix, moving from 0% to 100% as objects are read."""
+    sizes = {"summ/a": 1000, "summ/b": 2000, "summ/c": 3000, "summ/d": 4000}
+    for k, n in sizes.items():
+        s3.client().put_object(Bucket="remote3", Key=k, Body=os.urandom(n))
+    s3.client().put_object(Bucket="remote3", Key="other/x", Body=b"x" * 500)
+    surl = "%s/v1/buckets/remote3/summary?provider=s3&prefix=summ/" % cl.url
+
+    def summary():
+        r = requests.get(surl)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    j = summary()
+    assert j["backed"] and j["objects"] == {"present": 0, "total": 4}
+    assert j["bytes"] == {"present": 0, "total": 10000} and j["cached_pct"] == 0
+    for k in ("summ/a", "summ/d"):
+        assert requests.get(url(cl, "remote3", k)).status_code == 200
+    j = summary()
+    assert j["objects"] == {"present": 2, "total": 4} and j["bytes"]["present"] == 5000
+    assert j["cached_pct"] == 50 and j["objects_cached_pct"] == 50
+    for k in ("summ/b", "summ/c"):
+        assert requests.get(url(cl, "remote3", k)).status_code == 200
+    j = summary()
+    assert j["cached_pct"] == 100 and j["objects"] == {"present": 4, "total": 4}
+    # a Shoal-only bucket holds all it lists; unknown buckets and methods
+    assert requests.put(cl.url + "/v1/buckets/summ-local").status_code == 201
+    for i in range(3):
+        requests.put(cl.url + "/v1/objects/summ-local/o%d" % i, data=b"y" * 100)
+    r = requests.get(cl.url + "/v1/buckets/summ-local/summary")
+    assert r.status_code == 200 and r.json()["objects"] == {"present": 3, "total": 3}
+    assert r.json()["bytes"]["total"] == 300 and not r.json()["backed"]
+    assert requests.get(cl.url + "/v1/buckets/summ-none/summary").status_code == 404
+    assert requests.delete(cl.url + "/v1/buckets/summ-local/summary").status_code == 404

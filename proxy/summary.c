@@ -1,0 +1,101 @@
+/*
+ * summary: a bucket's presence in Shoal (see summary.h), counted over
+ * olist's pages: for a bucket listed by its backend each entry says
+ * whether a target holds it; a Shoal-only bucket's names are all held.
+ *
+ * Thread: the worker's loop; each page's callback asks for the next.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "objname.h"
+#include "olist.h"
+#include "summary.h"
+#include "util.h"
+
+struct summary {
+    struct http_req *r;
+    char provider[16];
+    char bucket[64];
+    char *prefix;
+    uint64_t objects, bytes;            /* listed */
+    uint64_t present, present_bytes;    /* held by Shoal */
+    int remote;
+    int pages;
+};
+
+static void summary_free(struct summary *s)
+{
+    http_req_unref(s->r);
+    free(s->prefix);
+    free(s);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 100.0;
+}
+
+static void reply(struct summary *s)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:{s:I, s:I}, s:{s:I, s:I}, s:f, s:f}",
+                          "bucket", s->bucket, "provider", s->provider, "prefix", s->prefix,
+                          "backed", s->remote,
+                          "objects", "present", (json_int_t)s->present, "total",
+                          (json_int_t)s->objects,
+                          "bytes", "present", (json_int_t)s->present_bytes, "total",
+                          (json_int_t)s->bytes,
+                          "cached_pct", pct(s->present_bytes, s->bytes),
+                          "objects_cached_pct", pct(s->present, s->objects));
+    http_reply_json(s->r, 200, j);
+}
+
+static void page_in(void *arg, struct olist_page *pg, int status, const char *err)
+{
+    struct summary *s = arg;
+    if (!pg) {
+        http_reply_error(s->r, status, "summary after %d pages: %s", s->pages, err);
+        summary_free(s);
+        return;
+    }
+    s->pages++;
+    s->remote |= pg->remote;
+    for (size_t i = 0; i < pg->n; i++) {
+        const struct olist_ent *e = &pg->v[i];
+        s->objects++;
+        s->bytes += e->size;
+        if (e->cached || !pg->remote) {
+            s->present++;
+            s->present_bytes += e->size;
+        }
+    }
+    if (!pg->next[0] || !s->r->conn) {  /* the last page, or nobody to tell */
+        olist_page_free(pg);
+        reply(s);
+        summary_free(s);
+        return;
+    }
+    char *next = xstrdup(pg->next);
+    olist_page_free(pg);
+    olist_start(s->r, s->provider, s->bucket, s->prefix, next, OLIST_MAX, 0, page_in, s);
+    free(next);
+}
+
+void summary_bucket(struct http_req *r, const char *provider, const char *bucket)
+{
+    char prefix[OBJNAME_MAX + 1];
+    int pn = http_query_get(r, "prefix", prefix, sizeof(prefix));
+    if (pn == -2) {
+        http_reply_error(r, 400, "prefix must be at most %d bytes, well encoded", OBJNAME_MAX);
+        return;
+    }
+    struct summary *s = xcalloc(1, sizeof(*s));
+    s->r = r;
+    http_req_ref(r);
+    snprintf(s->provider, sizeof(s->provider), "%s", provider);
+    snprintf(s->bucket, sizeof(s->bucket), "%s", bucket);
+    s->prefix = xstrdup(pn < 0 ? "" : prefix);
+    olist_start(r, s->provider, s->bucket, s->prefix, "", OLIST_MAX, 0, page_in, s);
+}
