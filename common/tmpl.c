@@ -152,3 +152,72 @@ int tmpl_name(const struct tmpl *t, uint64_t i, char *out, size_t outlen)
     out[n] = '\0';
     return (int)n;
 }
+
+/* ---- matching ------------------------------------------------------------ */
+
+/* Is v one of r's numbers? */
+static int in_range(const struct tmpl_range *r, uint64_t v)
+{
+    if (r->down ? v > r->first : v < r->first)
+        return 0;
+    uint64_t off = r->down ? r->first - v : v - r->first;
+    return off % r->step == 0 && off / r->step < r->count;
+}
+
+static size_t ndigits(uint64_t v)
+{
+    size_t d = 1;
+    while (v >= 10) {
+        v /= 10;
+        d++;
+    }
+    return d;
+}
+
+struct matcher {
+    const struct tmpl *t;
+    const char *s;
+    size_t n;
+    unsigned char *memo;         /* (k, pos): 0 unknown, 1 no, 2 yes */
+};
+
+/* Does s[pos..] match the template from its k-th literal on? */
+static int match_from(struct matcher *m, int k, size_t pos)
+{
+    unsigned char *seen = &m->memo[(size_t)k * (m->n + 1) + pos];
+    if (*seen)
+        return *seen == 2;
+    const struct tmpl *t = m->t;
+    int ok = 0;
+    if (m->n - pos >= t->lit_len[k] && !memcmp(m->s + pos, t->lit[k], t->lit_len[k])) {
+        size_t at = pos + t->lit_len[k];
+        if (k == t->nranges) {
+            ok = at == m->n;
+        } else {
+            const struct tmpl_range *r = &t->range[k];
+            uint64_t v = 0;
+            /* every run of digits that is a number of the range as the
+             * range writes it (padded to its width, else without leading
+             * zeros), followed by a match of the rest */
+            for (size_t d = 1; !ok && at + d <= m->n && d <= 20; d++) {
+                char c = m->s[at + d - 1];
+                if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10)
+                    break;
+                v = v * 10 + (uint64_t)(c - '0');
+                size_t want = ndigits(v) > (size_t)r->width ? ndigits(v) : (size_t)r->width;
+                if (d == want && in_range(r, v))
+                    ok = match_from(m, k + 1, at + d);
+            }
+        }
+    }
+    *seen = ok ? 2 : 1;
+    return ok;
+}
+
+int tmpl_match(const struct tmpl *t, const char *name, size_t n)
+{
+    struct matcher m = {t, name, n, xcalloc((size_t)(t->nranges + 1) * (n + 1), 1)};
+    int ok = match_from(&m, 0, 0);
+    free(m.memo);
+    return ok;
+}

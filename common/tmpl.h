@@ -45,6 +45,11 @@ void tmpl_free(struct tmpl *t);
  * or -1 when it does not fit in outlen bytes or i is out of range. */
 int tmpl_name(const struct tmpl *t, uint64_t i, char *out, size_t outlen);
 
+/* Is name (n bytes) one of t's names? Each number must be written as the
+ * template writes it (padded to its range's width, or with no leading
+ * zero). Linear in n times the ranges, whatever the name. */
+int tmpl_match(const struct tmpl *t, const char *name, size_t n);
+
 /* The literal text every name starts with (t->lit[0]). */
 static inline const char *tmpl_prefix(const struct tmpl *t)
 {

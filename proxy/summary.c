@@ -1,7 +1,9 @@
 /*
  * summary: a bucket's presence in Shoal (see summary.h), counted over
  * olist's pages: for a bucket listed by its backend each entry says
- * whether a target holds it; a Shoal-only bucket's names are all held.
+ * whether a target holds it; a Shoal-only bucket's names are all held. A
+ * template (common/tmpl.h) is counted over the listing of its literal
+ * start, keeping the names it matches.
  *
  * Thread: the worker's loop; each page's callback asks for the next.
  */
@@ -13,6 +15,7 @@
 #include "objname.h"
 #include "olist.h"
 #include "summary.h"
+#include "tmpl.h"
 #include "util.h"
 
 struct summary {
@@ -20,6 +23,8 @@ struct summary {
     char provider[16];
     char bucket[64];
     char *prefix;
+    struct tmpl t;                      /* the names to count, when given */
+    int has_tmpl;
     uint64_t objects, bytes;            /* listed */
     uint64_t present, present_bytes;    /* held by Shoal */
     int remote;
@@ -29,6 +34,8 @@ struct summary {
 static void summary_free(struct summary *s)
 {
     http_req_unref(s->r);
+    if (s->has_tmpl)
+        tmpl_free(&s->t);
     free(s->prefix);
     free(s);
 }
@@ -49,6 +56,8 @@ static void reply(struct summary *s)
                           (json_int_t)s->bytes,
                           "cached_pct", pct(s->present_bytes, s->bytes),
                           "objects_cached_pct", pct(s->present, s->objects));
+    if (s->has_tmpl)
+        json_object_set_new(j, "selected", json_integer((json_int_t)s->t.count));
     http_reply_json(s->r, 200, j);
 }
 
@@ -64,6 +73,8 @@ static void page_in(void *arg, struct olist_page *pg, int status, const char *er
     s->remote |= pg->remote;
     for (size_t i = 0; i < pg->n; i++) {
         const struct olist_ent *e = &pg->v[i];
+        if (s->has_tmpl && !tmpl_match(&s->t, e->name, e->nlen))
+            continue;
         s->objects++;
         s->bytes += e->size;
         if (e->cached || !pg->remote) {
@@ -85,13 +96,30 @@ static void page_in(void *arg, struct olist_page *pg, int status, const char *er
 
 void summary_bucket(struct http_req *r, const char *provider, const char *bucket)
 {
-    char prefix[OBJNAME_MAX + 1];
+    char prefix[OBJNAME_MAX + 1], tq[OBJNAME_MAX + 1], err[256];
     int pn = http_query_get(r, "prefix", prefix, sizeof(prefix));
-    if (pn == -2) {
-        http_reply_error(r, 400, "prefix must be at most %d bytes, well encoded", OBJNAME_MAX);
+    int tn = http_query_get(r, "template", tq, sizeof(tq));
+    if (pn == -2 || tn == -2) {
+        http_reply_error(r, 400, "prefix and template must be at most %d bytes, well encoded",
+                         OBJNAME_MAX);
+        return;
+    }
+    if (pn >= 0 && tn >= 0) {
+        http_reply_error(r, 400, "give a prefix or a template, not both");
+        return;
+    }
+    struct tmpl t;
+    if (tn >= 0 && tmpl_parse(&t, tq, err, sizeof(err))) {
+        http_reply_error(r, 400, "%s", err);
         return;
     }
     struct summary *s = xcalloc(1, sizeof(*s));
+    if (tn >= 0) {                       /* listed from its literal start */
+        s->t = t;
+        s->has_tmpl = 1;
+        snprintf(prefix, sizeof(prefix), "%s", tmpl_prefix(&t));
+        pn = 0;
+    }
     s->r = r;
     http_req_ref(r);
     snprintf(s->provider, sizeof(s->provider), "%s", provider);

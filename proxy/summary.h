@@ -10,8 +10,9 @@
 struct http_req;
 
 /* Answer r with the summary of provider/bucket (in the BMD) for the
- * request's prefix query parameter: walks the bucket's listing page by
- * page (never holding more than a page), later. */
+ * request's prefix or template query parameter ("selected": the names a
+ * template makes): walks the bucket's listing page by page (never holding
+ * more than a page), later. */
 void summary_bucket(struct http_req *r, const char *provider, const char *bucket);
 
 #endif

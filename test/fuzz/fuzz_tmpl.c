@@ -2,8 +2,9 @@
  * field, any bytes up to the first NUL. The harness checks what the job
  * runner relies on: an accepted template produces between 1 and
  * TMPL_MAX_NAMES names, each the same length or shorter than the buffer
- * says, starting with the template's literal prefix; an index past the end
- * is refused. Built and run by `make fuzz`. */
+ * says, starting with the template's literal prefix, and matched by it
+ * (tmpl_match); an index past the end is refused; matching the input
+ * itself never fails. Built and run by `make fuzz`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ static void check_name(const struct tmpl *t, uint64_t i)
     size_t pl = strlen(tmpl_prefix(t));
     if ((size_t)n != strlen(out) || (size_t)n < pl || memcmp(out, tmpl_prefix(t), pl))
         abort();
+    if (tmpl_match(t, out, (size_t)n) != 1)   /* a name it makes, it matches */
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -36,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_name(&t, 0);
         check_name(&t, t.count / 2);
         check_name(&t, t.count - 1);
+        (void)tmpl_match(&t, s, size);
         char out[512];
         if (tmpl_name(&t, t.count, out, sizeof(out)) != -1)
             abort();

@@ -362,6 +362,23 @@ def test_summary_counts_what_is_cached(s3, cl):
         assert requests.get(url(cl, "remote3", k)).status_code == 200
     j = summary()
     assert j["cached_pct"] == 100 and j["objects"] == {"present": 4, "total": 4}
+    # a template selects names: here 3 of which the backend has 2 (b, c)
+    r = requests.get("%s/v1/buckets/remote3/summary?provider=s3&template=summ/{b..c}"
+                     % cl.url)
+    assert r.status_code == 400  # letters are not a range
+    s3.client().put_object(Bucket="remote3", Key="summ/t07", Body=b"z" * 70)
+    s3.client().put_object(Bucket="remote3", Key="summ/t7", Body=b"z" * 7)  # not padded
+    r = requests.get("%s/v1/buckets/remote3/summary?provider=s3&template=summ/t{05..09}"
+                     % cl.url)
+    assert r.status_code == 200, r.text
+    j = r.json()
+    assert j["selected"] == 5 and j["objects"] == {"present": 0, "total": 1}
+    assert j["bytes"]["total"] == 70
+    assert requests.get(url(cl, "remote3", "summ/t07")).status_code == 200
+    r = requests.get("%s/v1/buckets/remote3/summary?provider=s3&template=summ/t{05..09}"
+                     % cl.url)
+    assert r.json()["cached_pct"] == 100
+    assert requests.get(surl + "&template=x{1..2}").status_code == 400  # not both
     # a Shoal-only bucket holds all it lists; unknown buckets and methods
     assert requests.put(cl.url + "/v1/buckets/summ-local").status_code == 201
     for i in range(3):

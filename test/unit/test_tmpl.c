@@ -97,8 +97,58 @@ static void test_bad(void)
     CHECK(name_is("{0..99999}{0..9999}", 999999999ULL, "999999999"));
 }
 
+/* Does template s match name? */
+static int matches(const char *s, const char *name)
+{
+    struct tmpl t;
+    char err[256];
+    if (tmpl_parse(&t, s, err, sizeof(err)))
+        return -1;
+    int m = tmpl_match(&t, name, strlen(name));
+    tmpl_free(&t);
+    return m;
+}
+
+static void test_match(void)
+{
+    CHECK(matches("shard-{0000..9999}.tar", "shard-0042.tar") == 1);
+    CHECK(matches("shard-{0000..9999}.tar", "shard-42.tar") == 0);       /* not padded */
+    CHECK(matches("shard-{0000..9999}.tar", "shard-00042.tar") == 0);
+    CHECK(matches("shard-{0000..9999}.tar", "shard-0042.tar.x") == 0);
+    CHECK(matches("f{0..100..10}", "f30") == 1);
+    CHECK(matches("f{0..100..10}", "f35") == 0);                          /* off the step */
+    CHECK(matches("f{0..100..10}", "f110") == 0);                         /* past the end */
+    CHECK(matches("f{0..100..10}", "f030") == 0);                         /* a leading zero */
+    CHECK(matches("f{9..0}", "f0") == 1 && matches("f{9..0}", "f10") == 0);
+    CHECK(matches("d{0..9}/f{00..99}", "d3/f07") == 1);
+    CHECK(matches("d{0..9}/f{00..99}", "d3/f7") == 0);
+    /* adjacent ranges: every split of the digits is tried */
+    CHECK(matches("{1..12}{1..12}", "112") == 1);                         /* 1,12 or 11,2 */
+    CHECK(matches("{1..12}{1..12}", "1313") == 0);
+    CHECK(matches("a{0..5}", "a") == 0 && matches("a{0..5}", "") == 0);
+    CHECK(matches("plain", "plain") == 1 && matches("plain", "plai") == 0);
+    /* every name a template makes matches it, and only those */
+    const char *tmpls[] = {"x{0..20..3}y{07..11}", "{9..1..2}-{0..2}", "n{000..120..7}"};
+    for (size_t k = 0; k < sizeof(tmpls) / sizeof(tmpls[0]); k++) {
+        struct tmpl t;
+        char err[256], out[64];
+        CHECK(tmpl_parse(&t, tmpls[k], err, sizeof(err)) == 0);
+        for (uint64_t i = 0; i < t.count; i++) {
+            int n = tmpl_name(&t, i, out, sizeof(out));
+            CHECK(n > 0 && tmpl_match(&t, out, (size_t)n) == 1);
+        }
+        tmpl_free(&t);
+    }
+    /* a long run of digits against many adjacent ranges stays quick */
+    char digits[1001];
+    memset(digits, '1', 1000);
+    digits[1000] = '\0';
+    CHECK(matches("{1..11}{1..11}{1..11}{1..11}{1..11}{1..11}{1..11}{1..11}", digits) == 0);
+}
+
 int main(void)
 {
+    test_match();
     test_ranges();
     test_nesting();
     test_bad();
