@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buckets.h"
+#include "jobs.h"
 #include "cluster.h"
 #include "http.h"
 #include "log.h"
@@ -49,6 +50,8 @@ static const struct route routes[] = {
     {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
     {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
+    {RM_ANY, "/v1/jobs", jobs_route, "job"},
+    {RM_ANY, "/v1/jobs/*", jobs_route, "job"},
     {RM_ANY, "*", no_endpoint, NULL},
 };
 

@@ -27,6 +27,7 @@
 #include "hcli.h"
 #include "http.h"
 #include "iopool.h"
+#include "job.h"
 #include "list.h"
 #include "log.h"
 #include "mpu.h"
@@ -55,6 +56,9 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/list", list_local, "list"},
     {RM_GET, "/v1/internal/uploads", mpu_list_handle, "uploads"},
     {RM_GET, "/v1/internal/list-remote", list_remote, "list-remote"},
+    {RM_POST, "/v1/internal/jobs", job_start, "job.start"},
+    {RM_GET, "/v1/internal/jobs/*", job_show, "job.show"},
+    {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
 };
 
 static void not_found(struct http_req *r, const char *rest, size_t rlen)

@@ -82,6 +82,10 @@ PROXY_ENDPOINTS = [
     ("DELETE", "/v1/objects/sec/k", None, 307),
     ("DELETE", "/v1/buckets/sec", None, None),  # refused before the body matters
     ("POST", "/v1/tokens", None, 200),
+    ("GET", "/v1/jobs", None, 200),
+    ("GET", "/v1/buckets/sec/summary", None, 200),
+    ("POST", "/v1/jobs", b'{"kind": "prefetch", "bucket": "sec", "names": ["k"]}', 400),
+    ("GET", "/v1/jobs/nosuchjob", None, 404),
     ("PUT", "/v1/internal/push", b"{}", None),
     ("POST", "/v1/cluster/join", b"{}", None),
     ("POST", "/v1/cluster/keepalive", b"{}", None),

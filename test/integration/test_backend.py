@@ -388,3 +388,72 @@ def test_summary_counts_what_is_cached(s3, cl):
     assert r.json()["bytes"]["total"] == 300 and not r.json()["backed"]
     assert requests.get(cl.url + "/v1/buckets/summ-none/summary").status_code == 404
     assert requests.delete(cl.url + "/v1/buckets/summ-local/summary").status_code == 404
+
+
+def start_job(c, spec, want=201):
+    r = requests.post(c.url + "/v1/jobs", json=spec)
+    assert r.status_code == want, r.text
+    return r.json().get("id")
+
+
+def test_prefetch_jobs(s3, cl):
+    """Prefetch by names and by template: every target fetches the names it
+    owns, once each, and every object then reads warm; missing names are
+    counted errors; a key makes the start idempotent; abort; list."""
+    data = {"pf/o-%03d" % i: os.urandom(1000 + i) for i in range(30)}
+    for k, v in data.items():
+        s3.client().put_object(Bucket="remote2", Key=k, Body=v)
+    first = sorted(data)[:10]
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                         "names": first})
+    r = requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid))
+    j = r.json()
+    assert r.status_code == 200 and j["state"] == "finished", j
+    assert j["fetched"] == 10 and j["owned"] == 10 and j["errors"] == 0 and j["selected"] == 10
+    assert j["bytes"] == sum(len(data[k]) for k in first) and len(j["targets"]) == 3
+    for k in first:
+        g = requests.get(url(cl, "remote2", k))
+        assert g.headers["X-Shoal-Cache"] == "hit" and g.content == data[k]
+        assert gets_of(s3, "remote2", k) == 1
+    # a template: the rest is fetched, what is held is counted as present
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                         "template": "pf/o-{000..029}", "key": "epoch-1"})
+    assert start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                          "template": "pf/o-{000..029}", "key": "epoch-1"}, 200) == jid
+    j = requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["fetched"] == 20 and j["present"] == 10, j
+    for k, v in data.items():
+        g = requests.get(url(cl, "remote2", k))
+        assert g.headers["X-Shoal-Cache"] == "hit" and g.content == v
+        assert gets_of(s3, "remote2", k) == 1
+    # names the backend does not have: counted, named, not fatal
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                         "template": "pf/o-{000..039}"})
+    j = requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["present"] == 30 and j["errors"] == 10, j
+    assert all(e["name"].startswith("pf/o-03") for e in j["error_names"])
+    # abort a long job
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                         "template": "gone/{0..99999}"})
+    time.sleep(0.3)
+    assert requests.delete("%s/v1/jobs/%s" % (cl.url, jid)).status_code == 204
+    j = requests.get("%s/v1/jobs/%s?wait=30" % (cl.url, jid)).json()
+    assert j["state"] == "aborted" and j["errors"] < 100000, j
+    # the list, its filters, and what is refused
+    ids = [x["id"] for x in requests.get(cl.url + "/v1/jobs?kind=prefetch&bucket=remote2")
+           .json()["jobs"]]
+    assert jid in ids and len(ids) >= 4
+    assert requests.get(cl.url + "/v1/jobs?bucket=nothing").json()["jobs"] == []
+    assert requests.get(cl.url + "/v1/jobs?state=running").status_code == 501
+    assert requests.get(cl.url + "/v1/jobs/nosuchjob").status_code == 404
+    start_job(cl, {"kind": "copy", "bucket": "remote2", "provider": "s3", "names": ["a"]}, 501)
+    start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3"}, 501)
+    start_job(cl, {"kind": "dance", "bucket": "remote2", "names": ["a"]}, 400)
+    start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                   "template": "x{9..}"}, 400)
+    start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                   "names": ["a", "../b"]}, 400)
+    # a bucket with no backend has nothing to prefetch from
+    assert requests.put(cl.url + "/v1/buckets/pf-local").status_code == 201
+    start_job(cl, {"kind": "prefetch", "bucket": "pf-local", "names": ["a"]}, 400)
+    start_job(cl, {"kind": "prefetch", "bucket": "pf-none", "names": ["a"]}, 404)

@@ -1,0 +1,503 @@
+/*
+ * jobs: the batch job API (see jobs.h). The proxy keeps the jobs it
+ * started (id, idempotency key, kind, bucket, spec) in memory; each
+ * target keeps its share's progress, which a GET gathers from all of them
+ * (fan) and adds up.
+ *
+ * Thread: any worker; the registry is shared under jobs_mu.
+ */
+#include <event2/event.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "buckets.h"
+#include "cmap.h"
+#include "hc.h"
+#include "http.h"
+#include "httpbody.h"
+#include "jobs.h"
+#include "node.h"
+#include "objname.h"
+#include "olist.h"
+#include "proxy.h"
+#include "tmpl.h"
+#include "util.h"
+#include "worker.h"
+
+#define JOBS_KEEP 256            /* jobs remembered, newest first */
+#define JOB_WAIT_MAX_S 3600      /* ?wait, at most */
+#define JOB_POLL_MS 200          /* how often a waiting GET asks again */
+
+struct pjob {
+    struct pjob *next;
+    char id[33];
+    char *key;                   /* the caller's idempotency key, or NULL */
+    char kind[16];
+    char provider[16];
+    char bucket[64];
+    uint64_t created_ns;
+    char *spec;                  /* what the targets are sent (JSON) */
+};
+
+static pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pjob *pjobs;
+
+/* ---- asking every target ----------------------------------------------------- */
+
+struct fan;
+typedef void (*fan_done_fn)(struct fan *f);
+
+struct fan {
+    struct http_req *r;
+    int pending;
+    json_t *answers;             /* per target: {"target", "status", "body" or "error"} */
+    fan_done_fn done;
+    void *ctx;
+};
+
+struct fan_slot {
+    struct fan *f;
+    json_t *answer;
+};
+
+static void fan_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct fan_slot *s = arg;
+    struct fan *f = s->f;
+    json_object_set_new(s->answer, "status", json_integer(status));
+    json_t *j = status ? json_loadb(body, len, 0, NULL) : NULL;
+    if (j)
+        json_object_set_new(s->answer, "body", j);
+    else
+        json_object_set_new(s->answer, "error", json_string(err ? err : "not JSON"));
+    free(s);
+    if (--f->pending == 0)
+        f->done(f);
+}
+
+/* method path (with body, or NULL) to every target; done once all have
+ * answered (or failed), never before fan_start returns. */
+static void fan_start(struct http_req *r, const char *method, const char *path, const char *body,
+                      fan_done_fn done, void *ctx)
+{
+    struct proxy *p = r->w->ctx;
+    struct fan *f = xcalloc(1, sizeof(*f));
+    f->r = r;
+    f->answers = json_array();
+    f->done = done;
+    f->ctx = ctx;
+    http_req_ref(r);
+    struct cmap *m = cmap_current();
+    f->pending = 1;              /* held until every request is out */
+    for (int i = 0; m && i < m->n_targets; i++) {
+        const struct cmap_node *n = &m->nodes[m->targets[i]];
+        struct fan_slot *s = xcalloc(1, sizeof(*s));
+        s->f = f;
+        s->answer = json_pack("{s:s}", "target", n->id);
+        json_array_append_new(f->answers, s->answer);
+        f->pending++;
+        char *url = node_signed_urlf(&p->node, method, n->url, "%s", path);
+        hc_request(worker_hc(r), method, url, body, body ? strlen(body) : 0, NULL, 15000, fan_one,
+                   s);
+        free(url);
+    }
+    cmap_unref(m);
+    if (--f->pending == 0)       /* no targets: answered from the loop by the caller */
+        f->done(f);
+}
+
+static void fan_free(struct fan *f)
+{
+    http_req_unref(f->r);
+    json_decref(f->answers);
+    free(f);
+}
+
+/* ---- start ---------------------------------------------------------------------- */
+
+static void started(struct fan *f)
+{
+    struct pjob *pj = f->ctx;
+    size_t i;
+    json_t *a;
+    int failed = 0;
+    json_array_foreach(f->answers, i, a) {
+        json_int_t st = json_integer_value(json_object_get(a, "status"));
+        failed += st != 201 && st != 200;
+    }
+    if (!failed)
+        http_reply_json(f->r, 201, json_pack("{s:s}", "id", pj->id));
+    else
+        http_reply_json(f->r, 503, json_pack("{s:s, s:s, s:O}", "error",
+                                             "the job did not start on every target", "id",
+                                             pj->id, "targets", f->answers));
+    fan_free(f);
+}
+
+/* The spec's checks; 0, or the status answered. */
+static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
+{
+    const char *kind = json_string_value(json_object_get(j, "kind"));
+    const char *bucket = json_string_value(json_object_get(j, "bucket"));
+    const char *prov = json_string_value(json_object_get(j, "provider"));
+    json_t *names = json_object_get(j, "names");
+    const char *tm = json_string_value(json_object_get(j, "template"));
+    char err[256];
+    if (!kind || !bucket) {
+        http_reply_error(r, 400, "a job needs \"kind\" and \"bucket\"");
+        return 400;
+    }
+    if (!strcmp(kind, "copy") || !strcmp(kind, "evict") || !strcmp(kind, "download")) {
+        http_reply_error(r, 501, "job kind '%s' is not implemented yet", kind);
+        return 501;
+    }
+    if (strcmp(kind, "prefetch")) {
+        http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download)",
+                         kind);
+        return 400;
+    }
+    if (!names && !tm) {
+        http_reply_error(r, 501, "selecting a job's objects by prefix or the whole bucket is "
+                                 "not implemented yet: give \"names\" or \"template\"");
+        return 501;
+    }
+    if (names && tm) {
+        http_reply_error(r, 400, "give \"names\" or \"template\", not both");
+        return 400;
+    }
+    if (names) {
+        size_t i;
+        json_t *v;
+        if (!json_is_array(names) || json_array_size(names) == 0) {
+            http_reply_error(r, 400, "\"names\" must be a non-empty list of object names");
+            return 400;
+        }
+        json_array_foreach(names, i, v) {
+            const char *s = json_string_value(v);
+            if (!s || objname_valid(s, strlen(s), err, sizeof(err))) {
+                http_reply_error(r, 400, "names[%zu]: %s", i, s ? err : "not a string");
+                return 400;
+            }
+        }
+    }
+    struct tmpl t;
+    if (tm && tmpl_parse(&t, tm, err, sizeof(err))) {
+        http_reply_error(r, 400, "%s", err);
+        return 400;
+    }
+    if (tm)
+        tmpl_free(&t);
+    snprintf(pj->kind, sizeof(pj->kind), "%s", kind);
+    snprintf(pj->bucket, sizeof(pj->bucket), "%s", bucket);
+    snprintf(pj->provider, sizeof(pj->provider), "%s", prov ? prov : BMD_PROVIDER_SHOAL);
+    if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) >= sizeof(pj->bucket)) {
+        http_reply_error(r, 400, "invalid bucket name");
+        return 400;
+    }
+    return 0;
+}
+
+static struct pjob *find_key(const char *key)
+{
+    for (struct pjob *pj = pjobs; pj; pj = pj->next)
+        if (pj->key && !strcmp(pj->key, key))
+            return pj;
+    return NULL;
+}
+
+static struct pjob *find_id(const char *id, size_t n)
+{
+    for (struct pjob *pj = pjobs; pj; pj = pj->next)
+        if (strlen(pj->id) == n && !memcmp(pj->id, id, n))
+            return pj;
+    return NULL;
+}
+
+static void pjob_free(struct pjob *pj)
+{
+    free(pj->key);
+    free(pj->spec);
+    free(pj);
+}
+
+/* Register pj (or find the job its key names: then pj is freed and that
+ * one returned, with *existing set). */
+static struct pjob *registry_add(struct pjob *pj, int *existing)
+{
+    pthread_mutex_lock(&jobs_mu);
+    struct pjob *old = pj->key ? find_key(pj->key) : NULL;
+    *existing = old != NULL;
+    if (old) {
+        pthread_mutex_unlock(&jobs_mu);
+        pjob_free(pj);
+        return old;
+    }
+    pj->next = pjobs;
+    pjobs = pj;
+    int n = 0;
+    for (struct pjob **pp = &pjobs; *pp;) {
+        if (++n > JOBS_KEEP) {
+            struct pjob *drop = *pp;
+            *pp = drop->next;
+            pjob_free(drop);
+        } else {
+            pp = &(*pp)->next;
+        }
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    return pj;
+}
+
+static void launch(struct http_req *r);
+
+static void start_body(struct http_req *r, json_t *j)
+{
+    struct pjob *pj = xcalloc(1, sizeof(*pj));
+    if (spec_check(r, j, pj)) {
+        json_decref(j);
+        pjob_free(pj);
+        return;
+    }
+    const char *key = json_string_value(json_object_get(j, "key"));
+    if (key)
+        pj->key = xstrdup(key);
+    unsigned char rnd[16];
+    rand_bytes(rnd, sizeof(rnd));
+    hex_encode(rnd, sizeof(rnd), pj->id);
+    pj->created_ns = wall_ns();
+    json_object_set_new(j, "id", json_string(pj->id));
+    json_object_set_new(j, "provider", json_string(pj->provider));
+    json_object_del(j, "key");
+    pj->spec = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    int existing;
+    struct pjob *got = registry_add(pj, &existing);
+    if (existing) {
+        http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", got->id, "existing", 1));
+        return;
+    }
+    r->data = got;
+    /* a bucket of a cloud store joins the BMD on first use, as for a GET */
+    if (strcmp(got->provider, BMD_PROVIDER_SHOAL) && !buckets_exist(got->provider, got->bucket))
+        buckets_ensure(r->w->ctx, r, got->provider, got->bucket, launch);
+    else
+        launch(r);
+}
+
+static void launch(struct http_req *r)
+{
+    struct pjob *pj = r->data;
+    r->data = NULL;
+    if (!buckets_exist(pj->provider, pj->bucket)) {
+        http_reply_error(r, 404, "bucket '%s' not found", pj->bucket);
+        return;
+    }
+    if (!olist_by_backend(pj->provider, pj->bucket)) {
+        http_reply_error(r, 400, "bucket '%s' has no backend to prefetch from", pj->bucket);
+        return;
+    }
+    fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
+}
+
+/* ---- show, wait, abort, list ------------------------------------------------------ */
+
+struct show {
+    struct http_req *r;          /* referenced until the answer */
+    char id[33];
+    uint64_t deadline_ns;        /* ?wait: ask again until then */
+    struct event *again;
+};
+
+static void ask(struct http_req *r, struct show *sh);
+
+/* The targets' answers added up. */
+static json_t *aggregate(const char *id, json_t *answers, const char **state)
+{
+    static const char *const sums[] = {"owned", "present", "fetched", "bytes", "errors"};
+    json_int_t tot[5] = {0}, start = 0, end = 0, selected = 0;
+    int running = 0, aborted = 0, missing = 0;
+    json_t *errs = json_array();
+    size_t i;
+    json_t *a;
+    json_array_foreach(answers, i, a) {
+        json_t *b = json_object_get(a, "body");
+        const char *st = json_string_value(json_object_get(b, "state"));
+        if (json_integer_value(json_object_get(a, "status")) != 200 || !st) {
+            missing++;
+            continue;
+        }
+        running += !strcmp(st, "running");
+        aborted += !strcmp(st, "aborted");
+        for (int k = 0; k < 5; k++)
+            tot[k] += json_integer_value(json_object_get(b, sums[k]));
+        selected = json_integer_value(json_object_get(b, "selected"));
+        json_int_t s = json_integer_value(json_object_get(b, "start_ns"));
+        json_int_t e = json_integer_value(json_object_get(b, "end_ns"));
+        start = !start || (s && s < start) ? s : start;
+        end = e > end ? e : end;
+        size_t k;
+        json_t *en;
+        json_array_foreach(json_object_get(b, "error_names"), k, en)
+            if (json_array_size(errs) < 10)
+                json_array_append(errs, en);
+    }
+    *state = running ? "running" : missing ? "failed" : aborted ? "aborted" : "finished";
+    uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
+    double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
+    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:I, s:I, s:O}",
+                          "id", id, "state", *state, "selected", selected, "owned", tot[0],
+                          "present", tot[1], "fetched", tot[2], "bytes", tot[3], "errors",
+                          tot[4], "error_names", errs, "mib_per_s",
+                          secs > 0 ? (double)tot[3] / 1048576.0 / secs : 0.0, "start_ns", start,
+                          "end_ns", running ? 0 : end, "targets", answers);
+    return j;
+}
+
+static void shown(struct fan *f)
+{
+    struct show *sh = f->ctx;
+    struct http_req *r = f->r;
+    const char *state;
+    json_t *j = aggregate(sh->id, f->answers, &state);
+    if (!strcmp(state, "running") && wall_ns() < sh->deadline_ns && r->conn) {
+        json_decref(j);
+        fan_free(f);
+        struct timeval tv = {0, JOB_POLL_MS * 1000};
+        evtimer_add(sh->again, &tv);
+        return;
+    }
+    pthread_mutex_lock(&jobs_mu);
+    struct pjob *pj = find_id(sh->id, strlen(sh->id));
+    if (pj) {
+        json_object_set_new(j, "kind", json_string(pj->kind));
+        json_object_set_new(j, "bucket", json_string(pj->bucket));
+        json_object_set_new(j, "provider", json_string(pj->provider));
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    http_reply_json(r, 200, j);
+    event_free(sh->again);
+    http_req_unref(sh->r);
+    free(sh);
+    fan_free(f);
+}
+
+static void again_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct show *sh = arg;
+    (void)fd;
+    (void)what;
+    ask(sh->r, sh);
+}
+
+static void ask(struct http_req *r, struct show *sh)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/internal/jobs/%s", sh->id);
+    fan_start(r, "GET", path, NULL, shown, sh);
+}
+
+/* Is id a job this proxy started? 1, or 0 with r answered 404. */
+static int job_known(struct http_req *r, const char *id, size_t n)
+{
+    pthread_mutex_lock(&jobs_mu);
+    int known = find_id(id, n) != NULL;
+    pthread_mutex_unlock(&jobs_mu);
+    if (!known)
+        http_reply_error(r, 404, "no job %.*s", (int)(n > 40 ? 40 : n), id);
+    return known;
+}
+
+static void job_get(struct http_req *r, const char *id, size_t n)
+{
+    if (!job_known(r, id, n))
+        return;
+    char w[32];
+    uint64_t wait_s = 0;
+    if (http_query_get(r, "wait", w, sizeof(w)) >= 0 &&
+        (parse_u64(w, strlen(w), &wait_s) || wait_s > JOB_WAIT_MAX_S)) {
+        http_reply_error(r, 400, "wait is in seconds, 0..%d", JOB_WAIT_MAX_S);
+        return;
+    }
+    struct show *sh = xcalloc(1, sizeof(*sh));
+    sh->r = r;
+    http_req_ref(r);
+    snprintf(sh->id, sizeof(sh->id), "%.*s", (int)n, id);
+    sh->deadline_ns = wall_ns() + wait_s * 1000000000ull;
+    sh->again = evtimer_new(r->w->base, again_cb, sh);
+    ask(r, sh);
+}
+
+static void aborted(struct fan *f)
+{
+    http_reply(f->r, 204, NULL, NULL, 0);
+    fan_free(f);
+}
+
+static void job_delete(struct http_req *r, const char *id, size_t n)
+{
+    if (!job_known(r, id, n))
+        return;
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/internal/jobs/%.*s", (int)n, id);
+    fan_start(r, "DELETE", path, NULL, aborted, NULL);
+}
+
+static void job_list(struct http_req *r)
+{
+    char kind[16], bucket[64], state[16];
+    int kn = http_query_get(r, "kind", kind, sizeof(kind));
+    int bn = http_query_get(r, "bucket", bucket, sizeof(bucket));
+    if (http_query_get(r, "state", state, sizeof(state)) != -1) {
+        http_reply_error(r, 501, "filtering jobs by state is not implemented yet; "
+                                 "GET /v1/jobs/ID shows a job's state");
+        return;
+    }
+    json_t *arr = json_array();
+    pthread_mutex_lock(&jobs_mu);
+    for (struct pjob *pj = pjobs; pj; pj = pj->next) {
+        if ((kn >= 0 && strcmp(kind, pj->kind)) || (bn >= 0 && strcmp(bucket, pj->bucket)))
+            continue;
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:I}", "id", pj->id, "kind", pj->kind,
+                              "bucket", pj->bucket, "provider", pj->provider, "created_ns",
+                              (json_int_t)pj->created_ns);
+        if (pj->key)
+            json_object_set_new(e, "key", json_string(pj->key));
+        json_array_append_new(arr, e);
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    http_reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
+}
+
+void jobs_route(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct proxy *p = r->w->ctx;
+    if (!node_authenticate(&p->node, r))
+        return;
+    if (rlen == 0 || (rlen == 1 && rest[0] == '/')) {
+        if (r->method == HTTP_M_POST)
+            node_read_json(r, start_body);
+        else if (r->method == HTTP_M_GET)
+            job_list(r);
+        else
+            http_reply_error(r, 405, "use POST to start a job, GET to list them");
+        return;
+    }
+    if (rest[0] == '/') {
+        rest++;
+        rlen--;
+    }
+    if (memchr(rest, '/', rlen) || rlen > 32) {
+        http_reply_error(r, 404, "no such job endpoint");
+        return;
+    }
+    if (r->method == HTTP_M_GET)
+        job_get(r, rest, rlen);
+    else if (r->method == HTTP_M_DELETE)
+        job_delete(r, rest, rlen);
+    else
+        http_reply_error(r, 405, "use GET to show a job, DELETE to abort it");
+}

@@ -1,0 +1,26 @@
+/*
+ * jobs: the batch job API of every proxy (/v1/jobs). A job is started on
+ * every target (each works on the names it owns, target/job.c), and its
+ * state is the targets' aggregated when asked.
+ *
+ *   POST   /v1/jobs               {"kind", "bucket", "provider", "names" |
+ *                                  "template", "key"} -> 201 {"id"} (200
+ *                                  with the job a "key" already named)
+ *   GET    /v1/jobs?kind=&bucket= the jobs this proxy started
+ *   GET    /v1/jobs/ID[?wait=S]   state and progress, summed over targets
+ *                                  and per target; wait: until it ends or
+ *                                  S seconds pass
+ *   DELETE /v1/jobs/ID            abort everywhere
+ */
+#ifndef SHOAL_PROXY_JOBS_H
+#define SHOAL_PROXY_JOBS_H
+
+#include <stddef.h>
+
+struct http_req;
+
+/* Routes /v1/jobs and /v1/jobs/...; rest is what follows "/v1/jobs".
+ * Authenticates r first. */
+void jobs_route(struct http_req *r, const char *rest, size_t rlen);
+
+#endif

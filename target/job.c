@@ -1,0 +1,366 @@
+/*
+ * job: a target's share of a batch job (see job.h).
+ *
+ * A job walks its selection by index (a template's names are made, never
+ * held), keeps the names this target owns under the current cluster map,
+ * and works on JOB_INFLIGHT of them at a time; it yields the loop after
+ * JOB_BATCH names so that a long run of names owned elsewhere never holds
+ * client requests up. The registry keeps running jobs and the last
+ * JOB_KEEP ended ones.
+ */
+#include <event2/event.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "bmd.h"
+#include "cmap.h"
+#include "fetch.h"
+#include "http.h"
+#include "httpbody.h"
+#include "job.h"
+#include "loopq.h"
+#include "node.h"
+#include "objname.h"
+#include "store.h"
+#include "target.h"
+#include "tmpl.h"
+#include "util.h"
+
+#define JOB_INFLIGHT 4           /* objects worked on at once, per job */
+#define JOB_BATCH 1000           /* names looked at per loop pass */
+#define JOB_ERRS 5               /* failed names kept with their reasons */
+#define JOB_KEEP 64              /* ended jobs remembered */
+#define JOB_ID_MAX 64
+
+struct job {
+    struct job *next;            /* in the registry */
+    char id[JOB_ID_MAX];
+    char provider[16];
+    char bucket[64];
+    struct target *t;
+    struct backend b;
+    struct hcli *cli;            /* the loop's backend client */
+    struct loopq *q;             /* the loop */
+    struct event *tick;          /* the next batch of names, from the loop */
+    json_t *names;               /* the selection: a list, */
+    struct tmpl tm;              /* or a template */
+    int has_tmpl;
+    uint64_t pos, total;         /* the next index, and the selection's size */
+    int inflight;
+    int aborted;                 /* set by any worker, read atomically */
+    /* progress, under jobs_mu */
+    uint64_t owned, present, fetched, bytes, errors;
+    char errs[JOB_ERRS][320];
+    int nerrs;
+    uint64_t start_ns, end_ns;
+};
+
+static pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct job *jobs;
+
+static void job_free(struct job *j)
+{
+    event_free(j->tick);
+    backend_free(&j->b);
+    json_decref(j->names);
+    if (j->has_tmpl)
+        tmpl_free(&j->tm);
+    free(j);
+}
+
+static void free_on_loop(void *arg)
+{
+    job_free(arg);
+}
+
+/* Drop the oldest ended jobs past JOB_KEEP from the registry; with
+ * jobs_mu held. Each is freed on its own loop, after anything already
+ * posted to it. */
+static void prune(void)
+{
+    int ended = 0;
+    for (struct job **pp = &jobs; *pp;) {
+        struct job *j = *pp;
+        if (j->end_ns && ++ended > JOB_KEEP) {
+            *pp = j->next;
+            loopq_post(j->q, free_on_loop, j);
+        } else {
+            pp = &j->next;
+        }
+    }
+}
+
+static struct job *find(const char *id, size_t n)
+{
+    for (struct job *j = jobs; j; j = j->next)
+        if (strlen(j->id) == n && !memcmp(j->id, id, n))
+            return j;
+    return NULL;
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+struct item {
+    struct job *j;
+    char *name;
+    char *mkey;
+    size_t klen;
+};
+
+static void pump(struct job *j);
+
+static void note_error(struct job *j, const char *name, const char *why)
+{
+    pthread_mutex_lock(&jobs_mu);
+    j->errors++;
+    if (j->nerrs < JOB_ERRS)
+        snprintf(j->errs[j->nerrs++], sizeof(j->errs[0]), "%.200s\n%.100s", name, why);
+    pthread_mutex_unlock(&jobs_mu);
+}
+
+static void item_done(void *arg, const struct fetch_result *res)
+{
+    struct item *it = arg;
+    struct job *j = it->j;
+    if (res->status == 0) {
+        struct ometa m;
+        int got = store_get(&j->t->store, store_pick(&j->t->store, it->mkey, it->klen), it->mkey,
+                            it->klen, &m) == 0;
+        pthread_mutex_lock(&jobs_mu);
+        j->fetched++;
+        j->bytes += got ? m.size : 0;
+        pthread_mutex_unlock(&jobs_mu);
+    } else {
+        note_error(j, it->name, res->msg[0] ? res->msg : "fetch failed");
+    }
+    free(it->name);
+    free(it->mkey);
+    free(it);
+    j->inflight--;
+    pump(j);
+}
+
+/* The i-th selected name into buf; its length, or -1. */
+static int name_at(const struct job *j, uint64_t i, char *buf, size_t len)
+{
+    if (j->has_tmpl)
+        return tmpl_name(&j->tm, i, buf, len);
+    const char *s = json_string_value(json_array_get(j->names, i));
+    size_t n = s ? strlen(s) : 0;
+    if (!s || n >= len)
+        return -1;
+    memcpy(buf, s, n + 1);
+    return (int)n;
+}
+
+/* Start work on name, when this target owns it and does not hold it. */
+static void consider(struct job *j, const struct cmap *m, const char *name, size_t n)
+{
+    size_t kl;
+    char *hkey = node_obj_key(j->provider, j->bucket, name, &kl);
+    const struct cmap_node *owner = m ? cmap_owner(m, hkey, kl) : NULL;
+    free(hkey);
+    if (!owner || strcmp(owner->id, j->t->node.id))
+        return;
+    struct item *it = xcalloc(1, sizeof(*it));
+    it->j = j;
+    it->name = xstrndup(name, n);
+    it->mkey = store_mkey(j->provider, j->bucket, name, n, &it->klen);
+    struct ometa held;
+    int present = store_get(&j->t->store, store_pick(&j->t->store, it->mkey, it->klen), it->mkey,
+                            it->klen, &held) == 0;
+    pthread_mutex_lock(&jobs_mu);
+    j->owned++;
+    j->present += present;
+    pthread_mutex_unlock(&jobs_mu);
+    if (present) {
+        free(it->name);
+        free(it->mkey);
+        free(it);
+        return;
+    }
+    struct fetch_req fr = {j->t, j->cli, j->q, &j->b, it->name, it->mkey, it->klen};
+    j->inflight++;
+    fetch_get(&fr, NULL, NULL, item_done, it);
+}
+
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    pump(arg);
+}
+
+/* Take names while there is room; end the job when all are done. */
+static void pump(struct job *j)
+{
+    char name[OBJNAME_MAX + 1];
+    struct cmap *m = cmap_current();
+    int looked = 0;
+    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && j->inflight < JOB_INFLIGHT &&
+           j->pos < j->total) {
+        if (++looked > JOB_BATCH) {
+            event_active(j->tick, EV_TIMEOUT, 0);   /* the rest after other work */
+            cmap_unref(m);
+            return;
+        }
+        int n = name_at(j, j->pos++, name, sizeof(name));
+        char err[256];
+        if (n < 0 || objname_valid(name, (size_t)n, err, sizeof(err)))
+            note_error(j, n < 0 ? "(too long)" : name, n < 0 ? "name too long" : err);
+        else
+            consider(j, m, name, (size_t)n);
+    }
+    cmap_unref(m);
+    int over = j->pos >= j->total || __atomic_load_n(&j->aborted, __ATOMIC_RELAXED);
+    if (over && j->inflight == 0 && !j->end_ns) {
+        pthread_mutex_lock(&jobs_mu);
+        j->end_ns = wall_ns();
+        pthread_mutex_unlock(&jobs_mu);
+    }
+}
+
+/* ---- the internal API ---------------------------------------------------------- */
+
+/* A job from its JSON spec, for r's loop; NULL with err set. */
+static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, char *err,
+                           size_t errlen)
+{
+    const char *id = json_string_value(json_object_get(spec, "id"));
+    const char *kind = json_string_value(json_object_get(spec, "kind"));
+    const char *prov = json_string_value(json_object_get(spec, "provider"));
+    const char *bucket = json_string_value(json_object_get(spec, "bucket"));
+    json_t *names = json_object_get(spec, "names");
+    const char *tmpl = json_string_value(json_object_get(spec, "template"));
+    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || !kind || !bucket || !prov) {
+        snprintf(err, errlen, "a job needs id, kind, provider and bucket");
+        return NULL;
+    }
+    if (strcmp(kind, "prefetch")) {
+        snprintf(err, errlen, "kind '%s' is not one a target runs", kind);
+        return NULL;
+    }
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(bm, prov, bucket);
+    struct job *j = xcalloc(1, sizeof(*j));
+    if (bk)
+        backend_resolve(t, bk, &j->b);
+    bmd_unref(bm);
+    if (!bk || j->b.kind == BK_NONE) {
+        snprintf(err, errlen, "bucket %s/%s %s", prov, bucket,
+                 bk ? "has no backend to prefetch from" : "is not known here");
+        job_free(j);
+        return NULL;
+    }
+    if (tmpl && tmpl_parse(&j->tm, tmpl, err, errlen) == 0) {
+        j->has_tmpl = 1;
+        j->total = j->tm.count;
+    } else if (!tmpl && json_is_array(names)) {
+        j->names = json_incref(names);
+        j->total = json_array_size(names);
+    } else {
+        if (!tmpl)
+            snprintf(err, errlen, "a job selects its objects with names or a template");
+        job_free(j);
+        return NULL;
+    }
+    snprintf(j->id, sizeof(j->id), "%s", id);
+    snprintf(j->provider, sizeof(j->provider), "%s", prov);
+    snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
+    j->t = t;
+    j->cli = target_cli(r);
+    j->q = r->w->q;
+    j->tick = event_new(r->w->base, -1, 0, tick, j);
+    j->start_ns = wall_ns();
+    return j;
+}
+
+static void start_body(struct http_req *r, json_t *spec)
+{
+    struct target *t = r->w->ctx;
+    char err[300];
+    struct job *j = job_new(t, r, spec, err, sizeof(err));
+    json_decref(spec);
+    if (!j) {
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    pthread_mutex_lock(&jobs_mu);
+    struct job *old = find(j->id, strlen(j->id));
+    if (!old) {
+        j->next = jobs;
+        jobs = j;
+        prune();
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    if (old) {                   /* the proxy asked twice: one job */
+        job_free(j);
+        http_reply_json(r, 200, json_pack("{s:s}", "id", old->id));
+        return;
+    }
+    http_reply_json(r, 201, json_pack("{s:s}", "id", j->id));
+    event_active(j->tick, EV_TIMEOUT, 0);
+}
+
+void job_start(struct http_req *r, const char *rest, size_t rlen)
+{
+    (void)rest;
+    (void)rlen;
+    node_read_json(r, start_body);
+}
+
+static json_t *progress(const struct job *j)
+{
+    const char *state = !j->end_ns ? "running" : j->aborted ? "aborted" : "finished";
+    json_t *errs = json_array();
+    for (int i = 0; i < j->nerrs; i++) {
+        const char *nl = strchr(j->errs[i], '\n');
+        json_array_append_new(errs, json_pack("{s:s%, s:s}", "name", j->errs[i],
+                                              (size_t)(nl - j->errs[i]), "reason", nl + 1));
+    }
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I}",
+                     "id", j->id, "state", state, "provider", j->provider, "bucket", j->bucket,
+                     "selected", (json_int_t)j->total, "looked", (json_int_t)j->pos,
+                     "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
+                     "fetched", (json_int_t)j->fetched, "bytes", (json_int_t)j->bytes,
+                     "errors", (json_int_t)j->errors, "error_names", errs,
+                     "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns);
+}
+
+void job_show(struct http_req *r, const char *rest, size_t rlen)
+{
+    pthread_mutex_lock(&jobs_mu);
+    struct job *j = find(rest, rlen);
+    json_t *p = j ? progress(j) : NULL;
+    pthread_mutex_unlock(&jobs_mu);
+    if (!p)
+        http_reply_error(r, 404, "no job %.*s here", (int)(rlen > 64 ? 64 : rlen), rest);
+    else
+        http_reply_json(r, 200, p);
+}
+
+/* On the job's loop: stop taking names; the job ends once what is in
+ * flight is done. */
+static void abort_on_loop(void *arg)
+{
+    pump(arg);
+}
+
+void job_abort(struct http_req *r, const char *rest, size_t rlen)
+{
+    pthread_mutex_lock(&jobs_mu);
+    struct job *j = find(rest, rlen);
+    if (j && !j->end_ns) {
+        __atomic_store_n(&j->aborted, 1, __ATOMIC_RELAXED);
+        loopq_post(j->q, abort_on_loop, j);     /* before any free of it (prune) */
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    if (!j)
+        http_reply_error(r, 404, "no job %.*s here", (int)(rlen > 64 ? 64 : rlen), rest);
+    else
+        http_reply(r, 204, NULL, NULL, 0);
+}

@@ -1,0 +1,30 @@
+/*
+ * job: a target's share of a batch job (the proxy's /v1/jobs): of the
+ * names a job selects, the ones this target owns are worked on, a bounded
+ * number at a time, on the loop of the worker that received the job.
+ *
+ * Kinds: prefetch (an object of a backed bucket not yet held is fetched
+ * through the same path as a cold GET, common to both: target/fetch.c).
+ * Selections: a list of names, or a template (common/tmpl.h).
+ *
+ * Internal routes, behind the cluster signature:
+ *   POST   /v1/internal/jobs          start (JSON: id, kind, provider,
+ *                                      bucket, names | template)
+ *   GET    /v1/internal/jobs/ID       this target's progress (JSON)
+ *   DELETE /v1/internal/jobs/ID       abort
+ *
+ * Thread: a job runs on one worker's loop; its counters are read by any
+ * worker under the registry's lock.
+ */
+#ifndef SHOAL_TARGET_JOB_H
+#define SHOAL_TARGET_JOB_H
+
+#include <stddef.h>
+
+struct http_req;
+
+void job_start(struct http_req *r, const char *rest, size_t rlen);
+void job_show(struct http_req *r, const char *rest, size_t rlen);
+void job_abort(struct http_req *r, const char *rest, size_t rlen);
+
+#endif
