@@ -80,7 +80,8 @@ static void fan_one(void *arg, int status, const char *body, size_t len, const c
 }
 
 /* method path (with body, or NULL) to every target; done once all have
- * answered (or failed), never before fan_start returns. */
+ * answered (or failed): later, or before fan_start returns when the map
+ * has no targets. */
 static void fan_start(struct http_req *r, const char *method, const char *path, const char *body,
                       fan_done_fn done, void *ctx)
 {
@@ -106,7 +107,7 @@ static void fan_start(struct http_req *r, const char *method, const char *path, 
         free(url);
     }
     cmap_unref(m);
-    if (--f->pending == 0)       /* no targets: answered from the loop by the caller */
+    if (--f->pending == 0)       /* no targets */
         f->done(f);
 }
 
@@ -151,11 +152,11 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         http_reply_error(r, 400, "a job needs \"kind\" and \"bucket\"");
         return 400;
     }
-    if (!strcmp(kind, "copy") || !strcmp(kind, "evict") || !strcmp(kind, "download")) {
+    if (!strcmp(kind, "copy") || !strcmp(kind, "download")) {
         http_reply_error(r, 501, "job kind '%s' is not implemented yet", kind);
         return 501;
     }
-    if (strcmp(kind, "prefetch")) {
+    if (strcmp(kind, "prefetch") && strcmp(kind, "evict")) {
         http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download)",
                          kind);
         return 400;
@@ -297,7 +298,9 @@ static void launch(struct http_req *r)
         return;
     }
     if (!olist_by_backend(pj->provider, pj->bucket)) {
-        http_reply_error(r, 400, "bucket '%s' has no backend to prefetch from", pj->bucket);
+        http_reply_error(r, 400, "bucket '%s' has no backend: %s", pj->bucket,
+                         strcmp(pj->kind, "evict") ? "nothing to prefetch from"
+                                                   : "Shoal's copy is the only one, never evicted");
         return;
     }
     fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
@@ -317,8 +320,9 @@ static void ask(struct http_req *r, struct show *sh);
 /* The targets' answers added up. */
 static json_t *aggregate(const char *id, json_t *answers, const char **state)
 {
-    static const char *const sums[] = {"owned", "present", "fetched", "bytes", "errors"};
-    json_int_t tot[5] = {0}, start = 0, end = 0, selected = 0;
+    static const char *const sums[] = {"owned", "present", "fetched", "evicted", "bytes",
+                                       "errors"};
+    json_int_t tot[6] = {0}, start = 0, end = 0, selected = 0;
     int running = 0, aborted = 0, missing = 0;
     json_t *errs = json_array();
     size_t i;
@@ -332,7 +336,7 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
         }
         running += !strcmp(st, "running");
         aborted += !strcmp(st, "aborted");
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             tot[k] += json_integer_value(json_object_get(b, sums[k]));
         selected = json_integer_value(json_object_get(b, "selected"));
         json_int_t s = json_integer_value(json_object_get(b, "start_ns"));
@@ -348,11 +352,12 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
     *state = running ? "running" : missing ? "failed" : aborted ? "aborted" : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
-    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:I, s:I, s:O}",
+    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:I, s:I, "
+                          "s:O}",
                           "id", id, "state", *state, "selected", selected, "owned", tot[0],
-                          "present", tot[1], "fetched", tot[2], "bytes", tot[3], "errors",
-                          tot[4], "error_names", errs, "mib_per_s",
-                          secs > 0 ? (double)tot[3] / 1048576.0 / secs : 0.0, "start_ns", start,
+                          "present", tot[1], "fetched", tot[2], "evicted", tot[3], "bytes",
+                          tot[4], "errors", tot[5], "error_names", errs, "mib_per_s",
+                          secs > 0 ? (double)tot[4] / 1048576.0 / secs : 0.0, "start_ns", start,
                           "end_ns", running ? 0 : end, "targets", answers);
     return j;
 }

@@ -21,6 +21,7 @@
 #include "fetch.h"
 #include "http.h"
 #include "httpbody.h"
+#include "iopool.h"
 #include "job.h"
 #include "loopq.h"
 #include "node.h"
@@ -48,12 +49,13 @@ struct job {
     struct event *tick;          /* the next batch of names, from the loop */
     json_t *names;               /* the selection: a list, */
     struct tmpl tm;              /* or a template */
+    int evict;                   /* the kind: evict, else prefetch */
     int has_tmpl;
     uint64_t pos, total;         /* the next index, and the selection's size */
     int inflight;
     int aborted;                 /* set by any worker, read atomically */
     /* progress, under jobs_mu */
-    uint64_t owned, present, fetched, bytes, errors;
+    uint64_t owned, present, fetched, evicted, bytes, errors;
     char errs[JOB_ERRS][320];
     int nerrs;
     uint64_t start_ns, end_ns;
@@ -109,9 +111,42 @@ struct item {
     char *name;
     char *mkey;
     size_t klen;
+    uint64_t size;               /* evict: the copy's */
+    int rc;                      /* evict: store_delete's */
 };
 
+static void item_free(struct item *it)
+{
+    free(it->name);
+    free(it->mkey);
+    free(it);
+}
+
+/* evict, on the I/O pool: the drives and RocksDB block */
+static void drop_work(void *arg)
+{
+    struct item *it = arg;
+    struct store *st = &it->j->t->store;
+    it->rc = store_delete(st, store_pick(st, it->mkey, it->klen), it->mkey, it->klen);
+}
+
 static void pump(struct job *j);
+
+static void dropped(void *arg)
+{
+    struct item *it = arg;
+    struct job *j = it->j;
+    if (it->rc == 0) {
+        pthread_mutex_lock(&jobs_mu);
+        j->evicted++;
+        j->bytes += it->size;
+        pthread_mutex_unlock(&jobs_mu);
+    }
+    /* a copy gone meanwhile (deleted, evicted by another job) is not an error */
+    item_free(it);
+    j->inflight--;
+    pump(j);
+}
 
 static void note_error(struct job *j, const char *name, const char *why)
 {
@@ -137,9 +172,7 @@ static void item_done(void *arg, const struct fetch_result *res)
     } else {
         note_error(j, it->name, res->msg[0] ? res->msg : "fetch failed");
     }
-    free(it->name);
-    free(it->mkey);
-    free(it);
+    item_free(it);
     j->inflight--;
     pump(j);
 }
@@ -177,10 +210,14 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
     j->owned++;
     j->present += present;
     pthread_mutex_unlock(&jobs_mu);
-    if (present) {
-        free(it->name);
-        free(it->mkey);
-        free(it);
+    if (j->evict && present) {
+        it->size = held.size;
+        j->inflight++;
+        iopool_submit(j->t->io, j->q, drop_work, dropped, it);
+        return;
+    }
+    if (present || j->evict) {   /* nothing to do for this one */
+        item_free(it);
         return;
     }
     struct fetch_req fr = {j->t, j->cli, j->q, &j->b, it->name, it->mkey, it->klen};
@@ -208,7 +245,7 @@ static void pump(struct job *j)
             cmap_unref(m);
             return;
         }
-        int n = name_at(j, j->pos++, name, sizeof(name));
+        int n = name_at(j, __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED), name, sizeof(name));
         char err[256];
         if (n < 0 || objname_valid(name, (size_t)n, err, sizeof(err)))
             note_error(j, n < 0 ? "(too long)" : name, n < 0 ? "name too long" : err);
@@ -240,7 +277,7 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
         snprintf(err, errlen, "a job needs id, kind, provider and bucket");
         return NULL;
     }
-    if (strcmp(kind, "prefetch")) {
+    if (strcmp(kind, "prefetch") && strcmp(kind, "evict")) {
         snprintf(err, errlen, "kind '%s' is not one a target runs", kind);
         return NULL;
     }
@@ -252,7 +289,7 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
     bmd_unref(bm);
     if (!bk || j->b.kind == BK_NONE) {
         snprintf(err, errlen, "bucket %s/%s %s", prov, bucket,
-                 bk ? "has no backend to prefetch from" : "is not known here");
+                 bk ? "has no backend: Shoal's copy is the only one" : "is not known here");
         job_free(j);
         return NULL;
     }
@@ -269,6 +306,7 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
         return NULL;
     }
     snprintf(j->id, sizeof(j->id), "%s", id);
+    j->evict = !strcmp(kind, "evict");
     snprintf(j->provider, sizeof(j->provider), "%s", prov);
     snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
     j->t = t;
@@ -322,11 +360,15 @@ static json_t *progress(const struct job *j)
         json_array_append_new(errs, json_pack("{s:s%, s:s}", "name", j->errs[i],
                                               (size_t)(nl - j->errs[i]), "reason", nl + 1));
     }
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I}",
-                     "id", j->id, "state", state, "provider", j->provider, "bucket", j->bucket,
-                     "selected", (json_int_t)j->total, "looked", (json_int_t)j->pos,
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
+                     "s:I, s:I}",
+                     "id", j->id, "kind", j->evict ? "evict" : "prefetch", "state", state,
+                     "provider", j->provider, "bucket", j->bucket,
+                     "selected", (json_int_t)j->total,
+                     "looked", (json_int_t)__atomic_load_n(&j->pos, __ATOMIC_RELAXED),
                      "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
-                     "fetched", (json_int_t)j->fetched, "bytes", (json_int_t)j->bytes,
+                     "fetched", (json_int_t)j->fetched, "evicted", (json_int_t)j->evicted,
+                     "bytes", (json_int_t)j->bytes,
                      "errors", (json_int_t)j->errors, "error_names", errs,
                      "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns);
 }

@@ -426,6 +426,24 @@ def test_prefetch_jobs(s3, cl):
         g = requests.get(url(cl, "remote2", k))
         assert g.headers["X-Shoal-Cache"] == "hit" and g.content == v
         assert gets_of(s3, "remote2", k) == 1
+    # evict a third of them: dropped from Shoal, read cold (and once more
+    # from the backend) after; evicting again finds nothing to drop
+    some = sorted(data)[:10]
+    jid = start_job(cl, {"kind": "evict", "bucket": "remote2", "provider": "s3", "names": some})
+    j = requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["evicted"] == 10, j
+    assert j["bytes"] == sum(len(data[k]) for k in some)
+    s = requests.get("%s/v1/buckets/remote2/summary?provider=s3&prefix=pf/" % cl.url).json()
+    assert s["objects"] == {"present": 20, "total": 30}, s
+    jid = start_job(cl, {"kind": "evict", "bucket": "remote2", "provider": "s3", "names": some})
+    j = requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["evicted"] == 0 and j["present"] == 0, j
+    g = requests.get(url(cl, "remote2", some[0]))
+    assert g.headers["X-Shoal-Cache"] == "miss" and g.content == data[some[0]]
+    assert gets_of(s3, "remote2", some[0]) == 2
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                         "names": some[1:]})
+    assert requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()["fetched"] == 9
     # names the backend does not have: counted, named, not fatal
     jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
                          "template": "pf/o-{000..039}"})
@@ -456,4 +474,5 @@ def test_prefetch_jobs(s3, cl):
     # a bucket with no backend has nothing to prefetch from
     assert requests.put(cl.url + "/v1/buckets/pf-local").status_code == 201
     start_job(cl, {"kind": "prefetch", "bucket": "pf-local", "names": ["a"]}, 400)
+    start_job(cl, {"kind": "evict", "bucket": "pf-local", "names": ["a"]}, 400)  # the only copy
     start_job(cl, {"kind": "prefetch", "bucket": "pf-none", "names": ["a"]}, 404)
