@@ -126,11 +126,19 @@ static void started(struct fan *f)
     size_t i;
     json_t *a;
     int failed = 0;
+    json_t *refusal = NULL;      /* a target's 4xx: the request's fault */
     json_array_foreach(f->answers, i, a) {
         json_int_t st = json_integer_value(json_object_get(a, "status"));
         failed += st != 201 && st != 200;
+        if (st >= 400 && st < 500 && !refusal)
+            refusal = a;
     }
-    if (!failed)
+    if (refusal) {
+        const char *msg = json_string_value(json_object_get(json_object_get(refusal, "body"),
+                                                            "error"));
+        http_reply_error(f->r, (int)json_integer_value(json_object_get(refusal, "status")),
+                         "%s", msg ? msg : "a target refused the job");
+    } else if (!failed)
         http_reply_json(f->r, 201, json_pack("{s:s}", "id", pj->id));
     else
         http_reply_json(f->r, 503, json_pack("{s:s, s:s, s:O}", "error",
@@ -161,13 +169,15 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
                          kind);
         return 400;
     }
-    if (!names && !tm) {
-        http_reply_error(r, 501, "selecting a job's objects by prefix or the whole bucket is "
-                                 "not implemented yet: give \"names\" or \"template\"");
-        return 501;
+    json_t *prefix = json_object_get(j, "prefix");
+    if ((names != NULL) + (tm != NULL) + (prefix != NULL) > 1) {
+        http_reply_error(r, 400, "give one of \"names\", \"template\" or \"prefix\" (none: "
+                                 "the whole bucket)");
+        return 400;
     }
-    if (names && tm) {
-        http_reply_error(r, 400, "give \"names\" or \"template\", not both");
+    if (prefix && (!json_is_string(prefix) || json_string_length(prefix) > OBJNAME_MAX)) {
+        http_reply_error(r, 400, "\"prefix\" must be a string of at most %d bytes",
+                         OBJNAME_MAX);
         return 400;
     }
     if (names) {

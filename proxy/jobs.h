@@ -4,7 +4,8 @@
  * state is the targets' aggregated when asked.
  *
  *   POST   /v1/jobs               {"kind", "bucket", "provider", "names" |
- *                                  "template", "key"} -> 201 {"id"} (200
+ *                                  "template" | "prefix" (none: the whole
+ *                                  bucket), "key"} -> 201 {"id"} (200
  *                                  with the job a "key" already named)
  *   GET    /v1/jobs?kind=&bucket= the jobs this proxy started
  *   GET    /v1/jobs/ID[?wait=S]   state and progress, summed over targets

@@ -26,6 +26,7 @@
 #include "loopq.h"
 #include "node.h"
 #include "objname.h"
+#include "s3list.h"
 #include "store.h"
 #include "target.h"
 #include "tmpl.h"
@@ -49,8 +50,15 @@ struct job {
     struct event *tick;          /* the next batch of names, from the loop */
     json_t *names;               /* the selection: a list, */
     struct tmpl tm;              /* or a template */
-    int evict;                   /* the kind: evict, else prefetch */
     int has_tmpl;
+    int listed;                  /* or the backend's listing (of prefix), */
+    char *prefix;
+    char *token;                 /* the next page's, "" before the first */
+    struct s3list page;          /* the page being walked */
+    int page_i;
+    int listing;                 /* a page is on its way */
+    int list_end;                /* the last page is in */
+    int evict;                   /* the kind: evict, else prefetch */
     uint64_t pos, total;         /* the next index, and the selection's size */
     int inflight;
     int aborted;                 /* set by any worker, read atomically */
@@ -71,6 +79,9 @@ static void job_free(struct job *j)
     json_decref(j->names);
     if (j->has_tmpl)
         tmpl_free(&j->tm);
+    s3list_free(&j->page);
+    free(j->prefix);
+    free(j->token);
     free(j);
 }
 
@@ -177,9 +188,73 @@ static void item_done(void *arg, const struct fetch_result *res)
     pump(j);
 }
 
-/* The i-th selected name into buf; its length, or -1. */
-static int name_at(const struct job *j, uint64_t i, char *buf, size_t len)
+#define NAME_END (-2)             /* the selection is walked */
+#define NAME_WAIT (-3)            /* the next page of the listing is on its way */
+
+static void page_in(void *arg, const struct backend_obj *o, const char *body, size_t len)
 {
+    struct job *j = arg;
+    char err[300];
+    s3list_free(&j->page);
+    memset(&j->page, 0, sizeof(j->page));
+    j->page_i = 0;
+    j->listing = 0;
+    j->inflight--;
+    if (o->status != 200) {
+        backend_status(&j->b, o, err, sizeof(err));
+        note_error(j, j->prefix[0] ? j->prefix : "(the listing)", err);
+        j->list_end = 1;
+    } else if (s3list_parse(body, len, &j->page, err, sizeof(err))) {
+        note_error(j, j->prefix[0] ? j->prefix : "(the listing)", err);
+        j->list_end = 1;
+    } else {
+        const char *next = j->page.truncated && j->page.next_token ? j->page.next_token : "";
+        free(j->token);
+        j->token = xstrdup(next);
+        j->list_end = !next[0];
+    }
+    pump(j);
+}
+
+/* The next name from the backend's listing, a page at a time. */
+static int listed_name(struct job *j, char *buf, size_t len)
+{
+    if (j->page_i < j->page.n) {
+        const char *k = j->page.objs[j->page_i++].key;
+        size_t n = strlen(k);
+        if (n >= len)
+            return -1;
+        memcpy(buf, k, n + 1);
+        return (int)n;
+    }
+    if (j->list_end)
+        return NAME_END;
+    if (!j->listing) {
+        j->listing = 1;
+        j->inflight++;           /* the job ends only once the page is in */
+        backend_list(j->cli, &j->b, j->prefix, j->token, 1000, page_in, j);
+    }
+    return NAME_WAIT;
+}
+
+/* The next selected name into buf: its length, -1 when it is too long,
+ * NAME_END or NAME_WAIT. */
+static int next_name(struct job *j, char *buf, size_t len)
+{
+    if (j->listed) {
+        int n = listed_name(j, buf, len);
+        if (n != NAME_WAIT && n != NAME_END)
+            __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED);
+        if (n == NAME_END) {     /* the size is known once the listing ends */
+            pthread_mutex_lock(&jobs_mu);
+            j->total = j->pos;
+            pthread_mutex_unlock(&jobs_mu);
+        }
+        return n;
+    }
+    if (j->pos >= j->total)
+        return NAME_END;
+    uint64_t i = __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED);
     if (j->has_tmpl)
         return tmpl_name(&j->tm, i, buf, len);
     const char *s = json_string_value(json_array_get(j->names, i));
@@ -237,15 +312,16 @@ static void pump(struct job *j)
 {
     char name[OBJNAME_MAX + 1];
     struct cmap *m = cmap_current();
-    int looked = 0;
-    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && j->inflight < JOB_INFLIGHT &&
-           j->pos < j->total) {
+    int looked = 0, n = 0;
+    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && j->inflight < JOB_INFLIGHT) {
         if (++looked > JOB_BATCH) {
             event_active(j->tick, EV_TIMEOUT, 0);   /* the rest after other work */
             cmap_unref(m);
             return;
         }
-        int n = name_at(j, __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED), name, sizeof(name));
+        n = next_name(j, name, sizeof(name));
+        if (n == NAME_END || n == NAME_WAIT)
+            break;
         char err[256];
         if (n < 0 || objname_valid(name, (size_t)n, err, sizeof(err)))
             note_error(j, n < 0 ? "(too long)" : name, n < 0 ? "name too long" : err);
@@ -253,7 +329,8 @@ static void pump(struct job *j)
             consider(j, m, name, (size_t)n);
     }
     cmap_unref(m);
-    int over = j->pos >= j->total || __atomic_load_n(&j->aborted, __ATOMIC_RELAXED);
+    int over = n == NAME_END || (!j->listed && j->pos >= j->total) ||
+               __atomic_load_n(&j->aborted, __ATOMIC_RELAXED);
     if (over && j->inflight == 0 && !j->end_ns) {
         pthread_mutex_lock(&jobs_mu);
         j->end_ns = wall_ns();
@@ -273,6 +350,7 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
     const char *bucket = json_string_value(json_object_get(spec, "bucket"));
     json_t *names = json_object_get(spec, "names");
     const char *tmpl = json_string_value(json_object_get(spec, "template"));
+    const char *prefix = json_string_value(json_object_get(spec, "prefix"));
     if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || !kind || !bucket || !prov) {
         snprintf(err, errlen, "a job needs id, kind, provider and bucket");
         return NULL;
@@ -299,9 +377,17 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
     } else if (!tmpl && json_is_array(names)) {
         j->names = json_incref(names);
         j->total = json_array_size(names);
+    } else if (!tmpl && !names && j->b.kind == BK_S3) {
+        j->listed = 1;           /* a prefix, or the whole bucket */
+        j->prefix = xstrdup(prefix ? prefix : "");
+        j->token = xstrdup("");
     } else {
         if (!tmpl)
-            snprintf(err, errlen, "a job selects its objects with names or a template");
+            snprintf(err, errlen, "%s", !names && j->b.kind != BK_S3
+                                            ? "this bucket's backend cannot be listed: select "
+                                              "its objects by names or a template"
+                                            : "a job selects its objects with names, a template "
+                                              "or a prefix");
         job_free(j);
         return NULL;
     }
@@ -364,7 +450,7 @@ static json_t *progress(const struct job *j)
                      "s:I, s:I}",
                      "id", j->id, "kind", j->evict ? "evict" : "prefetch", "state", state,
                      "provider", j->provider, "bucket", j->bucket,
-                     "selected", (json_int_t)j->total,
+                     "selected", (json_int_t)(j->listed && !j->list_end ? 0 : j->total),
                      "looked", (json_int_t)__atomic_load_n(&j->pos, __ATOMIC_RELAXED),
                      "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
                      "fetched", (json_int_t)j->fetched, "evicted", (json_int_t)j->evicted,

@@ -7,11 +7,13 @@
  * through the same path as a cold GET, common to both: target/fetch.c);
  * evict (Shoal's copy of a backed bucket's object is dropped, on the I/O
  * pool; the backend keeps the object).
- * Selections: a list of names, or a template (common/tmpl.h).
+ * Selections: a list of names, a template (common/tmpl.h), or the
+ * backend's listing of a prefix (the whole bucket without one), walked a
+ * page at a time by every target, each keeping the names it owns.
  *
  * Internal routes, behind the cluster signature:
  *   POST   /v1/internal/jobs          start (JSON: id, kind, provider,
- *                                      bucket, names | template)
+ *                                      bucket, names | template | prefix)
  *   GET    /v1/internal/jobs/ID       this target's progress (JSON)
  *   DELETE /v1/internal/jobs/ID       abort
  *

@@ -444,6 +444,24 @@ def test_prefetch_jobs(s3, cl):
     jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
                          "names": some[1:]})
     assert requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()["fetched"] == 9
+    # by prefix: every target pages through the backend's listing (pages of
+    # 1,000 here: 1,200 names) and takes the names it owns
+    for i in range(1200):
+        s3.client().put_object(Bucket="remote2", Key="px/%04d" % i, Body=b"p%d" % i)
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                         "prefix": "px/"})
+    j = requests.get("%s/v1/jobs/%s?wait=120" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["fetched"] == 1200 and j["errors"] == 0, j
+    assert all(t["body"]["selected"] == 1200 for t in j["targets"])
+    s = requests.get("%s/v1/buckets/remote2/summary?provider=s3&prefix=px/" % cl.url).json()
+    assert s["cached_pct"] == 100 and s["objects"]["total"] == 1200
+    # the whole bucket: what is left (the other prefixes here) is fetched once
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3"})
+    j = requests.get("%s/v1/jobs/%s?wait=120" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["errors"] == 0, j
+    s = requests.get("%s/v1/buckets/remote2/summary?provider=s3" % cl.url).json()
+    assert s["cached_pct"] == 100, s
+    assert gets_of(s3, "remote2", "px/0007") == 1
     # names the backend does not have: counted, named, not fatal
     jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
                          "template": "pf/o-{000..039}"})
@@ -465,7 +483,8 @@ def test_prefetch_jobs(s3, cl):
     assert requests.get(cl.url + "/v1/jobs?state=running").status_code == 501
     assert requests.get(cl.url + "/v1/jobs/nosuchjob").status_code == 404
     start_job(cl, {"kind": "copy", "bucket": "remote2", "provider": "s3", "names": ["a"]}, 501)
-    start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3"}, 501)
+    start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3", "prefix": "a",
+                   "template": "b{1..2}"}, 400)
     start_job(cl, {"kind": "dance", "bucket": "remote2", "names": ["a"]}, 400)
     start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
                    "template": "x{9..}"}, 400)
