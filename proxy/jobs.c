@@ -1,8 +1,8 @@
 /*
- * jobs: the batch job API (see jobs.h). The proxy keeps the jobs it
- * started (id, idempotency key, kind, bucket, spec) in memory; each
- * target keeps its share's progress, which a GET gathers from all of them
- * (fan) and adds up.
+ * jobs: the batch job API (see jobs.h). Each target keeps its share of a
+ * job (and its key), which a GET gathers from all of them (fan) and adds
+ * up; the proxy remembers the jobs it met (id, key, kind, bucket, spec) to
+ * answer a repeated key without asking.
  *
  * Thread: any worker; the registry is shared under jobs_mu.
  */
@@ -116,6 +116,17 @@ static void fan_free(struct fan *f)
     http_req_unref(f->r);
     json_decref(f->answers);
     free(f);
+}
+
+/* Did every target answer 404 (none knows the job)? */
+static int nobody_knows(json_t *answers)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(answers, i, a)
+        if (json_integer_value(json_object_get(a, "status")) != 404)
+            return 0;
+    return json_array_size(answers) > 0;
 }
 
 /* ---- start ---------------------------------------------------------------------- */
@@ -264,6 +275,8 @@ static struct pjob *registry_add(struct pjob *pj, int *existing)
 }
 
 static void launch(struct http_req *r);
+static void key_checked(struct fan *f);
+static void register_and_launch(struct http_req *r, struct pjob *pj);
 
 static void start_body(struct http_req *r, json_t *j)
 {
@@ -282,9 +295,53 @@ static void start_body(struct http_req *r, json_t *j)
     pj->created_ns = wall_ns();
     json_object_set_new(j, "id", json_string(pj->id));
     json_object_set_new(j, "provider", json_string(pj->provider));
-    json_object_del(j, "key");
     pj->spec = json_dumps(j, JSON_COMPACT);
     json_decref(j);
+    pthread_mutex_lock(&jobs_mu);
+    struct pjob *known = pj->key ? find_key(pj->key) : NULL;
+    pthread_mutex_unlock(&jobs_mu);
+    if (pj->key && !known) {     /* perhaps started before this proxy's restart, or by another */
+        char *ek = http_pct_encode(pj->key, strlen(pj->key), 0);
+        char *path = xasprintf("/v1/internal/jobs?key=%s", ek);
+        fan_start(r, "GET", path, NULL, key_checked, pj);
+        free(path);
+        free(ek);
+        return;
+    }
+    register_and_launch(r, pj);
+}
+
+/* The job a key names on some target, or NULL (the answers of a fan). */
+static const char *id_for_key(json_t *answers)
+{
+    size_t i, k;
+    json_t *a, *e;
+    json_array_foreach(answers, i, a)
+        json_array_foreach(json_object_get(json_object_get(a, "body"), "jobs"), k, e) {
+            const char *id = json_string_value(json_object_get(e, "id"));
+            if (id)
+                return id;
+        }
+    return NULL;
+}
+
+static void key_checked(struct fan *f)
+{
+    struct pjob *pj = f->ctx;
+    const char *id = id_for_key(f->answers);
+    if (id) {                    /* that job, remembered here from now on */
+        snprintf(pj->id, sizeof(pj->id), "%s", id);
+        int existing;
+        struct pjob *got = registry_add(pj, &existing);
+        http_reply_json(f->r, 200, json_pack("{s:s, s:b}", "id", got->id, "existing", 1));
+    } else {
+        register_and_launch(f->r, pj);
+    }
+    fan_free(f);
+}
+
+static void register_and_launch(struct http_req *r, struct pjob *pj)
+{
     int existing;
     struct pjob *got = registry_add(pj, &existing);
     if (existing) {
@@ -326,6 +383,13 @@ struct show {
 };
 
 static void ask(struct http_req *r, struct show *sh);
+
+static void show_free(struct show *sh)
+{
+    event_free(sh->again);
+    http_req_unref(sh->r);
+    free(sh);
+}
 
 /* The targets' answers added up. */
 static json_t *aggregate(const char *id, json_t *answers, const char **state)
@@ -377,6 +441,12 @@ static void shown(struct fan *f)
     struct show *sh = f->ctx;
     struct http_req *r = f->r;
     const char *state;
+    if (nobody_knows(f->answers)) {
+        http_reply_error(r, 404, "no job %s on any target", sh->id);
+        show_free(sh);
+        fan_free(f);
+        return;
+    }
     json_t *j = aggregate(sh->id, f->answers, &state);
     if (!strcmp(state, "running") && wall_ns() < sh->deadline_ns && r->conn) {
         json_decref(j);
@@ -394,9 +464,7 @@ static void shown(struct fan *f)
     }
     pthread_mutex_unlock(&jobs_mu);
     http_reply_json(r, 200, j);
-    event_free(sh->again);
-    http_req_unref(sh->r);
-    free(sh);
+    show_free(sh);
     fan_free(f);
 }
 
@@ -415,20 +483,20 @@ static void ask(struct http_req *r, struct show *sh)
     fan_start(r, "GET", path, NULL, shown, sh);
 }
 
-/* Is id a job this proxy started? 1, or 0 with r answered 404. */
-static int job_known(struct http_req *r, const char *id, size_t n)
+/* A job id as targets name them (hex), or 0 with r answered 404. */
+static int job_id_ok(struct http_req *r, const char *id, size_t n)
 {
-    pthread_mutex_lock(&jobs_mu);
-    int known = find_id(id, n) != NULL;
-    pthread_mutex_unlock(&jobs_mu);
-    if (!known)
-        http_reply_error(r, 404, "no job %.*s", (int)(n > 40 ? 40 : n), id);
-    return known;
+    for (size_t i = 0; i < n; i++)
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+            n = 0;
+    if (n == 0)
+        http_reply_error(r, 404, "no such job");
+    return n != 0;
 }
 
 static void job_get(struct http_req *r, const char *id, size_t n)
 {
-    if (!job_known(r, id, n))
+    if (!job_id_ok(r, id, n))
         return;
     char w[32];
     uint64_t wait_s = 0;
@@ -448,43 +516,78 @@ static void job_get(struct http_req *r, const char *id, size_t n)
 
 static void aborted(struct fan *f)
 {
-    http_reply(f->r, 204, NULL, NULL, 0);
+    if (nobody_knows(f->answers))
+        http_reply_error(f->r, 404, "no job by that id on any target");
+    else
+        http_reply(f->r, 204, NULL, NULL, 0);
     fan_free(f);
 }
 
 static void job_delete(struct http_req *r, const char *id, size_t n)
 {
-    if (!job_known(r, id, n))
+    if (!job_id_ok(r, id, n))
         return;
     char path[96];
     snprintf(path, sizeof(path), "/v1/internal/jobs/%.*s", (int)n, id);
     fan_start(r, "DELETE", path, NULL, aborted, NULL);
 }
 
+struct listing {
+    char kind[16], bucket[64], state[16];
+    int kn, bn, sn;
+};
+
+/* One entry per job over the targets' lists; a job's state is "running"
+ * while any target runs it, "aborted" when any aborted it. */
+static void listed(struct fan *f)
+{
+    struct listing *l = f->ctx;
+    json_t *by_id = json_object();
+    size_t i, k;
+    json_t *a, *e;
+    json_array_foreach(f->answers, i, a)
+        json_array_foreach(json_object_get(json_object_get(a, "body"), "jobs"), k, e) {
+            const char *id = json_string_value(json_object_get(e, "id"));
+            const char *st = json_string_value(json_object_get(e, "state"));
+            json_t *have = id ? json_object_get(by_id, id) : NULL;
+            if (!id || !st)
+                continue;
+            if (!have) {
+                json_object_set(by_id, id, e);
+                continue;
+            }
+            const char *hs = json_string_value(json_object_get(have, "state"));
+            if (strcmp(st, "running") && (!strcmp(hs, "running") || strcmp(st, "aborted")))
+                continue;
+            json_object_set_new(have, "state", json_string(st));
+        }
+    json_t *arr = json_array();
+    const char *id;
+    json_object_foreach(by_id, id, e) {
+        const char *kind = json_string_value(json_object_get(e, "kind"));
+        const char *bucket = json_string_value(json_object_get(e, "bucket"));
+        const char *st = json_string_value(json_object_get(e, "state"));
+        if ((l->kn >= 0 && (!kind || strcmp(kind, l->kind))) ||
+            (l->bn >= 0 && (!bucket || strcmp(bucket, l->bucket))) ||
+            (l->sn >= 0 && (!st || strcmp(st, l->state))))
+            continue;
+        json_array_append(arr, e);
+    }
+    json_decref(by_id);
+    http_reply_json(f->r, 200, json_pack("{s:o}", "jobs", arr));
+    free(l);
+    fan_free(f);
+}
+
+/* The jobs the targets know (so a restarted proxy, or another one, lists
+ * what was started through any proxy). */
 static void job_list(struct http_req *r)
 {
-    char kind[16], bucket[64], state[16];
-    int kn = http_query_get(r, "kind", kind, sizeof(kind));
-    int bn = http_query_get(r, "bucket", bucket, sizeof(bucket));
-    if (http_query_get(r, "state", state, sizeof(state)) != -1) {
-        http_reply_error(r, 501, "filtering jobs by state is not implemented yet; "
-                                 "GET /v1/jobs/ID shows a job's state");
-        return;
-    }
-    json_t *arr = json_array();
-    pthread_mutex_lock(&jobs_mu);
-    for (struct pjob *pj = pjobs; pj; pj = pj->next) {
-        if ((kn >= 0 && strcmp(kind, pj->kind)) || (bn >= 0 && strcmp(bucket, pj->bucket)))
-            continue;
-        json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:I}", "id", pj->id, "kind", pj->kind,
-                              "bucket", pj->bucket, "provider", pj->provider, "created_ns",
-                              (json_int_t)pj->created_ns);
-        if (pj->key)
-            json_object_set_new(e, "key", json_string(pj->key));
-        json_array_append_new(arr, e);
-    }
-    pthread_mutex_unlock(&jobs_mu);
-    http_reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
+    struct listing *l = xcalloc(1, sizeof(*l));
+    l->kn = http_query_get(r, "kind", l->kind, sizeof(l->kind));
+    l->bn = http_query_get(r, "bucket", l->bucket, sizeof(l->bucket));
+    l->sn = http_query_get(r, "state", l->state, sizeof(l->state));
+    fan_start(r, "GET", "/v1/internal/jobs", NULL, listed, l);
 }
 
 void jobs_route(struct http_req *r, const char *rest, size_t rlen)

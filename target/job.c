@@ -37,10 +37,12 @@
 #define JOB_ERRS 5               /* failed names kept with their reasons */
 #define JOB_KEEP 64              /* ended jobs remembered */
 #define JOB_ID_MAX 64
+#define JOB_KEY_MAX 256
 
 struct job {
     struct job *next;            /* in the registry */
     char id[JOB_ID_MAX];
+    char key[JOB_KEY_MAX];       /* the caller's idempotency key, "" for none */
     char provider[16];
     char bucket[64];
     struct target *t;
@@ -392,6 +394,8 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
         return NULL;
     }
     snprintf(j->id, sizeof(j->id), "%s", id);
+    const char *key = json_string_value(json_object_get(spec, "key"));
+    snprintf(j->key, sizeof(j->key), "%s", key ? key : "");
     j->evict = !strcmp(kind, "evict");
     snprintf(j->provider, sizeof(j->provider), "%s", prov);
     snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
@@ -457,6 +461,31 @@ static json_t *progress(const struct job *j)
                      "bytes", (json_int_t)j->bytes,
                      "errors", (json_int_t)j->errors, "error_names", errs,
                      "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns);
+}
+
+/* GET /v1/internal/jobs[?key=K]: the jobs this target knows (running and
+ * the last ended ones), so that a proxy can rebuild its list. */
+void job_list(struct http_req *r, const char *rest, size_t rlen)
+{
+    char key[JOB_KEY_MAX];
+    (void)rest;
+    (void)rlen;
+    int kn = http_query_get(r, "key", key, sizeof(key));
+    json_t *arr = json_array();
+    pthread_mutex_lock(&jobs_mu);
+    for (struct job *j = jobs; j; j = j->next) {
+        if (kn >= 0 && strcmp(key, j->key))
+            continue;
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", j->id, "kind",
+                              j->evict ? "evict" : "prefetch", "provider", j->provider, "bucket",
+                              j->bucket, "start_ns", (json_int_t)j->start_ns, "state",
+                              !j->end_ns ? "running" : j->aborted ? "aborted" : "finished");
+        if (j->key[0])
+            json_object_set_new(e, "key", json_string(j->key));
+        json_array_append_new(arr, e);
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    http_reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
 }
 
 void job_show(struct http_req *r, const char *rest, size_t rlen)

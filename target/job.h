@@ -14,6 +14,8 @@
  * Internal routes, behind the cluster signature:
  *   POST   /v1/internal/jobs          start (JSON: id, kind, provider,
  *                                      bucket, names | template | prefix)
+ *   GET    /v1/internal/jobs[?key=K]  the jobs it knows (a proxy rebuilds
+ *                                      its list, or finds a key, from them)
  *   GET    /v1/internal/jobs/ID       this target's progress (JSON)
  *   DELETE /v1/internal/jobs/ID       abort
  *
@@ -29,6 +31,7 @@ struct http_req;
 
 void job_start(struct http_req *r, const char *rest, size_t rlen);
 void job_show(struct http_req *r, const char *rest, size_t rlen);
+void job_list(struct http_req *r, const char *rest, size_t rlen);
 void job_abort(struct http_req *r, const char *rest, size_t rlen);
 
 #endif

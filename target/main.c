@@ -57,6 +57,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/uploads", mpu_list_handle, "uploads"},
     {RM_GET, "/v1/internal/list-remote", list_remote, "list-remote"},
     {RM_POST, "/v1/internal/jobs", job_start, "job.start"},
+    {RM_GET, "/v1/internal/jobs", job_list, "job.list"},
     {RM_GET, "/v1/internal/jobs/*", job_show, "job.show"},
     {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
 };

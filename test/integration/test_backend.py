@@ -416,8 +416,8 @@ def test_prefetch_jobs(s3, cl):
         assert g.headers["X-Shoal-Cache"] == "hit" and g.content == data[k]
         assert gets_of(s3, "remote2", k) == 1
     # a template: the rest is fetched, what is held is counted as present
-    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
-                         "template": "pf/o-{000..029}", "key": "epoch-1"})
+    jid = keyed = start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                                 "template": "pf/o-{000..029}", "key": "epoch-1"})
     assert start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
                           "template": "pf/o-{000..029}", "key": "epoch-1"}, 200) == jid
     j = requests.get("%s/v1/jobs/%s?wait=60" % (cl.url, jid)).json()
@@ -480,8 +480,22 @@ def test_prefetch_jobs(s3, cl):
            .json()["jobs"]]
     assert jid in ids and len(ids) >= 4
     assert requests.get(cl.url + "/v1/jobs?bucket=nothing").json()["jobs"] == []
-    assert requests.get(cl.url + "/v1/jobs?state=running").status_code == 501
+    aborted = [x["id"] for x in requests.get(cl.url + "/v1/jobs?state=aborted").json()["jobs"]]
+    assert aborted == [jid]
+    assert requests.get(cl.url + "/v1/jobs?state=running").json()["jobs"] == []
     assert requests.get(cl.url + "/v1/jobs/nosuchjob").status_code == 404
+    assert requests.get(cl.url + "/v1/jobs/0123456789abcdef").status_code == 404
+    assert requests.delete(cl.url + "/v1/jobs/0123456789abcdef").status_code == 404
+    # the proxy restarts: its list is rebuilt from the targets, and a key
+    # still names its job
+    cl.sh("stop-node", "p0")
+    cl.sh("start-node", "p0")
+    cl.wait_healthy("p0")
+    after = [x["id"] for x in requests.get(cl.url + "/v1/jobs?kind=prefetch").json()["jobs"]]
+    assert jid in after and len(after) >= 4
+    assert requests.get("%s/v1/jobs/%s" % (cl.url, jid)).json()["state"] == "aborted"
+    assert start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                          "template": "pf/o-{000..029}", "key": "epoch-1"}, 200) == keyed
     start_job(cl, {"kind": "copy", "bucket": "remote2", "provider": "s3", "names": ["a"]}, 501)
     start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3", "prefix": "a",
                    "template": "b{1..2}"}, 400)
