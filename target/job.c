@@ -21,7 +21,9 @@
 #include "fetch.h"
 #include "http.h"
 #include "httpbody.h"
+#include "err.h"
 #include "iopool.h"
+#include "log.h"
 #include "job.h"
 #include "loopq.h"
 #include "node.h"
@@ -49,7 +51,8 @@ struct job {
     struct backend b;
     struct hcli *cli;            /* the loop's backend client */
     struct loopq *q;             /* the loop */
-    struct event *tick;          /* the next batch of names, from the loop */
+    struct event *tick;          /* the next batch of names, from the loop (NULL: a record) */
+    char *spec;                  /* as started (JSON), kept for a restart */
     json_t *names;               /* the selection: a list, */
     struct tmpl tm;              /* or a template */
     int has_tmpl;
@@ -76,7 +79,9 @@ static struct job *jobs;
 
 static void job_free(struct job *j)
 {
-    event_free(j->tick);
+    if (j->tick)
+        event_free(j->tick);
+    free(j->spec);
     backend_free(&j->b);
     json_decref(j->names);
     if (j->has_tmpl)
@@ -144,6 +149,8 @@ static void drop_work(void *arg)
 }
 
 static void pump(struct job *j);
+static void save(struct job *j, struct http_req *r, void (*done)(void *));
+static void saved_free(void *arg);
 
 static void dropped(void *arg)
 {
@@ -337,13 +344,14 @@ static void pump(struct job *j)
         pthread_mutex_lock(&jobs_mu);
         j->end_ns = wall_ns();
         pthread_mutex_unlock(&jobs_mu);
+        save(j, NULL, saved_free);  /* a copy of what is needed: j may go first */
     }
 }
 
 /* ---- the internal API ---------------------------------------------------------- */
 
 /* A job from its JSON spec, for r's loop; NULL with err set. */
-static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, char *err,
+static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec, char *err,
                            size_t errlen)
 {
     const char *id = json_string_value(json_object_get(spec, "id"));
@@ -400,18 +408,89 @@ static struct job *job_new(struct target *t, struct http_req *r, json_t *spec, c
     snprintf(j->provider, sizeof(j->provider), "%s", prov);
     snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
     j->t = t;
-    j->cli = target_cli(r);
-    j->q = r->w->q;
-    j->tick = event_new(r->w->base, -1, 0, tick, j);
+    j->cli = ((struct target_worker *)w->local)->cli;
+    j->q = w->q;
+    j->tick = event_new(w->base, -1, 0, tick, j);
+    j->spec = json_dumps(spec, JSON_COMPACT);
     j->start_ns = wall_ns();
     return j;
+}
+
+/* ---- kept across restarts ------------------------------------------------------- */
+
+/* A job's record, "j" + id in the first mountpath's store: its spec, and
+ * once it ended its progress. A target that restarts runs the jobs that
+ * had not ended again (what it holds already counts as present) and
+ * remembers the ended ones. */
+struct saved {
+    struct target *t;
+    char *key;
+    char *val;
+    int rc;
+    struct http_req *r;          /* answered once the record is written, or NULL */
+    struct job *j;
+};
+
+static json_t *progress(const struct job *j);
+
+static void save_work(void *arg)
+{
+    struct saved *sv = arg;
+    struct store *st = &sv->t->store;
+    sv->rc = store_kv_put(st, &st->mp[0], sv->key, strlen(sv->key), sv->val, strlen(sv->val));
+}
+
+/* Write j's record (with its progress once it ended); done, if any, runs
+ * on j's loop after. */
+static void save(struct job *j, struct http_req *r, void (*done)(void *))
+{
+    struct saved *sv = xcalloc(1, sizeof(*sv));
+    sv->t = j->t;
+    sv->key = xasprintf("j%s", j->id);
+    json_t *rec = json_pack("{s:s}", "spec", j->spec);
+    if (j->end_ns) {
+        pthread_mutex_lock(&jobs_mu);
+        json_object_set_new(rec, "progress", progress(j));
+        pthread_mutex_unlock(&jobs_mu);
+    }
+    sv->val = json_dumps(rec, JSON_COMPACT);
+    json_decref(rec);
+    sv->r = r;
+    sv->j = j;
+    iopool_submit(j->t->io, j->q, save_work, done, sv);
+}
+
+static void saved_free(void *arg)
+{
+    struct saved *sv = arg;
+    if (sv->rc)
+        log_warn("job %s: its record could not be written: %s", sv->key + 1, strerror(-sv->rc));
+    free(sv->key);
+    free(sv->val);
+    free(sv);
+}
+
+static void started_saved(void *arg)
+{
+    struct saved *sv = arg;
+    struct job *j = sv->j;
+    if (sv->rc) {                /* not kept: not started (a retry starts it anew) */
+        __atomic_store_n(&j->aborted, 1, __ATOMIC_RELAXED);
+        http_reply_error(sv->r, err_status(sv->rc), "the job could not be recorded: %s",
+                         strerror(-sv->rc));
+    } else {
+        http_reply_json(sv->r, 201, json_pack("{s:s}", "id", j->id));
+    }
+    http_req_unref(sv->r);
+    event_active(j->tick, EV_TIMEOUT, 0);   /* ends at once when aborted */
+    saved_free(sv);
 }
 
 static void start_body(struct http_req *r, json_t *spec)
 {
     struct target *t = r->w->ctx;
     char err[300];
-    struct job *j = job_new(t, r, spec, err, sizeof(err));
+    struct job *j = job_new(t, r->w, spec, err, sizeof(err));
     json_decref(spec);
     if (!j) {
         http_reply_error(r, 400, "%s", err);
@@ -430,8 +509,8 @@ static void start_body(struct http_req *r, json_t *spec)
         http_reply_json(r, 200, json_pack("{s:s}", "id", old->id));
         return;
     }
-    http_reply_json(r, 201, json_pack("{s:s}", "id", j->id));
-    event_active(j->tick, EV_TIMEOUT, 0);
+    http_req_ref(r);
+    save(j, r, started_saved);   /* acknowledged once it would survive a restart */
 }
 
 void job_start(struct http_req *r, const char *rest, size_t rlen)
@@ -520,4 +599,143 @@ void job_abort(struct http_req *r, const char *rest, size_t rlen)
         http_reply_error(r, 404, "no job %.*s here", (int)(rlen > 64 ? 64 : rlen), rest);
     else
         http_reply(r, 204, NULL, NULL, 0);
+}
+
+/* ---- after a restart ------------------------------------------------------------ */
+
+struct resume {
+    struct target *t;
+    struct http_worker *w;
+    json_t *spec;                /* until the job is made */
+    char id[JOB_ID_MAX];
+};
+
+static void add_unless_known(struct job *j)
+{
+    pthread_mutex_lock(&jobs_mu);
+    int known = find(j->id, strlen(j->id)) != NULL;
+    if (!known) {
+        j->next = jobs;
+        jobs = j;
+    }
+    pthread_mutex_unlock(&jobs_mu);
+    if (known)
+        job_free(j);
+}
+
+static void resume_on_loop(void *arg);
+
+static void resume_later(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    resume_on_loop(arg);
+}
+
+/* On the worker's loop: the job is known at once (it answers for its
+ * progress), and runs again once this target is in a cluster map
+ * (ownership needs it; asked every half second until then). */
+static void resume_on_loop(void *arg)
+{
+    struct resume *rs = arg;
+    if (rs->spec) {
+        char err[300];
+        struct job *j = job_new(rs->t, rs->w, rs->spec, err, sizeof(err));
+        json_decref(rs->spec);
+        rs->spec = NULL;
+        if (!j) {
+            log_warn("a job kept across the restart cannot run again: %s", err);
+            free(rs);
+            return;
+        }
+        snprintf(rs->id, sizeof(rs->id), "%s", j->id);
+        add_unless_known(j);
+    }
+    struct cmap *m = cmap_current();
+    int placed = m && cmap_find(m, rs->t->node.id);
+    cmap_unref(m);
+    if (!placed) {
+        struct timeval later = {0, 500000};
+        event_base_once(rs->w->base, -1, EV_TIMEOUT, resume_later, rs, &later);
+        return;
+    }
+    pthread_mutex_lock(&jobs_mu);
+    struct job *j = find(rs->id, strlen(rs->id));
+    pthread_mutex_unlock(&jobs_mu);
+    if (j && j->q == rs->w->q && !j->end_ns) {
+        log_info("job %s runs again after the restart", j->id);
+        event_active(j->tick, EV_TIMEOUT, 0);
+    }
+    free(rs);
+}
+
+/* An ended job, remembered from its record. */
+static void remember(struct http_worker *w, json_t *spec, json_t *p)
+{
+    struct job *j = xcalloc(1, sizeof(*j));
+    const char *s;
+    snprintf(j->id, sizeof(j->id), "%s", (s = json_string_value(json_object_get(spec, "id")))
+                                              ? s : "");
+    snprintf(j->key, sizeof(j->key), "%s",
+             (s = json_string_value(json_object_get(spec, "key"))) ? s : "");
+    snprintf(j->provider, sizeof(j->provider), "%s",
+             (s = json_string_value(json_object_get(p, "provider"))) ? s : "");
+    snprintf(j->bucket, sizeof(j->bucket), "%s",
+             (s = json_string_value(json_object_get(p, "bucket"))) ? s : "");
+    s = json_string_value(json_object_get(p, "kind"));
+    j->evict = s && !strcmp(s, "evict");
+    s = json_string_value(json_object_get(p, "state"));
+    j->aborted = s && !strcmp(s, "aborted");
+#define NUM(f) ((uint64_t)json_integer_value(json_object_get(p, f)))
+    j->total = NUM("selected");
+    j->pos = NUM("looked");
+    j->owned = NUM("owned");
+    j->present = NUM("present");
+    j->fetched = NUM("fetched");
+    j->evicted = NUM("evicted");
+    j->bytes = NUM("bytes");
+    j->errors = NUM("errors");
+    j->start_ns = NUM("start_ns");
+    j->end_ns = NUM("end_ns") ? NUM("end_ns") : 1;
+#undef NUM
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(p, "error_names"), i, e) {
+        if (j->nerrs == JOB_ERRS)
+            break;
+        const char *n = json_string_value(json_object_get(e, "name"));
+        const char *why = json_string_value(json_object_get(e, "reason"));
+        snprintf(j->errs[j->nerrs++], sizeof(j->errs[0]), "%.200s\n%.100s", n ? n : "",
+                 why ? why : "");
+    }
+    j->q = w->q;                 /* prune frees it there */
+    add_unless_known(j);
+}
+
+static int resume_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct resume *base = arg;
+    json_t *rec = json_loadb(v, vl, 0, NULL);
+    const char *ss = json_string_value(json_object_get(rec, "spec"));
+    json_t *spec = ss ? json_loads(ss, 0, NULL) : NULL;
+    json_t *p = json_object_get(rec, "progress");
+    if (!spec) {
+        log_warn("job record %.*s is unreadable; skipped", (int)kl, k);
+    } else if (p) {
+        remember(base->w, spec, p);
+        json_decref(spec);
+    } else {
+        struct resume *rs = xcalloc(1, sizeof(*rs));
+        *rs = *base;
+        rs->spec = spec;
+        loopq_post(base->w->q, resume_on_loop, rs);
+    }
+    json_decref(rec);
+    return 0;
+}
+
+void job_resume(struct target *t, struct http_worker *w)
+{
+    struct resume base = {t, w, NULL, ""};
+    store_kv_scan(&t->store, &t->store.mp[0], "j", 1, resume_one, &base);
 }

@@ -19,6 +19,11 @@
  *   GET    /v1/internal/jobs/ID       this target's progress (JSON)
  *   DELETE /v1/internal/jobs/ID       abort
  *
+ * A job is recorded in the store before it is acknowledged, and again with
+ * its progress when it ends: a target that restarts runs its unfinished
+ * share again (what it holds already counts as present) and still answers
+ * for the ended ones.
+ *
  * Thread: a job runs on one worker's loop; its counters are read by any
  * worker under the registry's lock.
  */
@@ -28,10 +33,16 @@
 #include <stddef.h>
 
 struct http_req;
+struct http_worker;
+struct target;
 
 void job_start(struct http_req *r, const char *rest, size_t rlen);
 void job_show(struct http_req *r, const char *rest, size_t rlen);
 void job_list(struct http_req *r, const char *rest, size_t rlen);
+
+/* At start-up, once the server runs: jobs whose records say they had not
+ * ended run again on w's loop; ended ones are remembered. */
+void job_resume(struct target *t, struct http_worker *w);
 void job_abort(struct http_req *r, const char *rest, size_t rlen);
 
 #endif

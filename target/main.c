@@ -177,6 +177,7 @@ int main(int argc, char **argv)
         return 1;
     }
     node_start(&t.node);
+    job_resume(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     int sig = node_wait_signal();

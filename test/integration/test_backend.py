@@ -509,3 +509,31 @@ def test_prefetch_jobs(s3, cl):
     start_job(cl, {"kind": "prefetch", "bucket": "pf-local", "names": ["a"]}, 400)
     start_job(cl, {"kind": "evict", "bucket": "pf-local", "names": ["a"]}, 400)  # the only copy
     start_job(cl, {"kind": "prefetch", "bucket": "pf-none", "names": ["a"]}, 404)
+
+
+def test_prefetch_survives_a_target_restart(s3, cl):
+    """kill -9 a target mid-prefetch and start it again: its share runs
+    again from its record, the job ends finished with every object
+    cached, and an ended job is still answered for after a restart."""
+    data = {"kr/%03d" % i: os.urandom(2000) for i in range(300)}
+    for k, v in data.items():
+        s3.client().put_object(Bucket="remote3", Key=k, Body=v)
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote3", "provider": "s3",
+                         "template": "kr/{000..299}"})
+    cl.sh("kill-node", "t1")
+    time.sleep(0.3)
+    cl.sh("start-node", "t1")
+    cl.wait_healthy("t1")
+    j = requests.get("%s/v1/jobs/%s?wait=120" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["errors"] == 0, j
+    s = requests.get("%s/v1/buckets/remote3/summary?provider=s3&prefix=kr/" % cl.url).json()
+    assert s["cached_pct"] == 100 and s["objects"] == {"present": 300, "total": 300}, s
+    for k in ("kr/000", "kr/150", "kr/299"):
+        g = requests.get(url(cl, "remote3", k))
+        assert g.headers["X-Shoal-Cache"] == "hit" and g.content == data[k]
+    # restarted after the end: the job is remembered, not run again
+    cl.sh("stop-node", "t2")
+    cl.sh("start-node", "t2")
+    cl.wait_healthy("t2")
+    again = requests.get("%s/v1/jobs/%s" % (cl.url, jid)).json()
+    assert again["state"] == "finished" and again["owned"] == j["owned"], again
