@@ -131,6 +131,84 @@ static int nobody_knows(json_t *answers)
 
 /* ---- start ---------------------------------------------------------------------- */
 
+static struct pjob *find_key(const char *key)
+{
+    for (struct pjob *pj = pjobs; pj; pj = pj->next)
+        if (pj->key && !strcmp(pj->key, key))
+            return pj;
+    return NULL;
+}
+
+static struct pjob *find_id(const char *id, size_t n)
+{
+    for (struct pjob *pj = pjobs; pj; pj = pj->next)
+        if (strlen(pj->id) == n && !memcmp(pj->id, id, n))
+            return pj;
+    return NULL;
+}
+
+static void pjob_free(struct pjob *pj)
+{
+    free(pj->key);
+    free(pj->spec);
+    free(pj);
+}
+
+/* Remember pj (the registry owns it from now on). */
+static void registry_add(struct pjob *pj)
+{
+    pthread_mutex_lock(&jobs_mu);
+    pj->next = pjobs;
+    pjobs = pj;
+    int n = 0;
+    for (struct pjob **pp = &pjobs; *pp;) {
+        if (++n > JOBS_KEEP) {
+            struct pjob *drop = *pp;
+            *pp = drop->next;
+            pjob_free(drop);
+        } else {
+            pp = &(*pp)->next;
+        }
+    }
+    pthread_mutex_unlock(&jobs_mu);
+}
+
+/* The id of the job key names here, copied into id; 0 when none. */
+static int registry_key(const char *key, char id[33])
+{
+    pthread_mutex_lock(&jobs_mu);
+    struct pjob *pj = find_key(key);
+    if (pj)
+        snprintf(id, 33, "%s", pj->id);
+    pthread_mutex_unlock(&jobs_mu);
+    return pj != NULL;
+}
+
+static void ignore(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    (void)arg;
+    (void)status;
+    (void)body;
+    (void)len;
+    (void)err;
+}
+
+/* A job that did not start everywhere is stopped where it did. */
+static void abort_everywhere(struct http_req *r, const char *id)
+{
+    struct proxy *p = r->w->ctx;
+    struct cmap *m = cmap_current();
+    for (int i = 0; m && i < m->n_targets; i++) {
+        const struct cmap_node *n = &m->nodes[m->targets[i]];
+        char *url = node_signed_urlf(&p->node, "DELETE", n->url, "/v1/internal/jobs/%s", id);
+        hc_request(worker_hc(r), "DELETE", url, NULL, 0, NULL, 15000, ignore, NULL);
+        free(url);
+    }
+    cmap_unref(m);
+}
+
+/* The targets' answers to a start: the job is remembered here only when
+ * it started everywhere; else it is stopped where it did start. */
 static void started(struct fan *f)
 {
     struct pjob *pj = f->ctx;
@@ -144,17 +222,24 @@ static void started(struct fan *f)
         if (st >= 400 && st < 500 && !refusal)
             refusal = a;
     }
+    if (failed)
+        abort_everywhere(f->r, pj->id);
     if (refusal) {
         const char *msg = json_string_value(json_object_get(json_object_get(refusal, "body"),
                                                             "error"));
         http_reply_error(f->r, (int)json_integer_value(json_object_get(refusal, "status")),
                          "%s", msg ? msg : "a target refused the job");
-    } else if (!failed)
+    } else if (failed) {
+        http_reply_json(f->r, 503, json_pack("{s:s, s:O}", "error",
+                                             "the job did not start on every target (stopped "
+                                             "where it did)", "targets", f->answers));
+    } else {
         http_reply_json(f->r, 201, json_pack("{s:s}", "id", pj->id));
-    else
-        http_reply_json(f->r, 503, json_pack("{s:s, s:s, s:O}", "error",
-                                             "the job did not start on every target", "id",
-                                             pj->id, "targets", f->answers));
+        registry_add(pj);
+        pj = NULL;
+    }
+    if (pj)
+        pjob_free(pj);
     fan_free(f);
 }
 
@@ -167,8 +252,14 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     json_t *names = json_object_get(j, "names");
     const char *tm = json_string_value(json_object_get(j, "template"));
     char err[256];
+    json_t *key = json_object_get(j, "key");
     if (!kind || !bucket) {
         http_reply_error(r, 400, "a job needs \"kind\" and \"bucket\"");
+        return 400;
+    }
+    if (key && (!json_is_string(key) || json_string_length(key) < 1 ||
+                json_string_length(key) > 255)) {
+        http_reply_error(r, 400, "\"key\" is a string of 1..255 bytes");
         return 400;
     }
     if (!strcmp(kind, "copy") || !strcmp(kind, "download")) {
@@ -223,60 +314,9 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     return 0;
 }
 
-static struct pjob *find_key(const char *key)
-{
-    for (struct pjob *pj = pjobs; pj; pj = pj->next)
-        if (pj->key && !strcmp(pj->key, key))
-            return pj;
-    return NULL;
-}
-
-static struct pjob *find_id(const char *id, size_t n)
-{
-    for (struct pjob *pj = pjobs; pj; pj = pj->next)
-        if (strlen(pj->id) == n && !memcmp(pj->id, id, n))
-            return pj;
-    return NULL;
-}
-
-static void pjob_free(struct pjob *pj)
-{
-    free(pj->key);
-    free(pj->spec);
-    free(pj);
-}
-
-/* Register pj (or find the job its key names: then pj is freed and that
- * one returned, with *existing set). */
-static struct pjob *registry_add(struct pjob *pj, int *existing)
-{
-    pthread_mutex_lock(&jobs_mu);
-    struct pjob *old = pj->key ? find_key(pj->key) : NULL;
-    *existing = old != NULL;
-    if (old) {
-        pthread_mutex_unlock(&jobs_mu);
-        pjob_free(pj);
-        return old;
-    }
-    pj->next = pjobs;
-    pjobs = pj;
-    int n = 0;
-    for (struct pjob **pp = &pjobs; *pp;) {
-        if (++n > JOBS_KEEP) {
-            struct pjob *drop = *pp;
-            *pp = drop->next;
-            pjob_free(drop);
-        } else {
-            pp = &(*pp)->next;
-        }
-    }
-    pthread_mutex_unlock(&jobs_mu);
-    return pj;
-}
-
 static void launch(struct http_req *r);
 static void key_checked(struct fan *f);
-static void register_and_launch(struct http_req *r, struct pjob *pj);
+static void ensure_and_launch(struct http_req *r, struct pjob *pj);
 
 static void start_body(struct http_req *r, json_t *j)
 {
@@ -297,10 +337,13 @@ static void start_body(struct http_req *r, json_t *j)
     json_object_set_new(j, "provider", json_string(pj->provider));
     pj->spec = json_dumps(j, JSON_COMPACT);
     json_decref(j);
-    pthread_mutex_lock(&jobs_mu);
-    struct pjob *known = pj->key ? find_key(pj->key) : NULL;
-    pthread_mutex_unlock(&jobs_mu);
-    if (pj->key && !known) {     /* perhaps started before this proxy's restart, or by another */
+    char id[33];
+    if (pj->key && registry_key(pj->key, id)) {
+        http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", id, "existing", 1));
+        pjob_free(pj);
+        return;
+    }
+    if (pj->key) {               /* perhaps started before this proxy's restart, or by another */
         char *ek = http_pct_encode(pj->key, strlen(pj->key), 0);
         char *path = xasprintf("/v1/internal/jobs?key=%s", ek);
         fan_start(r, "GET", path, NULL, key_checked, pj);
@@ -308,7 +351,7 @@ static void start_body(struct http_req *r, json_t *j)
         free(ek);
         return;
     }
-    register_and_launch(r, pj);
+    ensure_and_launch(r, pj);
 }
 
 /* The job a key names on some target, or NULL (the answers of a fan). */
@@ -331,27 +374,21 @@ static void key_checked(struct fan *f)
     const char *id = id_for_key(f->answers);
     if (id) {                    /* that job, remembered here from now on */
         snprintf(pj->id, sizeof(pj->id), "%s", id);
-        int existing;
-        struct pjob *got = registry_add(pj, &existing);
-        http_reply_json(f->r, 200, json_pack("{s:s, s:b}", "id", got->id, "existing", 1));
+        http_reply_json(f->r, 200, json_pack("{s:s, s:b}", "id", pj->id, "existing", 1));
+        registry_add(pj);
     } else {
-        register_and_launch(f->r, pj);
+        ensure_and_launch(f->r, pj);
     }
     fan_free(f);
 }
 
-static void register_and_launch(struct http_req *r, struct pjob *pj)
+/* pj is the request's (r->data) until it started everywhere. */
+static void ensure_and_launch(struct http_req *r, struct pjob *pj)
 {
-    int existing;
-    struct pjob *got = registry_add(pj, &existing);
-    if (existing) {
-        http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", got->id, "existing", 1));
-        return;
-    }
-    r->data = got;
+    r->data = pj;
     /* a bucket of a cloud store joins the BMD on first use, as for a GET */
-    if (strcmp(got->provider, BMD_PROVIDER_SHOAL) && !buckets_exist(got->provider, got->bucket))
-        buckets_ensure(r->w->ctx, r, got->provider, got->bucket, launch);
+    if (strcmp(pj->provider, BMD_PROVIDER_SHOAL) && !buckets_exist(pj->provider, pj->bucket))
+        buckets_ensure(r->w->ctx, r, pj->provider, pj->bucket, launch);
     else
         launch(r);
 }
@@ -362,12 +399,14 @@ static void launch(struct http_req *r)
     r->data = NULL;
     if (!buckets_exist(pj->provider, pj->bucket)) {
         http_reply_error(r, 404, "bucket '%s' not found", pj->bucket);
+        pjob_free(pj);
         return;
     }
     if (!olist_by_backend(pj->provider, pj->bucket)) {
         http_reply_error(r, 400, "bucket '%s' has no backend: %s", pj->bucket,
                          strcmp(pj->kind, "evict") ? "nothing to prefetch from"
                                                    : "Shoal's copy is the only one, never evicted");
+        pjob_free(pj);
         return;
     }
     fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
@@ -397,15 +436,18 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
     static const char *const sums[] = {"owned", "present", "fetched", "evicted", "bytes",
                                        "errors"};
     json_int_t tot[6] = {0}, start = 0, end = 0, selected = 0;
-    int running = 0, aborted = 0, missing = 0;
+    int running = 0, aborted = 0, unreached = 0;
     json_t *errs = json_array();
     size_t i;
     json_t *a;
     json_array_foreach(answers, i, a) {
         json_t *b = json_object_get(a, "body");
         const char *st = json_string_value(json_object_get(b, "state"));
-        if (json_integer_value(json_object_get(a, "status")) != 200 || !st) {
-            missing++;
+        json_int_t status = json_integer_value(json_object_get(a, "status"));
+        if (status == 404)
+            continue;            /* not part of it (joined later, or forgot it long ago) */
+        if (status != 200 || !st) {
+            unreached++;
             continue;
         }
         running += !strcmp(st, "running");
@@ -423,7 +465,7 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
             if (json_array_size(errs) < 10)
                 json_array_append(errs, en);
     }
-    *state = running ? "running" : missing ? "failed" : aborted ? "aborted" : "finished";
+    *state = running ? "running" : unreached ? "unknown" : aborted ? "aborted" : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
     json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:I, s:I, "
@@ -448,7 +490,8 @@ static void shown(struct fan *f)
         return;
     }
     json_t *j = aggregate(sh->id, f->answers, &state);
-    if (!strcmp(state, "running") && wall_ns() < sh->deadline_ns && r->conn) {
+    if ((!strcmp(state, "running") || !strcmp(state, "unknown")) &&
+        wall_ns() < sh->deadline_ns && r->conn) {
         json_decref(j);
         fan_free(f);
         struct timeval tv = {0, JOB_POLL_MS * 1000};
@@ -516,8 +559,19 @@ static void job_get(struct http_req *r, const char *id, size_t n)
 
 static void aborted(struct fan *f)
 {
+    size_t i;
+    json_t *a;
+    int unreached = 0;
+    json_array_foreach(f->answers, i, a) {
+        json_int_t st = json_integer_value(json_object_get(a, "status"));
+        unreached += st != 204 && st != 404;
+    }
     if (nobody_knows(f->answers))
         http_reply_error(f->r, 404, "no job by that id on any target");
+    else if (unreached)
+        http_reply_json(f->r, 503, json_pack("{s:s, s:O}", "error",
+                                             "not every target could be told to abort",
+                                             "targets", f->answers));
     else
         http_reply(f->r, 204, NULL, NULL, 0);
     fan_free(f);

@@ -97,6 +97,20 @@ static void free_on_loop(void *arg)
     job_free(arg);
 }
 
+struct forget {
+    struct target *t;
+    char key[JOB_ID_MAX + 1];
+};
+
+/* On the I/O pool: the record of a job dropped from the registry. */
+static void forget_work(void *arg)
+{
+    struct forget *f = arg;
+    struct store *st = &f->t->store;
+    store_kv_del(st, &st->mp[0], f->key, strlen(f->key));
+    free(f);
+}
+
 /* Drop the oldest ended jobs past JOB_KEEP from the registry; with
  * jobs_mu held. Each is freed on its own loop, after anything already
  * posted to it. */
@@ -107,6 +121,10 @@ static void prune(void)
         struct job *j = *pp;
         if (j->end_ns && ++ended > JOB_KEEP) {
             *pp = j->next;
+            struct forget *f = xcalloc(1, sizeof(*f));
+            f->t = j->t;
+            snprintf(f->key, sizeof(f->key), "j%s", j->id);
+            iopool_submit(j->t->io, NULL, forget_work, NULL, f);
             loopq_post(j->q, free_on_loop, j);
         } else {
             pp = &j->next;
@@ -200,6 +218,14 @@ static void item_done(void *arg, const struct fetch_result *res)
 #define NAME_END (-2)             /* the selection is walked */
 #define NAME_WAIT (-3)            /* the next page of the listing is on its way */
 
+/* list_end is read by other workers (progress) under jobs_mu. */
+static void set_list_end(struct job *j, int end)
+{
+    pthread_mutex_lock(&jobs_mu);
+    j->list_end = end;
+    pthread_mutex_unlock(&jobs_mu);
+}
+
 static void page_in(void *arg, const struct backend_obj *o, const char *body, size_t len)
 {
     struct job *j = arg;
@@ -212,15 +238,15 @@ static void page_in(void *arg, const struct backend_obj *o, const char *body, si
     if (o->status != 200) {
         backend_status(&j->b, o, err, sizeof(err));
         note_error(j, j->prefix[0] ? j->prefix : "(the listing)", err);
-        j->list_end = 1;
+        set_list_end(j, 1);
     } else if (s3list_parse(body, len, &j->page, err, sizeof(err))) {
         note_error(j, j->prefix[0] ? j->prefix : "(the listing)", err);
-        j->list_end = 1;
+        set_list_end(j, 1);
     } else {
         const char *next = j->page.truncated && j->page.next_token ? j->page.next_token : "";
         free(j->token);
         j->token = xstrdup(next);
-        j->list_end = !next[0];
+        set_list_end(j, !next[0]);
     }
     pump(j);
 }
@@ -482,6 +508,7 @@ static void started_saved(void *arg)
         http_reply_json(sv->r, 201, json_pack("{s:s}", "id", j->id));
     }
     http_req_unref(sv->r);
+    j->inflight--;
     event_active(j->tick, EV_TIMEOUT, 0);   /* ends at once when aborted */
     saved_free(sv);
 }
@@ -504,12 +531,13 @@ static void start_body(struct http_req *r, json_t *spec)
         prune();
     }
     pthread_mutex_unlock(&jobs_mu);
-    if (old) {                   /* the proxy asked twice: one job */
+    if (old) {                   /* the proxy asked twice: one job (the same id) */
+        http_reply_json(r, 200, json_pack("{s:s}", "id", j->id));
         job_free(j);
-        http_reply_json(r, 200, json_pack("{s:s}", "id", old->id));
         return;
     }
     http_req_ref(r);
+    j->inflight++;               /* the job cannot end (or go) before its record is in */
     save(j, r, started_saved);   /* acknowledged once it would survive a restart */
 }
 
@@ -522,7 +550,9 @@ void job_start(struct http_req *r, const char *rest, size_t rlen)
 
 static json_t *progress(const struct job *j)
 {
-    const char *state = !j->end_ns ? "running" : j->aborted ? "aborted" : "finished";
+    const char *state = !j->end_ns                                      ? "running"
+                        : __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) ? "aborted"
+                                                                          : "finished";
     json_t *errs = json_array();
     for (int i = 0; i < j->nerrs; i++) {
         const char *nl = strchr(j->errs[i], '\n');
@@ -550,6 +580,10 @@ void job_list(struct http_req *r, const char *rest, size_t rlen)
     (void)rest;
     (void)rlen;
     int kn = http_query_get(r, "key", key, sizeof(key));
+    if (kn == -2 || kn == 0) {
+        http_reply_error(r, 400, "a job key is 1..%d bytes", JOB_KEY_MAX - 1);
+        return;
+    }
     json_t *arr = json_array();
     pthread_mutex_lock(&jobs_mu);
     for (struct job *j = jobs; j; j = j->next) {
@@ -558,7 +592,9 @@ void job_list(struct http_req *r, const char *rest, size_t rlen)
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", j->id, "kind",
                               j->evict ? "evict" : "prefetch", "provider", j->provider, "bucket",
                               j->bucket, "start_ns", (json_int_t)j->start_ns, "state",
-                              !j->end_ns ? "running" : j->aborted ? "aborted" : "finished");
+                              !j->end_ns                                        ? "running"
+                              : __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) ? "aborted"
+                                                                                : "finished");
         if (j->key[0])
             json_object_set_new(e, "key", json_string(j->key));
         json_array_append_new(arr, e);
@@ -669,6 +705,11 @@ static void resume_on_loop(void *arg)
     free(rs);
 }
 
+static struct target *base_target(struct http_worker *w)
+{
+    return w->ctx;
+}
+
 /* An ended job, remembered from its record. */
 static void remember(struct http_worker *w, json_t *spec, json_t *p)
 {
@@ -709,6 +750,7 @@ static void remember(struct http_worker *w, json_t *spec, json_t *p)
                  why ? why : "");
     }
     j->q = w->q;                 /* prune frees it there */
+    j->t = base_target(w);
     add_unless_known(j);
 }
 
@@ -738,4 +780,7 @@ void job_resume(struct target *t, struct http_worker *w)
 {
     struct resume base = {t, w, NULL, ""};
     store_kv_scan(&t->store, &t->store.mp[0], "j", 1, resume_one, &base);
+    pthread_mutex_lock(&jobs_mu);
+    prune();                     /* the records of more ended jobs than are kept */
+    pthread_mutex_unlock(&jobs_mu);
 }

@@ -508,6 +508,13 @@ def test_prefetch_jobs(s3, cl):
     assert requests.put(cl.url + "/v1/buckets/pf-local").status_code == 201
     start_job(cl, {"kind": "prefetch", "bucket": "pf-local", "names": ["a"]}, 400)
     start_job(cl, {"kind": "evict", "bucket": "pf-local", "names": ["a"]}, 400)  # the only copy
+    # a key is 1..255 bytes; a refused start does not take its key
+    for bad in ("", "k" * 300, 7):
+        start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                       "names": ["pf/o-000"], "key": bad}, 400)
+    start_job(cl, {"kind": "prefetch", "bucket": "pf-local", "names": ["a"], "key": "k2"}, 400)
+    start_job(cl, {"kind": "prefetch", "bucket": "remote2", "provider": "s3",
+                   "names": ["pf/o-000"], "key": "k2"}, 201)
     start_job(cl, {"kind": "prefetch", "bucket": "pf-none", "names": ["a"]}, 404)
 
 
