@@ -23,6 +23,7 @@ struct conf {
     int n_mountpaths;
     int workers;           /* HTTP worker threads (event loops) */
     int io_threads;        /* blocking-call pool size */
+    int job_workers;       /* objects in flight per batch job, per target */
     char *log_level;       /* error|warn|info|debug */
     int keepalive_ms;      /* node -> primary heartbeat period */
     int node_timeout_ms;   /* primary drops a node silent this long */

@@ -3,7 +3,7 @@
  *
  * A job walks its selection by index (a template's names are made, never
  * held), keeps the names this target owns under the current cluster map,
- * and works on JOB_INFLIGHT of them at a time; it yields the loop after
+ * and works on job_workers (config) of them at a time; it yields the loop after
  * JOB_BATCH names so that a long run of names owned elsewhere never holds
  * client requests up. The registry keeps running jobs and the last
  * JOB_KEEP ended ones.
@@ -34,7 +34,6 @@
 #include "tmpl.h"
 #include "util.h"
 
-#define JOB_INFLIGHT 4           /* objects worked on at once, per job */
 #define JOB_BATCH 1000           /* names looked at per loop pass */
 #define JOB_ERRS 5               /* failed names kept with their reasons */
 #define JOB_KEEP 64              /* ended jobs remembered */
@@ -348,7 +347,8 @@ static void pump(struct job *j)
     char name[OBJNAME_MAX + 1];
     struct cmap *m = cmap_current();
     int looked = 0, n = 0;
-    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && j->inflight < JOB_INFLIGHT) {
+    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) &&
+           j->inflight < j->t->conf.job_workers) {
         if (++looked > JOB_BATCH) {
             event_active(j->tick, EV_TIMEOUT, 0);   /* the rest after other work */
             cmap_unref(m);

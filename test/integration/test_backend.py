@@ -544,3 +544,28 @@ def test_prefetch_survives_a_target_restart(s3, cl):
     cl.wait_healthy("t2")
     again = requests.get("%s/v1/jobs/%s" % (cl.url, jid)).json()
     assert again["state"] == "finished" and again["owned"] == j["owned"], again
+
+
+def test_prefetch_sparse_template_and_concurrent_gets(s3, cl):
+    """A template of 10,000 names of which 300 exist: 9,700 errors counted,
+    the job still finishes, the 300 are cached. Client GETs of objects
+    while they are being prefetched still cost one backend GET each."""
+    import concurrent.futures
+    data = {"sp/%05d" % (i * 33): os.urandom(3000) for i in range(300)}
+    for k, v in data.items():
+        s3.client().put_object(Bucket="remote3", Key=k, Body=v)
+    jid = start_job(cl, {"kind": "prefetch", "bucket": "remote3", "provider": "s3",
+                         "template": "sp/{00000..09999}"})
+    keys = sorted(data)[:60]
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        got = list(ex.map(lambda k: requests.get(url(cl, "remote3", k)).content, keys))
+    assert got == [data[k] for k in keys]
+    j = requests.get("%s/v1/jobs/%s?wait=300" % (cl.url, jid)).json()
+    assert j["state"] == "finished" and j["selected"] == 10000, j
+    assert j["errors"] == 9700 and j["fetched"] + j["present"] == 300, j
+    assert len(j["error_names"]) <= 10
+    for k in keys:
+        assert gets_of(s3, "remote3", k) == 1, k
+    s = requests.get("%s/v1/buckets/remote3/summary?provider=s3&template=sp/{00000..09999}"
+                     % cl.url).json()
+    assert s["objects"] == {"present": 300, "total": 300} and s["selected"] == 10000
