@@ -184,27 +184,12 @@ static int registry_key(const char *key, char id[33])
     return pj != NULL;
 }
 
-static void ignore(void *arg, int status, const char *body, size_t len, const char *err)
-{
-    (void)arg;
-    (void)status;
-    (void)body;
-    (void)len;
-    (void)err;
-}
-
 /* A job that did not start everywhere is stopped where it did. */
 static void abort_everywhere(struct http_req *r, const char *id)
 {
-    struct proxy *p = r->w->ctx;
-    struct cmap *m = cmap_current();
-    for (int i = 0; m && i < m->n_targets; i++) {
-        const struct cmap_node *n = &m->nodes[m->targets[i]];
-        char *url = node_signed_urlf(&p->node, "DELETE", n->url, "/v1/internal/jobs/%s", id);
-        hc_request(worker_hc(r), "DELETE", url, NULL, 0, NULL, 15000, ignore, NULL);
-        free(url);
-    }
-    cmap_unref(m);
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/internal/jobs/%s", id);
+    fan_start(r, "DELETE", path, NULL, fan_free, NULL);   /* the answers do not matter */
 }
 
 /* The targets' answers to a start: the job is remembered here only when

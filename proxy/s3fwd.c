@@ -301,12 +301,7 @@ static int fwd_headers(void *arg, struct hc_xfer *x, int status)
     struct http_req *r = f->r;
     if (!r)
         return -1;
-    int n = hc_header_count(x);
-    for (int i = 0; i < n; i++) {
-        const char *v, *name = hc_header_at(x, i, &v);
-        if (s3relay_header(name))
-            http_resp_header(r, name, "%s", v);
-    }
+    s3relay_headers(r, x);
     const char *cl = hc_header(x, "Content-Length");
     int64_t len = -1;
     uint64_t v;

@@ -45,7 +45,8 @@ struct relay {
 
 /* ---- which headers pass ------------------------------------------------------ */
 
-int s3relay_header(const char *name)
+/* Is a target's response header one the client should see? */
+static int passes(const char *name)
 {
     static const char *const keep[] = {
         "ETag", "Last-Modified", "Content-Type", "Content-Range", "Accept-Ranges",
@@ -58,6 +59,15 @@ int s3relay_header(const char *name)
         if (!strcasecmp(name, keep[i]))
             return 1;
     return 0;
+}
+
+void s3relay_headers(struct http_req *r, const struct hc_xfer *x)
+{
+    for (int i = 0; i < hc_header_count(x); i++) {
+        const char *v, *n = hc_header_at(x, i, &v);
+        if (passes(n))
+            http_resp_header(r, n, "%s", v);
+    }
 }
 
 /* ---- lifetime ------------------------------------------------------------------ */
@@ -120,11 +130,7 @@ static int on_head(void *arg, struct hc_xfer *hx, int status)
         x->why = "the target's answer has no Content-Length";
         return -1;
     }
-    for (int i = 0; i < hc_header_count(hx); i++) {
-        const char *v, *n = hc_header_at(hx, i, &v);
-        if (s3relay_header(n))
-            http_resp_header(r, n, "%s", v);
-    }
+    s3relay_headers(r, hx);
     http_resp_begin(r, status, (int64_t)clen);
     x->st = R_WAIT_DRAIN;
     x->body_len = nobody ? 0 : clen;
