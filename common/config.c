@@ -53,6 +53,8 @@ static const struct opt opts[] = {
     {"workers", OPT_INT, F(workers), 1, 256, "2", "HTTP worker threads"},
     {"io_threads", OPT_INT, F(io_threads), 1, 256, "4", "threads for blocking disk and metadata calls"},
     {"job_workers", OPT_INT, F(job_workers), 1, 64, "4", "objects a target works on at once, per batch job"},
+    {"job_max", OPT_INT, F(job_max), 1, 256, "8", "batch jobs a target runs at once (more wait)"},
+    {"job_ttl_s", OPT_INT, F(job_ttl_s), 1, 31536000, "86400", "how long an ended job is kept"},
     {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
     {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary"},
     {"node_timeout_ms", OPT_INT, F(node_timeout_ms), 200, 3600000, "10000", "a node silent this long leaves the map"},

@@ -24,6 +24,8 @@ struct conf {
     int workers;           /* HTTP worker threads (event loops) */
     int io_threads;        /* blocking-call pool size */
     int job_workers;       /* objects in flight per batch job, per target */
+    int job_max;           /* batch jobs running at once, per target */
+    int job_ttl_s;         /* an ended job is kept this long */
     char *log_level;       /* error|warn|info|debug */
     int keepalive_ms;      /* node -> primary heartbeat period */
     int node_timeout_ms;   /* primary drops a node silent this long */

@@ -1,5 +1,5 @@
 /*
- * pump: socket -> pipe -> socket with splice(2) (see pump.h).
+ * pump: socket (or file) -> pipe -> socket with splice(2) (see pump.h).
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -16,6 +16,7 @@
 
 struct pump {
     int in, out;
+    loff_t in_off;               /* the file's offset; -1: in is a socket */
     uint64_t left;               /* bytes still to take from in */
     size_t in_pipe;              /* bytes in the pipe */
     size_t cap;                  /* the pipe's size */
@@ -45,13 +46,15 @@ static void step(struct pump *p)
         if (p->left > 0 && p->in_pipe < p->cap) {
             size_t room = p->cap - p->in_pipe;
             size_t want = p->left < room ? (size_t)p->left : room;
-            ssize_t n = splice(p->in, NULL, p->pipefd[1], NULL, want,
-                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            ssize_t n = splice(p->in, p->in_off >= 0 ? &p->in_off : NULL, p->pipefd[1], NULL,
+                               want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
             if (n > 0) {
                 p->in_pipe += (size_t)n;
                 p->left -= (uint64_t)n;
             } else if (n == 0) {
-                pump_end(p, "the sending side closed before the end", PUMP_IN);
+                pump_end(p, p->in_off >= 0 ? "the file ended before its size"
+                                           : "the sending side closed before the end",
+                         PUMP_IN);
                 return;
             } else if (errno == EAGAIN) {
                 in_wait = 1;
@@ -108,8 +111,8 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
     pump_end(p, "no progress", p->in_pipe > 0 ? PUMP_OUT : PUMP_IN);
 }
 
-struct pump *pump_start(struct event_base *base, int in, int out, uint64_t n, int idle_s,
-                        pump_done_fn done, void *arg)
+static struct pump *start(struct event_base *base, int in, loff_t off, int out, uint64_t n,
+                          int idle_s, pump_done_fn done, void *arg)
 {
     struct pump *p = xcalloc(1, sizeof(*p));
     if (pipe2(p->pipefd, O_CLOEXEC | O_NONBLOCK)) {
@@ -120,16 +123,30 @@ struct pump *pump_start(struct event_base *base, int in, int out, uint64_t n, in
     int cap = fcntl(p->pipefd[1], F_GETPIPE_SZ);
     p->cap = cap > 0 ? (size_t)cap : 65536;
     p->in = in;
+    p->in_off = off;
     p->out = out;
     p->left = n;
     p->done = done;
     p->arg = arg;
-    p->in_ev = event_new(base, in, EV_READ, on_ready, p);
+    /* a file is always ready: its event only ever fires by event_active */
+    p->in_ev = event_new(base, off >= 0 ? -1 : in, off >= 0 ? 0 : EV_READ, on_ready, p);
     p->out_ev = event_new(base, out, EV_WRITE, on_ready, p);
     p->idle_ev = evtimer_new(base, on_idle, p);
     p->idle.tv_sec = idle_s;
     event_active(p->in_ev, EV_READ, 0);   /* the first step, from the loop */
     return p;
+}
+
+struct pump *pump_start(struct event_base *base, int in, int out, uint64_t n, int idle_s,
+                        pump_done_fn done, void *arg)
+{
+    return start(base, in, -1, out, n, idle_s, done, arg);
+}
+
+struct pump *pump_start_file(struct event_base *base, int file, uint64_t off, int out,
+                             uint64_t n, int idle_s, pump_done_fn done, void *arg)
+{
+    return start(base, file, (loff_t)off, out, n, idle_s, done, arg);
 }
 
 void pump_free(struct pump *p)

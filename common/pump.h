@@ -4,7 +4,8 @@
  * libevent loop, waiting on whichever side is not ready (backpressure
  * both ways). The proxy's S3 relay uses it for object bodies in both
  * directions: a target's answer to the client, a client's upload to the
- * target.
+ * target; a target's copy job sends a held object's file to another
+ * target the same way.
  *
  * Thread: a pump belongs to the loop it was started on.
  * Contract: done fires exactly once, later, on the loop (never inside
@@ -30,6 +31,10 @@ typedef void (*pump_done_fn)(void *arg, const char *err, enum pump_side side);
  * why). */
 struct pump *pump_start(struct event_base *base, int in, int out, uint64_t n, int idle_s,
                         pump_done_fn done, void *arg);
+/* The same from a regular file: n bytes of it from off (its reads never
+ * wait on the loop; a file shorter than that fails on PUMP_IN). */
+struct pump *pump_start_file(struct event_base *base, int file, uint64_t off, int out,
+                             uint64_t n, int idle_s, pump_done_fn done, void *arg);
 /* Stop (if still running) and free, without calling done. */
 void pump_free(struct pump *p);
 

@@ -39,6 +39,8 @@ struct pjob {
     char kind[16];
     char provider[16];
     char bucket[64];
+    char to_provider[16];        /* a copy's destination */
+    char to[64];
     uint64_t created_ns;
     char *spec;                  /* what the targets are sent (JSON) */
 };
@@ -228,6 +230,60 @@ static void started(struct fan *f)
     fan_free(f);
 }
 
+static int bad(struct http_req *r, const char *msg)
+{
+    http_reply_error(r, 400, "%s", msg);
+    return 400;
+}
+
+/* A download's URLs (and the names given for them), a copy's destination,
+ * the flags: 0, or 400 answered. */
+static int kind_check(struct http_req *r, json_t *j, const char *kind)
+{
+    json_t *urls = json_object_get(j, "urls");
+    json_t *names = json_object_get(j, "names");
+    json_t *to = json_object_get(j, "to");
+    static const char *const flags[] = {"latest", "dry_run"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *f = json_object_get(j, flags[i]);
+        if (f && !json_is_boolean(f))
+            return bad(r, "\"latest\" and \"dry_run\" are true or false");
+    }
+    if (!strcmp(kind, "copy")) {
+        json_t *pre = json_object_get(j, "prepend");
+        if (!json_is_string(to) || !bmd_valid_name(json_string_value(to), json_string_length(to)))
+            return bad(r, "a copy names its destination bucket: \"to\"");
+        if (pre && (!json_is_string(pre) || json_string_length(pre) > OBJNAME_MAX))
+            return bad(r, "\"prepend\" is a string");
+        return 0;
+    }
+    if (strcmp(kind, "download"))
+        return 0;
+    int tm = json_object_get(j, "template") != NULL;
+    if (tm == (urls != NULL))
+        return bad(r, "a download takes \"urls\" (a list) or a URL \"template\"");
+    if (urls && (!json_is_array(urls) || json_array_size(urls) == 0))
+        return bad(r, "\"urls\" must be a non-empty list");
+    size_t i;
+    json_t *v;
+    json_array_foreach(urls, i, v) {
+        const char *u = json_string_value(v);
+        if (!u || (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) || strlen(u) > 4000)
+            return bad(r, "every URL is an http:// or https:// URL of at most 4000 bytes");
+    }
+    if (names && (!urls || !json_is_array(names) || json_array_size(names) != json_array_size(urls)))
+        return bad(r, "a download's \"names\" are one per URL in \"urls\"");
+    char err[256];
+    json_array_foreach(names, i, v) {
+        const char *s = json_string_value(v);
+        if (!s || objname_valid(s, strlen(s), err, sizeof(err))) {
+            http_reply_error(r, 400, "names[%zu]: %s", i, s ? err : "not a string");
+            return 400;
+        }
+    }
+    return 0;
+}
+
 /* The spec's checks; 0, or the status answered. */
 static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
 {
@@ -247,16 +303,18 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         http_reply_error(r, 400, "\"key\" is a string of 1..255 bytes");
         return 400;
     }
-    if (!strcmp(kind, "copy") || !strcmp(kind, "download")) {
-        http_reply_error(r, 501, "job kind '%s' is not implemented yet", kind);
-        return 501;
-    }
-    if (strcmp(kind, "prefetch") && strcmp(kind, "evict")) {
+    if (strcmp(kind, "prefetch") && strcmp(kind, "evict") && strcmp(kind, "copy") &&
+        strcmp(kind, "download")) {
         http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download)",
                          kind);
         return 400;
     }
+    if (kind_check(r, j, kind))
+        return 400;
     json_t *prefix = json_object_get(j, "prefix");
+    int download = !strcmp(kind, "download");
+    if (download)
+        names = NULL;            /* a download's names go with its urls (kind_check) */
     if ((names != NULL) + (tm != NULL) + (prefix != NULL) > 1) {
         http_reply_error(r, 400, "give one of \"names\", \"template\" or \"prefix\" (none: "
                                  "the whole bucket)");
@@ -292,6 +350,15 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     snprintf(pj->kind, sizeof(pj->kind), "%s", kind);
     snprintf(pj->bucket, sizeof(pj->bucket), "%s", bucket);
     snprintf(pj->provider, sizeof(pj->provider), "%s", prov ? prov : BMD_PROVIDER_SHOAL);
+    const char *to = json_string_value(json_object_get(j, "to"));
+    const char *tprov = json_string_value(json_object_get(j, "to_provider"));
+    snprintf(pj->to, sizeof(pj->to), "%s", to ? to : "");
+    snprintf(pj->to_provider, sizeof(pj->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
+    const char *pre = json_string_value(json_object_get(j, "prepend"));
+    if (to && !strcmp(to, bucket) && !strcmp(pj->to_provider, pj->provider) && (!pre || !pre[0])) {
+        http_reply_error(r, 400, "a copy onto itself: give another bucket or a \"prepend\"");
+        return 400;
+    }
     if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) >= sizeof(pj->bucket)) {
         http_reply_error(r, 400, "invalid bucket name");
         return 400;
@@ -367,13 +434,26 @@ static void key_checked(struct fan *f)
     fan_free(f);
 }
 
+static void ensure_to(struct http_req *r);
+
 /* pj is the request's (r->data) until it started everywhere. */
 static void ensure_and_launch(struct http_req *r, struct pjob *pj)
 {
     r->data = pj;
     /* a bucket of a cloud store joins the BMD on first use, as for a GET */
     if (strcmp(pj->provider, BMD_PROVIDER_SHOAL) && !buckets_exist(pj->provider, pj->bucket))
-        buckets_ensure(r->w->ctx, r, pj->provider, pj->bucket, launch);
+        buckets_ensure(r->w->ctx, r, pj->provider, pj->bucket, ensure_to);
+    else
+        ensure_to(r);
+}
+
+/* The same for a copy's destination. */
+static void ensure_to(struct http_req *r)
+{
+    struct pjob *pj = r->data;
+    if (pj->to[0] && strcmp(pj->to_provider, BMD_PROVIDER_SHOAL) &&
+        !buckets_exist(pj->to_provider, pj->to))
+        buckets_ensure(r->w->ctx, r, pj->to_provider, pj->to, launch);
     else
         launch(r);
 }
@@ -382,19 +462,22 @@ static void launch(struct http_req *r)
 {
     struct pjob *pj = r->data;
     r->data = NULL;
-    if (!buckets_exist(pj->provider, pj->bucket)) {
-        http_reply_error(r, 404, "bucket '%s' not found", pj->bucket);
-        pjob_free(pj);
+    int backed = olist_by_backend(pj->provider, pj->bucket);
+    if (!buckets_exist(pj->provider, pj->bucket) ||
+        (pj->to[0] && !buckets_exist(pj->to_provider, pj->to))) {
+        http_reply_error(r, 404, "bucket '%s' not found",
+                         buckets_exist(pj->provider, pj->bucket) ? pj->to : pj->bucket);
+    } else if (!backed && !strcmp(pj->kind, "prefetch")) {
+        http_reply_error(r, 400, "bucket '%s' has no backend: nothing to prefetch from",
+                         pj->bucket);
+    } else if (!backed && !strcmp(pj->kind, "evict")) {
+        http_reply_error(r, 400, "bucket '%s' has no backend: Shoal's copy is the only one, "
+                                 "never evicted", pj->bucket);
+    } else {
+        fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
         return;
     }
-    if (!olist_by_backend(pj->provider, pj->bucket)) {
-        http_reply_error(r, 400, "bucket '%s' has no backend: %s", pj->bucket,
-                         strcmp(pj->kind, "evict") ? "nothing to prefetch from"
-                                                   : "Shoal's copy is the only one, never evicted");
-        pjob_free(pj);
-        return;
-    }
-    fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
+    pjob_free(pj);
 }
 
 /* ---- show, wait, abort, list ------------------------------------------------------ */
@@ -418,10 +501,11 @@ static void show_free(struct show *sh)
 /* The targets' answers added up. */
 static json_t *aggregate(const char *id, json_t *answers, const char **state)
 {
-    static const char *const sums[] = {"owned", "present", "fetched", "evicted", "bytes",
-                                       "errors"};
-    json_int_t tot[6] = {0}, start = 0, end = 0, selected = 0;
-    int running = 0, aborted = 0, unreached = 0;
+    static const char *const sums[] = {"owned", "present", "fetched",    "evicted",
+                                       "bytes", "errors",  "copied", "downloaded"};
+    enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
+    json_int_t tot[NSUMS] = {0}, start = 0, end = 0, selected = 0;
+    int running = 0, aborted = 0, unreached = 0, waiting = 0;
     json_t *errs = json_array();
     size_t i;
     json_t *a;
@@ -437,7 +521,8 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
         }
         running += !strcmp(st, "running");
         aborted += !strcmp(st, "aborted");
-        for (int k = 0; k < 6; k++)
+        waiting += json_is_true(json_object_get(b, "waiting"));
+        for (int k = 0; k < NSUMS; k++)
             tot[k] += json_integer_value(json_object_get(b, sums[k]));
         selected = json_integer_value(json_object_get(b, "selected"));
         json_int_t s = json_integer_value(json_object_get(b, "start_ns"));
@@ -450,16 +535,22 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
             if (json_array_size(errs) < 10)
                 json_array_append(errs, en);
     }
-    *state = running ? "running" : unreached ? "unknown" : aborted ? "aborted" : "finished";
+    *state = running     ? "running"
+             : unreached ? "unknown"
+             : aborted   ? "aborted"
+             : tot[5]    ? "failed"
+                         : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
-    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:I, s:I, "
-                          "s:O}",
+    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, "
+                          "s:I, s:I, s:i, s:O}",
                           "id", id, "state", *state, "selected", selected, "owned", tot[0],
-                          "present", tot[1], "fetched", tot[2], "evicted", tot[3], "bytes",
-                          tot[4], "errors", tot[5], "error_names", errs, "mib_per_s",
+                          "present", tot[1], "fetched", tot[2], "evicted", tot[3], "copied",
+                          tot[6], "downloaded", tot[7], "bytes", tot[4], "errors", tot[5],
+                          "error_names", errs, "mib_per_s",
                           secs > 0 ? (double)tot[4] / 1048576.0 / secs : 0.0, "start_ns", start,
-                          "end_ns", running ? 0 : end, "targets", answers);
+                          "end_ns", running ? 0 : end, "waiting_targets", waiting, "targets",
+                          answers);
     return j;
 }
 
@@ -576,8 +667,19 @@ struct listing {
     int kn, bn, sn;
 };
 
+/* A job's state over its targets: the highest rank any of them says. */
+static int state_rank(const char *st)
+{
+    static const char *const order[] = {"finished", "failed", "aborted", "running"};
+    for (int i = 0; i < 4; i++)
+        if (st && !strcmp(st, order[i]))
+            return i;
+    return -1;
+}
+
 /* One entry per job over the targets' lists; a job's state is "running"
- * while any target runs it, "aborted" when any aborted it. */
+ * while any target runs it, else "aborted" when any aborted it, else
+ * "failed" when any had errors. */
 static void listed(struct fan *f)
 {
     struct listing *l = f->ctx;
@@ -596,9 +698,8 @@ static void listed(struct fan *f)
                 continue;
             }
             const char *hs = json_string_value(json_object_get(have, "state"));
-            if (strcmp(st, "running") && (!strcmp(hs, "running") || strcmp(st, "aborted")))
-                continue;
-            json_object_set_new(have, "state", json_string(st));
+            if (state_rank(st) > state_rank(hs))
+                json_object_set_new(have, "state", json_string(st));
         }
     json_t *arr = json_array();
     const char *id;

@@ -100,9 +100,13 @@ static void build(const struct backend *b, const char *method, const char *key,
         return;
     }
     memset(out, 0, sizeof(*out));
-    char *ek = sigv4_uri_encode(key, strlen(key), 1);
-    out->url = xasprintf("%s/%s", b->base_url, ek);
-    free(ek);
+    if (key[0]) {
+        char *ek = sigv4_uri_encode(key, strlen(key), 1);
+        out->url = xasprintf("%s/%s", b->base_url, ek);
+        free(ek);
+    } else {                     /* the URL whole (a download job's) */
+        out->url = xstrdup(b->base_url);
+    }
     for (int i = 0; i < n_extra; i++)
         out->hdrs[out->n++] = xstrdup(extra[i]);
 }

@@ -1,12 +1,11 @@
 /*
- * job: a target's share of a batch job (see job.h).
+ * job: a target's share of a batch job (see job.h): the registry, the
+ * internal API and the records kept across restarts; the work itself is
+ * in jobrun.c and jobcopy.c (jobint.h).
  *
- * A job walks its selection by index (a template's names are made, never
- * held), keeps the names this target owns under the current cluster map,
- * and works on job_workers (config) of them at a time; it yields the loop after
- * JOB_BATCH names so that a long run of names owned elsewhere never holds
- * client requests up. The registry keeps running jobs and the last
- * JOB_KEEP ended ones.
+ * The registry keeps running jobs and, for job_ttl_s (config), at most
+ * JOB_KEEP ended ones. At most job_max (config) jobs run at once on a
+ * target; the ones started beyond wait, in order, and begin as others end.
  */
 #include <event2/event.h>
 #include <jansson.h>
@@ -18,63 +17,55 @@
 #include "backend.h"
 #include "bmd.h"
 #include "cmap.h"
-#include "fetch.h"
 #include "http.h"
 #include "httpbody.h"
 #include "err.h"
 #include "iopool.h"
 #include "log.h"
 #include "job.h"
+#include "jobint.h"
 #include "loopq.h"
 #include "node.h"
-#include "objname.h"
-#include "s3list.h"
 #include "store.h"
 #include "target.h"
-#include "tmpl.h"
 #include "util.h"
 
-#define JOB_BATCH 1000           /* names looked at per loop pass */
-#define JOB_ERRS 5               /* failed names kept with their reasons */
 #define JOB_KEEP 64              /* ended jobs remembered */
-#define JOB_ID_MAX 64
-#define JOB_KEY_MAX 256
 
-struct job {
-    struct job *next;            /* in the registry */
-    char id[JOB_ID_MAX];
-    char key[JOB_KEY_MAX];       /* the caller's idempotency key, "" for none */
-    char provider[16];
-    char bucket[64];
-    struct target *t;
-    struct backend b;
-    struct hcli *cli;            /* the loop's backend client */
-    struct loopq *q;             /* the loop */
-    struct event *tick;          /* the next batch of names, from the loop (NULL: a record) */
-    char *spec;                  /* as started (JSON), kept for a restart */
-    json_t *names;               /* the selection: a list, */
-    struct tmpl tm;              /* or a template */
-    int has_tmpl;
-    int listed;                  /* or the backend's listing (of prefix), */
-    char *prefix;
-    char *token;                 /* the next page's, "" before the first */
-    struct s3list page;          /* the page being walked */
-    int page_i;
-    int listing;                 /* a page is on its way */
-    int list_end;                /* the last page is in */
-    int evict;                   /* the kind: evict, else prefetch */
-    uint64_t pos, total;         /* the next index, and the selection's size */
-    int inflight;
-    int aborted;                 /* set by any worker, read atomically */
-    /* progress, under jobs_mu */
-    uint64_t owned, present, fetched, evicted, bytes, errors;
-    char errs[JOB_ERRS][320];
-    int nerrs;
-    uint64_t start_ns, end_ns;
-};
-
-static pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
+
+static const char *const kind_names[] = {"prefetch", "evict", "copy", "download"};
+
+const char *job_kind_name(enum job_kind k)
+{
+    return kind_names[k];
+}
+
+int job_kind_parse(const char *s)
+{
+    for (int k = 0; k < (int)(sizeof(kind_names) / sizeof(kind_names[0])); k++)
+        if (s && !strcmp(s, kind_names[k]))
+            return k;
+    return -1;
+}
+
+void job_note_error(struct job *j, const char *name, const char *why)
+{
+    pthread_mutex_lock(&jobs_mu);
+    j->errors++;
+    if (j->nerrs < JOB_ERRS)
+        snprintf(j->errs[j->nerrs++], sizeof(j->errs[0]), "%.200s\n%.100s", name, why);
+    pthread_mutex_unlock(&jobs_mu);
+}
+
+void job_add(struct job *j, uint64_t *counter, uint64_t n, uint64_t b)
+{
+    pthread_mutex_lock(&jobs_mu);
+    *counter += n;
+    j->bytes += b;
+    pthread_mutex_unlock(&jobs_mu);
+}
 
 static void job_free(struct job *j)
 {
@@ -83,11 +74,16 @@ static void job_free(struct job *j)
     free(j->spec);
     backend_free(&j->b);
     json_decref(j->names);
+    json_decref(j->dnames);
     if (j->has_tmpl)
         tmpl_free(&j->tm);
     s3list_free(&j->page);
+    for (int i = 0; i < j->ln; i++)
+        free(j->lnames[i]);
+    free(j->lnames);
     free(j->prefix);
     free(j->token);
+    free(j->prepend);
     free(j);
 }
 
@@ -110,15 +106,17 @@ static void forget_work(void *arg)
     free(f);
 }
 
-/* Drop the oldest ended jobs past JOB_KEEP from the registry; with
- * jobs_mu held. Each is freed on its own loop, after anything already
- * posted to it. */
+/* Drop ended jobs older than job_ttl_s, and the oldest past JOB_KEEP,
+ * from the registry; with jobs_mu held. Each is freed on its own loop,
+ * after anything already posted to it. */
 static void prune(void)
 {
     int ended = 0;
+    uint64_t now = wall_ns();
     for (struct job **pp = &jobs; *pp;) {
         struct job *j = *pp;
-        if (j->end_ns && ++ended > JOB_KEEP) {
+        uint64_t ttl = (uint64_t)j->t->conf.job_ttl_s * 1000000000u;
+        if (j->end_ns && (++ended > JOB_KEEP || j->end_ns + ttl < now)) {
             *pp = j->next;
             struct forget *f = xcalloc(1, sizeof(*f));
             f->t = j->t;
@@ -139,302 +137,171 @@ static struct job *find(const char *id, size_t n)
     return NULL;
 }
 
-/* ---- running ------------------------------------------------------------------ */
-
-struct item {
-    struct job *j;
-    char *name;
-    char *mkey;
-    size_t klen;
-    uint64_t size;               /* evict: the copy's */
-    int rc;                      /* evict: store_delete's */
-};
-
-static void item_free(struct item *it)
+/* Add j to the registry, waiting when job_max jobs run already; with
+ * jobs_mu held. */
+static void registry_add(struct job *j)
 {
-    free(it->name);
-    free(it->mkey);
-    free(it);
+    int running = 0;
+    for (struct job *o = jobs; o; o = o->next)
+        running += !o->end_ns && !__atomic_load_n(&o->waiting, __ATOMIC_RELAXED);
+    if (j->tick && running >= j->t->conf.job_max)
+        __atomic_store_n(&j->waiting, 1, __ATOMIC_RELAXED);
+    j->next = jobs;
+    jobs = j;
 }
 
-/* evict, on the I/O pool: the drives and RocksDB block */
-static void drop_work(void *arg)
+static void tick_on_loop(void *arg)
 {
-    struct item *it = arg;
-    struct store *st = &it->j->t->store;
-    it->rc = store_delete(st, store_pick(st, it->mkey, it->klen), it->mkey, it->klen);
+    struct job *j = arg;
+    event_active(j->tick, EV_TIMEOUT, 0);
 }
 
-static void pump(struct job *j);
 static void save(struct job *j, struct http_req *r, void (*done)(void *));
 static void saved_free(void *arg);
 
-static void dropped(void *arg)
-{
-    struct item *it = arg;
-    struct job *j = it->j;
-    if (it->rc == 0) {
-        pthread_mutex_lock(&jobs_mu);
-        j->evicted++;
-        j->bytes += it->size;
-        pthread_mutex_unlock(&jobs_mu);
-    }
-    /* a copy gone meanwhile (deleted, evicted by another job) is not an error */
-    item_free(it);
-    j->inflight--;
-    pump(j);
-}
-
-static void note_error(struct job *j, const char *name, const char *why)
+void job_ended(struct job *j)
 {
     pthread_mutex_lock(&jobs_mu);
-    j->errors++;
-    if (j->nerrs < JOB_ERRS)
-        snprintf(j->errs[j->nerrs++], sizeof(j->errs[0]), "%.200s\n%.100s", name, why);
+    j->end_ns = wall_ns();
+    struct job *next = NULL;     /* the oldest waiting one begins */
+    for (struct job *o = jobs; o; o = o->next)
+        if (!o->end_ns && __atomic_load_n(&o->waiting, __ATOMIC_RELAXED))
+            next = o;
+    if (next) {
+        __atomic_store_n(&next->waiting, 0, __ATOMIC_RELAXED);
+        loopq_post(next->q, tick_on_loop, next);
+    }
     pthread_mutex_unlock(&jobs_mu);
-}
-
-static void item_done(void *arg, const struct fetch_result *res)
-{
-    struct item *it = arg;
-    struct job *j = it->j;
-    if (res->status == 0) {
-        struct ometa m;
-        int got = store_get(&j->t->store, store_pick(&j->t->store, it->mkey, it->klen), it->mkey,
-                            it->klen, &m) == 0;
-        pthread_mutex_lock(&jobs_mu);
-        j->fetched++;
-        j->bytes += got ? m.size : 0;
-        pthread_mutex_unlock(&jobs_mu);
-    } else {
-        note_error(j, it->name, res->msg[0] ? res->msg : "fetch failed");
-    }
-    item_free(it);
-    j->inflight--;
-    pump(j);
-}
-
-#define NAME_END (-2)             /* the selection is walked */
-#define NAME_WAIT (-3)            /* the next page of the listing is on its way */
-
-/* list_end is read by other workers (progress) under jobs_mu. */
-static void set_list_end(struct job *j, int end)
-{
-    pthread_mutex_lock(&jobs_mu);
-    j->list_end = end;
-    pthread_mutex_unlock(&jobs_mu);
-}
-
-static void page_in(void *arg, const struct backend_obj *o, const char *body, size_t len)
-{
-    struct job *j = arg;
-    char err[300];
-    s3list_free(&j->page);
-    memset(&j->page, 0, sizeof(j->page));
-    j->page_i = 0;
-    j->listing = 0;
-    j->inflight--;
-    if (o->status != 200) {
-        backend_status(&j->b, o, err, sizeof(err));
-        note_error(j, j->prefix[0] ? j->prefix : "(the listing)", err);
-        set_list_end(j, 1);
-    } else if (s3list_parse(body, len, &j->page, err, sizeof(err))) {
-        note_error(j, j->prefix[0] ? j->prefix : "(the listing)", err);
-        set_list_end(j, 1);
-    } else {
-        const char *next = j->page.truncated && j->page.next_token ? j->page.next_token : "";
-        free(j->token);
-        j->token = xstrdup(next);
-        set_list_end(j, !next[0]);
-    }
-    pump(j);
-}
-
-/* The next name from the backend's listing, a page at a time. */
-static int listed_name(struct job *j, char *buf, size_t len)
-{
-    if (j->page_i < j->page.n) {
-        const char *k = j->page.objs[j->page_i++].key;
-        size_t n = strlen(k);
-        if (n >= len)
-            return -1;
-        memcpy(buf, k, n + 1);
-        return (int)n;
-    }
-    if (j->list_end)
-        return NAME_END;
-    if (!j->listing) {
-        j->listing = 1;
-        j->inflight++;           /* the job ends only once the page is in */
-        backend_list(j->cli, &j->b, j->prefix, j->token, 1000, page_in, j);
-    }
-    return NAME_WAIT;
-}
-
-/* The next selected name into buf: its length, -1 when it is too long,
- * NAME_END or NAME_WAIT. */
-static int next_name(struct job *j, char *buf, size_t len)
-{
-    if (j->listed) {
-        int n = listed_name(j, buf, len);
-        if (n != NAME_WAIT && n != NAME_END)
-            __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED);
-        if (n == NAME_END) {     /* the size is known once the listing ends */
-            pthread_mutex_lock(&jobs_mu);
-            j->total = j->pos;
-            pthread_mutex_unlock(&jobs_mu);
-        }
-        return n;
-    }
-    if (j->pos >= j->total)
-        return NAME_END;
-    uint64_t i = __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED);
-    if (j->has_tmpl)
-        return tmpl_name(&j->tm, i, buf, len);
-    const char *s = json_string_value(json_array_get(j->names, i));
-    size_t n = s ? strlen(s) : 0;
-    if (!s || n >= len)
-        return -1;
-    memcpy(buf, s, n + 1);
-    return (int)n;
-}
-
-/* Start work on name, when this target owns it and does not hold it. */
-static void consider(struct job *j, const struct cmap *m, const char *name, size_t n)
-{
-    size_t kl;
-    char *hkey = node_obj_key(j->provider, j->bucket, name, &kl);
-    const struct cmap_node *owner = m ? cmap_owner(m, hkey, kl) : NULL;
-    free(hkey);
-    if (!owner || strcmp(owner->id, j->t->node.id))
-        return;
-    struct item *it = xcalloc(1, sizeof(*it));
-    it->j = j;
-    it->name = xstrndup(name, n);
-    it->mkey = store_mkey(j->provider, j->bucket, name, n, &it->klen);
-    struct ometa held;
-    int present = store_get(&j->t->store, store_pick(&j->t->store, it->mkey, it->klen), it->mkey,
-                            it->klen, &held) == 0;
-    pthread_mutex_lock(&jobs_mu);
-    j->owned++;
-    j->present += present;
-    pthread_mutex_unlock(&jobs_mu);
-    if (j->evict && present) {
-        it->size = held.size;
-        j->inflight++;
-        iopool_submit(j->t->io, j->q, drop_work, dropped, it);
-        return;
-    }
-    if (present || j->evict) {   /* nothing to do for this one */
-        item_free(it);
-        return;
-    }
-    struct fetch_req fr = {j->t, j->cli, j->q, &j->b, it->name, it->mkey, it->klen};
-    j->inflight++;
-    fetch_get(&fr, NULL, NULL, item_done, it);
+    save(j, NULL, saved_free);   /* a copy of what is needed: j may go first */
 }
 
 static void tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    pump(arg);
-}
-
-/* Take names while there is room; end the job when all are done. */
-static void pump(struct job *j)
-{
-    char name[OBJNAME_MAX + 1];
-    struct cmap *m = cmap_current();
-    int looked = 0, n = 0;
-    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) &&
-           j->inflight < j->t->conf.job_workers) {
-        if (++looked > JOB_BATCH) {
-            event_active(j->tick, EV_TIMEOUT, 0);   /* the rest after other work */
-            cmap_unref(m);
-            return;
-        }
-        n = next_name(j, name, sizeof(name));
-        if (n == NAME_END || n == NAME_WAIT)
-            break;
-        char err[256];
-        if (n < 0 || objname_valid(name, (size_t)n, err, sizeof(err)))
-            note_error(j, n < 0 ? "(too long)" : name, n < 0 ? "name too long" : err);
-        else
-            consider(j, m, name, (size_t)n);
-    }
-    cmap_unref(m);
-    int over = n == NAME_END || (!j->listed && j->pos >= j->total) ||
-               __atomic_load_n(&j->aborted, __ATOMIC_RELAXED);
-    if (over && j->inflight == 0 && !j->end_ns) {
-        pthread_mutex_lock(&jobs_mu);
-        j->end_ns = wall_ns();
-        pthread_mutex_unlock(&jobs_mu);
-        save(j, NULL, saved_free);  /* a copy of what is needed: j may go first */
-    }
+    job_pump(arg);
 }
 
 /* ---- the internal API ---------------------------------------------------------- */
 
-/* A job from its JSON spec, for r's loop; NULL with err set. */
+/* j's selection from spec: 0, or -1 with err set. */
+static int job_select(struct job *j, json_t *spec, char *err, size_t errlen)
+{
+    json_t *names = json_object_get(spec, j->kind == JK_DOWNLOAD ? "urls" : "names");
+    const char *tmpl = json_string_value(json_object_get(spec, "template"));
+    const char *prefix = json_string_value(json_object_get(spec, "prefix"));
+    if (tmpl) {
+        if (tmpl_parse(&j->tm, tmpl, err, errlen))
+            return -1;
+        j->has_tmpl = 1;
+        j->total = j->tm.count;
+        return 0;
+    }
+    if (json_is_array(names)) {
+        j->names = json_incref(names);
+        j->total = json_array_size(names);
+        json_t *dn = json_object_get(spec, "names");
+        if (j->kind == JK_DOWNLOAD && json_is_array(dn))
+            j->dnames = json_incref(dn);
+        return 0;
+    }
+    if (j->kind == JK_DOWNLOAD) {
+        snprintf(err, errlen, "a download names its \"urls\" or a URL \"template\"");
+        return -1;
+    }
+    if (j->b.kind == BK_HTTP) {
+        snprintf(err, errlen, "this bucket's backend cannot be listed: select its objects by "
+                              "names or a template");
+        return -1;
+    }
+    /* a prefix, or the whole bucket: the backend's listing, or the drives' */
+    j->listed = j->b.kind == BK_S3 ? JL_BACKEND : JL_LOCAL;
+    j->prefix = xstrdup(prefix ? prefix : "");
+    j->token = xstrdup("");
+    return 0;
+}
+
+/* The kind's own fields of spec, checked against the buckets: 0, or -1
+ * with err set. */
+static int job_options(struct target *t, struct job *j, json_t *spec, const struct bmd *bm,
+                       char *err, size_t errlen)
+{
+    const char *to = json_string_value(json_object_get(spec, "to"));
+    const char *tprov = json_string_value(json_object_get(spec, "to_provider"));
+    const char *prepend = json_string_value(json_object_get(spec, "prepend"));
+    j->latest = json_is_true(json_object_get(spec, "latest"));
+    j->dry_run = json_is_true(json_object_get(spec, "dry_run"));
+    j->prepend = xstrdup(prepend ? prepend : "");
+    if ((j->kind == JK_PREFETCH || j->kind == JK_EVICT) && j->b.kind == BK_NONE) {
+        snprintf(err, errlen, "bucket %s/%s has no backend: Shoal's copy is the only one",
+                 j->provider, j->bucket);
+        return -1;
+    }
+    if (j->kind == JK_DOWNLOAD) {
+        j->to_backed = j->b.kind == BK_S3;
+        if (j->b.kind == BK_HTTP) {
+            snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", j->bucket);
+            return -1;
+        }
+    }
+    if (j->kind != JK_COPY)
+        return 0;
+    snprintf(j->to_provider, sizeof(j->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
+    snprintf(j->to, sizeof(j->to), "%s", to ? to : "");
+    const struct bmd_bucket *dst = to ? bmd_find(bm, j->to_provider, to) : NULL;
+    if (!dst) {
+        snprintf(err, errlen, "the destination bucket %s/%s is not known here", j->to_provider,
+                 to ? to : "(none)");
+        return -1;
+    }
+    struct backend db;
+    backend_resolve(t, dst, &db);
+    int ro = db.kind == BK_HTTP;
+    backend_free(&db);
+    if (ro) {
+        snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", to);
+        return -1;
+    }
+    return 0;
+}
+
+/* A job from its JSON spec, for w's loop; NULL with err set. */
 static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec, char *err,
                            size_t errlen)
 {
     const char *id = json_string_value(json_object_get(spec, "id"));
-    const char *kind = json_string_value(json_object_get(spec, "kind"));
     const char *prov = json_string_value(json_object_get(spec, "provider"));
     const char *bucket = json_string_value(json_object_get(spec, "bucket"));
-    json_t *names = json_object_get(spec, "names");
-    const char *tmpl = json_string_value(json_object_get(spec, "template"));
-    const char *prefix = json_string_value(json_object_get(spec, "prefix"));
-    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || !kind || !bucket || !prov) {
-        snprintf(err, errlen, "a job needs id, kind, provider and bucket");
-        return NULL;
-    }
-    if (strcmp(kind, "prefetch") && strcmp(kind, "evict")) {
-        snprintf(err, errlen, "kind '%s' is not one a target runs", kind);
+    int kind = job_kind_parse(json_string_value(json_object_get(spec, "kind")));
+    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || !bucket || !prov) {
+        snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download), "
+                              "provider and bucket");
         return NULL;
     }
     struct bmd *bm = bmd_current();
     const struct bmd_bucket *bk = bmd_find(bm, prov, bucket);
     struct job *j = xcalloc(1, sizeof(*j));
+    j->kind = (enum job_kind)kind;
+    snprintf(j->provider, sizeof(j->provider), "%s", prov);
+    snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
     if (bk)
         backend_resolve(t, bk, &j->b);
+    else
+        snprintf(err, errlen, "bucket %s/%s is not known here", prov, bucket);
+    int bad = !bk || job_options(t, j, spec, bm, err, errlen) || job_select(j, spec, err, errlen);
     bmd_unref(bm);
-    if (!bk || j->b.kind == BK_NONE) {
-        snprintf(err, errlen, "bucket %s/%s %s", prov, bucket,
-                 bk ? "has no backend: Shoal's copy is the only one" : "is not known here");
-        job_free(j);
-        return NULL;
-    }
-    if (tmpl && tmpl_parse(&j->tm, tmpl, err, errlen) == 0) {
-        j->has_tmpl = 1;
-        j->total = j->tm.count;
-    } else if (!tmpl && json_is_array(names)) {
-        j->names = json_incref(names);
-        j->total = json_array_size(names);
-    } else if (!tmpl && !names && j->b.kind == BK_S3) {
-        j->listed = 1;           /* a prefix, or the whole bucket */
-        j->prefix = xstrdup(prefix ? prefix : "");
-        j->token = xstrdup("");
-    } else {
-        if (!tmpl)
-            snprintf(err, errlen, "%s", !names && j->b.kind != BK_S3
-                                            ? "this bucket's backend cannot be listed: select "
-                                              "its objects by names or a template"
-                                            : "a job selects its objects with names, a template "
-                                              "or a prefix");
+    if (bad) {
         job_free(j);
         return NULL;
     }
     snprintf(j->id, sizeof(j->id), "%s", id);
     const char *key = json_string_value(json_object_get(spec, "key"));
     snprintf(j->key, sizeof(j->key), "%s", key ? key : "");
-    j->evict = !strcmp(kind, "evict");
-    snprintf(j->provider, sizeof(j->provider), "%s", prov);
-    snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
     j->t = t;
-    j->cli = ((struct target_worker *)w->local)->cli;
+    struct target_worker *tw = w->local;
+    j->cli = tw->cli;
+    j->hc = tw->hc;
+    j->base = w->base;
     j->q = w->q;
     j->tick = event_new(w->base, -1, 0, tick, j);
     j->spec = json_dumps(spec, JSON_COMPACT);
@@ -526,9 +393,8 @@ static void start_body(struct http_req *r, json_t *spec)
     pthread_mutex_lock(&jobs_mu);
     struct job *old = find(j->id, strlen(j->id));
     if (!old) {
-        j->next = jobs;
-        jobs = j;
         prune();
+        registry_add(j);
     }
     pthread_mutex_unlock(&jobs_mu);
     if (old) {                   /* the proxy asked twice: one job (the same id) */
@@ -548,28 +414,41 @@ void job_start(struct http_req *r, const char *rest, size_t rlen)
     node_read_json(r, start_body);
 }
 
+/* A job's state; with jobs_mu held. */
+static const char *state_of(const struct job *j)
+{
+    return !j->end_ns                                       ? "running"
+           : __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) ? "aborted"
+           : j->errors                                      ? "failed"
+                                                            : "finished";
+}
+
 static json_t *progress(const struct job *j)
 {
-    const char *state = !j->end_ns                                      ? "running"
-                        : __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) ? "aborted"
-                                                                          : "finished";
     json_t *errs = json_array();
     for (int i = 0; i < j->nerrs; i++) {
         const char *nl = strchr(j->errs[i], '\n');
         json_array_append_new(errs, json_pack("{s:s%, s:s}", "name", j->errs[i],
                                               (size_t)(nl - j->errs[i]), "reason", nl + 1));
     }
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
-                     "s:I, s:I}",
-                     "id", j->id, "kind", j->evict ? "evict" : "prefetch", "state", state,
-                     "provider", j->provider, "bucket", j->bucket,
-                     "selected", (json_int_t)(j->listed && !j->list_end ? 0 : j->total),
-                     "looked", (json_int_t)__atomic_load_n(&j->pos, __ATOMIC_RELAXED),
-                     "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
-                     "fetched", (json_int_t)j->fetched, "evicted", (json_int_t)j->evicted,
-                     "bytes", (json_int_t)j->bytes,
-                     "errors", (json_int_t)j->errors, "error_names", errs,
-                     "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns);
+    json_t *p = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                          "s:I, s:I, s:o, s:I, s:I, s:b}",
+                          "id", j->id, "kind", job_kind_name(j->kind), "state", state_of(j),
+                          "provider", j->provider, "bucket", j->bucket,
+                          "selected", (json_int_t)(j->listed && !j->list_end ? 0 : j->total),
+                          "looked", (json_int_t)__atomic_load_n(&j->pos, __ATOMIC_RELAXED),
+                          "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
+                          "fetched", (json_int_t)j->fetched, "evicted", (json_int_t)j->evicted,
+                          "copied", (json_int_t)j->copied, "downloaded",
+                          (json_int_t)j->downloaded, "bytes", (json_int_t)j->bytes,
+                          "errors", (json_int_t)j->errors, "error_names", errs,
+                          "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns,
+                          "waiting", __atomic_load_n(&j->waiting, __ATOMIC_RELAXED));
+    if (j->kind == JK_COPY)
+        json_object_set_new(p, "to", json_string(j->to));
+    if (j->dry_run)
+        json_object_set_new(p, "dry_run", json_true());
+    return p;
 }
 
 /* GET /v1/internal/jobs[?key=K]: the jobs this target knows (running and
@@ -586,15 +465,14 @@ void job_list(struct http_req *r, const char *rest, size_t rlen)
     }
     json_t *arr = json_array();
     pthread_mutex_lock(&jobs_mu);
+    prune();
     for (struct job *j = jobs; j; j = j->next) {
         if (kn >= 0 && strcmp(key, j->key))
             continue;
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", j->id, "kind",
-                              j->evict ? "evict" : "prefetch", "provider", j->provider, "bucket",
+                              job_kind_name(j->kind), "provider", j->provider, "bucket",
                               j->bucket, "start_ns", (json_int_t)j->start_ns, "state",
-                              !j->end_ns                                        ? "running"
-                              : __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) ? "aborted"
-                                                                                : "finished");
+                              state_of(j));
         if (j->key[0])
             json_object_set_new(e, "key", json_string(j->key));
         json_array_append_new(arr, e);
@@ -606,6 +484,7 @@ void job_list(struct http_req *r, const char *rest, size_t rlen)
 void job_show(struct http_req *r, const char *rest, size_t rlen)
 {
     pthread_mutex_lock(&jobs_mu);
+    prune();
     struct job *j = find(rest, rlen);
     json_t *p = j ? progress(j) : NULL;
     pthread_mutex_unlock(&jobs_mu);
@@ -619,7 +498,7 @@ void job_show(struct http_req *r, const char *rest, size_t rlen)
  * flight is done. */
 static void abort_on_loop(void *arg)
 {
-    pump(arg);
+    job_pump(arg);
 }
 
 void job_abort(struct http_req *r, const char *rest, size_t rlen)
@@ -650,10 +529,8 @@ static void add_unless_known(struct job *j)
 {
     pthread_mutex_lock(&jobs_mu);
     int known = find(j->id, strlen(j->id)) != NULL;
-    if (!known) {
-        j->next = jobs;
-        jobs = j;
-    }
+    if (!known)
+        registry_add(j);
     pthread_mutex_unlock(&jobs_mu);
     if (known)
         job_free(j);
@@ -724,7 +601,7 @@ static void remember(struct http_worker *w, json_t *spec, json_t *p)
     snprintf(j->bucket, sizeof(j->bucket), "%s",
              (s = json_string_value(json_object_get(p, "bucket"))) ? s : "");
     s = json_string_value(json_object_get(p, "kind"));
-    j->evict = s && !strcmp(s, "evict");
+    j->kind = job_kind_parse(s) < 0 ? JK_PREFETCH : (enum job_kind)job_kind_parse(s);
     s = json_string_value(json_object_get(p, "state"));
     j->aborted = s && !strcmp(s, "aborted");
 #define NUM(f) ((uint64_t)json_integer_value(json_object_get(p, f)))
@@ -734,6 +611,8 @@ static void remember(struct http_worker *w, json_t *spec, json_t *p)
     j->present = NUM("present");
     j->fetched = NUM("fetched");
     j->evicted = NUM("evicted");
+    j->copied = NUM("copied");
+    j->downloaded = NUM("downloaded");
     j->bytes = NUM("bytes");
     j->errors = NUM("errors");
     j->start_ns = NUM("start_ns");

@@ -166,12 +166,25 @@ class Cluster:
         return bad
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster().start()
+def running_cluster(**kw):
+    """For a fixture to `yield from`: a started Cluster(**kw), cleaned up
+    after (a sanitizer report fails the test that owned it)."""
+    c = Cluster(**kw).start()
     yield c
     bad = c.cleanup()
     assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, c.data)
+
+
+def running_s3rver(*buckets):
+    """For a fixture to `yield from`: an s3rver with these buckets."""
+    srv = S3rver(buckets=buckets).start()
+    yield srv
+    srv.cleanup()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    yield from running_cluster()
 
 
 @pytest.fixture

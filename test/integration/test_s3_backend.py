@@ -12,24 +12,20 @@ import pytest
 import requests
 from botocore.config import Config
 
-from conftest import Cluster, S3rver
+from conftest import Cluster, running_cluster, running_s3rver
 
 AK, SK = "BACKENDKEY", "backend-secret-xyz"
 
 
 @pytest.fixture(scope="module")
 def s3rver():
-    srv = S3rver(buckets=("remote",)).start()
-    yield srv
-    srv.cleanup()
+    yield from running_s3rver("remote")
 
 
 @pytest.fixture(scope="module")
 def front(s3rver):
-    c = Cluster(targets=2, mountpaths=1, env=s3rver.env(),
-                extra="--s3_api_keys %s:%s" % (AK, SK)).start()
-    yield c
-    assert not c.cleanup()
+    yield from running_cluster(targets=2, mountpaths=1, env=s3rver.env(),
+                               extra="--s3_api_keys %s:%s" % (AK, SK))
 
 
 def client(c, key=AK, secret=SK):

@@ -1,0 +1,337 @@
+/*
+ * jobcopy: the copy and download kinds of a batch job (see jobint.h).
+ *
+ * copy: each target takes the names of the source bucket it owns. An
+ * object it holds (or has just fetched, when the source has a backend) is
+ * sent from its data file, spliced into the socket, as a PUT signed with
+ * the cluster's signature to the target that owns the new name (perhaps
+ * itself): that target stores it as any PUT, writing through when the
+ * destination bucket has a backend. The bytes never pass a proxy.
+ *
+ * download: each target takes the URLs whose object names it owns in the
+ * bucket and fetches each through the cold-GET path (target/fetch.c), the
+ * URL standing for the backend, into the store. When the bucket has an S3
+ * backend the object is then sent to the target itself as a PUT, which
+ * writes it through.
+ *
+ * Thread: the job's loop; the data file is opened on the I/O pool.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cmap.h"
+#include "fetch.h"
+#include "hc.h"
+#include "http.h"
+#include "iopool.h"
+#include "jobint.h"
+#include "node.h"
+#include "nodesig.h"
+#include "objname.h"
+#include "pump.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+
+#define SEND_IDLE_S 30           /* a destination that takes nothing for this long fails */
+#define SEND_TIMEOUT_MS (6L * 3600 * 1000)
+
+struct send {
+    struct job *j;
+    char *name;                  /* in the source bucket (the job's) */
+    char *dname;                 /* in the destination */
+    char *mkey;                  /* the source's store key */
+    size_t klen;
+    const char *to_provider, *to;
+    struct ometa m;              /* the source's, as opened */
+    int fd;                      /* its data file, -1 before */
+    int rc;
+    struct hc_xfer *x;
+    struct pump *pump;
+    char answer[200];            /* the start of an error answer's body */
+    size_t alen;
+    uint64_t *counter;           /* counted when the PUT succeeds */
+};
+
+static void send_over(struct send *s)
+{
+    struct job *j = s->j;
+    pump_free(s->pump);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s->name);
+    free(s->dname);
+    free(s->mkey);
+    free(s);
+    j->inflight--;
+    job_pump(j);
+}
+
+static void send_failed(struct send *s, const char *why)
+{
+    job_note_error(s->j, s->name, why);
+    send_over(s);
+}
+
+/* ---- the PUT to the destination's owner ------------------------------------------------ */
+
+static ssize_t send_read(void *arg, char *buf, size_t n)
+{
+    struct send *s = arg;
+    (void)buf;
+    (void)n;
+    return s->m.size ? HC_READ_SOCKET : 0;
+}
+
+static void send_pumped(void *arg, const char *err, enum pump_side side)
+{
+    struct send *s = arg;
+    (void)side;
+    pump_free(s->pump);
+    s->pump = NULL;
+    hc_upload_moved(s->x, err == NULL);
+}
+
+static void send_socket(void *arg, struct hc_xfer *x, int fd)
+{
+    struct send *s = arg;
+    s->pump = pump_start_file(s->j->base, s->fd, 0, fd, s->m.size, SEND_IDLE_S, send_pumped, s);
+    if (!s->pump)
+        hc_upload_moved(x, 0);
+}
+
+static int send_headers(void *arg, struct hc_xfer *x, int status)
+{
+    (void)arg;
+    (void)x;
+    (void)status;
+    return 0;
+}
+
+static int send_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+{
+    struct send *s = arg;
+    (void)x;
+    size_t room = sizeof(s->answer) - 1 - s->alen;
+    size_t k = n < room ? n : room;
+    memcpy(s->answer + s->alen, p, k);
+    s->alen += k;
+    return 0;
+}
+
+static void send_done(void *arg, struct hc_xfer *x, int status, const char *err)
+{
+    struct send *s = arg;
+    (void)x;
+    char why[300];
+    if (status == 200 || status == 201) {
+        job_add(s->j, s->counter, 1, s->m.size);
+        send_over(s);
+        return;
+    }
+    s->answer[s->alen] = '\0';
+    if (status)
+        snprintf(why, sizeof(why), "%s/%s answered %d: %.200s", s->to, s->dname, status,
+                 s->answer);
+    else
+        snprintf(why, sizeof(why), "%s/%s: %s", s->to, s->dname, err ? err : "failed");
+    send_failed(s, why);
+}
+
+static const struct hc_ops send_ops = {
+    .on_headers = send_headers,
+    .on_data = send_data,
+    .on_read = send_read,
+    .on_done = send_done,
+    .on_socket = send_socket,
+};
+
+/* On the I/O pool: the source's metadata and data file, of one version. */
+static void open_work(void *arg)
+{
+    struct send *s = arg;
+    struct store *st = &s->j->t->store;
+    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
+    for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
+        s->rc = store_get(st, mp, s->mkey, s->klen, &s->m);
+        if (s->rc)
+            return;
+        s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+        if (s->fd >= 0) {
+            s->rc = 0;
+            return;
+        }
+        s->rc = s->fd;
+        s->fd = -1;
+    }
+}
+
+static void opened(void *arg)
+{
+    struct send *s = arg;
+    struct job *j = s->j;
+    if (s->rc) {
+        send_failed(s, s->rc == -ENOENT ? "gone before it could be sent" : strerror(-s->rc));
+        return;
+    }
+    struct cmap *m = cmap_current();
+    size_t kl;
+    char *hkey = node_obj_key(s->to_provider, s->to, s->dname, &kl);
+    const struct cmap_node *owner = m ? cmap_owner(m, hkey, kl) : NULL;
+    free(hkey);
+    if (!owner) {
+        cmap_unref(m);
+        send_failed(s, "no target owns the destination: not in a cluster map");
+        return;
+    }
+    char *en = http_pct_encode(s->dname, strlen(s->dname), 1);
+    char *url = node_signed_urlf(&j->t->node, "PUT", owner->url, "/v1/objects/%s/%s?provider=%s",
+                                 s->to, en, s->to_provider);
+    cmap_unref(m);
+    free(en);
+    char ctype[OMETA_CTYPE_MAX + 32];
+    const char *hdrs[1] = {ctype};
+    snprintf(ctype, sizeof(ctype), "Content-Type: %s", s->m.ctype);
+    s->x = hc_start(j->hc, "PUT", url, hdrs, s->m.ctype[0] ? 1 : 0, (int64_t)s->m.size,
+                    SEND_TIMEOUT_MS, &send_ops, s);
+    free(url);
+}
+
+/* Send the held object (source key mkey, taken) as dname of the
+ * destination; *counter counts it once it is there. */
+static void send_start(struct job *j, const char *name, char *mkey, size_t klen,
+                       const char *dname, const char *to_provider, const char *to,
+                       uint64_t *counter)
+{
+    struct send *s = xcalloc(1, sizeof(*s));
+    s->j = j;
+    s->name = xstrdup(name);
+    s->dname = xstrdup(dname);
+    s->mkey = mkey;
+    s->klen = klen;
+    s->to_provider = to_provider;
+    s->to = to;
+    s->fd = -1;
+    s->counter = counter;
+    j->inflight++;
+    iopool_submit(j->t->io, j->q, open_work, opened, s);
+}
+
+/* ---- copy -------------------------------------------------------------------------------- */
+
+struct cfetch {
+    struct job *j;
+    char *name, *dname, *mkey;
+    size_t klen;
+    int download;                /* a download: counted here unless it writes through */
+};
+
+static void cfetch_free(struct cfetch *c)
+{
+    free(c->name);
+    free(c->dname);
+    free(c->mkey);
+    free(c);
+}
+
+/* The source is held now (or not): send it on. */
+static void cfetched(void *arg, const struct fetch_result *res)
+{
+    struct cfetch *c = arg;
+    struct job *j = c->j;
+    if (res->status) {
+        job_note_error(j, c->name, res->msg[0] ? res->msg : "fetch failed");
+    } else if (c->download && !j->to_backed) {
+        struct ometa m;
+        int got = store_get(&j->t->store, store_pick(&j->t->store, c->mkey, c->klen), c->mkey,
+                            c->klen, &m) == 0;
+        job_add(j, &j->downloaded, 1, got ? m.size : 0);
+    } else {
+        send_start(j, c->name, c->mkey, c->klen, c->dname,
+                   c->download ? j->provider : j->to_provider, c->download ? j->bucket : j->to,
+                   c->download ? &j->downloaded : &j->copied);
+        c->mkey = NULL;
+    }
+    cfetch_free(c);
+    j->inflight--;
+    job_pump(j);
+}
+
+static void cfetch_start(struct job *j, const struct backend *b, const char *bname,
+                         const char *name, size_t n, const char *dname, int download)
+{
+    struct cfetch *c = xcalloc(1, sizeof(*c));
+    c->j = j;
+    c->name = xstrndup(name, n);
+    c->dname = xstrdup(dname);
+    c->mkey = store_mkey(j->provider, j->bucket, name, n, &c->klen);
+    c->download = download;
+    j->inflight++;
+    struct fetch_req fr = {j->t, j->cli, j->q, b, bname, c->mkey, c->klen};
+    fetch_get(&fr, NULL, NULL, cfetched, c);
+}
+
+void job_copy_one(struct job *j, const char *name, size_t n, int held, const struct ometa *m)
+{
+    char dname[OBJNAME_MAX + 1], err[256];
+    char *nm = xstrndup(name, n);
+    int dn = snprintf(dname, sizeof(dname), "%s%s", j->prepend, nm);
+    if (dn >= (int)sizeof(dname) || objname_valid(dname, (size_t)dn, err, sizeof(err))) {
+        job_note_error(j, nm, dn >= (int)sizeof(dname) ? "the destination name is too long"
+                                                        : err);
+    } else if (!held && j->b.kind == BK_NONE) {
+        job_note_error(j, nm, "no such object");
+    } else if (j->dry_run) {     /* what would be copied (the size of what is held) */
+        job_add(j, &j->copied, 1, held ? m->size : 0);
+    } else if (held) {
+        size_t klen;
+        char *mkey = store_mkey(j->provider, j->bucket, name, n, &klen);
+        send_start(j, nm, mkey, klen, dname, j->to_provider, j->to, &j->copied);
+    } else {
+        cfetch_start(j, &j->b, nm, name, n, dname, 0);
+    }
+    free(nm);
+}
+
+/* ---- download ------------------------------------------------------------------------------ */
+
+void job_download_one(struct job *j, const char *url, const char *name, size_t n, int held)
+{
+    if (held)                    /* there already (counted present): a retried job is cheap */
+        return;
+    struct backend ub = {0};
+    ub.kind = BK_HTTP;
+    ub.base_url = (char *)url;   /* the URL whole: fetch asks for the name "" */
+    ub.label = (char *)url;
+    ub.retries = j->t->conf.backend_retries;
+    ub.timeout_s = j->t->conf.backend_timeout_s;
+    char *nm = xstrndup(name, n);
+    cfetch_start(j, &ub, "", name, n, nm, 1);
+    free(nm);
+}
+
+int job_download_name(const struct job *j, uint64_t i, const char *url, char *buf, size_t len)
+{
+    if (j->dnames) {
+        const char *s = json_string_value(json_array_get(j->dnames, i));
+        size_t n = s ? strlen(s) : 0;
+        if (!s || n == 0 || n >= len)
+            return -1;
+        memcpy(buf, s, n + 1);
+        return (int)n;
+    }
+    const char *p = strstr(url, "://");
+    p = p ? strchr(p + 3, '/') : NULL;
+    if (!p)
+        return -1;
+    p++;
+    size_t n = strcspn(p, "?#");
+    if (n == 0 || n >= len)
+        return -1;
+    int dn = http_pct_decode(p, n, buf);
+    return dn > 0 ? dn : -1;
+}
