@@ -30,12 +30,14 @@ COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
 TARGET_SRC = $(wildcard target/*.c)
 PROXY_SRC  = $(wildcard proxy/*.c)
 LOADER_SRC = $(wildcard loader/*.c)
+CLI_SRC    = $(wildcard loader/shoal/*.c)
 LLHTTP_OBJ = $(BUILD)/llhttp/llhttp.o $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o
 
 COMMON_OBJ = $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LLHTTP_OBJ)
 TARGET_OBJ = $(TARGET_SRC:%.c=$(BUILD)/%.o)
 PROXY_OBJ  = $(PROXY_SRC:%.c=$(BUILD)/%.o)
 LOADER_OBJ = $(LOADER_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ    = $(CLI_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
@@ -46,7 +48,8 @@ DEPS_STAMP = .deps-ok
 
 .PHONY: all deps run stop test test-unit test-integration fuzz bench clean FORCE
 
-all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader
+all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader \
+     $(BUILD)/bin/shoal
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_STAMP): deploy/install-deps.sh
@@ -72,6 +75,10 @@ $(BUILD)/bin/shoal-target: $(TARGET_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bin/shoal-loader: $(LOADER_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+
+$(BUILD)/bin/shoal: $(CLI_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 

@@ -16,7 +16,7 @@
 
 struct pump {
     int in, out;
-    loff_t in_off;               /* the file's offset; -1: in is a socket */
+    off_t in_off;               /* the file's offset; -1: in is a socket */
     uint64_t left;               /* bytes still to take from in */
     size_t in_pipe;              /* bytes in the pipe */
     size_t cap;                  /* the pipe's size */
@@ -46,8 +46,11 @@ static void step(struct pump *p)
         if (p->left > 0 && p->in_pipe < p->cap) {
             size_t room = p->cap - p->in_pipe;
             size_t want = p->left < room ? (size_t)p->left : room;
-            ssize_t n = splice(p->in, p->in_off >= 0 ? &p->in_off : NULL, p->pipefd[1], NULL,
-                               want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            /* a file is read as sendfile reads it: SPLICE_F_NONBLOCK would
+             * fail on pages not in the page cache, with nothing to wait on */
+            int file = p->in_off >= 0;
+            ssize_t n = splice(p->in, file ? &p->in_off : NULL, p->pipefd[1], NULL, want,
+                               SPLICE_F_MOVE | (file ? 0 : SPLICE_F_NONBLOCK));
             if (n > 0) {
                 p->in_pipe += (size_t)n;
                 p->left -= (uint64_t)n;
@@ -63,14 +66,16 @@ static void step(struct pump *p)
                 return;
             }
         }
+        int out_moved = 0;
         if (p->in_pipe > 0) {
             ssize_t n = splice(p->pipefd[0], NULL, p->out, NULL, p->in_pipe,
                                SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (n > 0)
+            if (n > 0) {
                 p->in_pipe -= (size_t)n;
-            else if (n < 0 && errno == EAGAIN)
+                out_moved = 1;
+            } else if (n < 0 && errno == EAGAIN) {
                 out_wait = 1;
-            else if (n < 0 && errno != EINTR) {
+            } else if (n < 0 && errno != EINTR) {
                 pump_end(p, strerror(errno), PUMP_OUT);
                 return;
             }
@@ -79,7 +84,8 @@ static void step(struct pump *p)
             pump_end(p, NULL, PUMP_IN);
             return;
         }
-        int can_in = p->left > 0 && p->in_pipe < p->cap && !in_wait;
+        /* an input that found the pipe full may go on once it drained */
+        int can_in = p->left > 0 && p->in_pipe < p->cap && (!in_wait || out_moved);
         int can_out = p->in_pipe > 0 && !out_wait;
         if (can_in || can_out)
             continue;
@@ -111,7 +117,7 @@ static void on_idle(evutil_socket_t fd, short what, void *arg)
     pump_end(p, "no progress", p->in_pipe > 0 ? PUMP_OUT : PUMP_IN);
 }
 
-static struct pump *start(struct event_base *base, int in, loff_t off, int out, uint64_t n,
+static struct pump *start(struct event_base *base, int in, off_t off, int out, uint64_t n,
                           int idle_s, pump_done_fn done, void *arg)
 {
     struct pump *p = xcalloc(1, sizeof(*p));
@@ -146,7 +152,7 @@ struct pump *pump_start(struct event_base *base, int in, int out, uint64_t n, in
 struct pump *pump_start_file(struct event_base *base, int file, uint64_t off, int out,
                              uint64_t n, int idle_s, pump_done_fn done, void *arg)
 {
-    return start(base, file, (loff_t)off, out, n, idle_s, done, arg);
+    return start(base, file, (off_t)off, out, n, idle_s, done, arg);
 }
 
 void pump_free(struct pump *p)

@@ -127,28 +127,15 @@ static const struct hc_ops ops = {
 
 int client_sign_native(const char *method, const char *url, int with_body, char *lines[3])
 {
-    char host[HC_HOST_MAX], hostport[HC_HOST_MAX + 8], amzdate[17], date[9];
+    char host[HC_HOST_MAX], hostport[HC_HOST_MAX + 8];
     int port;
     const char *path;
     if (url_split(url, host, sizeof(host), &port, &path))
         return -1;
     snprintf(hostport, sizeof(hostport), "%s:%d", host, port);
-    time_t now = (time_t)(wall_ns() / 1000000000u);
-    sigv4_dates(now, amzdate, date);
-    const char *ph = with_body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256;
-    struct sigv4_hdr sh[] = {{"host", hostport}, {"x-amz-content-sha256", ph},
-                             {"x-amz-date", amzdate}};
-    const char *q = strchr(path, '?');
-    char *p = xstrndup(path, q ? (size_t)(q - path) : strlen(path));
-    struct sigv4_req r = {method, p, q ? q + 1 : "", sh, 3, ph};
-    struct sigv4_ctx ctx = {opt.region, "s3", now, 0};
-    struct sigv4_creds k = {opt.access_key, opt.secret_key, NULL};
-    char *auth = sigv4_authorization(&r, &ctx, &k, NULL);
-    lines[0] = xasprintf("x-amz-date: %s", amzdate);
-    lines[1] = xasprintf("x-amz-content-sha256: %s", ph);
-    lines[2] = xasprintf("Authorization: %s", auth);
-    free(auth);
-    free(p);
+    sigv4_header_lines(method, hostport, path, with_body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256,
+                       opt.region, opt.access_key, opt.secret_key,
+                       (time_t)(wall_ns() / 1000000000u), lines);
     return 0;
 }
 

@@ -502,7 +502,7 @@ static void show_free(struct show *sh)
 static json_t *aggregate(const char *id, json_t *answers, const char **state)
 {
     static const char *const sums[] = {"owned", "present", "fetched",    "evicted",
-                                       "bytes", "errors",  "copied", "downloaded"};
+                                       "bytes", "errors",  "copied", "downloaded", "done"};
     enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
     json_int_t tot[NSUMS] = {0}, start = 0, end = 0, selected = 0;
     int running = 0, aborted = 0, unreached = 0, waiting = 0;
@@ -542,9 +542,10 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
                          : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
-    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, "
-                          "s:I, s:I, s:i, s:O}",
+    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
+                          "s:f, s:I, s:I, s:i, s:O}",
                           "id", id, "state", *state, "selected", selected, "owned", tot[0],
+                          "done", tot[8],
                           "present", tot[1], "fetched", tot[2], "evicted", tot[3], "copied",
                           tot[6], "downloaded", tot[7], "bytes", tot[4], "errors", tot[5],
                           "error_names", errs, "mib_per_s",

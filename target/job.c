@@ -432,14 +432,15 @@ static json_t *progress(const struct job *j)
                                               (size_t)(nl - j->errs[i]), "reason", nl + 1));
     }
     json_t *p = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                          "s:I, s:I, s:o, s:I, s:I, s:b}",
+                          "s:I, s:I, s:I, s:o, s:I, s:I, s:b}",
                           "id", j->id, "kind", job_kind_name(j->kind), "state", state_of(j),
                           "provider", j->provider, "bucket", j->bucket,
                           "selected", (json_int_t)(j->listed && !j->list_end ? 0 : j->total),
                           "looked", (json_int_t)__atomic_load_n(&j->pos, __ATOMIC_RELAXED),
                           "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
                           "fetched", (json_int_t)j->fetched, "evicted", (json_int_t)j->evicted,
-                          "copied", (json_int_t)j->copied, "downloaded",
+                          "done", (json_int_t)j->done, "copied", (json_int_t)j->copied,
+                          "downloaded",
                           (json_int_t)j->downloaded, "bytes", (json_int_t)j->bytes,
                           "errors", (json_int_t)j->errors, "error_names", errs,
                           "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns,
@@ -612,6 +613,7 @@ static void remember(struct http_worker *w, json_t *spec, json_t *p)
     j->fetched = NUM("fetched");
     j->evicted = NUM("evicted");
     j->copied = NUM("copied");
+    j->done = NUM("done");
     j->downloaded = NUM("downloaded");
     j->bytes = NUM("bytes");
     j->errors = NUM("errors");

@@ -29,6 +29,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "jobint.h"
+#include "log.h"
 #include "node.h"
 #include "nodesig.h"
 #include "objname.h"
@@ -60,6 +61,7 @@ struct send {
 static void send_over(struct send *s)
 {
     struct job *j = s->j;
+    job_add(j, &j->done, 1, 0);
     pump_free(s->pump);
     if (s->fd >= 0)
         close(s->fd);
@@ -90,9 +92,11 @@ static ssize_t send_read(void *arg, char *buf, size_t n)
 static void send_pumped(void *arg, const char *err, enum pump_side side)
 {
     struct send *s = arg;
-    (void)side;
     pump_free(s->pump);
     s->pump = NULL;
+    if (err)
+        log_warn("copy of %s to %s/%s: %s (%s)", s->name, s->to, s->dname, err,
+                 side == PUMP_IN ? "reading its file" : "sending");
     hc_upload_moved(s->x, err == NULL);
 }
 
@@ -245,11 +249,13 @@ static void cfetched(void *arg, const struct fetch_result *res)
     struct job *j = c->j;
     if (res->status) {
         job_note_error(j, c->name, res->msg[0] ? res->msg : "fetch failed");
+        job_add(j, &j->done, 1, 0);
     } else if (c->download && !j->to_backed) {
         struct ometa m;
         int got = store_get(&j->t->store, store_pick(&j->t->store, c->mkey, c->klen), c->mkey,
                             c->klen, &m) == 0;
         job_add(j, &j->downloaded, 1, got ? m.size : 0);
+        job_add(j, &j->done, 1, 0);
     } else {
         send_start(j, c->name, c->mkey, c->klen, c->dname,
                    c->download ? j->provider : j->to_provider, c->download ? j->bucket : j->to,
@@ -280,6 +286,7 @@ void job_copy_one(struct job *j, const char *name, size_t n, int held, const str
     char dname[OBJNAME_MAX + 1], err[256];
     char *nm = xstrndup(name, n);
     int dn = snprintf(dname, sizeof(dname), "%s%s", j->prepend, nm);
+    int sent = 0;
     if (dn >= (int)sizeof(dname) || objname_valid(dname, (size_t)dn, err, sizeof(err))) {
         job_note_error(j, nm, dn >= (int)sizeof(dname) ? "the destination name is too long"
                                                         : err);
@@ -291,9 +298,13 @@ void job_copy_one(struct job *j, const char *name, size_t n, int held, const str
         size_t klen;
         char *mkey = store_mkey(j->provider, j->bucket, name, n, &klen);
         send_start(j, nm, mkey, klen, dname, j->to_provider, j->to, &j->copied);
+        sent = 1;
     } else {
         cfetch_start(j, &j->b, nm, name, n, dname, 0);
+        sent = 1;
     }
+    if (!sent)                   /* over here: refused, or only counted */
+        job_add(j, &j->done, 1, 0);
     free(nm);
 }
 
@@ -301,8 +312,10 @@ void job_copy_one(struct job *j, const char *name, size_t n, int held, const str
 
 void job_download_one(struct job *j, const char *url, const char *name, size_t n, int held)
 {
-    if (held)                    /* there already (counted present): a retried job is cheap */
+    if (held) {                  /* there already (counted present): a retried job is cheap */
+        job_add(j, &j->done, 1, 0);
         return;
+    }
     struct backend ub = {0};
     ub.kind = BK_HTTP;
     ub.base_url = (char *)url;   /* the URL whole: fetch asks for the name "" */

@@ -84,6 +84,7 @@ struct job {
     int aborted;                 /* set by any worker, read atomically */
     /* progress, under jobs_mu */
     uint64_t owned, present, fetched, evicted, copied, downloaded, bytes, errors;
+    uint64_t done;               /* owned names whose work is over */
     char errs[JOB_ERRS][320];
     int nerrs;
     uint64_t start_ns, end_ns;

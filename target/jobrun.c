@@ -52,6 +52,7 @@ static void item_free(struct item *it)
 static void item_over(struct item *it)
 {
     struct job *j = it->j;
+    job_add(j, &j->done, 1, 0);
     item_free(it);
     j->inflight--;
     job_pump(j);
@@ -319,6 +320,7 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
     }
     int work = j->kind == JK_EVICT ? present : !present || (j->latest && j->b.kind == BK_S3);
     if (!work) {
+        job_add(j, &j->done, 1, 0);
         free(mkey);
         return;
     }

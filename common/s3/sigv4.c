@@ -355,6 +355,27 @@ char *sigv4_authorization(const struct sigv4_req *r, const struct sigv4_ctx *c,
     return a;
 }
 
+void sigv4_header_lines(const char *method, const char *hostport, const char *target,
+                        const char *payload_hash, const char *region, const char *ak,
+                        const char *sk, time_t now, char *lines[3])
+{
+    char amzdate[17], date[9];
+    sigv4_dates(now, amzdate, date);
+    struct sigv4_hdr sh[] = {{"host", hostport}, {"x-amz-content-sha256", payload_hash},
+                             {"x-amz-date", amzdate}};
+    const char *q = strchr(target, '?');
+    char *path = xstrndup(target, q ? (size_t)(q - target) : strlen(target));
+    struct sigv4_req r = {method, path, q ? q + 1 : "", sh, 3, payload_hash};
+    struct sigv4_ctx ctx = {region, "s3", now, 0};
+    struct sigv4_creds k = {ak, sk, NULL};
+    char *auth = sigv4_authorization(&r, &ctx, &k, NULL);
+    lines[0] = xasprintf("x-amz-date: %s", amzdate);
+    lines[1] = xasprintf("x-amz-content-sha256: %s", payload_hash);
+    lines[2] = xasprintf("Authorization: %s", auth);
+    free(auth);
+    free(path);
+}
+
 char *sigv4_presign_query(const struct sigv4_req *r, const struct sigv4_ctx *c,
                           const struct sigv4_creds *k, int expires_s)
 {

@@ -69,6 +69,15 @@ void sigv4_sha256_hex(const void *p, size_t n, char out[65]);
 char *sigv4_authorization(const struct sigv4_req *r, const struct sigv4_ctx *c,
                           const struct sigv4_creds *k, char *sig_out);
 /*
+ * The three header lines ("x-amz-date: ..", "x-amz-content-sha256: ..",
+ * "Authorization: ..", each malloc'd) that sign an S3-style request to
+ * hostport (the Host line as it is sent) for target (path and raw query)
+ * with the access key ak and secret sk, at now.
+ */
+void sigv4_header_lines(const char *method, const char *hostport, const char *target,
+                        const char *payload_hash, const char *region, const char *ak,
+                        const char *sk, time_t now, char *lines[3]);
+/*
  * Query (presigned URL) signing: returns the query string to append
  * (the request's own query, then X-Amz-* with X-Amz-Signature last).
  * r->query must not yet contain X-Amz-* parameters.

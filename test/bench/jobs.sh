@@ -4,7 +4,9 @@
 # network namespace shaped like a remote cloud: a prefetch job's throughput
 # against a first epoch of cold GETs (loopback) and against reading the
 # backend directly (far); and warm GETs of other objects while a prefetch
-# from the far backend runs, against the same load with no job.
+# from the far backend runs, against the same load with no job. Last, a
+# copy job of 1 GiB from one Shoal bucket to another, against PUTs of the
+# same objects through the proxy.
 source "$(dirname "$0")/lib.sh"
 WORKERS=${BENCH_WORKERS:-16}
 COUNT=${BENCH_JOB_COUNT:-64}
@@ -87,3 +89,21 @@ printf '%-30s %-26s %10.1f %9s\n' "warm GETs, $WORKERS workers" "no job" "$amb" 
 printf '%-30s %-26s %10.1f %8sx  0.7x %s (the job was %s at the end)\n' "" "a prefetch running" \
   "$bmb" "$r" "$(verdict "$r" 0.7)" "$state"
 stop_nginx
+
+# copy: 1 GiB (64 of 16 MiB by default) written by PUTs, then copied
+CCOUNT=${BENCH_COPY_COUNT:-64}
+CSIZE=${BENCH_COPY_SIZE:-16777216}
+curl -sf -X PUT "$PROXY/v1/buckets/csrc" >/dev/null
+curl -sf -X PUT "$PROXY/v1/buckets/cdst" >/dev/null
+p=$(loader_json --endpoint "$PROXY" --bucket csrc --pct-put 100 --epochs 1 \
+    --num-objects "$CCOUNT" --prefix c --min-size "$CSIZE" --max-size "$CSIZE" --workers 8)
+pmb=$(field "$p" PUT mib_per_s)
+id=$(curl -sf -X POST "$PROXY/v1/jobs" -d '{"kind": "copy", "bucket": "csrc", "to": "cdst"}' |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+j=$(curl -sf "$PROXY/v1/jobs/$id?wait=600")
+jmb=$(jfield "$j" mib_per_s)
+r=$(ratio "$jmb" "$pmb")
+printf '%-30s %-26s %10.1f %9s\n' "copy $((CCOUNT * CSIZE >> 20)) MiB, Shoal->Shoal" \
+  "PUTs through the proxy (8)" "$pmb" "1.00x"
+printf '%-30s %-26s %10.1f %8sx  %s\n' "" "copy job" "$jmb" "$r" \
+  "$(jfield "$j" copied) copied, $(jfield "$j" errors) errors"

@@ -107,6 +107,7 @@ def test_copy_shoal_to_shoal(cl):
     j = wait_job(cl, start_job(cl, {"kind": "copy", "bucket": "csrc", "to": "cdst",
                                     "prefix": "d/", "prepend": "v2/"}))
     assert j["state"] == "finished" and j["copied"] == 41 and j["errors"] == 0, j
+    assert j["done"] == j["owned"] == 41
     assert j["bytes"] == sum(len(v) for v in data.values())
     for k, v in data.items():
         g = requests.get(obj(cl, "cdst", "v2/" + k), timeout=30)
@@ -172,6 +173,7 @@ def test_download_from_an_http_origin(cl, origin):
             "names": ["named/one", "named/two"]}
     j = wait_job(cl, start_job(cl, spec))
     assert j["state"] == "failed" and j["downloaded"] == 1 and j["errors"] == 1, j
+    assert j["done"] == 2
     assert j["error_names"][0]["name"] == "named/two"
     assert requests.get(obj(cl, "dl", "named/one"), timeout=30).content == body_for("/x/one")
     assert requests.get(obj(cl, "dl", "named/two"), timeout=30).status_code == 404
