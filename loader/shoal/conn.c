@@ -251,7 +251,9 @@ static void hop_start(struct hop *h, const char *url, int first)
 static int resolve(const char *url, const char *loc, char *out, size_t outlen)
 {
     if (!strncmp(loc, "http://", 7)) {
-        snprintf(out, outlen, "%s", loc);
+        if (strlen(loc) >= outlen)
+            return -1;
+        memcpy(out, loc, strlen(loc) + 1);
         return 0;
     }
     char host[HC_HOST_MAX];
@@ -259,7 +261,11 @@ static int resolve(const char *url, const char *loc, char *out, size_t outlen)
     const char *path;
     if (loc[0] != '/' || url_split(url, host, sizeof(host), &port, &path))
         return -1;
-    snprintf(out, outlen, "%.*s%s", (int)(path - url), url, loc);
+    size_t base = (size_t)(path - url), ll = strlen(loc);
+    if (base + ll >= outlen)     /* too long to follow */
+        return -1;
+    memcpy(out, url, base);
+    memcpy(out + base, loc, ll + 1);
     return 0;
 }
 
