@@ -55,6 +55,10 @@ static const struct opt opts[] = {
     {"job_workers", OPT_INT, F(job_workers), 1, 64, "4", "objects a target works on at once, per batch job"},
     {"job_max", OPT_INT, F(job_max), 1, 256, "8", "batch jobs a target runs at once (more wait)"},
     {"job_ttl_s", OPT_INT, F(job_ttl_s), 1, 31536000, "86400", "how long an ended job is kept"},
+    {"space_low_wm", OPT_INT, F(space_low_wm), 1, 99, "75", "a mountpath's use (percent) that eviction brings it back under"},
+    {"space_high_wm", OPT_INT, F(space_high_wm), 2, 100, "90", "a mountpath's use (percent) above which eviction starts"},
+    {"space_oos", OPT_INT, F(space_oos), 2, 100, "95", "a mountpath's use (percent) at which PUTs of Shoal-only buckets get 507"},
+    {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},
     {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
     {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary"},
     {"node_timeout_ms", OPT_INT, F(node_timeout_ms), 200, 3600000, "10000", "a node silent this long leaves the map"},
@@ -339,6 +343,10 @@ int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
         free(c->public_url);
         c->public_url = xasprintf("http://%s:%d", c->host, c->port);
     }
+    if (c->space_low_wm >= c->space_high_wm || c->space_high_wm > c->space_oos)
+        return fail(err, errlen, "options 'space_low_wm' (%d), 'space_high_wm' (%d) and "
+                                 "'space_oos' (%d) must rise in that order",
+                    c->space_low_wm, c->space_high_wm, c->space_oos);
     if (c->s3_addressing[0] && strcmp(c->s3_addressing, "path") &&
         strcmp(c->s3_addressing, "virtual"))
         return fail(err, errlen, "option 's3_addressing': '%s' is not path or virtual",

@@ -26,6 +26,10 @@ struct conf {
     int job_workers;       /* objects in flight per batch job, per target */
     int job_max;           /* batch jobs running at once, per target */
     int job_ttl_s;         /* an ended job is kept this long */
+    int space_low_wm;      /* percent of a mountpath: eviction's goal */
+    int space_high_wm;     /* percent: eviction starts above it */
+    int space_oos;         /* percent: PUTs of Shoal-only buckets get 507 */
+    int space_sample_ms;   /* statvfs period */
     char *log_level;       /* error|warn|info|debug */
     int keepalive_ms;      /* node -> primary heartbeat period */
     int node_timeout_ms;   /* primary drops a node silent this long */

@@ -19,6 +19,7 @@
 #include "proxy.h"
 #include "route.h"
 #include "s3route.h"
+#include "space.h"
 #include "util.h"
 #include "worker.h"
 
@@ -48,6 +49,7 @@ static const struct route routes[] = {
     {RM_ANY, "/s3/*", s3route, "s3"},
     {RM_POST, "/v1/cluster/join", cluster_join, "join"},
     {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
+    {RM_GET, "/v1/cluster/space", space_route, "space"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
     {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
     {RM_ANY, "/v1/jobs", jobs_route, "job"},

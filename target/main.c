@@ -36,6 +36,7 @@
 #include "purge.h"
 #include "route.h"
 #include "s3root.h"
+#include "space.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -60,6 +61,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/jobs", job_list, "job.list"},
     {RM_GET, "/v1/internal/jobs/*", job_show, "job.show"},
     {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
+    {RM_GET, "/v1/internal/space", space_report, "space"},
 };
 
 static void not_found(struct http_req *r, const char *rest, size_t rlen)
@@ -178,6 +180,7 @@ int main(int argc, char **argv)
     }
     node_start(&t.node);
     job_resume(&t, http_server_worker(srv, 0));
+    space_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     int sig = node_wait_signal();

@@ -39,6 +39,7 @@
 #include "iopool.h"
 #include "node.h"
 #include "put.h"
+#include "space.h"
 #include "s3.h"
 #include "s3tag.h"
 #include "target.h"
@@ -510,6 +511,17 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     if (part)
         p->part = *part;
     p->mp = store_pick(&t->store, mkey, klen);
+    char full[512];
+    if (p->b.kind == BK_NONE &&  /* Shoal's copy is the only one: refused when out of space */
+        space_admit(t, p->mp, r->content_length > 0 ? (uint64_t)r->content_length : 0, full,
+                    sizeof(full))) {
+        p->fd = -1;              /* no work file yet */
+        put_free(p);
+        node_count(&t->node, ST_PUT, 507);
+        /* before any of the body: the server drops what the client still sends */
+        http_reply_error(r, 507, "%s", full);
+        return;
+    }
     p->fd = store_work_open(p->mp, &p->m.uid, p->work, sizeof(p->work));
     if (p->fd < 0) {
         int rc = p->fd;

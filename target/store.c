@@ -359,6 +359,8 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
         goto fail_file;
     }
     pthread_mutex_unlock(&mp->mu);
+    __atomic_add_fetch(&mp->bytes_delta, (int64_t)m->size - (have_old ? (int64_t)old.size : 0),
+                       __ATOMIC_RELAXED);
     if (have_old) {
         if (unlink(old_path) && errno != ENOENT)
             log_warn("cannot remove %s: %s", old_path, strerror(errno));
@@ -404,6 +406,7 @@ int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t 
         free(g);
         return db_errno(e);
     }
+    __atomic_sub_fetch(&mp->bytes_delta, (int64_t)m.size, __ATOMIC_RELAXED);
     if (unlink(path) && errno != ENOENT)
         log_warn("cannot remove %s: %s", path, strerror(errno));
     db_del(mp, s->wo, g, gl);

@@ -41,6 +41,8 @@ struct store_mp {
     rocksdb_t *db;
     int data_fd;                 /* data/, for openat without the long path */
     pthread_mutex_t mu;          /* serialises commits and deletes */
+    int64_t bytes_delta;         /* object bytes committed less those removed since the
+                                  * space sampler last looked (atomic; target/space.c) */
 };
 
 struct store {

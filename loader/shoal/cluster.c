@@ -2,7 +2,8 @@
  * cluster: `shoal cluster show`, the cluster map (GET /v1/cluster) with
  * each node's health asked of the node itself (GET /v1/health on its
  * URL, a few seconds at most each), so a node the map still lists but
- * that stopped answering shows as such.
+ * that stopped answering shows as such; and `shoal cluster space`, every
+ * target's mountpaths (GET /v1/cluster/space).
  */
 #include <stdio.h>
 #include <string.h>
@@ -63,5 +64,40 @@ int cmd_cluster_show(const struct args *a)
     if (a->json)
         out_json(m);
     json_decref(m);
+    return RC_OK;
+}
+
+int cmd_cluster_space(const struct args *a)
+{
+    int rc;
+    json_t *sp = out_ask("GET", "/v1/cluster/space", NULL, "reading the space report", &rc);
+    if (!sp)
+        return rc;
+    if (a->json) {
+        out_json(sp);
+        json_decref(sp);
+        return RC_OK;
+    }
+    char used[32], total[32];
+    printf("%-12s %-40s %10s %10s %6s  %s\n", "TARGET", "MOUNTPATH", "USED", "TOTAL", "USED%",
+           "STATE");
+    size_t i, k;
+    json_t *t, *mp;
+    json_array_foreach(json_object_get(sp, "targets"), i, t) {
+        if (!json_object_get(t, "mountpaths"))
+            printf("%-12s unreachable: %s\n", out_str(t, "target"), out_str(t, "error"));
+        json_array_foreach(json_object_get(t, "mountpaths"), k, mp) {
+            out_size(used, sizeof(used), (double)out_int(mp, "used"));
+            out_size(total, sizeof(total), (double)out_int(mp, "total"));
+            printf("%-12s %-40s %10s %10s %5.1f%%  %s\n", out_str(t, "target"),
+                   out_str(mp, "path"), used, total,
+                   json_number_value(json_object_get(mp, "used_pct")), out_str(mp, "state"));
+        }
+    }
+    out_size(used, sizeof(used), (double)out_int(sp, "used"));
+    out_size(total, sizeof(total), (double)out_int(sp, "total"));
+    printf("cluster: %s of %s (%.1f%%)\n", used, total,
+           json_number_value(json_object_get(sp, "used_pct")));
+    json_decref(sp);
     return RC_OK;
 }

@@ -15,6 +15,7 @@
 #include "util.h"
 
 int cmd_cluster_show(const struct args *a);
+int cmd_cluster_space(const struct args *a);
 
 int cmd_bucket_ls(const struct args *a);
 int cmd_bucket_create(const struct args *a);

@@ -38,6 +38,9 @@ static const struct cmd cmds[] = {
     {"cluster", "show", cmd_cluster_show, 0, 0, "", "cluster show",
      "The cluster map (GET /v1/cluster): its version, the primary proxy, and every node\n"
      "with its health, asked of the node itself (GET /v1/health)."},
+    {"cluster", "space", cmd_cluster_space, 0, 0, "", "cluster space",
+     "How full every target's mountpaths are (GET /v1/cluster/space): used and total\n"
+     "bytes, the share used, and ok, high (above space_high_wm) or oos (at space_oos)."},
     {"bucket", "ls", cmd_bucket_ls, 0, 0, "provider", "bucket ls", "List the buckets."},
     {"bucket", "create", cmd_bucket_create, 1, 1, "provider backend props",
      "bucket create BUCKET [--backend s3://X] [--props JSON]",

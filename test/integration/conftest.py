@@ -1,4 +1,5 @@
 """Fixtures that start real Shoal clusters on loopback with deploy/local/cluster.sh."""
+import contextlib
 import json
 import os
 import random
@@ -173,6 +174,28 @@ def running_cluster(**kw):
     yield c
     bad = c.cleanup()
     assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, c.data)
+
+
+@contextlib.contextmanager
+def tmpfs_cluster(size, **kw):
+    """A started one-target cluster whose only mountpath is a tmpfs of size
+    ("24m"); skips the test where it cannot be mounted (needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    c = Cluster(targets=1, mountpaths=1, **kw)
+    mp = os.path.join(c.data, "t0", "mp0")
+    os.makedirs(mp)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mp]).returncode:
+        pytest.skip("cannot mount tmpfs here")
+    try:
+        c.start()
+        c.mountpath = mp
+        yield c
+    finally:
+        c.stop()
+        subprocess.run(["umount", mp])
+        assert not c.sanitizer_reports()
+        c.cleanup()
 
 
 def running_s3rver(*buckets):

@@ -86,6 +86,7 @@ PROXY_ENDPOINTS = [
     ("GET", "/v1/buckets/sec/summary", None, 200),
     ("POST", "/v1/jobs", b'{"kind": "prefetch", "bucket": "sec", "names": ["k"]}', 400),
     ("GET", "/v1/jobs/nosuchjob", None, 404),
+    ("GET", "/v1/cluster/space", None, 200),
     ("PUT", "/v1/internal/push", b"{}", None),
     ("POST", "/v1/cluster/join", b"{}", None),
     ("POST", "/v1/cluster/keepalive", b"{}", None),
@@ -214,7 +215,8 @@ def test_target_endpoints(kc):
         # internal endpoints: not even a client's valid signature opens them
         for path in ("/v1/internal/list?provider=shoal&bucket=sec",
                      "/v1/internal/uploads?bucket=sec",
-                     "/v1/internal/list-remote?provider=shoal&bucket=sec"):
+                     "/v1/internal/list-remote?provider=shoal&bucket=sec",
+                     "/v1/internal/jobs", "/v1/internal/space"):
             assert requests.get(base + path).status_code == 403, path
             assert kc.http.get(base + path).status_code == 403, path
         assert requests.put(base + "/v1/internal/push", data=b"{}").status_code == 403

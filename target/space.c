@@ -1,0 +1,152 @@
+/*
+ * space: used and total bytes per mountpath (see space.h).
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "http.h"
+#include "iopool.h"
+#include "log.h"
+#include "metrics.h"
+#include "space.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+
+struct sp_mp {
+    uint64_t total;              /* atomic */
+    int64_t sampled;             /* used, as statvfs saw it; atomic */
+    struct metric_series *used_g, *total_g;
+};
+
+static struct {
+    struct target *t;
+    struct sp_mp *mp;            /* one per store mountpath */
+    struct event *timer;         /* the next sample, once the last one is done */
+    struct timeval every;
+    struct loopq *q;             /* the timer's loop */
+} sp;
+
+/* On the I/O pool (or at start-up): statvfs each mountpath. What the store
+ * counted since the last sample is in the new sample, so it is taken off
+ * the running count first. */
+static void sample_work(void *arg)
+{
+    struct store *s = &sp.t->store;
+    (void)arg;
+    for (int i = 0; i < s->n; i++) {
+        int64_t d0 = __atomic_load_n(&s->mp[i].bytes_delta, __ATOMIC_RELAXED);
+        struct statvfs v;
+        if (statvfs(s->mp[i].dir, &v)) {
+            log_warn("cannot measure mountpath %s: %s", s->mp[i].dir, strerror(errno));
+            continue;
+        }
+        uint64_t total = (uint64_t)v.f_blocks * v.f_frsize;
+        int64_t used = (int64_t)((uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize);
+        __atomic_sub_fetch(&s->mp[i].bytes_delta, d0, __ATOMIC_RELAXED);
+        __atomic_store_n(&sp.mp[i].total, total, __ATOMIC_RELAXED);
+        __atomic_store_n(&sp.mp[i].sampled, used, __ATOMIC_RELAXED);
+        metrics_set(sp.mp[i].used_g, used);
+        metrics_set(sp.mp[i].total_g, (int64_t)total);
+    }
+}
+
+static void sampled(void *arg)
+{
+    (void)arg;
+    event_add(sp.timer, &sp.every);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    iopool_submit(sp.t->io, sp.q, sample_work, sampled, NULL);
+}
+
+void space_start(struct target *t, struct http_worker *w)
+{
+    sp.t = t;
+    sp.mp = xcalloc((size_t)t->store.n, sizeof(*sp.mp));
+    struct metric_family *used = metrics_family(METRIC_GAUGE, "shoal_space_used_bytes",
+                                                "bytes used on a mountpath's file system",
+                                                "mountpath", NULL, 0);
+    struct metric_family *total = metrics_family(METRIC_GAUGE, "shoal_space_total_bytes",
+                                                 "capacity of a mountpath's file system",
+                                                 "mountpath", NULL, 0);
+    for (int i = 0; i < t->store.n; i++) {
+        sp.mp[i].used_g = metrics_series(used, t->store.mp[i].dir);
+        sp.mp[i].total_g = metrics_series(total, t->store.mp[i].dir);
+    }
+    sample_work(NULL);
+    sp.every.tv_sec = t->conf.space_sample_ms / 1000;
+    sp.every.tv_usec = (t->conf.space_sample_ms % 1000) * 1000;
+    sp.q = w->q;
+    sp.timer = evtimer_new(w->base, on_timer, NULL);
+    event_add(sp.timer, &sp.every);
+}
+
+/* mp's figures now: used (sampled, plus what the store counted since). */
+static void figures(int i, uint64_t *used, uint64_t *total)
+{
+    int64_t u = __atomic_load_n(&sp.mp[i].sampled, __ATOMIC_RELAXED) +
+                __atomic_load_n(&sp.t->store.mp[i].bytes_delta, __ATOMIC_RELAXED);
+    *used = u > 0 ? (uint64_t)u : 0;
+    *total = __atomic_load_n(&sp.mp[i].total, __ATOMIC_RELAXED);
+}
+
+static double pct(uint64_t used, uint64_t total)
+{
+    return total ? 100.0 * (double)used / (double)total : 0;
+}
+
+int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add, char *msg,
+                size_t len)
+{
+    if (!sp.mp)
+        return 0;
+    int i = (int)(mp - t->store.mp);
+    uint64_t used, total;
+    figures(i, &used, &total);
+    if (!total || pct(used + add, total) < t->conf.space_oos)
+        return 0;
+    snprintf(msg, len, "target %s: mountpath %s is out of space (%.1f%% used%s, space_oos %d%%)",
+             t->node.id, mp->dir, pct(used, total), add ? " before this object" : "",
+             t->conf.space_oos);
+    return -ENOSPC;
+}
+
+void space_report(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct target *t = r->w->ctx;
+    (void)rest;
+    (void)rlen;
+    json_t *mps = json_array();
+    uint64_t all_used = 0, all_total = 0;
+    for (int i = 0; i < t->store.n; i++) {
+        uint64_t used, total;
+        figures(i, &used, &total);
+        double p = pct(used, total);
+        const char *state = p >= t->conf.space_oos         ? "oos"
+                            : p >= t->conf.space_high_wm ? "high"
+                                                         : "ok";
+        json_array_append_new(mps, json_pack("{s:s, s:I, s:I, s:f, s:s}", "path",
+                                             t->store.mp[i].dir, "used", (json_int_t)used,
+                                             "total", (json_int_t)total, "used_pct", p,
+                                             "state", state));
+        all_used += used;
+        all_total += total;
+    }
+    http_reply_json(r, 200, json_pack("{s:s, s:I, s:I, s:f, s:i, s:i, s:i, s:o}", "target",
+                                      t->node.id, "used", (json_int_t)all_used, "total",
+                                      (json_int_t)all_total, "used_pct", pct(all_used, all_total),
+                                      "low_wm", t->conf.space_low_wm, "high_wm",
+                                      t->conf.space_high_wm, "oos", t->conf.space_oos,
+                                      "mountpaths", mps));
+}
