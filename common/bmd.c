@@ -27,6 +27,7 @@ static const struct {
     {"region", JSON_STRING},     /* S3 region for this bucket */
     {"addressing", JSON_STRING}, /* "path" or "virtual" */
     {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
+    {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */
 };
 
 static void bmd_destroy(struct snap *s)

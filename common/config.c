@@ -58,6 +58,8 @@ static const struct opt opts[] = {
     {"space_low_wm", OPT_INT, F(space_low_wm), 1, 99, "75", "a mountpath's use (percent) that eviction brings it back under"},
     {"space_high_wm", OPT_INT, F(space_high_wm), 2, 100, "90", "a mountpath's use (percent) above which eviction starts"},
     {"space_oos", OPT_INT, F(space_oos), 2, 100, "95", "a mountpath's use (percent) at which PUTs of Shoal-only buckets get 507"},
+    {"lru_dont_evict_s", OPT_INT, F(lru_dont_evict_s), 0, 31536000, "120", "an object read this recently is not evicted"},
+    {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives"},
     {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},
     {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
     {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary"},

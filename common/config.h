@@ -30,6 +30,8 @@ struct conf {
     int space_high_wm;     /* percent: eviction starts above it */
     int space_oos;         /* percent: PUTs of Shoal-only buckets get 507 */
     int space_sample_ms;   /* statvfs period */
+    int lru_dont_evict_s;  /* read this recently: not evicted */
+    int atime_flush_s;     /* last reads to RocksDB this often */
     char *log_level;       /* error|warn|info|debug */
     int keepalive_ms;      /* node -> primary heartbeat period */
     int node_timeout_ms;   /* primary drops a node silent this long */

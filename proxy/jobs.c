@@ -72,14 +72,6 @@ static struct pjob *find_key(const char *key)
     return NULL;
 }
 
-static struct pjob *find_id(const char *id, size_t n)
-{
-    for (struct pjob *pj = pjobs; pj; pj = pj->next)
-        if (strlen(pj->id) == n && !memcmp(pj->id, id, n))
-            return pj;
-    return NULL;
-}
-
 static void pjob_free(struct pjob *pj)
 {
     free(pj->key);
@@ -506,14 +498,19 @@ static void shown(struct fan *f)
         evtimer_add(sh->again, &tv);
         return;
     }
-    pthread_mutex_lock(&jobs_mu);
-    struct pjob *pj = find_id(sh->id, strlen(sh->id));
-    if (pj) {
-        json_object_set_new(j, "kind", json_string(pj->kind));
-        json_object_set_new(j, "bucket", json_string(pj->bucket));
-        json_object_set_new(j, "provider", json_string(pj->provider));
+    /* what the job is, as a target that has it says (a target's own
+     * jobs, lru, were never started through a proxy) */
+    static const char *const what[] = {"kind", "bucket", "provider"};
+    size_t i;
+    json_t *a;
+    json_array_foreach(f->answers, i, a) {
+        json_t *b = json_object_get(a, "body");
+        if (json_integer_value(json_object_get(a, "status")) != 200 || !b)
+            continue;
+        for (size_t k = 0; k < 3; k++)
+            json_object_set(j, what[k], json_object_get(b, what[k]));
+        break;
     }
-    pthread_mutex_unlock(&jobs_mu);
     http_reply_json(r, 200, j);
     show_free(sh);
     fan_free(f);

@@ -40,6 +40,8 @@
 #include "hcli.h"
 #include "iopool.h"
 #include "log.h"
+#include "lru.h"
+#include "space.h"
 #include "loopq.h"
 #include "target.h"
 #include "util.h"
@@ -213,6 +215,8 @@ static void commit_done(void *arg)
     else
         log_debug("fetch of %s from %s: %llu bytes cached", f->name, f->b.label,
                   (unsigned long long)f->got);
+    if (!f->rc && space_over_high(f->t))
+        lru_kick();              /* the cache grew past its high watermark */
     fetch_end(f, f->rc ? 500 : 0, f->rc ? "cannot cache the object" : NULL);
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "atime.h"
 #include "get.h"
 #include "hdrparse.h"
 #include "http.h"
@@ -112,6 +113,8 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     uint64_t off = 0, len = m.size;
     if (cache)
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+    if (cache && op == ST_GET)
+        atime_touch(mkey, klen); /* a backed bucket's copy: its place in the LRU order */
     target_meta_headers(r, &m);
     char etag[OMETA_ETAG_MAX + 1];
     ometa_etag(&m, etag, sizeof(etag));

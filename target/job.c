@@ -35,7 +35,7 @@
 pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
-static const char *const kind_names[] = {"prefetch", "evict", "copy", "download"};
+static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru"};
 
 const char *job_kind_name(enum job_kind k)
 {
@@ -273,7 +273,8 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     const char *prov = json_string_value(json_object_get(spec, "provider"));
     const char *bucket = json_string_value(json_object_get(spec, "bucket"));
     int kind = job_kind_parse(json_string_value(json_object_get(spec, "kind")));
-    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || !bucket || !prov) {
+    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || kind == JK_LRU || !bucket ||
+        !prov) {
         snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download), "
                               "provider and bucket");
         return NULL;
@@ -306,6 +307,27 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     j->tick = event_new(w->base, -1, 0, tick, j);
     j->spec = json_dumps(spec, JSON_COMPACT);
     j->start_ns = wall_ns();
+    return j;
+}
+
+struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind)
+{
+    struct job *j = xcalloc(1, sizeof(*j));
+    unsigned char rnd[16];
+    rand_bytes(rnd, sizeof(rnd));
+    hex_encode(rnd, sizeof(rnd), j->id);
+    j->kind = kind;
+    j->t = t;
+    j->q = w->q;
+    j->base = w->base;
+    json_t *spec = json_pack("{s:s, s:s}", "id", j->id, "kind", job_kind_name(kind));
+    j->spec = json_dumps(spec, JSON_COMPACT);    /* its record once it ended */
+    json_decref(spec);
+    j->start_ns = wall_ns();
+    pthread_mutex_lock(&jobs_mu);
+    prune();
+    registry_add(j);             /* no tick: never waits behind job_max */
+    pthread_mutex_unlock(&jobs_mu);
     return j;
 }
 

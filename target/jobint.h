@@ -29,6 +29,7 @@
 
 struct event;
 struct event_base;
+struct http_worker;
 struct cmap;
 struct hc;
 struct hcli;
@@ -36,7 +37,7 @@ struct loopq;
 struct ometa;
 struct target;
 
-enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD };
+enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU };
 
 /* What a listed selection pages through: the backend's listing, or (a
  * bucket with no backend) the names this target's drives hold. */
@@ -100,6 +101,10 @@ int job_kind_parse(const char *s);
 void job_note_error(struct job *j, const char *name, const char *why);
 /* Add n to *counter and b to the bytes, under jobs_mu. */
 void job_add(struct job *j, uint64_t *counter, uint64_t n, uint64_t b);
+
+/* A job the target starts itself (lru.c), registered and running; its
+ * runner ends it with job_ended on w's loop. */
+struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind);
 
 /* jobrun.c: take names while there is room; end the job (job_ended) when
  * all are done. On j's loop. */

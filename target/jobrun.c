@@ -344,6 +344,8 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
 void job_pump(struct job *j)
 {
     char name[OBJNAME_MAX + 1], url[4096];
+    if (j->kind == JK_LRU)
+        return;                  /* lru.c runs it, and sees an abort itself */
     struct cmap *m = cmap_current();
     int looked = 0, n = 0;
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) &&

@@ -30,6 +30,7 @@
 #include "job.h"
 #include "list.h"
 #include "log.h"
+#include "lru.h"
 #include "mpu.h"
 #include "node.h"
 #include "obj.h"
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
     }
     node_start(&t.node);
     job_resume(&t, http_server_worker(srv, 0));
+    lru_start(&t, http_server_worker(srv, 0));
     space_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);

@@ -10,8 +10,10 @@
 #include <sys/statvfs.h>
 
 #include "http.h"
+#include "atime.h"
 #include "iopool.h"
 #include "log.h"
+#include "lru.h"
 #include "metrics.h"
 #include "space.h"
 #include "store.h"
@@ -30,6 +32,7 @@ static struct {
     struct event *timer;         /* the next sample, once the last one is done */
     struct timeval every;
     struct loopq *q;             /* the timer's loop */
+    uint64_t flushed_ns;         /* the last atime_flush (the sampler's) */
 } sp;
 
 /* On the I/O pool (or at start-up): statvfs each mountpath. What the store
@@ -39,6 +42,11 @@ static void sample_work(void *arg)
 {
     struct store *s = &sp.t->store;
     (void)arg;
+    uint64_t now = mono_ns();
+    if (now - sp.flushed_ns >= (uint64_t)sp.t->conf.atime_flush_s * 1000000000u) {
+        atime_flush(s);          /* last reads, in a batch now and then */
+        sp.flushed_ns = now;
+    }
     for (int i = 0; i < s->n; i++) {
         int64_t d0 = __atomic_load_n(&s->mp[i].bytes_delta, __ATOMIC_RELAXED);
         struct statvfs v;
@@ -56,9 +64,27 @@ static void sample_work(void *arg)
     }
 }
 
+static double pct(uint64_t used, uint64_t total)
+{
+    return total ? 100.0 * (double)used / (double)total : 0;
+}
+
+int space_over_high(const struct target *t)
+{
+    for (int i = 0; sp.mp && i < t->store.n; i++) {
+        uint64_t used, total;
+        space_figures(t, i, &used, &total);
+        if (total && pct(used, total) >= t->conf.space_high_wm)
+            return 1;
+    }
+    return 0;
+}
+
 static void sampled(void *arg)
 {
     (void)arg;
+    if (space_over_high(sp.t))
+        lru_kick();
     event_add(sp.timer, &sp.every);
 }
 
@@ -84,6 +110,7 @@ void space_start(struct target *t, struct http_worker *w)
         sp.mp[i].used_g = metrics_series(used, t->store.mp[i].dir);
         sp.mp[i].total_g = metrics_series(total, t->store.mp[i].dir);
     }
+    sp.flushed_ns = mono_ns();
     sample_work(NULL);
     sp.every.tv_sec = t->conf.space_sample_ms / 1000;
     sp.every.tv_usec = (t->conf.space_sample_ms % 1000) * 1000;
@@ -92,18 +119,13 @@ void space_start(struct target *t, struct http_worker *w)
     event_add(sp.timer, &sp.every);
 }
 
-/* mp's figures now: used (sampled, plus what the store counted since). */
-static void figures(int i, uint64_t *used, uint64_t *total)
+void space_figures(const struct target *t, int i, uint64_t *used, uint64_t *total)
 {
+    (void)t;
     int64_t u = __atomic_load_n(&sp.mp[i].sampled, __ATOMIC_RELAXED) +
                 __atomic_load_n(&sp.t->store.mp[i].bytes_delta, __ATOMIC_RELAXED);
     *used = u > 0 ? (uint64_t)u : 0;
     *total = __atomic_load_n(&sp.mp[i].total, __ATOMIC_RELAXED);
-}
-
-static double pct(uint64_t used, uint64_t total)
-{
-    return total ? 100.0 * (double)used / (double)total : 0;
 }
 
 int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add, char *msg,
@@ -113,7 +135,7 @@ int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add,
         return 0;
     int i = (int)(mp - t->store.mp);
     uint64_t used, total;
-    figures(i, &used, &total);
+    space_figures(t, i, &used, &total);
     if (!total || pct(used + add, total) < t->conf.space_oos)
         return 0;
     snprintf(msg, len, "target %s: mountpath %s is out of space (%.1f%% used%s, space_oos %d%%)",
@@ -131,7 +153,7 @@ void space_report(struct http_req *r, const char *rest, size_t rlen)
     uint64_t all_used = 0, all_total = 0;
     for (int i = 0; i < t->store.n; i++) {
         uint64_t used, total;
-        figures(i, &used, &total);
+        space_figures(t, i, &used, &total);
         double p = pct(used, total);
         const char *state = p >= t->conf.space_oos         ? "oos"
                             : p >= t->conf.space_high_wm ? "high"

@@ -6,7 +6,9 @@
  * store's own count of bytes committed and removed (store_mp.bytes_delta)
  * keeps the figure current. The watermarks are percentages of a
  * mountpath's capacity: space_low_wm, space_high_wm and space_oos, at
- * which PUTs of buckets with no backend get 507. Gauges
+ * which PUTs of buckets with no backend get 507; above the high one the
+ * sampler starts the eviction job (lru.h). Every atime_flush_s it also
+ * writes the last reads (atime.h). Gauges
  * shoal_space_used_bytes and shoal_space_total_bytes{mountpath}.
  *
  * Internal route (behind the cluster signature):
@@ -35,5 +37,11 @@ int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add,
                 size_t len);
 
 void space_report(struct http_req *r, const char *rest, size_t rlen);
+
+/* Mountpath i's used and total bytes now (sampled, plus what the store
+ * counted since). */
+void space_figures(const struct target *t, int i, uint64_t *used, uint64_t *total);
+/* Is any mountpath at or above space_high_wm? */
+int space_over_high(const struct target *t);
 
 #endif

@@ -384,9 +384,17 @@ fail:
 
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
 {
+    return store_delete_if(s, mp, mkey, klen, 0);
+}
+
+int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                    uint64_t uid)
+{
     pthread_mutex_lock(&mp->mu);
     struct ometa m;
     int rc = store_get(s, mp, mkey, klen, &m);
+    if (!rc && uid && m.uid != uid)
+        rc = -ESTALE;            /* written again since the caller looked */
     if (rc) {
         pthread_mutex_unlock(&mp->mu);
         return rc;
@@ -398,6 +406,11 @@ int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t 
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_delete(wb, mkey, klen);
     rocksdb_writebatch_put(wb, g, gl, mkey, klen);
+    char *a = xmalloc(klen);     /* its last read (atime.h), if one was kept */
+    memcpy(a, mkey, klen);
+    a[0] = 'a';
+    rocksdb_writebatch_delete(wb, a, klen);
+    free(a);
     char *e = NULL;
     rocksdb_write(mp->db, s->wo_sync, wb, &e);
     rocksdb_writebatch_destroy(wb);
@@ -628,6 +641,14 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
 {
     char *e = NULL;
     rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
+    return e ? db_errno(e) : 0;
+}
+
+int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, size_t kl,
+                        const char *v, size_t vl)
+{
+    char *e = NULL;
+    rocksdb_put(mp->db, s->wo, k, kl, v, vl, &e);
     return e ? db_errno(e) : 0;
 }
 

@@ -82,6 +82,10 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
                  const char *work_path, int fd, struct ometa *m);
 /* 0 or -ENOENT / -errno. */
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
+/* The same only while the object is still the version with data file
+ * uid (else -ESTALE); uid 0: whatever version. */
+int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                    uint64_t uid);
 /*
  * Up to limit objects of a bucket in name order, with the given prefix and
  * names after `after` (exclusive; may be ""), from `from` and up to `until`
@@ -116,6 +120,9 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
 int store_meta_update(struct store *s, const char *mkey, size_t klen,
                       int (*change)(struct ometa *m, void *arg), void *arg);
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl);
+/* store_kv_put that does not wait for the write-ahead log to reach the drive. */
+int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, size_t kl,
+                        const char *v, size_t vl);
 int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
                   int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
                   void *arg);

@@ -1,0 +1,187 @@
+/*
+ * lru: least recently read first, down to the low watermark (see lru.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atime.h"
+#include "bmd.h"
+#include "http.h"
+#include "iopool.h"
+#include "jobint.h"
+#include "log.h"
+#include "loopq.h"
+#include "lru.h"
+#include "ometa.h"
+#include "space.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+
+#define LRU_COOL_MS 10000        /* after a round that could not reach low */
+
+static struct {
+    struct target *t;
+    struct http_worker *w;
+    int kicked;                  /* atomic: a look is posted */
+    int running;                 /* the loop's */
+    uint64_t cool_until_ms;      /* the loop's */
+} lru;
+
+struct cand {
+    char *mkey;
+    size_t klen;
+    uint64_t uid, size;
+    uint32_t atime;
+};
+
+struct scan {
+    struct job *j;
+    struct bmd *bm;
+    char bucket_key[96];         /* the last bucket looked up, and its answer */
+    int bucket_ok;
+    uint32_t now, keep_s;
+    struct cand *v;
+    size_t n, cap;
+    int freed_enough;            /* every mountpath over its goal reached it */
+};
+
+/* May objects of the bucket in mkey ('o' provider NUL bucket NUL name) go? */
+static int bucket_evictable(struct scan *sc, const char *mkey, size_t klen)
+{
+    const char *prov = mkey + 1;
+    const char *bucket = prov + strnlen(prov, klen - 1) + 1;
+    if (bucket >= mkey + klen)
+        return 0;
+    char bk_key[96];
+    snprintf(bk_key, sizeof(bk_key), "%s/%s", prov, bucket);
+    if (!strcmp(bk_key, sc->bucket_key))
+        return sc->bucket_ok;
+    snprintf(sc->bucket_key, sizeof(sc->bucket_key), "%s", bk_key);
+    const struct bmd_bucket *bk = bmd_find(sc->bm, prov, bucket);
+    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
+    int backed = bk && (!strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && spec[0]));
+    sc->bucket_ok = backed && !json_is_false(json_object_get(bk->props, "lru"));
+    return sc->bucket_ok;
+}
+
+static uint32_t last_read(struct store *st, const char *mkey, size_t klen, const struct ometa *m)
+{
+    uint32_t t = (uint32_t)(m->mtime_ns / 1000000000u);
+    uint32_t a = atime_stored(st, mkey, klen), b = atime_mem(mkey, klen);
+    t = a > t ? a : t;
+    return b > t ? b : t;
+}
+
+static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct scan *sc = arg;
+    struct ometa m;
+    if (ometa_decode(v, vl, &m) || !bucket_evictable(sc, k, kl))
+        return 0;
+    uint32_t t = last_read(&sc->j->t->store, k, kl, &m);
+    if (t + sc->keep_s > sc->now)
+        return 0;                /* read lately */
+    if (sc->n == sc->cap) {
+        sc->cap = sc->cap ? sc->cap * 2 : 1024;
+        sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
+    }
+    struct cand *c = &sc->v[sc->n++];
+    c->mkey = xmalloc(kl);
+    memcpy(c->mkey, k, kl);
+    c->klen = kl;
+    c->uid = m.uid;
+    c->size = m.size;
+    c->atime = t;
+    return __atomic_load_n(&sc->j->aborted, __ATOMIC_RELAXED);
+}
+
+static int by_atime(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    return x->atime < y->atime ? -1 : x->atime > y->atime;
+}
+
+/* One mountpath above the high watermark: the oldest go until need bytes did. */
+static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
+{
+    struct store *st = &sc->j->t->store;
+    sc->n = 0;
+    store_kv_scan(st, mp, "o", 1, collect, sc);
+    qsort(sc->v, sc->n, sizeof(*sc->v), by_atime);
+    job_add(sc->j, &sc->j->owned, sc->n, 0);
+    uint64_t freed = 0;
+    for (size_t i = 0; i < sc->n; i++) {
+        struct cand *c = &sc->v[i];
+        if (freed < need && !__atomic_load_n(&sc->j->aborted, __ATOMIC_RELAXED) &&
+            atime_mem(c->mkey, c->klen) + sc->keep_s <= sc->now &&   /* not read since */
+            store_pick(st, c->mkey, c->klen) == mp &&
+            store_delete_if(st, mp, c->mkey, c->klen, c->uid) == 0) {
+            freed += c->size;
+            job_add(sc->j, &sc->j->evicted, 1, c->size);
+        }
+        job_add(sc->j, &sc->j->done, 1, 0);
+        free(c->mkey);
+    }
+    if (freed < need) {
+        char why[160];
+        snprintf(why, sizeof(why), "%llu of %llu bytes could go: the rest has no copy "
+                                   "elsewhere, was read lately or is kept by its bucket",
+                 (unsigned long long)freed, (unsigned long long)need);
+        job_note_error(sc->j, mp->dir, why);
+        sc->freed_enough = 0;
+    }
+}
+
+/* The I/O pool: every mountpath above the high watermark, to the low one. */
+static void lru_work(void *arg)
+{
+    struct job *j = arg;
+    struct target *t = j->t;
+    struct scan sc = {.j = j, .bm = bmd_current(), .now = (uint32_t)time(NULL),
+                      .keep_s = (uint32_t)t->conf.lru_dont_evict_s, .freed_enough = 1};
+    for (int i = 0; i < t->store.n; i++) {
+        uint64_t used, total;
+        space_figures(t, i, &used, &total);
+        uint64_t low = total / 100 * (uint64_t)t->conf.space_low_wm;
+        if (total && used * 100 >= total * (uint64_t)t->conf.space_high_wm && used > low)
+            evict_mp(&sc, &t->store.mp[i], used - low);
+    }
+    free(sc.v);
+    bmd_unref(sc.bm);
+    if (!sc.freed_enough)
+        lru.cool_until_ms = mono_ns() / 1000000 + LRU_COOL_MS;   /* read on the loop after */
+}
+
+static void lru_done(void *arg)
+{
+    struct job *j = arg;
+    lru.running = 0;
+    job_ended(j);
+}
+
+static void look(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&lru.kicked, 0, __ATOMIC_RELAXED);
+    if (lru.running || mono_ns() / 1000000 < lru.cool_until_ms || !space_over_high(lru.t))
+        return;
+    lru.running = 1;
+    struct job *j = job_local_start(lru.t, lru.w, JK_LRU);
+    iopool_submit(lru.t->io, lru.w->q, lru_work, lru_done, j);
+}
+
+void lru_start(struct target *t, struct http_worker *w)
+{
+    lru.t = t;
+    lru.w = w;
+}
+
+void lru_kick(void)
+{
+    if (!lru.w || __atomic_exchange_n(&lru.kicked, 1, __ATOMIC_RELAXED))
+        return;
+    loopq_post(lru.w->q, look, NULL);
+}

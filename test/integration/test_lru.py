@@ -1,0 +1,97 @@
+"""Eviction: a target whose only mountpath is a 64 MiB tmpfs reads a
+200 MiB data set of an s3rver bucket twice through the loader. The LRU job
+keeps it under its high watermark with no errors, the least recently read
+objects go first, and objects of a bucket with no backend (or with
+"lru": false) never go."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import running_s3rver, tmpfs_cluster
+from test_loader import LOADER
+
+N, SIZE = 200, 1 << 20
+
+
+@pytest.fixture(scope="module")
+def s3():
+    yield from running_s3rver("lrusrc")
+
+
+def loader(args, env=None, timeout=300):
+    p = subprocess.run([LOADER, "--json", "--stats-interval", "0", *args], env=env,
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)
+
+
+def space(c):
+    return c.http.get(c.url + "/v1/cluster/space").json()["targets"][0]["mountpaths"][0]
+
+
+def lru_jobs(c):
+    return [j for j in c.http.get(c.url + "/v1/jobs?kind=lru").json()["jobs"]]
+
+
+def settle(c):
+    """Until no eviction job runs (bounded)."""
+    for _ in range(100):
+        if all(j["state"] != "running" for j in lru_jobs(c)):
+            return
+        time.sleep(0.1)
+    raise AssertionError("an eviction job never ended")
+
+
+def test_eviction_keeps_a_small_drive_under_its_high_watermark(s3):
+    env = dict(os.environ, **s3.env())
+    loader(["--endpoint", s3.url, "--bucket", "lrusrc", "--mode", "s3", "--pct-put", "100",
+            "--epochs", "1", "--num-objects", str(N), "--prefix", "ds/", "--min-size",
+            str(SIZE), "--max-size", str(SIZE), "--workers", "8"], env=env)
+    extra = ("--space_high_wm 70 --space_low_wm 50 --space_oos 95 --space_sample_ms 100 "
+             "--lru_dont_evict_s 0")
+    with tmpfs_cluster("64m", env=s3.env(), extra=extra) as c:
+        for b, props in (("lb", {"backend": "s3://lrusrc"}), ("kept", {}),
+                         ("nolru", {"backend": "s3://lrusrc", "lru": False})):
+            assert c.http.put(c.url + "/v1/buckets/" + b, json=props).status_code == 201
+        own = {"own/%d" % i: os.urandom(SIZE) for i in range(4)}
+        for k, v in own.items():
+            assert c.http.put(c.url + "/v1/objects/kept/" + k, v).status_code == 201
+        held = "ds/%08d" % 7
+        assert c.http.get(c.url + "/v1/objects/nolru/" + held).status_code == 200
+        for epoch in range(2):
+            out = loader(["--endpoint", c.url, "--bucket", "lb", "--num-objects", str(N),
+                          "--prefix", "ds/", "--epochs", "1", "--workers", "4"])
+            g = out["ops"]["GET"]
+            assert g["count"] == N and g["errors"] == {}, out
+            settle(c)
+            m = space(c)
+            assert m["used_pct"] < 70, (epoch, m)
+        jobs = lru_jobs(c)
+        assert jobs and all(j["state"] in ("finished", "failed") for j in jobs), jobs
+        one = c.http.get(c.url + "/v1/jobs/" + jobs[0]["id"]).json()
+        assert one["kind"] == "lru"
+        evicted = sum(c.http.get(c.url + "/v1/jobs/" + j["id"]).json()["evicted"] for j in jobs)
+        assert evicted >= N, evicted     # two epochs of 200 MiB through 64 MiB
+        # the least recently read go first: objects read just now stay
+        time.sleep(1.1)
+        hot = ["ds/%08d" % i for i in range(150, 155)]
+        for k in hot:
+            assert c.http.get(c.url + "/v1/objects/lb/" + k).status_code == 200
+        time.sleep(1.1)
+        for i in range(20):
+            r = c.http.get(c.url + "/v1/objects/lb/ds/%08d" % i)
+            assert r.status_code == 200 and len(r.content) == SIZE
+        settle(c)
+        for k in hot:
+            r = c.http.get(c.url + "/v1/objects/lb/" + k)
+            assert r.headers["X-Shoal-Cache"] == "hit", k
+        # never evicted: Shoal's only copy, and a bucket that says so
+        for k, v in own.items():
+            assert c.http.get(c.url + "/v1/objects/kept/" + k).content == v
+        r = c.http.get(c.url + "/v1/objects/nolru/" + held)
+        assert r.headers["X-Shoal-Cache"] == "hit"
+        assert c.http.patch(c.url + "/v1/buckets/lb", json={"lru": "no"}).status_code == 400
