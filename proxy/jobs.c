@@ -166,12 +166,17 @@ static int kind_check(struct http_req *r, json_t *j, const char *kind)
     json_t *urls = json_object_get(j, "urls");
     json_t *names = json_object_get(j, "names");
     json_t *to = json_object_get(j, "to");
-    static const char *const flags[] = {"latest", "dry_run"};
-    for (size_t i = 0; i < 2; i++) {
+    static const char *const flags[] = {"latest", "dry_run", "pin"};
+    for (size_t i = 0; i < 3; i++) {
         json_t *f = json_object_get(j, flags[i]);
         if (f && !json_is_boolean(f))
-            return bad(r, "\"latest\" and \"dry_run\" are true or false");
+            return bad(r, "\"latest\", \"dry_run\" and \"pin\" are true or false");
     }
+    json_t *ttl = json_object_get(j, "pin_ttl_s");
+    if (ttl && (!json_is_integer(ttl) || json_integer_value(ttl) < 1))
+        return bad(r, "\"pin_ttl_s\" is a number of seconds");
+    if ((json_object_get(j, "pin") || ttl) && strcmp(kind, "prefetch"))
+        return bad(r, "only a prefetch job pins what it selects");
     if (!strcmp(kind, "copy")) {
         json_t *pre = json_object_get(j, "prepend");
         if (!json_is_string(to) || !bmd_valid_name(json_string_value(to), json_string_length(to)))
@@ -582,6 +587,47 @@ static void aborted(struct fan *f)
     fan_free(f);
 }
 
+/* Unpinned where the job is. */
+static void patched(struct fan *f)
+{
+    size_t i;
+    json_t *a;
+    int done = 0, unreached = 0;
+    json_array_foreach(f->answers, i, a) {
+        json_int_t st = json_integer_value(json_object_get(a, "status"));
+        done += st == 200;
+        unreached += st != 200 && st != 404;
+    }
+    if (unreached)
+        http_reply_json(f->r, 503, json_pack("{s:s, s:O}", "error",
+                                             "not every target could be told to unpin",
+                                             "targets", f->answers));
+    else if (!done)
+        http_reply_error(f->r, 404, "no pinned job by that id on any target");
+    else
+        http_reply_json(f->r, 200, json_pack("{s:b, s:i}", "pinned", 0, "targets", done));
+    fan_free(f);
+}
+
+static void patch_read(struct http_req *r, void *arg, char *body, size_t len)
+{
+    char *path = arg;
+    json_t *j = json_loadb(body, len, 0, NULL);   /* body stays the reader's */
+    if (!json_is_false(json_object_get(j, "pin")) || json_object_size(j) != 1)
+        http_reply_error(r, 400, "a job is changed with {\"pin\": false} only");
+    else
+        fan_start(r, "PATCH", path, "{\"pin\": false}", patched, NULL);
+    json_decref(j);
+    free(path);
+}
+
+static void job_patch(struct http_req *r, const char *id, size_t n)
+{
+    if (!job_id_ok(r, id, n))
+        return;
+    node_read_body(r, 4096, patch_read, free, xasprintf("/v1/internal/jobs/%.*s", (int)n, id));
+}
+
 static void job_delete(struct http_req *r, const char *id, size_t n)
 {
     if (!job_id_ok(r, id, n))
@@ -685,6 +731,8 @@ void jobs_route(struct http_req *r, const char *rest, size_t rlen)
         job_get(r, rest, rlen);
     else if (r->method == HTTP_M_DELETE)
         job_delete(r, rest, rlen);
+    else if (r->method == HTTP_M_PATCH)
+        job_patch(r, rest, rlen);
     else
-        http_reply_error(r, 405, "use GET to show a job, DELETE to abort it");
+        http_reply_error(r, 405, "use GET to show a job, DELETE to abort it, PATCH to unpin it");
 }

@@ -26,6 +26,7 @@
 #include "jobint.h"
 #include "loopq.h"
 #include "node.h"
+#include "pin.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -72,6 +73,7 @@ static void job_free(struct job *j)
     if (j->tick)
         event_free(j->tick);
     free(j->spec);
+    free(j->pin);
     backend_free(&j->b);
     json_decref(j->names);
     json_decref(j->dnames);
@@ -307,6 +309,8 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     j->tick = event_new(w->base, -1, 0, tick, j);
     j->spec = json_dumps(spec, JSON_COMPACT);
     j->start_ns = wall_ns();
+    if (j->kind == JK_PREFETCH)
+        j->pin = pin_record(spec, j->start_ns);
     return j;
 }
 
@@ -341,6 +345,7 @@ struct saved {
     struct target *t;
     char *key;
     char *val;
+    char *pin;                   /* a start's pin record (pin.h), written first */
     int rc;
     struct http_req *r;          /* answered once the record is written, or NULL */
     struct job *j;
@@ -352,6 +357,13 @@ static void save_work(void *arg)
 {
     struct saved *sv = arg;
     struct store *st = &sv->t->store;
+    if (sv->pin) {
+        char *nk = xasprintf("n%s", sv->key + 1);
+        sv->rc = store_kv_put(st, &st->mp[0], nk, strlen(nk), sv->pin, strlen(sv->pin));
+        free(nk);
+        if (sv->rc)
+            return;
+    }
     sv->rc = store_kv_put(st, &st->mp[0], sv->key, strlen(sv->key), sv->val, strlen(sv->val));
 }
 
@@ -372,6 +384,8 @@ static void save(struct job *j, struct http_req *r, void (*done)(void *))
     json_decref(rec);
     sv->r = r;
     sv->j = j;
+    if (r && j->pin)
+        sv->pin = xstrdup(j->pin);
     iopool_submit(j->t->io, j->q, save_work, done, sv);
 }
 
@@ -382,6 +396,7 @@ static void saved_free(void *arg)
         log_warn("job %s: its record could not be written: %s", sv->key + 1, strerror(-sv->rc));
     free(sv->key);
     free(sv->val);
+    free(sv->pin);
     free(sv);
 }
 
@@ -394,6 +409,8 @@ static void started_saved(void *arg)
         http_reply_error(sv->r, err_status(sv->rc), "the job could not be recorded: %s",
                          strerror(-sv->rc));
     } else {
+        if (j->pin)
+            pin_add(j->id, j->pin);
         http_reply_json(sv->r, 201, json_pack("{s:s}", "id", j->id));
     }
     http_req_unref(sv->r);
@@ -539,6 +556,32 @@ void job_abort(struct http_req *r, const char *rest, size_t rlen)
         http_reply(r, 204, NULL, NULL, 0);
 }
 
+/* PATCH /v1/internal/jobs/ID {"pin": false}: the job's pin goes (its
+ * record too); the objects may be evicted from now on. */
+static void patch_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct target *t = r->w->ctx;
+    char *id = arg;
+    json_t *j = json_loadb(body, len, 0, NULL);   /* body stays the reader's */
+    if (!json_is_false(json_object_get(j, "pin")) || json_object_size(j) != 1) {
+        http_reply_error(r, 400, "a job is changed with {\"pin\": false} only");
+    } else if (pin_drop(id) == 0) {
+        char *nk = xasprintf("n%s", id);
+        store_kv_del(&t->store, &t->store.mp[0], nk, strlen(nk));
+        free(nk);
+        http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", id, "pinned", 0));
+    } else {
+        http_reply_error(r, 404, "no pin of job %s here", id);
+    }
+    json_decref(j);
+    free(id);
+}
+
+void job_patch(struct http_req *r, const char *rest, size_t rlen)
+{
+    node_read_body(r, 4096, patch_body, free, xstrndup(rest, rlen > 63 ? 63 : rlen));
+}
+
 /* ---- after a restart ------------------------------------------------------------ */
 
 struct resume {
@@ -681,6 +724,7 @@ static int resume_one(void *arg, const char *k, size_t kl, const char *v, size_t
 
 void job_resume(struct target *t, struct http_worker *w)
 {
+    pin_load(&t->store);
     struct resume base = {t, w, NULL, ""};
     store_kv_scan(&t->store, &t->store.mp[0], "j", 1, resume_one, &base);
     pthread_mutex_lock(&jobs_mu);

@@ -44,5 +44,7 @@ void job_list(struct http_req *r, const char *rest, size_t rlen);
  * ended run again on w's loop; ended ones are remembered. */
 void job_resume(struct target *t, struct http_worker *w);
 void job_abort(struct http_req *r, const char *rest, size_t rlen);
+/* PATCH /v1/internal/jobs/ID {"pin": false}: unpin (pin.h). */
+void job_patch(struct http_req *r, const char *rest, size_t rlen);
 
 #endif

@@ -58,6 +58,7 @@ struct job {
     struct loopq *q;             /* the loop */
     struct event *tick;          /* the next batch of names, from the loop (NULL: a record) */
     char *spec;                  /* as started (JSON), kept for a restart */
+    char *pin;                   /* prefetch: its pin's record (pin.h), or NULL */
     /* the selection */
     json_t *names;               /* a list (a download's: of URLs), */
     json_t *dnames;              /* a download's object names, or NULL: from the URLs */

@@ -15,6 +15,7 @@
 #include "loopq.h"
 #include "lru.h"
 #include "ometa.h"
+#include "pin.h"
 #include "space.h"
 #include "store.h"
 #include "target.h"
@@ -81,6 +82,10 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
     struct ometa m;
     if (ometa_decode(v, vl, &m) || !bucket_evictable(sc, k, kl))
         return 0;
+    const char *prov = k + 1, *bucket = prov + strlen(prov) + 1;
+    const char *name = bucket + strlen(bucket) + 1;
+    if (pin_holds(prov, bucket, name, (size_t)(k + kl - name)))
+        return 0;                /* a prefetch job keeps it */
     uint32_t t = last_read(&sc->j->t->store, k, kl, &m);
     if (t + sc->keep_s > sc->now)
         return 0;                /* read lately */

@@ -4,7 +4,8 @@
  * target itself) drops Shoal's copy of the least recently read objects
  * until the mountpath is under space_low_wm. Only objects a backend also
  * holds go: never those of buckets with no backend or with the property
- * "lru": false, never one read within lru_dont_evict_s, never one written
+ * "lru": false, never one pinned by a prefetch job (pin.h), never one
+ * read within lru_dont_evict_s, never one written
  * again since the job looked (the delete is conditional on its version).
  * A round that cannot reach the low watermark says why in its errors and
  * the next waits a little, so a drive full of what must stay is not

@@ -62,6 +62,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/jobs", job_list, "job.list"},
     {RM_GET, "/v1/internal/jobs/*", job_show, "job.show"},
     {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
+    {RM_PATCH, "/v1/internal/jobs/*", job_patch, "job.patch"},
     {RM_GET, "/v1/internal/space", space_report, "space"},
 };
 
