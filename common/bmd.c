@@ -28,6 +28,7 @@ static const struct {
     {"addressing", JSON_STRING}, /* "path" or "virtual" */
     {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
     {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */
+    {"write_policy", JSON_STRING}, /* "write-through" or "write-back" */
 };
 
 static void bmd_destroy(struct snap *s)
@@ -202,6 +203,18 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
             strcmp(json_string_value(v), "virtual")) {
             snprintf(err, errlen, "addressing must be path or virtual");
             return -1;
+        }
+        if (!strcmp(k, "write_policy") && strcmp(json_string_value(v), "write-through") &&
+            strcmp(json_string_value(v), "write-back")) {
+            snprintf(err, errlen, "write_policy must be write-through or write-back");
+            return -1;
+        }
+        if (!strcmp(k, "write_policy") && !strcmp(json_string_value(v), "write-back")) {
+            const char *b = json_string_value(json_object_get(props, "backend"));
+            if (b && strncmp(b, "s3://", 5)) {
+                snprintf(err, errlen, "write-back needs an S3 backend, not a read-only origin");
+                return -1;
+            }
         }
         if (!strcmp(k, "labels")) {
             const char *lk;

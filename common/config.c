@@ -59,6 +59,7 @@ static const struct opt opts[] = {
     {"space_high_wm", OPT_INT, F(space_high_wm), 2, 100, "90", "a mountpath's use (percent) above which eviction starts"},
     {"space_oos", OPT_INT, F(space_oos), 2, 100, "95", "a mountpath's use (percent) at which PUTs of Shoal-only buckets get 507"},
     {"lru_dont_evict_s", OPT_INT, F(lru_dont_evict_s), 0, 31536000, "120", "an object read this recently is not evicted"},
+    {"wbq_workers", OPT_INT, F(wbq_workers), 1, 64, "4", "write-back uploads a target runs at once"},
     {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives"},
     {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},
     {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},

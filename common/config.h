@@ -32,6 +32,7 @@ struct conf {
     int space_sample_ms;   /* statvfs period */
     int lru_dont_evict_s;  /* read this recently: not evicted */
     int atime_flush_s;     /* last reads to RocksDB this often */
+    int wbq_workers;       /* write-back uploads at once, per target */
     char *log_level;       /* error|warn|info|debug */
     int keepalive_ms;      /* node -> primary heartbeat period */
     int node_timeout_ms;   /* primary drops a node silent this long */

@@ -20,6 +20,7 @@ int err_status(int rc)
         {-ENOENT, 404},
         {-ENOSPC, 507},
         {-EDQUOT, 507},
+        {-EEXIST, 409},          /* a copy the store must keep (not yet written back) */
     };
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
         if (rows[i].rc == rc)

@@ -232,9 +232,9 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         return 400;
     }
     if (strcmp(kind, "prefetch") && strcmp(kind, "evict") && strcmp(kind, "copy") &&
-        strcmp(kind, "download")) {
-        http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download)",
-                         kind);
+        strcmp(kind, "download") && strcmp(kind, "flush")) {
+        http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download, "
+                                 "flush)", kind);
         return 400;
     }
     if (kind_check(r, j, kind))
@@ -398,6 +398,8 @@ static void launch(struct http_req *r)
     } else if (!backed && !strcmp(pj->kind, "prefetch")) {
         http_reply_error(r, 400, "bucket '%s' has no backend: nothing to prefetch from",
                          pj->bucket);
+    } else if (!backed && !strcmp(pj->kind, "flush")) {
+        http_reply_error(r, 400, "bucket '%s' has no backend: nothing to flush", pj->bucket);
     } else if (!backed && !strcmp(pj->kind, "evict")) {
         http_reply_error(r, 400, "bucket '%s' has no backend: Shoal's copy is the only one, "
                                  "never evicted", pj->bucket);

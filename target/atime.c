@@ -101,13 +101,9 @@ uint32_t atime_mem(const char *mkey, size_t klen)
     return t;
 }
 
-/* "a" + mkey without its "o". */
 static char *akey(const char *mkey, size_t klen)
 {
-    char *k = xmalloc(klen);
-    memcpy(k, mkey, klen);
-    k[0] = 'a';
-    return k;
+    return store_side_key('a', mkey, klen);
 }
 
 void atime_flush(struct store *st)

@@ -48,6 +48,8 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
         b->label = xstrdup(b->base_url);
     }
     b->validate_warm_get = json_is_true(json_object_get(bk->props, "validate_warm_get"));
+    const char *wp = prop_str(bk->props, "write_policy");
+    b->write_back = b->kind == BK_S3 && wp && !strcmp(wp, "write-back");
     b->retries = t->conf.backend_retries;
     b->timeout_s = t->conf.backend_timeout_s;
     if (b->kind != BK_S3)

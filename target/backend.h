@@ -29,6 +29,7 @@ struct backend {
     char *base_url;              /* HTTP origin, no trailing slash */
     struct s3_cfg s3;
     int validate_warm_get;
+    int write_back;              /* PUTs acknowledged once local, uploaded later (wbq.h) */
     int retries;                 /* attempts after the first */
     int timeout_s;               /* one request */
 };

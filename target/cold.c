@@ -37,6 +37,7 @@
 #include "log.h"
 #include "target.h"
 #include "util.h"
+#include "wbq.h"
 
 #define COLD_HIGH (8u << 20)
 
@@ -317,7 +318,14 @@ void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
     http_req_ref(r);
     int have_local = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen,
                                &c->m) == 0;
-    if (have_local && !c->b.validate_warm_get) {
+    if (!have_local && c->b.write_back && wbq_owed(&t->store, mkey, klen)) {
+        /* deleted here, the backend not yet told: it must not come back */
+        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 404);
+        http_reply_error(r, 404, "object not found");
+        cold_free(c);
+        return;
+    }
+    if (have_local && (!c->b.validate_warm_get || c->b.write_back)) {
         get_local(t, r, mkey, klen, "hit");
         cold_free(c);
         return;

@@ -5,7 +5,9 @@
  * (store_delete unlinks the data file and drops the record under the
  * mountpath's lock). The answer is 404 only when neither had the object
  * (204 in S3 mode, where deletes are idempotent). An evict (?evict) drops
- * only our copy.
+ * only our copy. In a write-back bucket our copy goes first with a record
+ * that the backend's must go too (wbq.h); the answer does not wait for
+ * the backend.
  *
  * Threads: the request's worker; store_delete on the I/O pool.
  */
@@ -20,6 +22,7 @@
 #include "iopool.h"
 #include "target.h"
 #include "util.h"
+#include "wbq.h"
 
 struct del {
     struct target *t;
@@ -29,12 +32,14 @@ struct del {
     int rc;
     int remote_found;            /* the backend had it (or cannot tell) */
     struct backend b;
+    char *name;
 };
 
 static void del_free(struct del *d)
 {
     http_req_unref(d->r);
     backend_free(&d->b);
+    free(d->name);
     free(d->mkey);
     free(d);
 }
@@ -57,6 +62,9 @@ static void del_done(void *arg)
     node_count(&d->t->node, ST_DELETE, st);
     if (d->rc == -ENOENT)
         http_reply_error(d->r, 404, "object not found");
+    else if (d->rc == -EEXIST)
+        http_reply_error(d->r, 409, "the object is not yet written back to its backend: "
+                                    "only a DELETE drops it");
     else if (d->rc)
         http_reply_error(d->r, st, "cannot delete object: %s", strerror(-d->rc));
     else
@@ -80,6 +88,31 @@ static void del_backend_done(void *arg, const struct backend_obj *o)
     iopool_submit(d->t->io, d->r->w->q, del_work, del_done, d);
 }
 
+/* Write-back: ours goes with a record that the backend's must go too. */
+static void del_wb_work(void *arg)
+{
+    struct del *d = arg;
+    struct store_x x;
+    char val[WBQ_VAL_MAX];
+    wbq_record(&x, d->mkey, d->klen, 1, val);
+    d->rc = store_delete_x(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
+                           d->klen, 0, &x);
+    free((char *)x.key);
+}
+
+static void del_wb_done(void *arg)
+{
+    struct del *d = arg;
+    if (d->rc == -ENOENT) {      /* not here: the backend's copy, now */
+        d->rc = 0;
+        backend_delete(target_cli(d->r), &d->b, d->name, del_backend_done, d);
+        return;
+    }
+    if (!d->rc)
+        wbq_kick();
+    del_done(d);
+}
+
 void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                 const char *name, char *mkey, size_t klen, int through)
 {
@@ -88,11 +121,14 @@ void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *b
     d->r = r;
     d->mkey = mkey;
     d->klen = klen;
+    d->name = xstrdup(name);
     http_req_ref(r);
-    if (through) {
+    if (through)
         backend_resolve(t, bk, &d->b);
+    if (through && d->b.write_back)
+        iopool_submit(t->io, r->w->q, del_wb_work, del_wb_done, d);
+    else if (through)
         backend_delete(target_cli(r), &d->b, name, del_backend_done, d);
-    } else {
+    else
         iopool_submit(t->io, r->w->q, del_work, del_done, d);
-    }
 }

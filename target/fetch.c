@@ -203,7 +203,11 @@ static void commit_work(void *arg)
     struct fetch *f = arg;
     int fd = f->fd;
     f->fd = -1; /* store_commit closes it */
-    f->rc = store_commit(&f->t->store, f->mp, f->mkey, f->klen, f->work, fd, &f->m);
+    /* never over a newer copy that waits to be written back (wbq.h) */
+    char *w = store_side_key('w', f->mkey, f->klen);
+    struct store_x x = {.absent = w, .absent_len = f->klen};
+    f->rc = store_commit_x(&f->t->store, f->mp, f->mkey, f->klen, f->work, fd, &f->m, &x);
+    free(w);
 }
 
 static void commit_done(void *arg)

@@ -36,7 +36,8 @@
 pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
-static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru"};
+static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru",
+                                         "flush"};
 
 const char *job_kind_name(enum job_kind k)
 {
@@ -246,6 +247,10 @@ static int job_options(struct target *t, struct job *j, json_t *spec, const stru
             return -1;
         }
     }
+    if (j->kind == JK_FLUSH && !j->b.write_back) {
+        snprintf(err, errlen, "bucket %s does not write back: nothing to flush", j->bucket);
+        return -1;
+    }
     if (j->kind != JK_COPY)
         return 0;
     snprintf(j->to_provider, sizeof(j->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
@@ -291,7 +296,8 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
         backend_resolve(t, bk, &j->b);
     else
         snprintf(err, errlen, "bucket %s/%s is not known here", prov, bucket);
-    int bad = !bk || job_options(t, j, spec, bm, err, errlen) || job_select(j, spec, err, errlen);
+    int bad = !bk || job_options(t, j, spec, bm, err, errlen) ||
+              (j->kind != JK_FLUSH && job_select(j, spec, err, errlen));
     bmd_unref(bm);
     if (bad) {
         job_free(j);

@@ -37,7 +37,7 @@ struct loopq;
 struct ometa;
 struct target;
 
-enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU };
+enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH };
 
 /* What a listed selection pages through: the backend's listing, or (a
  * bucket with no backend) the names this target's drives hold. */
@@ -83,6 +83,7 @@ struct job {
     uint64_t pos, total;         /* the next index, and the selection's size */
     int inflight;
     int waiting;                 /* over the target's job_max: not started yet */
+    int handed;                  /* flush: given to its runner (wbq.c) */
     int aborted;                 /* set by any worker, read atomically */
     /* progress, under jobs_mu */
     uint64_t owned, present, fetched, evicted, copied, downloaded, bytes, errors;

@@ -28,6 +28,7 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
+#include "wbq.h"
 
 #define JOB_BATCH 1000           /* names looked at per loop pass */
 #define JOB_PAGE 1000            /* names per listing page */
@@ -346,6 +347,13 @@ void job_pump(struct job *j)
     char name[OBJNAME_MAX + 1], url[4096];
     if (j->kind == JK_LRU)
         return;                  /* lru.c runs it, and sees an abort itself */
+    if (j->kind == JK_FLUSH) {   /* wbq.c runs it, and sees an abort itself */
+        if (!j->handed && !j->waiting) {
+            j->handed = 1;
+            wbq_flush(j);
+        }
+        return;
+    }
     struct cmap *m = cmap_current();
     int looked = 0, n = 0;
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) &&

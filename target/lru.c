@@ -20,6 +20,7 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
+#include "wbq.h"
 
 #define LRU_COOL_MS 10000        /* after a round that could not reach low */
 
@@ -84,8 +85,9 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
         return 0;
     const char *prov = k + 1, *bucket = prov + strlen(prov) + 1;
     const char *name = bucket + strlen(bucket) + 1;
-    if (pin_holds(prov, bucket, name, (size_t)(k + kl - name)))
-        return 0;                /* a prefetch job keeps it */
+    if (pin_holds(prov, bucket, name, (size_t)(k + kl - name)) ||
+        wbq_owed(&sc->j->t->store, k, kl))
+        return 0;                /* a prefetch job keeps it, or it is not written back yet */
     uint32_t t = last_read(&sc->j->t->store, k, kl, &m);
     if (t + sc->keep_s > sc->now)
         return 0;                /* read lately */

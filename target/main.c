@@ -41,6 +41,7 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
+#include "wbq.h"
 
 static void internal(struct http_req *r, const char *rest, size_t rlen);
 static void not_found(struct http_req *r, const char *rest, size_t rlen);
@@ -183,6 +184,7 @@ int main(int argc, char **argv)
     node_start(&t.node);
     job_resume(&t, http_server_worker(srv, 0));
     lru_start(&t, http_server_worker(srv, 0));
+    wbq_start(&t, http_server_worker(srv, 0));
     space_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);

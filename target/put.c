@@ -2,8 +2,9 @@
  * put: a PUT's body streamed to a work file on the object's mountpath
  * (checksummed on the way, and MD5'd in S3 mode), then committed on the
  * I/O pool: store_commit for an object, after the backend has it when
- * the bucket writes through; for a part of a multipart upload, the commit
- * its put_part names (mpu.c's).
+ * the bucket writes through, or with its write-back record (wbq.h) when
+ * it writes back; for a part of a multipart upload, the commit its
+ * put_part names (mpu.c's).
  *
  * S3 mode (target_is_s3): Content-MD5 is checked before anything is
  * committed (BadDigest), the MD5 becomes the ETag, Content-Type,
@@ -40,6 +41,7 @@
 #include "node.h"
 #include "put.h"
 #include "space.h"
+#include "wbq.h"
 #include "s3.h"
 #include "s3tag.h"
 #include "target.h"
@@ -180,16 +182,25 @@ static void put_commit_work(void *arg)
     struct put *p = arg;
     int fd = p->fd;
     p->fd = -1; /* the commit closes it */
-    if (p->part.num)
+    if (p->part.num) {
         p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
-    else
+    } else if (p->b.write_back) {   /* acknowledged here; the backend gets it later */
+        struct store_x x;
+        char val[WBQ_VAL_MAX];
+        wbq_record(&x, p->mkey, p->klen, 0, val);
+        p->rc = store_commit_x(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &x);
+        free((char *)x.key);
+    } else {
         p->rc = store_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
+    }
 }
 
 static void put_commit_done(void *arg)
 {
     struct put *p = arg;
     struct http_req *r = p->r;
+    if (!p->rc && p->b.write_back && !p->part.num)
+        wbq_kick();
     if (p->rc) {
         int st = err_status(p->rc);
         node_count(&p->t->node, ST_PUT, st);
@@ -280,7 +291,7 @@ static void put_end(struct http_req *r)
     /* From here the commit owns p; a dying connection must not free it. */
     r->on_abort = NULL;
     http_req_ref(r);
-    if (p->b.kind == BK_S3 && !p->part.num)
+    if (p->b.kind == BK_S3 && !p->part.num && !p->b.write_back)
         backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
                     p);
     else

@@ -312,6 +312,25 @@ static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                  const char *work_path, int fd, struct ometa *m)
 {
+    return store_commit_x(s, mp, mkey, klen, work_path, fd, m, NULL);
+}
+
+/* With mp->mu held: may x go ahead (its key that must be
+ * absent is)? 0 or -EEXIST. */
+static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x *x)
+{
+    if (!x || !x->absent)
+        return 0;
+    char *v = NULL;
+    size_t vl;
+    int rc = store_kv_get(s, mp, x->absent, x->absent_len, &v, &vl);
+    free(v);
+    return rc == 0 ? -EEXIST : 0;
+}
+
+int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   const char *work_path, int fd, struct ometa *m, const struct store_x *x)
+{
     int rc = 0;
     if (s->fsync && fdatasync(fd))
         rc = -errno;
@@ -327,6 +346,8 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
     char *g = gkey(path, &gl), *og = NULL;
 
     pthread_mutex_lock(&mp->mu);
+    if ((rc = x_allowed(s, mp, x)))
+        goto fail;
     struct ometa old;
     int have_old = store_get(s, mp, mkey, klen, &old) == 0;
     m->version = have_old ? old.version + 1 : 1;
@@ -346,6 +367,8 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_put(wb, mkey, klen, val, vl);
     rocksdb_writebatch_delete(wb, g, gl);
+    if (x && x->key)             /* the caller's record, in the same batch */
+        rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     if (have_old) {
         data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
         og = gkey(old_path, &ogl);
@@ -382,19 +405,47 @@ fail:
     return rc;
 }
 
+char *store_side_key(char kind, const char *mkey, size_t klen)
+{
+    char *k = xmalloc(klen);
+    memcpy(k, mkey, klen);
+    k[0] = kind;
+    return k;
+}
+
+/* A copy not yet written back (a "w" record) is never dropped but by a
+ * DELETE that queues its own record (store_delete_x). */
+static int delete_clean(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                        uint64_t uid)
+{
+    char *w = store_side_key('w', mkey, klen);
+    struct store_x x = {.absent = w, .absent_len = klen};
+    int rc = store_delete_x(s, mp, mkey, klen, uid, &x);
+    free(w);
+    return rc;
+}
+
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
 {
-    return store_delete_if(s, mp, mkey, klen, 0);
+    return delete_clean(s, mp, mkey, klen, 0);
 }
 
 int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                     uint64_t uid)
+{
+    return delete_clean(s, mp, mkey, klen, uid);
+}
+
+int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   uint64_t uid, const struct store_x *x)
 {
     pthread_mutex_lock(&mp->mu);
     struct ometa m;
     int rc = store_get(s, mp, mkey, klen, &m);
     if (!rc && uid && m.uid != uid)
         rc = -ESTALE;            /* written again since the caller looked */
+    if (!rc)
+        rc = x_allowed(s, mp, x);
     if (rc) {
         pthread_mutex_unlock(&mp->mu);
         return rc;
@@ -406,11 +457,11 @@ int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_delete(wb, mkey, klen);
     rocksdb_writebatch_put(wb, g, gl, mkey, klen);
-    char *a = xmalloc(klen);     /* its last read (atime.h), if one was kept */
-    memcpy(a, mkey, klen);
-    a[0] = 'a';
+    char *a = store_side_key('a', mkey, klen);   /* its last read (atime.h), if kept */
     rocksdb_writebatch_delete(wb, a, klen);
     free(a);
+    if (x && x->key)
+        rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     char *e = NULL;
     rocksdb_write(mp->db, s->wo_sync, wb, &e);
     rocksdb_writebatch_destroy(wb);
@@ -642,6 +693,25 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
     char *e = NULL;
     rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
     return e ? db_errno(e) : 0;
+}
+
+int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t kl,
+                    const char *expect, size_t el)
+{
+    pthread_mutex_lock(&mp->mu);
+    char *v = NULL;
+    size_t vl = 0;
+    int rc = store_kv_get(s, mp, k, kl, &v, &vl);
+    if (!rc && (vl != el || memcmp(v, expect, el)))
+        rc = -ESTALE;
+    if (!rc) {
+        char *e = NULL;
+        rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
+        rc = e ? db_errno(e) : 0;
+    }
+    pthread_mutex_unlock(&mp->mu);
+    free(v);
+    return rc;
 }
 
 int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, size_t kl,

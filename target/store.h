@@ -80,12 +80,31 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
  */
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                  const char *work_path, int fd, struct ometa *m);
-/* 0 or -ENOENT / -errno. */
+
+/* What a commit or delete also does, under the same lock and in the same
+ * write batch: key is put (val) with it, unless absent exists (then
+ * -EEXIST and nothing changes). Either may be NULL. */
+struct store_x {
+    const char *key, *val;
+    size_t key_len, val_len;
+    const char *absent;
+    size_t absent_len;
+};
+int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   const char *work_path, int fd, struct ometa *m, const struct store_x *x);
+/* 0 or -ENOENT / -errno; -EEXIST while the object waits to be written
+ * back (a "w" record: wbq.h), which only store_delete_x may replace. */
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
+/* mkey with its first byte ('o') made kind: the key of a record beside the
+ * object's ('a' last read, 'w' write-back). A new string of klen bytes. */
+char *store_side_key(char kind, const char *mkey, size_t klen);
 /* The same only while the object is still the version with data file
  * uid (else -ESTALE); uid 0: whatever version. */
 int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                     uint64_t uid);
+/* Both, with x (store_commit_x). */
+int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   uint64_t uid, const struct store_x *x);
 /*
  * Up to limit objects of a bucket in name order, with the given prefix and
  * names after `after` (exclusive; may be ""), from `from` and up to `until`
@@ -120,6 +139,10 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
 int store_meta_update(struct store *s, const char *mkey, size_t klen,
                       int (*change)(struct ometa *m, void *arg), void *arg);
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl);
+/* Delete k only while its value is still expect (el bytes), under the
+ * lock commits and deletes hold: 0, -ENOENT, -ESTALE (changed) or -errno. */
+int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t kl,
+                    const char *expect, size_t el);
 /* store_kv_put that does not wait for the write-ahead log to reach the drive. */
 int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, size_t kl,
                         const char *v, size_t vl);

@@ -3,14 +3,18 @@
 // so tests can count backend requests from the backend's side.
 //
 //   node s3rver.js PORT DATA_DIR REQUEST_LOG BUCKET...
+//
+// It listens on 127.0.0.1, or on S3RVER_ADDRESS when set (a benchmark's
+// network namespace).
 'use strict';
 const fs = require('fs');
 const S3rver = require('s3rver');
 
 const [port, dir, reqlog, ...buckets] = process.argv.slice(2);
+const address = process.env.S3RVER_ADDRESS || '127.0.0.1';
 const app = new S3rver({
   port: Number(port),
-  address: '127.0.0.1',
+  address,
   directory: dir,
   silent: true,
   configureBuckets: buckets.map((name) => ({ name, configs: [] })),
@@ -23,4 +27,4 @@ app.callback = () => {
     return handle(req, res);
   };
 };
-app.run().then(() => console.log(`s3rver listening on 127.0.0.1:${port}`));
+app.run().then(() => console.log(`s3rver listening on ${address}:${port}`));

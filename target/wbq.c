@@ -1,0 +1,402 @@
+/*
+ * wbq: the write-back queue and its uploader (see wbq.h).
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "bmd.h"
+#include "http.h"
+#include "iopool.h"
+#include "jobint.h"
+#include "log.h"
+#include "loopq.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "wbq.h"
+
+#define WBQ_SCAN 512             /* records looked at per scan */
+#define WBQ_PAUSE_MAX_MS 60000
+#define FLUSH_POLL_MS 200
+
+struct up {
+    struct up *next;             /* in flight */
+    char *mkey;
+    size_t klen;
+    char val[WBQ_VAL_MAX];       /* the record as read: dropped only if still this */
+    char *name;
+    struct backend b;
+    struct store_mp *mp;
+    int fd;
+    uint64_t size;
+    int rc;
+};
+
+static struct {
+    struct target *t;
+    struct http_worker *w;
+    struct event *timer;
+    int kicked;                  /* atomic: a look is posted */
+    int scanning, again;         /* the loop's */
+    struct up *inflight;
+    int n_inflight;
+    int failures;
+    uint64_t pause_until_ms;
+} q;
+
+static uint64_t seq_ctr;         /* atomic; from the wall clock, so it grows across restarts */
+
+static uint64_t next_seq(void)
+{
+    uint64_t cur = __atomic_load_n(&seq_ctr, __ATOMIC_RELAXED), nxt;
+    do {
+        uint64_t now = wall_ns();
+        nxt = now > cur ? now : cur + 1;
+    } while (!__atomic_compare_exchange_n(&seq_ctr, &cur, nxt, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return nxt;
+}
+
+static uint64_t rec_seq(const char *val, size_t n)
+{
+    char buf[WBQ_VAL_MAX];
+    snprintf(buf, sizeof(buf), "%.*s", (int)n, val);
+    return n > 2 ? strtoull(buf + 2, NULL, 10) : 0;
+}
+
+void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf)
+{
+    snprintf(buf, WBQ_VAL_MAX, "%c %llu", del ? 'D' : 'P', (unsigned long long)next_seq());
+    memset(x, 0, sizeof(*x));
+    x->key = store_side_key('w', mkey, klen);
+    x->key_len = klen;
+    x->val = buf;
+    x->val_len = strlen(buf);
+}
+
+int wbq_owed(struct store *s, const char *mkey, size_t klen)
+{
+    char *w = store_side_key('w', mkey, klen), *v = NULL;
+    size_t vl;
+    int owed = store_kv_get(s, store_pick(s, mkey, klen), w, klen, &v, &vl) == 0;
+    free(v);
+    free(w);
+    return owed;
+}
+
+/* ---- one upload ------------------------------------------------------------------- */
+
+static void scan(void);
+
+static void up_free(struct up *u)
+{
+    if (u->fd >= 0)
+        close(u->fd);
+    backend_free(&u->b);
+    free(u->mkey);
+    free(u->name);
+    free(u);
+}
+
+/* Out of flight; more may start. */
+static void up_over(struct up *u)
+{
+    for (struct up **pp = &q.inflight; *pp; pp = &(*pp)->next)
+        if (*pp == u) {
+            *pp = u->next;
+            break;
+        }
+    q.n_inflight--;
+    up_free(u);
+    scan();
+}
+
+/* The I/O pool: the record goes, unless a newer operation replaced it. */
+static void settle_work(void *arg)
+{
+    struct up *u = arg;
+    char *w = store_side_key('w', u->mkey, u->klen);
+    u->rc = store_kv_del_if(&q.t->store, u->mp, w, u->klen, u->val, strlen(u->val));
+    free(w);
+}
+
+static void settled(void *arg)
+{
+    struct up *u = arg;
+    if (u->rc && u->rc != -ESTALE && u->rc != -ENOENT)
+        log_warn("write-back of %s: its record could not be dropped: %s", u->name,
+                 strerror(-u->rc));
+    q.failures = 0;
+    up_over(u);
+}
+
+static void settle(struct up *u)
+{
+    iopool_submit(q.t->io, q.w->q, settle_work, settled, u);
+}
+
+static void backend_done(void *arg, const struct backend_obj *o)
+{
+    struct up *u = arg;
+    int del = u->val[0] == 'D';
+    if ((o->status >= 200 && o->status < 300) || (del && o->status == 404)) {
+        settle(u);
+        return;
+    }
+    char msg[300];
+    backend_status(&u->b, o, msg, sizeof(msg));
+    q.failures++;
+    uint64_t pause = 500ull << (q.failures < 7 ? q.failures : 7);
+    q.pause_until_ms = mono_ns() / 1000000 + (pause < WBQ_PAUSE_MAX_MS ? pause : WBQ_PAUSE_MAX_MS);
+    log_warn_rl("write-back of %s to %s failed (kept, tried again later): %s", u->name,
+                u->b.label, msg);
+    up_over(u);
+}
+
+/* The I/O pool: the object's current version, to send. */
+static void open_work(void *arg)
+{
+    struct up *u = arg;
+    struct ometa m;
+    u->rc = store_get(&q.t->store, u->mp, u->mkey, u->klen, &m);
+    if (u->rc)
+        return;
+    u->fd = store_data_open(u->mp, u->mkey, u->klen, m.uid);
+    u->size = m.size;
+    u->rc = u->fd < 0 ? u->fd : 0;
+}
+
+static void opened(void *arg)
+{
+    struct up *u = arg;
+    if (u->rc == -ENOENT) {      /* gone meanwhile: a DELETE queued its own record */
+        settle(u);
+        return;
+    }
+    if (u->rc) {
+        log_warn_rl("write-back of %s: cannot open it: %s", u->name, strerror(-u->rc));
+        up_over(u);
+        return;
+    }
+    struct target_worker *tw = q.w->local;
+    backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
+}
+
+/* Start the operation a record asks for. */
+static void up_start(const char *mkey, size_t klen, const char *val, size_t vl)
+{
+    struct up *u = xcalloc(1, sizeof(*u));
+    u->mkey = xmalloc(klen);
+    memcpy(u->mkey, mkey, klen);
+    u->klen = klen;
+    snprintf(u->val, sizeof(u->val), "%.*s", (int)vl, val);
+    u->fd = -1;
+    u->mp = store_pick(&q.t->store, mkey, klen);
+    const char *prov = mkey + 1, *bucket = prov + strlen(prov) + 1;
+    const char *name = bucket + strlen(bucket) + 1;
+    u->name = xstrndup(name, (size_t)(mkey + klen - name));
+    u->next = q.inflight;
+    q.inflight = u;
+    q.n_inflight++;
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(bm, prov, bucket);
+    if (bk)
+        backend_resolve(q.t, bk, &u->b);
+    bmd_unref(bm);
+    if (u->b.kind != BK_S3) {    /* the bucket went, or has no S3 backend any more */
+        log_warn("write-back of %s/%s: dropped, the bucket has no S3 backend now", bucket,
+                 u->name);
+        settle(u);
+        return;
+    }
+    struct target_worker *tw = q.w->local;
+    if (u->val[0] == 'D')
+        backend_delete(tw->cli, &u->b, u->name, backend_done, u);
+    else
+        iopool_submit(q.t->io, q.w->q, open_work, opened, u);
+}
+
+/* ---- the walk ----------------------------------------------------------------------- */
+
+struct found {
+    struct gbuf keys;            /* klen (size_t), key, vl (size_t), value; repeated */
+    int n;
+};
+
+static int found_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct found *f = arg;
+    gbuf_add(&f->keys, &kl, sizeof(kl));
+    gbuf_add(&f->keys, k, kl);
+    gbuf_add(&f->keys, &vl, sizeof(vl));
+    gbuf_add(&f->keys, v, vl);
+    return ++f->n >= WBQ_SCAN;
+}
+
+static void scan_work(void *arg)
+{
+    struct found *f = arg;
+    for (int i = 0; i < q.t->store.n && f->n < WBQ_SCAN; i++)
+        store_kv_scan(&q.t->store, &q.t->store.mp[i], "w", 1, found_one, f);
+}
+
+static int in_flight(const char *mkey, size_t klen)
+{
+    for (struct up *u = q.inflight; u; u = u->next)
+        if (u->klen == klen && !memcmp(u->mkey + 1, mkey + 1, klen - 1))
+            return 1;
+    return 0;
+}
+
+static void scanned(void *arg)
+{
+    struct found *f = arg;
+    q.scanning = 0;
+    const char *p = f->keys.p, *end = f->keys.p + f->keys.n;
+    while (p < end && q.n_inflight < q.t->conf.wbq_workers) {
+        size_t kl, vl;
+        memcpy(&kl, p, sizeof(kl));
+        const char *k = p + sizeof(kl);
+        memcpy(&vl, k + kl, sizeof(vl));
+        const char *v = k + kl + sizeof(vl);
+        p = v + vl;
+        if (!in_flight(k, kl)) {
+            char *mkey = store_side_key('o', k, kl);
+            up_start(mkey, kl, v, vl);
+            free(mkey);
+        }
+    }
+    gbuf_free(&f->keys);
+    free(f);
+    if (q.again) {
+        q.again = 0;
+        scan();
+    }
+}
+
+/* Look for records to send, unless a look is on its way or failures
+ * pause the uploader. */
+static void scan(void)
+{
+    if (q.scanning) {
+        q.again = 1;
+        return;
+    }
+    if (q.n_inflight >= q.t->conf.wbq_workers || mono_ns() / 1000000 < q.pause_until_ms)
+        return;
+    q.scanning = 1;
+    iopool_submit(q.t->io, q.w->q, scan_work, scanned, xcalloc(1, sizeof(struct found)));
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    scan();
+}
+
+static void kicked(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&q.kicked, 0, __ATOMIC_RELAXED);
+    scan();
+}
+
+void wbq_kick(void)
+{
+    if (!q.w || __atomic_exchange_n(&q.kicked, 1, __ATOMIC_RELAXED))
+        return;
+    loopq_post(q.w->q, kicked, NULL);
+}
+
+void wbq_start(struct target *t, struct http_worker *w)
+{
+    q.t = t;
+    q.w = w;
+    q.timer = event_new(w->base, -1, EV_PERSIST, on_timer, NULL);
+    struct timeval every = {1, 0};
+    event_add(q.timer, &every);
+    wbq_kick();                  /* what an earlier run left */
+}
+
+/* ---- flush -------------------------------------------------------------------------- */
+
+struct flush {
+    struct job *j;
+    uint64_t snap;               /* records up to this seq are what it waits for */
+    char *prefix;                /* "w" provider NUL bucket NUL */
+    size_t plen;
+    uint64_t left;
+    int first;
+};
+
+static int count_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct flush *f = arg;
+    (void)k;
+    (void)kl;
+    f->left += rec_seq(v, vl) <= f->snap;
+    return 0;
+}
+
+static void count_work(void *arg)
+{
+    struct flush *f = arg;
+    struct store *s = &f->j->t->store;
+    f->left = 0;
+    for (int i = 0; i < s->n; i++)
+        store_kv_scan(s, &s->mp[i], f->prefix, f->plen, count_one, f);
+}
+
+static void counted(void *arg);
+
+static void again(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct flush *f = arg;
+    iopool_submit(f->j->t->io, f->j->q, count_work, counted, f);
+}
+
+static void counted(void *arg)
+{
+    struct flush *f = arg;
+    struct job *j = f->j;
+    pthread_mutex_lock(&jobs_mu);
+    if (f->first)
+        j->owned = f->left;
+    j->done = j->owned > f->left ? j->owned - f->left : 0;
+    pthread_mutex_unlock(&jobs_mu);
+    f->first = 0;
+    if (f->left == 0 || __atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
+        free(f->prefix);
+        free(f);
+        job_ended(j);
+        return;
+    }
+    wbq_kick();
+    struct timeval tv = {0, FLUSH_POLL_MS * 1000};
+    event_base_once(j->base, -1, EV_TIMEOUT, again, f, &tv);
+}
+
+void wbq_flush(struct job *j)
+{
+    struct flush *f = xcalloc(1, sizeof(*f));
+    f->j = j;
+    f->snap = next_seq();
+    size_t pl = strlen(j->provider), bl = strlen(j->bucket);
+    f->plen = 1 + pl + 1 + bl + 1;
+    f->prefix = xmalloc(f->plen);
+    f->prefix[0] = 'w';
+    memcpy(f->prefix + 1, j->provider, pl + 1);
+    memcpy(f->prefix + 2 + pl, j->bucket, bl + 1);
+    f->first = 1;
+    wbq_kick();
+    iopool_submit(j->t->io, j->q, count_work, counted, f);
+}

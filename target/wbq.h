@@ -1,0 +1,47 @@
+/*
+ * wbq: the write-back queue (wbq.c). In a bucket whose write_policy is
+ * write-back, a PUT is acknowledged once committed on this target, and a
+ * record "w" + the store key ("P <seq>", or "D <seq>" for a DELETE) is
+ * written in the same RocksDB batch as the commit (store_commit_x), so
+ * the queue survives kill -9. An uploader on one worker's loop walks the
+ * records, wbq_workers at a time, one operation per object: it sends the
+ * object's current version to the backend (or deletes it there), then
+ * drops the record only if no newer operation replaced it meanwhile (the
+ * seq), so the backend ends with the newest version. Failures stay queued
+ * and are tried again with a growing pause (at most a minute).
+ *
+ * A flush job (kind "flush") ends once every record of its bucket that
+ * existed when it started is gone.
+ *
+ * Thread: records are made on the I/O pool (with the commit); the
+ * uploader's state is its loop's.
+ */
+#ifndef SHOAL_TARGET_WBQ_H
+#define SHOAL_TARGET_WBQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct http_worker;
+struct job;
+struct store;
+struct store_x;
+struct target;
+
+/* A record for mkey: its key (made, free it) and value into x, with
+ * buf (at least WBQ_VAL_MAX bytes) holding the value. del: a DELETE. */
+#define WBQ_VAL_MAX 48
+void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf);
+
+/* Is an upload of mkey still owed (its record exists)? The I/O pool. */
+int wbq_owed(struct store *s, const char *mkey, size_t klen);
+
+/* The uploader runs on w's loop; records left by an earlier run resume. */
+void wbq_start(struct target *t, struct http_worker *w);
+/* New records: look soon (any thread). */
+void wbq_kick(void);
+
+/* A flush job's run (jobrun.c hands it over), on its loop. */
+void wbq_flush(struct job *j);
+
+#endif

@@ -1,0 +1,114 @@
+"""Write-back buckets over a real s3rver: PUTs acknowledged with the
+backend down, served locally, kept across kill -9 of every target, and
+written to the backend once it is back (overwrites and deletes in order);
+flush jobs wait for it; a copy not yet written back is never evicted."""
+import os
+import time
+
+import pytest
+import requests
+
+from conftest import running_cluster, running_s3rver
+
+
+@pytest.fixture(scope="module")
+def s3():
+    yield from running_s3rver("wbsrc", "wtsrc")
+
+
+@pytest.fixture(scope="module")
+def cl(s3):
+    yield from running_cluster(env=s3.env())
+
+
+def obj(c, b, k):
+    return "%s/v1/objects/%s/%s" % (c.url, b, k)
+
+
+def flush(c, bucket, want=201):
+    r = requests.post(c.url + "/v1/jobs", json={"kind": "flush", "bucket": bucket}, timeout=30)
+    assert r.status_code == want, r.text
+    if want != 201:
+        return None
+    return requests.get("%s/v1/jobs/%s?wait=120" % (c.url, r.json()["id"]), timeout=150).json()
+
+
+def backend_has(s3, key):
+    try:
+        return s3.client().get_object(Bucket="wbsrc", Key=key)["Body"].read()
+    except s3.client().exceptions.NoSuchKey:
+        return None
+
+
+def test_write_back_survives_an_outage_and_kill9(s3, cl):
+    r = requests.put(cl.url + "/v1/buckets/wb", json={"backend": "s3://wbsrc",
+                                                      "write_policy": "write-back"})
+    assert r.status_code == 201, r.text
+    data = {"ck/%02d" % i: os.urandom(i * 100003) for i in range(12)}
+    data["ck/big"] = os.urandom(24 << 20)
+    s3.stop()
+    try:
+        t0 = time.monotonic()
+        for k, v in data.items():
+            r = requests.put(obj(cl, "wb", k), data=v, timeout=30)
+            assert r.status_code == 201, r.text
+        assert time.monotonic() - t0 < 30     # never waited for the backend
+        for k, v in data.items():
+            assert requests.get(obj(cl, "wb", k), timeout=30).content == v
+        # overwrites and deletes during the outage
+        data["ck/01"] = b"the newest version"
+        assert requests.put(obj(cl, "wb", "ck/01"), data=data["ck/01"]).status_code == 201
+        assert requests.delete(obj(cl, "wb", "ck/02")).status_code == 204
+        gone = data.pop("ck/02")
+        assert requests.get(obj(cl, "wb", "ck/02")).status_code == 404
+        # not yet written back: never evicted
+        r = requests.delete(obj(cl, "wb", "ck/03") + "?evict")
+        assert r.status_code == 409, r.text
+        # every target killed: the queue is in their stores
+        for t in cl.target_names():
+            cl.sh("kill-node", t)
+        for t in cl.target_names():
+            cl.sh("start-node", t)
+        for t in cl.target_names():
+            cl.wait_healthy(t)
+        for k, v in data.items():
+            assert requests.get(obj(cl, "wb", k), timeout=30).content == v
+    finally:
+        s3.start()
+    j = flush(cl, "wb")
+    assert j["state"] == "finished" and j["errors"] == 0, j
+    assert j["done"] == j["owned"] >= len(data), j
+    for k, v in data.items():
+        assert backend_has(s3, k) == v, k
+    assert backend_has(s3, "ck/02") is None and gone
+    # written back: an evict drops our copy now, and a GET reads it from the backend
+    assert requests.delete(obj(cl, "wb", "ck/03") + "?evict").status_code == 204
+    g = requests.get(obj(cl, "wb", "ck/03"), timeout=30)
+    assert g.content == data["ck/03"] and g.headers["X-Shoal-Cache"] == "miss"
+
+
+def test_flush_and_write_policy_checks(s3, cl):
+    r = requests.put(cl.url + "/v1/buckets/wt", json={"backend": "s3://wtsrc"})
+    assert r.status_code == 201
+    flush(cl, "wt", 400)                 # writes through: nothing to flush
+    assert requests.put(cl.url + "/v1/buckets/plain").status_code == 201
+    flush(cl, "plain", 400)
+    r = requests.patch(cl.url + "/v1/buckets/wt", json={"write_policy": "sometimes"})
+    assert r.status_code == 400
+    r = requests.put(cl.url + "/v1/buckets/origin", json={"backend": "http://127.0.0.1:1/x",
+                                                          "write_policy": "write-back"})
+    assert r.status_code == 400
+    # a write-through bucket still waits for its backend
+    s3.stop()
+    try:
+        r = requests.put(obj(cl, "wt", "x"), data=b"x", timeout=120)
+        assert r.status_code in (502, 503), r.text
+    finally:
+        s3.start()
+    # switched to write-back, the same bucket acknowledges at once; flush empties it
+    assert requests.patch(cl.url + "/v1/buckets/wt",
+                          json={"write_policy": "write-back"}).status_code == 200
+    assert requests.put(obj(cl, "wt", "y"), data=b"y").status_code == 201
+    j = flush(cl, "wt")
+    assert j["state"] == "finished", j
+    assert s3.client().get_object(Bucket="wtsrc", Key="y")["Body"].read() == b"y"
