@@ -642,8 +642,12 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
             rocksdb_iter_destroy(it);
             int done = 0;
             for (int j = 0; j < k; j++) {
-                if (store_delete(s, mp, keys[j], lens[j]) == 0)
+                /* the bucket is gone: a copy owed to its backend goes too */
+                if (store_delete_x(s, mp, keys[j], lens[j], 0, NULL) == 0)
                     done++;
+                char *w = store_side_key('w', keys[j], lens[j]);
+                store_kv_del(s, mp, w, lens[j]);
+                free(w);
                 free(keys[j]);
             }
             removed += done;

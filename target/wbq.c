@@ -187,33 +187,39 @@ static void opened(void *arg)
     backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
 }
 
-/* Start the operation a record asks for. */
+/* Start the operation a record asks for, when its bucket has an S3
+ * backend by the bucket metadata this target has. A record of a bucket
+ * not known (yet: metadata still on its way after a start) or without an
+ * S3 backend stays queued, untouched, and is looked at again later. */
 static void up_start(const char *mkey, size_t klen, const char *val, size_t vl)
 {
+    struct backend b;
+    const char *prov = mkey + 1, *bucket = prov + strlen(prov) + 1;
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *bk = bm ? bmd_find(bm, prov, bucket) : NULL;
+    if (bk)
+        backend_resolve(q.t, bk, &b);
+    bmd_unref(bm);
+    if (!bk || b.kind != BK_S3) {
+        if (bk)
+            backend_free(&b);
+        log_warn_rl("write-back of a %s/%s object waits: the bucket has no S3 backend here",
+                    prov, bucket);
+        return;
+    }
     struct up *u = xcalloc(1, sizeof(*u));
+    u->b = b;
     u->mkey = xmalloc(klen);
     memcpy(u->mkey, mkey, klen);
     u->klen = klen;
     snprintf(u->val, sizeof(u->val), "%.*s", (int)vl, val);
     u->fd = -1;
     u->mp = store_pick(&q.t->store, mkey, klen);
-    const char *prov = mkey + 1, *bucket = prov + strlen(prov) + 1;
     const char *name = bucket + strlen(bucket) + 1;
     u->name = xstrndup(name, (size_t)(mkey + klen - name));
     u->next = q.inflight;
     q.inflight = u;
     q.n_inflight++;
-    struct bmd *bm = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(bm, prov, bucket);
-    if (bk)
-        backend_resolve(q.t, bk, &u->b);
-    bmd_unref(bm);
-    if (u->b.kind != BK_S3) {    /* the bucket went, or has no S3 backend any more */
-        log_warn("write-back of %s/%s: dropped, the bucket has no S3 backend now", bucket,
-                 u->name);
-        settle(u);
-        return;
-    }
     struct target_worker *tw = q.w->local;
     if (u->val[0] == 'D')
         backend_delete(tw->cli, &u->b, u->name, backend_done, u);
