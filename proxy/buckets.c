@@ -24,6 +24,7 @@
 #include "log.h"
 #include "objname.h"
 #include "olist.h"
+#include "owed.h"
 #include "proxy.h"
 #include "summary.h"
 #include "util.h"
@@ -210,6 +211,8 @@ static void change_replied(void *arg, int status, json_t *answer, const char *er
 }
 
 /* PUT, PATCH or DELETE /v1/buckets/BUCKET with its JSON body. */
+static void destroy_checked(struct http_req *r, json_t *owed, void *arg);
+
 static void change_body(struct http_req *r, json_t *props)
 {
     struct proxy *p = r->w->ctx;
@@ -222,12 +225,41 @@ static void change_body(struct http_req *r, json_t *props)
     enum buckets_op op = r->method == HTTP_M_PUT     ? BUCKETS_CREATE
                          : r->method == HTTP_M_PATCH ? BUCKETS_PATCH
                                                      : BUCKETS_DESTROY;
+    char force[8];
     if (op == BUCKETS_DESTROY) {
         json_decref(props);
         props = NULL;
+        if (owed_write_back(br.provider, br.name) &&
+            http_query_get(r, "force", force, sizeof(force)) < 0) {
+            owed_ask(r, br.provider, br.name, destroy_checked, NULL);
+            return;
+        }
     }
     http_req_ref(r);
     buckets_change(p, worker_hc(r), op, br.provider, br.name, props, change_replied, r);
+}
+
+/* A write-back bucket is destroyed only once its backend has everything
+ * acknowledged (or with ?force: what it still owes is lost). */
+static void destroy_checked(struct http_req *r, json_t *owed, void *arg)
+{
+    struct proxy *p = r->w->ctx;
+    struct bucket_req br;
+    size_t pl = strlen("/v1/buckets/");
+    (void)arg;
+    if (json_integer_value(json_object_get(owed, "objects")) ||
+        json_integer_value(json_object_get(owed, "unreached"))) {
+        http_reply_json(r, 409, json_pack("{s:s, s:i, s:O}", "error",
+                                          "the bucket writes back and its backend does not "
+                                          "have everything yet: flush it first (or ?force, "
+                                          "and lose what it owes)",
+                                          "status", 409, "owed", owed));
+    } else if (bucket_req_parse(r, r->path + pl, r->path_len - pl, &br) == 0) {
+        http_req_ref(r);
+        buckets_change(p, worker_hc(r), BUCKETS_DESTROY, br.provider, br.name, NULL,
+                       change_replied, r);
+    }
+    json_decref(owed);
 }
 
 /* ---- remote buckets on first use ---------------------------------------- */

@@ -3,7 +3,8 @@
  * olist's pages: for a bucket listed by its backend each entry says
  * whether a target holds it; a Shoal-only bucket's names are all held. A
  * template (common/tmpl.h) is counted over the listing of its literal
- * start, keeping the names it matches.
+ * start, keeping the names it matches. A write-back bucket's summary adds
+ * what its objects still owe the backend (owed.h).
  *
  * Thread: the worker's loop; each page's callback asks for the next.
  */
@@ -14,6 +15,7 @@
 #include "http.h"
 #include "objname.h"
 #include "olist.h"
+#include "owed.h"
 #include "summary.h"
 #include "tmpl.h"
 #include "util.h"
@@ -29,6 +31,7 @@ struct summary {
     uint64_t present, present_bytes;    /* held by Shoal */
     int remote;
     int pages;
+    json_t *reply;               /* the answer, while the debts are asked */
 };
 
 static void summary_free(struct summary *s)
@@ -36,6 +39,7 @@ static void summary_free(struct summary *s)
     http_req_unref(s->r);
     if (s->has_tmpl)
         tmpl_free(&s->t);
+    json_decref(s->reply);
     free(s->prefix);
     free(s);
 }
@@ -45,6 +49,16 @@ static double pct(uint64_t part, uint64_t whole)
     return whole ? 100.0 * (double)part / (double)whole : 100.0;
 }
 
+static void with_owed(struct http_req *r, json_t *owed, void *arg)
+{
+    struct summary *s = arg;
+    json_object_set_new(s->reply, "dirty", owed);
+    http_reply_json(r, 200, s->reply);
+    s->reply = NULL;
+    summary_free(s);
+}
+
+/* Answer, then free s (perhaps later: a write-back bucket's debts first). */
 static void reply(struct summary *s)
 {
     json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:{s:I, s:I}, s:{s:I, s:I}, s:f, s:f}",
@@ -58,7 +72,13 @@ static void reply(struct summary *s)
                           "objects_cached_pct", pct(s->present, s->objects));
     if (s->has_tmpl)
         json_object_set_new(j, "selected", json_integer((json_int_t)s->t.count));
+    s->reply = j;
+    if (owed_write_back(s->provider, s->bucket)) {   /* and what is not yet in the backend */
+        owed_ask(s->r, s->provider, s->bucket, with_owed, s);
+        return;
+    }
     http_reply_json(s->r, 200, j);
+    summary_free(s);
 }
 
 static void page_in(void *arg, struct olist_page *pg, int status, const char *err)
@@ -85,7 +105,6 @@ static void page_in(void *arg, struct olist_page *pg, int status, const char *er
     if (!pg->next[0] || !s->r->conn) {  /* the last page, or nobody to tell */
         olist_page_free(pg);
         reply(s);
-        summary_free(s);
         return;
     }
     char *next = xstrdup(pg->next);

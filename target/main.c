@@ -65,6 +65,7 @@ static const struct route internal_routes[] = {
     {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
     {RM_PATCH, "/v1/internal/jobs/*", job_patch, "job.patch"},
     {RM_GET, "/v1/internal/space", space_report, "space"},
+    {RM_GET, "/v1/internal/wbq", wbq_report, "wbq"},
 };
 
 static void not_found(struct http_req *r, const char *rest, size_t rlen)

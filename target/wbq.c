@@ -42,6 +42,7 @@ static struct {
     struct http_worker *w;
     struct event *timer;
     int kicked;                  /* atomic: a look is posted */
+    int urgent;                  /* atomic: a flush started, the pause ends */
     int scanning, again;         /* the loop's */
     struct up *inflight;
     int n_inflight;
@@ -311,6 +312,8 @@ static void kicked(void *arg)
 {
     (void)arg;
     __atomic_store_n(&q.kicked, 0, __ATOMIC_RELAXED);
+    if (__atomic_exchange_n(&q.urgent, 0, __ATOMIC_RELAXED))
+        q.pause_until_ms = 0;    /* a flush waits: try the backend again now */
     scan();
 }
 
@@ -403,6 +406,74 @@ void wbq_flush(struct job *j)
     memcpy(f->prefix + 1, j->provider, pl + 1);
     memcpy(f->prefix + 2 + pl, j->bucket, bl + 1);
     f->first = 1;
+    __atomic_store_n(&q.urgent, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&q.kicked, 0, __ATOMIC_RELAXED);   /* this kick is posted for sure */
     wbq_kick();
     iopool_submit(j->t->io, j->q, count_work, counted, f);
+}
+
+/* ---- what a bucket still owes its backend ------------------------------------------- */
+
+struct owed {
+    struct http_req *r;
+    char *prefix;
+    size_t plen;
+    uint64_t objects, bytes, oldest;
+};
+
+static int owed_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct owed *o = arg;
+    uint64_t seq = rec_seq(v, vl);
+    o->objects++;
+    o->oldest = !o->oldest || seq < o->oldest ? seq : o->oldest;
+    if (vl && v[0] == 'P') {
+        char *mkey = store_side_key('o', k, kl);
+        struct ometa m;
+        if (store_get(&q.t->store, store_pick(&q.t->store, mkey, kl), mkey, kl, &m) == 0)
+            o->bytes += m.size;
+        free(mkey);
+    }
+    return 0;
+}
+
+static void owed_work(void *arg)
+{
+    struct owed *o = arg;
+    for (int i = 0; i < q.t->store.n; i++)
+        store_kv_scan(&q.t->store, &q.t->store.mp[i], o->prefix, o->plen, owed_one, o);
+}
+
+static void owed_done(void *arg)
+{
+    struct owed *o = arg;
+    /* a record's seq is the wall clock of its write, in ns */
+    http_reply_json(o->r, 200, json_pack("{s:I, s:I, s:I}", "objects", (json_int_t)o->objects,
+                                         "bytes", (json_int_t)o->bytes, "oldest_ns",
+                                         (json_int_t)o->oldest));
+    http_req_unref(o->r);
+    free(o->prefix);
+    free(o);
+}
+
+void wbq_report(struct http_req *r, const char *rest, size_t rlen)
+{
+    char prov[16], bucket[64];
+    (void)rest;
+    (void)rlen;
+    if (http_query_get(r, "provider", prov, sizeof(prov)) <= 0 ||
+        http_query_get(r, "bucket", bucket, sizeof(bucket)) <= 0) {
+        http_reply_error(r, 400, "provider and bucket, please");
+        return;
+    }
+    struct owed *o = xcalloc(1, sizeof(*o));
+    o->r = r;
+    size_t pl = strlen(prov), bl = strlen(bucket);
+    o->plen = 1 + pl + 1 + bl + 1;
+    o->prefix = xmalloc(o->plen);
+    o->prefix[0] = 'w';
+    memcpy(o->prefix + 1, prov, pl + 1);
+    memcpy(o->prefix + 2 + pl, bucket, bl + 1);
+    http_req_ref(r);
+    iopool_submit(q.t->io, r->w->q, owed_work, owed_done, o);
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct http_req;
 struct http_worker;
 struct job;
 struct store;
@@ -43,5 +44,9 @@ void wbq_kick(void);
 
 /* A flush job's run (jobrun.c hands it over), on its loop. */
 void wbq_flush(struct job *j);
+
+/* GET /v1/internal/wbq?provider=P&bucket=B: what the bucket's objects on
+ * this target still owe its backend: {"objects", "bytes", "oldest_ns"}. */
+void wbq_report(struct http_req *r, const char *rest, size_t rlen);
 
 #endif

@@ -73,6 +73,9 @@ def test_write_back_survives_an_outage_and_kill9(s3, cl):
             cl.wait_healthy(t)
         for k, v in data.items():
             assert requests.get(obj(cl, "wb", k), timeout=30).content == v
+        # what is owed is never dropped by destroying the bucket, unless forced
+        r = requests.delete(cl.url + "/v1/buckets/wb")
+        assert r.status_code == 409 and r.json()["owed"]["objects"] >= len(data), r.text
     finally:
         s3.start()
     j = flush(cl, "wb")
@@ -81,6 +84,8 @@ def test_write_back_survives_an_outage_and_kill9(s3, cl):
     for k, v in data.items():
         assert backend_has(s3, k) == v, k
     assert backend_has(s3, "ck/02") is None and gone
+    s = requests.get(cl.url + "/v1/buckets/wb/summary").json()
+    assert s["dirty"] == {"objects": 0, "bytes": 0, "oldest_age_s": 0.0, "unreached": 0}, s
     # written back: an evict drops our copy now, and a GET reads it from the backend
     assert requests.delete(obj(cl, "wb", "ck/03") + "?evict").status_code == 204
     g = requests.get(obj(cl, "wb", "ck/03"), timeout=30)
@@ -112,3 +117,4 @@ def test_flush_and_write_policy_checks(s3, cl):
     j = flush(cl, "wt")
     assert j["state"] == "finished", j
     assert s3.client().get_object(Bucket="wtsrc", Key="y")["Body"].read() == b"y"
+    assert requests.delete(cl.url + "/v1/buckets/wt").status_code == 204   # owes nothing
