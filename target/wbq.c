@@ -22,6 +22,7 @@
 
 #define WBQ_SCAN 512             /* records looked at per scan */
 #define WBQ_PAUSE_MAX_MS 60000
+#define WBQ_DEFER_MAX_MS 30000   /* uploads wait for a quiet moment at most this long */
 #define FLUSH_POLL_MS 200
 
 struct up {
@@ -43,6 +44,9 @@ static struct {
     struct event *timer;
     int kicked;                  /* atomic: a look is posted */
     int urgent;                  /* atomic: a flush started, the pause ends */
+    int flushes;                 /* atomic: flush jobs waiting */
+    uint64_t last_put_ms;        /* atomic: the last record made */
+    uint64_t started_ms;         /* the last look that could start uploads */
     int scanning, again;         /* the loop's */
     struct up *inflight;
     int n_inflight;
@@ -72,6 +76,7 @@ static uint64_t rec_seq(const char *val, size_t n)
 
 void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf)
 {
+    __atomic_store_n(&q.last_put_ms, mono_ns() / 1000000, __ATOMIC_RELAXED);
     snprintf(buf, WBQ_VAL_MAX, "%c %llu", del ? 'D' : 'P', (unsigned long long)next_seq());
     memset(x, 0, sizeof(*x));
     x->key = store_side_key('w', mkey, klen);
@@ -294,8 +299,17 @@ static void scan(void)
         q.again = 1;
         return;
     }
-    if (q.n_inflight >= q.t->conf.wbq_workers || mono_ns() / 1000000 < q.pause_until_ms)
+    uint64_t now = mono_ns() / 1000000;
+    if (q.n_inflight >= q.t->conf.wbq_workers || now < q.pause_until_ms)
         return;
+    /* while PUTs keep coming, uploads wait for a quiet moment (they would
+     * take the drive and the cores from them), but never longer than
+     * WBQ_DEFER_MAX_MS, and not at all while a flush waits */
+    uint64_t last_put = __atomic_load_n(&q.last_put_ms, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&q.flushes, __ATOMIC_RELAXED) &&
+        now - last_put < (uint64_t)q.t->conf.wbq_quiet_ms && now - q.started_ms < WBQ_DEFER_MAX_MS)
+        return;
+    q.started_ms = now;
     q.scanning = 1;
     iopool_submit(q.t->io, q.w->q, scan_work, scanned, xcalloc(1, sizeof(struct found)));
 }
@@ -386,6 +400,7 @@ static void counted(void *arg)
     if (f->left == 0 || __atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
         free(f->prefix);
         free(f);
+        __atomic_sub_fetch(&q.flushes, 1, __ATOMIC_RELAXED);
         job_ended(j);
         return;
     }
@@ -406,6 +421,7 @@ void wbq_flush(struct job *j)
     memcpy(f->prefix + 1, j->provider, pl + 1);
     memcpy(f->prefix + 2 + pl, j->bucket, bl + 1);
     f->first = 1;
+    __atomic_add_fetch(&q.flushes, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&q.urgent, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&q.kicked, 0, __ATOMIC_RELAXED);   /* this kick is posted for sure */
     wbq_kick();
