@@ -60,6 +60,8 @@ static const struct opt opts[] = {
     {"space_oos", OPT_INT, F(space_oos), 2, 100, "95", "a mountpath's use (percent) at which PUTs of Shoal-only buckets get 507"},
     {"lru_dont_evict_s", OPT_INT, F(lru_dont_evict_s), 0, 31536000, "120", "an object read this recently is not evicted"},
     {"wbq_workers", OPT_INT, F(wbq_workers), 1, 64, "4", "write-back uploads a target runs at once"},
+    {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends"},
+    {"drain_timeout_s", OPT_INT, F(drain_timeout_s), 1, 86400, "600", "how long drain waits at most"},
     {"wbq_quiet_ms", OPT_INT, F(wbq_quiet_ms), 0, 60000, "1000", "write-back uploads wait until no PUT came for this long (30 s at most)"},
     {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives"},
     {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},

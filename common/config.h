@@ -34,6 +34,8 @@ struct conf {
     int atime_flush_s;     /* last reads to RocksDB this often */
     int wbq_workers;       /* write-back uploads at once, per target */
     int wbq_quiet_ms;      /* uploads wait for this long without PUTs */
+    int drain;             /* SIGTERM: write back first */
+    int drain_timeout_s;
     char *log_level;       /* error|warn|info|debug */
     int keepalive_ms;      /* node -> primary heartbeat period */
     int node_timeout_ms;   /* primary drops a node silent this long */

@@ -17,6 +17,7 @@
  * on PUT; every blocking step (fsync, RocksDB writes, listing, unlink)
  * runs on the I/O pool and completes back on the worker's loop.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,8 @@ int main(int argc, char **argv)
              t.conf.port, t.store.n);
     int sig = node_wait_signal();
     log_info("signal %d: shutting down", sig);
+    if (sig == SIGTERM && t.conf.drain)
+        wbq_drain(t.conf.drain_timeout_s);   /* what is owed to backends first */
     http_server_stop(srv);
     node_stop(&t.node);
     iopool_free(t.io);

@@ -43,6 +43,7 @@
 #include "s3xml.h"
 #include "target.h"
 #include "util.h"
+#include "wbq.h"
 
 #define PART_MIN (5u << 20)      /* every part but the last, as S3 */
 #define PARTS_MAX 10000
@@ -588,7 +589,15 @@ static void commit_work(void *arg)
     struct job *j = arg;
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */
-    j->rc = store_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
+    if (j->b.write_back) {       /* acknowledged here, with its record (wbq.h) */
+        struct store_x x;
+        char val[WBQ_VAL_MAX];
+        wbq_record(&x, j->mkey, j->klen, 0, val);
+        j->rc = store_commit_x(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &x);
+        free((char *)x.key);
+    } else {
+        j->rc = store_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
+    }
     if (!j->rc)
         upload_drop(j->t, j->mp, j->id);
 }
@@ -601,6 +610,8 @@ static void commit_done(void *arg)
         http_reply_error(r, err_status(j->rc), "cannot commit the object: %s",
                          strerror(-j->rc));
     } else {
+        if (j->b.write_back)
+            wbq_kick();
         struct gbuf b = {0};
         gbuf_str(&b,
                  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult");
@@ -644,7 +655,7 @@ static void assemble_done(void *arg)
         job_free(j);
         return;
     }
-    if (j->b.kind == BK_S3)
+    if (j->b.kind == BK_S3 && !j->b.write_back)
         backend_put(target_cli(j->r), &j->b, j->name, j->fd, (int64_t)j->m.size,
                     complete_backend_done, j);
     else

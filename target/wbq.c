@@ -493,3 +493,38 @@ void wbq_report(struct http_req *r, const char *rest, size_t rlen)
     http_req_ref(r);
     iopool_submit(q.t->io, r->w->q, owed_work, owed_done, o);
 }
+
+/* ---- drain ---------------------------------------------------------------------------- */
+
+static int count_any(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    (void)k;
+    (void)kl;
+    (void)v;
+    (void)vl;
+    (*(uint64_t *)arg)++;
+    return 0;
+}
+
+void wbq_drain(int timeout_s)
+{
+    if (!q.t)
+        return;
+    uint64_t end = mono_ns() + (uint64_t)timeout_s * 1000000000u, left = 0;
+    __atomic_add_fetch(&q.flushes, 1, __ATOMIC_RELAXED);   /* no waiting for quiet */
+    for (;;) {
+        left = 0;
+        for (int i = 0; i < q.t->store.n; i++)
+            store_kv_scan(&q.t->store, &q.t->store.mp[i], "w", 1, count_any, &left);
+        if (!left || mono_ns() >= end)
+            break;
+        __atomic_store_n(&q.urgent, 1, __ATOMIC_RELAXED);
+        wbq_kick();
+        usleep(200000);
+    }
+    if (left)
+        log_warn("drain: %llu write-back records still queued after %d s; they stay for the "
+                 "next start", (unsigned long long)left, timeout_s);
+    else
+        log_info("drain: every write-back record is in its backend");
+}

@@ -45,6 +45,11 @@ void wbq_kick(void);
 /* A flush job's run (jobrun.c hands it over), on its loop. */
 void wbq_flush(struct job *j);
 
+/* The main thread, at a SIGTERM with drain set: the uploader sends
+ * everything queued (no pauses) until nothing is or timeout_s passed; the
+ * server still runs meanwhile. */
+void wbq_drain(int timeout_s);
+
 /* GET /v1/internal/wbq?provider=P&bucket=B: what the bucket's objects on
  * this target still owe its backend: {"objects", "bytes", "oldest_ns"}. */
 void wbq_report(struct http_req *r, const char *rest, size_t rlen);

@@ -8,7 +8,7 @@ import time
 import pytest
 import requests
 
-from conftest import running_cluster, running_s3rver
+from conftest import Cluster, running_cluster, running_s3rver
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,53 @@ def test_flush_and_write_policy_checks(s3, cl):
     assert j["state"] == "finished", j
     assert s3.client().get_object(Bucket="wtsrc", Key="y")["Body"].read() == b"y"
     assert requests.delete(cl.url + "/v1/buckets/wt").status_code == 204   # owes nothing
+
+
+def test_multipart_checkpoint_writes_back(s3, cl):
+    """boto3's multipart upload (how it writes anything big) into a
+    write-back bucket: completed with the backend down, uploaded later."""
+    import io
+
+    import boto3
+    from boto3.s3.transfer import TransferConfig
+    from botocore.config import Config
+    r = requests.put(cl.url + "/v1/buckets/mpwb", json={"backend": "s3://wbsrc",
+                                                        "write_policy": "write-back"})
+    assert r.status_code == 201, r.text
+    c = boto3.client("s3", endpoint_url=cl.url + "/s3", aws_access_key_id="AK",
+                     aws_secret_access_key="SK", region_name="us-east-1",
+                     config=Config(s3={"addressing_style": "path"}))
+    body = os.urandom(20 << 20)
+    tc = TransferConfig(multipart_threshold=8 << 20, multipart_chunksize=8 << 20)
+    s3.stop()
+    try:
+        c.upload_fileobj(io.BytesIO(body), "mpwb", "step-100.pt", Config=tc)
+        assert c.get_object(Bucket="mpwb", Key="step-100.pt")["Body"].read() == body
+    finally:
+        s3.start()
+    j = flush(cl, "mpwb")
+    assert j["state"] == "finished" and j["owned"] >= 1, j
+    assert backend_has(s3, "step-100.pt") == body
+
+
+def test_sigterm_with_drain_writes_back_first(s3):
+    """drain: a target stopped with SIGTERM first sends what it owes (here
+    uploads would otherwise wait a minute for the PUTs to go quiet)."""
+    c = Cluster(targets=1, env=s3.env(), extra="--drain true --wbq_quiet_ms 60000")
+    c.start()
+    try:
+        r = requests.put(c.url + "/v1/buckets/dr", json={"backend": "s3://wbsrc",
+                                                         "write_policy": "write-back"})
+        assert r.status_code == 201, r.text
+        data = {"drain/%d" % i: os.urandom(300000 + i) for i in range(6)}
+        for k, v in data.items():
+            assert requests.put(obj(c, "dr", k), data=v).status_code == 201
+        owed = requests.get(c.url + "/v1/buckets/dr/summary").json()["dirty"]["objects"]
+        assert owed >= 1, owed          # the uploader waits for quiet
+        c.sh("stop-node", "t0")
+        for k, v in data.items():
+            assert backend_has(s3, k) == v, k
+        log = open(os.path.join(c.data, "logs", "t0.log")).read()
+        assert "drain: every write-back record is in its backend" in log
+    finally:
+        assert not c.cleanup()
