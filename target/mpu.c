@@ -589,15 +589,10 @@ static void commit_work(void *arg)
     struct job *j = arg;
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */
-    if (j->b.write_back) {       /* acknowledged here, with its record (wbq.h) */
-        struct store_x x;
-        char val[WBQ_VAL_MAX];
-        wbq_record(&x, j->mkey, j->klen, 0, val);
-        j->rc = store_commit_x(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &x);
-        free((char *)x.key);
-    } else {
+    if (j->b.write_back)         /* acknowledged here, with its record (wbq.h) */
+        j->rc = wbq_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
+    else
         j->rc = store_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
-    }
     if (!j->rc)
         upload_drop(j->t, j->mp, j->id);
 }

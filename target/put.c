@@ -185,11 +185,7 @@ static void put_commit_work(void *arg)
     if (p->part.num) {
         p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
     } else if (p->b.write_back) {   /* acknowledged here; the backend gets it later */
-        struct store_x x;
-        char val[WBQ_VAL_MAX];
-        wbq_record(&x, p->mkey, p->klen, 0, val);
-        p->rc = store_commit_x(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &x);
-        free((char *)x.key);
+        p->rc = wbq_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
     } else {
         p->rc = store_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
     }

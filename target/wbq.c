@@ -85,6 +85,17 @@ void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char 
     x->val_len = strlen(buf);
 }
 
+int wbq_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+               const char *work, int fd, struct ometa *m)
+{
+    struct store_x x;
+    char val[WBQ_VAL_MAX];
+    wbq_record(&x, mkey, klen, 0, val);
+    int rc = store_commit_x(s, mp, mkey, klen, work, fd, m, &x);
+    free((char *)x.key);
+    return rc;
+}
+
 int wbq_owed(struct store *s, const char *mkey, size_t klen)
 {
     char *w = store_side_key('w', mkey, klen), *v = NULL;

@@ -25,7 +25,9 @@
 struct http_req;
 struct http_worker;
 struct job;
+struct ometa;
 struct store;
+struct store_mp;
 struct store_x;
 struct target;
 
@@ -33,6 +35,11 @@ struct target;
  * buf (at least WBQ_VAL_MAX bytes) holding the value. del: a DELETE. */
 #define WBQ_VAL_MAX 48
 void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf);
+
+/* store_commit with the object's record: acknowledged once this returns
+ * 0; the I/O pool. */
+int wbq_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+               const char *work, int fd, struct ometa *m);
 
 /* Is an upload of mkey still owed (its record exists)? The I/O pool. */
 int wbq_owed(struct store *s, const char *mkey, size_t klen);
