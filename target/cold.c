@@ -36,6 +36,9 @@
 #include "iopool.h"
 #include "log.h"
 #include "target.h"
+#include "lru.h"
+#include "pass.h"
+#include "space.h"
 #include "util.h"
 #include "wbq.h"
 
@@ -231,6 +234,14 @@ static void fetched(void *arg, const struct fetch_result *res)
 static void go_cold(struct cold *c)
 {
     struct http_req *r = c->r;
+    char full[512];
+    if (r->method == HTTP_M_GET &&
+        space_admit(c->t, store_pick(&c->t->store, c->mkey, c->klen), 0, full, sizeof(full))) {
+        lru_kick();              /* room for the next one, if anything can go */
+        pass_get(r, &c->b, c->name);
+        cold_free(c);
+        return;
+    }
     struct fetch_req fr = {c->t, target_cli(r), r->w->q, &c->b, c->name, c->mkey, c->klen};
     c->size = -1;
     c->f = fetch_get(&fr, &cold_tap, c, fetched, c);

@@ -46,11 +46,16 @@ def settle(c):
     raise AssertionError("an eviction job never ended")
 
 
-def test_eviction_keeps_a_small_drive_under_its_high_watermark(s3):
+@pytest.fixture(scope="module")
+def dataset(s3):
+    """N objects of SIZE under ds/ in s3rver's lrusrc."""
     env = dict(os.environ, **s3.env())
     loader(["--endpoint", s3.url, "--bucket", "lrusrc", "--mode", "s3", "--pct-put", "100",
             "--epochs", "1", "--num-objects", str(N), "--prefix", "ds/", "--min-size",
             str(SIZE), "--max-size", str(SIZE), "--workers", "8"], env=env)
+
+
+def test_eviction_keeps_a_small_drive_under_its_high_watermark(s3, dataset):
     # each round frees a little (70% -> 62%), so the order is what decides
     extra = ("--space_high_wm 70 --space_low_wm 62 --space_oos 95 --space_sample_ms 100 "
              "--lru_dont_evict_s 0")
@@ -125,3 +130,35 @@ def test_eviction_keeps_a_small_drive_under_its_high_watermark(s3):
         r = c.http.post(c.url + "/v1/jobs", json={"kind": "evict", "bucket": "lb", "pin": True,
                                                   "names": ["x"]})
         assert r.status_code == 400
+
+
+def test_out_of_space_cold_gets_pass_through(s3, dataset):
+    """Nothing can be evicted (everything was read lately) and the drive is
+    at space_oos: cold GETs still answer, from the backend, keeping nothing;
+    a Shoal-only PUT gets 507."""
+    extra = ("--space_high_wm 55 --space_low_wm 50 --space_oos 60 --space_sample_ms 100 "
+             "--lru_dont_evict_s 3600")
+    with tmpfs_cluster("64m", env=s3.env(), extra=extra) as c:
+        assert c.http.put(c.url + "/v1/buckets/lb", json={"backend": "s3://lrusrc"}).status_code == 201
+        assert c.http.put(c.url + "/v1/buckets/own").status_code == 201
+        caches = []
+        for i in range(60):
+            r = c.http.get(c.url + "/v1/objects/lb/ds/%08d" % i)
+            assert r.status_code == 200 and len(r.content) == SIZE, (i, r.status_code)
+            caches.append(r.headers["X-Shoal-Cache"])
+        assert caches[0] == "miss" and caches[-1] == "pass", caches
+        first_pass = caches.index("pass")
+        k = "ds/%08d" % first_pass
+        r = c.http.get(c.url + "/v1/objects/lb/" + k)
+        assert r.headers["X-Shoal-Cache"] == "pass"      # still not kept
+        r = c.http.get(c.url + "/v1/objects/lb/" + k, headers={"Range": "bytes=10-19"})
+        assert r.status_code == 206 and len(r.content) == 10
+        assert s3.client().get_object(Bucket="lrusrc", Key=k, Range="bytes=10-19")["Body"].read() \
+            == r.content
+        m = space(c)
+        assert m["used_pct"] < 62, m     # about space_oos, no more
+        metrics = c.http.get(c.node_url("t0") + "/metrics").text
+        line = [x for x in metrics.splitlines() if x.startswith("shoal_cold_passthrough_total")]
+        assert line and float(line[0].split()[-1]) >= 60 - first_pass, line
+        r = c.http.put(c.url + "/v1/objects/own/x", os.urandom(1 << 20))
+        assert r.status_code == 507, r.text
