@@ -321,7 +321,8 @@ static void render_ent(struct gbuf *b, const struct olist_ent *e)
     }
     gbuf_str(b, ",\"etag\":");
     gbuf_json_str(b, e->etag, e->elen);
-    gbuf_str(b, e->cached ? ",\"cached\":true}" : ",\"cached\":false}");
+    gbuf_str(b, e->cached ? ",\"cached\":true" : ",\"cached\":false");
+    gbuf_str(b, e->dirty ? ",\"dirty\":true}" : "}");
 }
 
 static void list_done(void *arg, struct olist_page *pg, int status, const char *err)

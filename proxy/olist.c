@@ -24,6 +24,7 @@
 #include "lpage.h"
 #include "node.h"
 #include "olist.h"
+#include "owed.h"
 #include "util.h"
 #include "worker.h"
 
@@ -50,6 +51,9 @@ struct olist {
     struct own *own;
     struct olist_page *pg;       /* the page being made */
     char *base;                  /* "provider=..&bucket=..&prefix=.." */
+    int wb;                      /* a write-back bucket: pages go by name */
+    char *after;                 /* wb: the token, the last name of the page before */
+    int remote_more;             /* wb: the backend has names after this page */
     void (*then)(struct olist *l);  /* once every target's page is in */
 };
 
@@ -128,6 +132,7 @@ static void finish(struct olist *l)
     }
     http_req_unref(l->r);
     free(l->base);
+    free(l->after);
     free(l);
 }
 
@@ -177,7 +182,7 @@ static void merge(struct olist *l)
     while (pg->n < (size_t)l->limit && (i = next_head(o, head)) >= 0) {
         const struct lpage_ent *e = &o->pages[i].v[head[i]++];
         pg->v[pg->n++] = (struct olist_ent){e->name, e->nlen, e->etag, e->elen, NULL,
-                                            e->size, e->cksum, e->version, e->mtime_ns, 1};
+                                            e->size, e->cksum, e->version, e->mtime_ns, 1, 0};
     }
     /* what is left, less copies of the last name taken, is the next page */
     const struct olist_ent *last = pg->n ? &pg->v[pg->n - 1] : NULL;
@@ -253,6 +258,8 @@ static void mark_cached(struct olist *l)
             pg->v[i].cached = page_has(&l->own->pages[k], pg->v[i].name, pg->v[i].nlen);
 }
 
+static void wb_ask_targets(struct olist *l);
+
 /* The backend's page as JSON entries of olist_ent, pointing into j. */
 static void remote_entries(struct olist_page *pg, json_t *objs)
 {
@@ -294,6 +301,10 @@ static void remote_page(void *arg, int status, const char *body, size_t len, con
     l->own->remote = j;
     remote_entries(pg, objs);
     pg->next = xstrdup(json_string_value(json_object_get(j, "next")) ?: "");
+    if (l->wb) {
+        wb_ask_targets(l);
+        return;
+    }
     if (pg->n == 0) {
         finish(l);
         return;
@@ -306,6 +317,64 @@ static void remote_page(void *arg, int status, const char *body, size_t len, con
     free(query);
     free(ef);
     free(el);
+}
+
+/* ---- a write-back bucket: the backend's names and those not yet in it ------- */
+
+static void wb_merge(struct olist *l);
+
+/* The targets' names in the backend page's range, (after, its last name],
+ * or all after when the backend has no more. */
+static void wb_ask_targets(struct olist *l)
+{
+    struct olist_page *pg = l->pg;
+    l->remote_more = pg->next[0] != 0;
+    char *ea = http_pct_encode(l->after, strlen(l->after), 0);
+    char *eu = l->remote_more && pg->n
+                   ? http_pct_encode(pg->v[pg->n - 1].name, pg->v[pg->n - 1].nlen, 0)
+                   : xstrdup("");
+    char *query = xasprintf("%s&after=%s&until=%s&limit=%d", l->base, ea, eu, l->limit);
+    ask_targets(l, query, wb_merge);
+    free(query);
+    free(ea);
+    free(eu);
+}
+
+/* The backend's page and the targets' names together, in name order: a
+ * name only a target has is held and not yet written back (dirty). */
+static void wb_merge(struct olist *l)
+{
+    mark_cached(l);
+    struct own *o = l->own;
+    struct olist_page *pg = l->pg;
+    size_t *head = xcalloc((size_t)o->n + 1, sizeof(*head));
+    struct olist_ent *v = xcalloc((size_t)l->limit + 1, sizeof(*v));
+    size_t n = 0, ri = 0;
+    int li = next_head(o, head), local_more = 0;
+    for (int i = 0; i < o->n; i++)
+        local_more |= o->pages[i].more;
+    while (n < (size_t)l->limit && (ri < pg->n || li >= 0)) {
+        const struct lpage_ent *e = li >= 0 ? &o->pages[li].v[head[li]] : NULL;
+        int c = !e ? -1 : ri >= pg->n ? 1
+                        : lpage_name_cmp(pg->v[ri].name, pg->v[ri].nlen, e->name, e->nlen);
+        if (c <= 0)
+            v[n++] = pg->v[ri++];
+        else
+            v[n++] = (struct olist_ent){e->name, e->nlen, e->etag, e->elen, NULL, e->size,
+                                        e->cksum, e->version, e->mtime_ns, 1, 1};
+        if (c >= 0) {            /* the target's entry is used (or is the backend's) */
+            head[li]++;
+            li = next_head(o, head);
+        }
+    }
+    int cut = ri < pg->n || li >= 0;
+    free(pg->v);
+    pg->v = v;
+    pg->n = n;
+    free(pg->next);
+    pg->next = (cut || l->remote_more || local_more) && n ? xstrndup(v[n - 1].name, v[n - 1].nlen)
+                                                         : xstrdup("");
+    free(head);
 }
 
 static void list_remote(struct olist *l, const char *provider, const char *bucket,
@@ -324,7 +393,8 @@ static void list_remote(struct olist *l, const char *provider, const char *bucke
     }
     char *et = http_pct_encode(token, strlen(token), 0);
     char *url = node_signed_urlf(r->w->ctx, "GET", t->url,
-                                 "/v1/internal/list-remote?%s&token=%s&limit=%d", l->base, et,
+                                 "/v1/internal/list-remote?%s&%s=%s&limit=%d", l->base,
+                                 l->wb ? "after" : "token", et,
                                  l->limit > REMOTE_MAX ? REMOTE_MAX : l->limit);
     hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, REMOTE_TIMEOUT_MS, remote_page, l);
     free(url);
@@ -350,6 +420,8 @@ void olist_start(struct http_req *r, const char *provider, const char *bucket,
     free(ep);
     if (!cached_only && olist_by_backend(provider, bucket)) {
         l->pg->remote = 1;
+        l->wb = owed_write_back(provider, bucket);
+        l->after = xstrdup(token);
         list_remote(l, provider, bucket, token);
     } else {
         char *et = http_pct_encode(token, strlen(token), 0);

@@ -30,6 +30,7 @@ struct olist_ent {
     const char *last_modified;   /* the backend's (remote pages), else NULL */
     uint64_t size, cksum, version, mtime_ns;  /* cksum, version: local pages */
     int cached;                  /* held by a target */
+    int dirty;                   /* write-back: held, not yet in the backend */
 };
 
 struct olist_page {

@@ -313,18 +313,31 @@ static void bop_start(struct bop *o)
 static struct bop *bop_make(struct hcli *cli, const struct backend *b, const char *method,
                             const char *key, int fd, int64_t size, backend_done_fn cb, void *arg);
 
-void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
-                  const char *token, int limit, backend_list_fn cb, void *arg)
+static void list_start(struct hcli *cli, const struct backend *b, const char *prefix,
+                       const char *param, const char *value, int limit, backend_list_fn cb,
+                       void *arg)
 {
     char *ep = sigv4_uri_encode(prefix, strlen(prefix), 0);
-    char *et = sigv4_uri_encode(token, strlen(token), 0);
+    char *et = sigv4_uri_encode(value, strlen(value), 0);
     struct bop *o = bop_make(cli, b, "GET", NULL, -1, 0, NULL, arg);
-    o->query = xasprintf("list-type=2&max-keys=%d&prefix=%s%s%s", limit, ep,
-                         token[0] ? "&continuation-token=" : "", token[0] ? et : "");
+    o->query = xasprintf("list-type=2&max-keys=%d&prefix=%s%s%s%s", limit, ep,
+                         value[0] ? "&" : "", value[0] ? param : "", value[0] ? et : "");
     o->list_cb = cb;
     free(ep);
     free(et);
     bop_start(o);
+}
+
+void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
+                  const char *token, int limit, backend_list_fn cb, void *arg)
+{
+    list_start(cli, b, prefix, "continuation-token=", token, limit, cb, arg);
+}
+
+void backend_list_after(struct hcli *cli, const struct backend *b, const char *prefix,
+                        const char *after, int limit, backend_list_fn cb, void *arg)
+{
+    list_start(cli, b, prefix, "start-after=", after, limit, cb, arg);
 }
 
 static void bop_new(struct hcli *cli, const struct backend *b, const char *method,

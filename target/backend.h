@@ -66,6 +66,9 @@ typedef void (*backend_list_fn)(void *arg, const struct backend_obj *o, const ch
                                 size_t len);
 void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
                   const char *token, int limit, backend_list_fn cb, void *arg);
+/* The same from the names after `after` (StartAfter) instead of a token. */
+void backend_list_after(struct hcli *cli, const struct backend *b, const char *prefix,
+                        const char *after, int limit, backend_list_fn cb, void *arg);
 /* URL and signed header lines of a GET (for the streaming fetch). */
 void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
 /* Fill o from a finished exchange's headers. */

@@ -145,6 +145,7 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
     char bucket[64], provider[16], prefix[OBJNAME_MAX + 1] = "", token[2048] = "";
+    char after[OBJNAME_MAX + 1] = "";
     char err[256];
     int limit = 1000;
     (void)rest;
@@ -152,7 +153,8 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
     if (http_query_get(r, "bucket", bucket, sizeof(bucket)) < 1 ||
         objname_provider(r, provider, err, sizeof(err)) ||
         http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2 ||
-        http_query_get(r, "token", token, sizeof(token)) == -2) {
+        http_query_get(r, "token", token, sizeof(token)) == -2 ||
+        http_query_get(r, "after", after, sizeof(after)) == -2) {
         http_reply_error(r, 400, "bad remote list request");
         return;
     }
@@ -176,5 +178,8 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
     l->t = t;
     l->r = r;
     http_req_ref(r);
-    backend_list(target_cli(r), &l->b, prefix, token, limit, rlist_done, l);
+    if (after[0])                /* a write-back bucket's pages go by name (olist.c) */
+        backend_list_after(target_cli(r), &l->b, prefix, after, limit, rlist_done, l);
+    else
+        backend_list(target_cli(r), &l->b, prefix, token, limit, rlist_done, l);
 }

@@ -168,3 +168,41 @@ def test_sigterm_with_drain_writes_back_first(s3):
         assert "drain: every write-back record is in its backend" in log
     finally:
         assert not c.cleanup()
+
+
+def test_listing_shows_what_is_not_yet_written_back(s3):
+    """A write-back bucket's listing is the backend's names and those only
+    Shoal has yet (dirty), in name order, over pages of any size."""
+    c = Cluster(targets=2, env=s3.env(), extra="--wbq_quiet_ms 60000")
+    c.start()
+    try:
+        r = requests.put(c.url + "/v1/buckets/lw", json={"backend": "s3://wbsrc",
+                                                         "write_policy": "write-back"})
+        assert r.status_code == 201, r.text
+        for k in ("ls/1", "ls/3", "ls/5"):
+            s3.client().put_object(Bucket="wbsrc", Key=k, Body=b"in the backend")
+        assert requests.put(obj(c, "lw", "aa-first"), data=b"x").status_code == 201
+        for k in ("ls/0", "ls/2", "ls/4", "ls/6"):
+            assert requests.put(obj(c, "lw", k), data=b"only here").status_code == 201
+        want = ["ls/%d" % i for i in range(7)]
+        for limit in (1, 2, 3, 1000):
+            names, dirty, token = [], set(), ""
+            for _ in range(20):
+                p = requests.get("%s/v1/buckets/lw/objects?prefix=ls/&limit=%d&token=%s"
+                                 % (c.url, limit, token)).json()
+                names += [o["name"] for o in p["objects"]]
+                dirty |= {o["name"] for o in p["objects"] if o.get("dirty")}
+                token = p["next"]
+                if not token:
+                    break
+            assert names == want, (limit, names)
+            assert dirty == {"ls/0", "ls/2", "ls/4", "ls/6"}, (limit, dirty)
+        import boto3
+        from botocore.config import Config
+        b3 = boto3.client("s3", endpoint_url=c.url + "/s3", aws_access_key_id="AK",
+                          aws_secret_access_key="SK", region_name="us-east-1",
+                          config=Config(s3={"addressing_style": "path"}))
+        keys = [o["Key"] for o in b3.list_objects_v2(Bucket="lw", Prefix="ls/")["Contents"]]
+        assert keys == want
+    finally:
+        assert not c.cleanup()
