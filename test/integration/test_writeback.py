@@ -25,6 +25,13 @@ def obj(c, b, k):
     return "%s/v1/objects/%s/%s" % (c.url, b, k)
 
 
+def wb_bucket(c, name):
+    """A write-back bucket over s3rver's wbsrc."""
+    r = requests.put(c.url + "/v1/buckets/" + name, json={"backend": "s3://wbsrc",
+                                                          "write_policy": "write-back"})
+    assert r.status_code == 201, r.text
+
+
 def flush(c, bucket, want=201):
     r = requests.post(c.url + "/v1/jobs", json={"kind": "flush", "bucket": bucket}, timeout=30)
     assert r.status_code == want, r.text
@@ -41,9 +48,7 @@ def backend_has(s3, key):
 
 
 def test_write_back_survives_an_outage_and_kill9(s3, cl):
-    r = requests.put(cl.url + "/v1/buckets/wb", json={"backend": "s3://wbsrc",
-                                                      "write_policy": "write-back"})
-    assert r.status_code == 201, r.text
+    wb_bucket(cl, "wb")
     data = {"ck/%02d" % i: os.urandom(i * 100003) for i in range(12)}
     data["ck/big"] = os.urandom(24 << 20)
     s3.stop()
@@ -128,9 +133,7 @@ def test_multipart_checkpoint_writes_back(s3, cl):
     import boto3
     from boto3.s3.transfer import TransferConfig
     from botocore.config import Config
-    r = requests.put(cl.url + "/v1/buckets/mpwb", json={"backend": "s3://wbsrc",
-                                                        "write_policy": "write-back"})
-    assert r.status_code == 201, r.text
+    wb_bucket(cl, "mpwb")
     c = boto3.client("s3", endpoint_url=cl.url + "/s3", aws_access_key_id="AK",
                      aws_secret_access_key="SK", region_name="us-east-1",
                      config=Config(s3={"addressing_style": "path"}))
@@ -153,9 +156,7 @@ def test_sigterm_with_drain_writes_back_first(s3):
     c = Cluster(targets=1, env=s3.env(), extra="--drain true --wbq_quiet_ms 60000")
     c.start()
     try:
-        r = requests.put(c.url + "/v1/buckets/dr", json={"backend": "s3://wbsrc",
-                                                         "write_policy": "write-back"})
-        assert r.status_code == 201, r.text
+        wb_bucket(c, "dr")
         data = {"drain/%d" % i: os.urandom(300000 + i) for i in range(6)}
         for k, v in data.items():
             assert requests.put(obj(c, "dr", k), data=v).status_code == 201
@@ -176,9 +177,7 @@ def test_listing_shows_what_is_not_yet_written_back(s3):
     c = Cluster(targets=2, env=s3.env(), extra="--wbq_quiet_ms 60000")
     c.start()
     try:
-        r = requests.put(c.url + "/v1/buckets/lw", json={"backend": "s3://wbsrc",
-                                                         "write_policy": "write-back"})
-        assert r.status_code == 201, r.text
+        wb_bucket(c, "lw")
         for k in ("ls/1", "ls/3", "ls/5"):
             s3.client().put_object(Bucket="wbsrc", Key=k, Body=b"in the backend")
         assert requests.put(obj(c, "lw", "aa-first"), data=b"x").status_code == 201
