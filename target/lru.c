@@ -40,7 +40,8 @@ struct cand {
 };
 
 struct scan {
-    struct job *j;
+    struct target *t;
+    struct job *j;               /* NULL for a census */
     struct bmd *bm;
     char bucket_key[96];         /* the last bucket looked up, and its answer */
     int bucket_ok;
@@ -77,20 +78,31 @@ static uint32_t last_read(struct store *st, const char *mkey, size_t klen, const
     return b > t ? b : t;
 }
 
+/* What may become of an object (key k, metadata m). */
+enum fate { F_OWED, F_KEPT, F_PINNED, F_RECENT, F_EVICTABLE };
+
+static enum fate fate_of(struct scan *sc, const char *k, size_t kl, const struct ometa *m,
+                         uint32_t *atime)
+{
+    if (wbq_owed(&sc->t->store, k, kl))
+        return F_OWED;           /* not written back yet */
+    if (!bucket_evictable(sc, k, kl))
+        return F_KEPT;           /* Shoal's only copy, or its bucket says lru: false */
+    const char *prov = k + 1, *bucket = prov + strlen(prov) + 1;
+    const char *name = bucket + strlen(bucket) + 1;
+    if (pin_holds(prov, bucket, name, (size_t)(k + kl - name)))
+        return F_PINNED;
+    *atime = last_read(&sc->t->store, k, kl, m);
+    return *atime + sc->keep_s > sc->now ? F_RECENT : F_EVICTABLE;
+}
+
 static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct scan *sc = arg;
     struct ometa m;
-    if (ometa_decode(v, vl, &m) || !bucket_evictable(sc, k, kl))
+    uint32_t t = 0;
+    if (ometa_decode(v, vl, &m) || fate_of(sc, k, kl, &m, &t) != F_EVICTABLE)
         return 0;
-    const char *prov = k + 1, *bucket = prov + strlen(prov) + 1;
-    const char *name = bucket + strlen(bucket) + 1;
-    if (pin_holds(prov, bucket, name, (size_t)(k + kl - name)) ||
-        wbq_owed(&sc->j->t->store, k, kl))
-        return 0;                /* a prefetch job keeps it, or it is not written back yet */
-    uint32_t t = last_read(&sc->j->t->store, k, kl, &m);
-    if (t + sc->keep_s > sc->now)
-        return 0;                /* read lately */
     if (sc->n == sc->cap) {
         sc->cap = sc->cap ? sc->cap * 2 : 1024;
         sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
@@ -114,7 +126,7 @@ static int by_atime(const void *a, const void *b)
 /* One mountpath above the high watermark: the oldest go until need bytes did. */
 static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
 {
-    struct store *st = &sc->j->t->store;
+    struct store *st = &sc->t->store;
     sc->n = 0;
     store_kv_scan(st, mp, "o", 1, collect, sc);
     qsort(sc->v, sc->n, sizeof(*sc->v), by_atime);
@@ -147,7 +159,7 @@ static void lru_work(void *arg)
 {
     struct job *j = arg;
     struct target *t = j->t;
-    struct scan sc = {.j = j, .bm = bmd_current(), .now = (uint32_t)time(NULL),
+    struct scan sc = {.t = t, .j = j, .bm = bmd_current(), .now = (uint32_t)time(NULL),
                       .keep_s = (uint32_t)t->conf.lru_dont_evict_s, .freed_enough = 1};
     for (int i = 0; i < t->store.n; i++) {
         uint64_t used, total;
@@ -191,4 +203,38 @@ void lru_kick(void)
     if (!lru.w || __atomic_exchange_n(&lru.kicked, 1, __ATOMIC_RELAXED))
         return;
     loopq_post(lru.w->q, look, NULL);
+}
+
+/* ---- a census, for the space report ------------------------------------------------ */
+
+struct census_scan {
+    struct scan sc;
+    struct lru_census *c;
+};
+
+static int count_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct census_scan *cs = arg;
+    struct ometa m;
+    uint32_t t = 0;
+    if (ometa_decode(v, vl, &m))
+        return 0;
+    cs->c->objects++;
+    switch (fate_of(&cs->sc, k, kl, &m, &t)) {
+    case F_OWED: cs->c->dirty += m.size; break;
+    case F_PINNED: cs->c->pinned += m.size; break;
+    case F_EVICTABLE: cs->c->evictable += m.size; break;
+    default: break;
+    }
+    return 0;
+}
+
+void lru_census(struct target *t, int i, struct lru_census *c)
+{
+    struct census_scan cs = {.sc = {.t = t, .bm = bmd_current(), .now = (uint32_t)time(NULL),
+                                    .keep_s = (uint32_t)t->conf.lru_dont_evict_s},
+                             .c = c};
+    memset(c, 0, sizeof(*c));
+    store_kv_scan(&t->store, &t->store.mp[i], "o", 1, count_one, &cs);
+    bmd_unref(cs.sc.bm);
 }

@@ -17,6 +17,8 @@
 #ifndef SHOAL_TARGET_LRU_H
 #define SHOAL_TARGET_LRU_H
 
+#include <stdint.h>
+
 struct http_worker;
 struct target;
 
@@ -24,5 +26,13 @@ struct target;
 void lru_start(struct target *t, struct http_worker *w);
 /* Look whether a job is needed (any thread; cheap, coalesced). */
 void lru_kick(void);
+
+/* Mountpath i's objects by what eviction may do with them (blocks: the
+ * I/O pool): how many, and the bytes it may evict now, the bytes pinned
+ * by prefetch jobs, and the bytes not yet written back. */
+struct lru_census {
+    uint64_t objects, evictable, pinned, dirty;
+};
+void lru_census(struct target *t, int i, struct lru_census *c);
 
 #endif

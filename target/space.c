@@ -144,11 +144,23 @@ int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add,
     return -ENOSPC;
 }
 
-void space_report(struct http_req *r, const char *rest, size_t rlen)
+struct report {
+    struct http_req *r;
+    struct lru_census *c;        /* one per mountpath */
+};
+
+/* The I/O pool: what eviction may do with each mountpath's objects. */
+static void census_work(void *arg)
 {
-    struct target *t = r->w->ctx;
-    (void)rest;
-    (void)rlen;
+    struct report *rp = arg;
+    for (int i = 0; i < sp.t->store.n; i++)
+        lru_census(sp.t, i, &rp->c[i]);
+}
+
+static void census_done(void *arg)
+{
+    struct report *rp = arg;
+    struct target *t = sp.t;
     json_t *mps = json_array();
     uint64_t all_used = 0, all_total = 0;
     for (int i = 0; i < t->store.n; i++) {
@@ -158,17 +170,36 @@ void space_report(struct http_req *r, const char *rest, size_t rlen)
         const char *state = p >= t->conf.space_oos         ? "oos"
                             : p >= t->conf.space_high_wm ? "high"
                                                          : "ok";
-        json_array_append_new(mps, json_pack("{s:s, s:I, s:I, s:f, s:s}", "path",
-                                             t->store.mp[i].dir, "used", (json_int_t)used,
-                                             "total", (json_int_t)total, "used_pct", p,
-                                             "state", state));
+        const struct lru_census *c = &rp->c[i];
+        json_array_append_new(mps, json_pack("{s:s, s:I, s:I, s:f, s:s, s:I, s:I, s:I, s:I}",
+                                             "path", t->store.mp[i].dir, "used",
+                                             (json_int_t)used, "total", (json_int_t)total,
+                                             "used_pct", p, "state", state, "objects",
+                                             (json_int_t)c->objects, "evictable_bytes",
+                                             (json_int_t)c->evictable, "pinned_bytes",
+                                             (json_int_t)c->pinned, "dirty_bytes",
+                                             (json_int_t)c->dirty));
         all_used += used;
         all_total += total;
     }
-    http_reply_json(r, 200, json_pack("{s:s, s:I, s:I, s:f, s:i, s:i, s:i, s:o}", "target",
-                                      t->node.id, "used", (json_int_t)all_used, "total",
-                                      (json_int_t)all_total, "used_pct", pct(all_used, all_total),
-                                      "low_wm", t->conf.space_low_wm, "high_wm",
-                                      t->conf.space_high_wm, "oos", t->conf.space_oos,
-                                      "mountpaths", mps));
+    http_reply_json(rp->r, 200,
+                    json_pack("{s:s, s:I, s:I, s:f, s:i, s:i, s:i, s:o}", "target", t->node.id,
+                              "used", (json_int_t)all_used, "total", (json_int_t)all_total,
+                              "used_pct", pct(all_used, all_total), "low_wm",
+                              t->conf.space_low_wm, "high_wm", t->conf.space_high_wm, "oos",
+                              t->conf.space_oos, "mountpaths", mps));
+    http_req_unref(rp->r);
+    free(rp->c);
+    free(rp);
+}
+
+void space_report(struct http_req *r, const char *rest, size_t rlen)
+{
+    (void)rest;
+    (void)rlen;
+    struct report *rp = xcalloc(1, sizeof(*rp));
+    rp->r = r;
+    rp->c = xcalloc((size_t)sp.t->store.n, sizeof(*rp->c));
+    http_req_ref(r);
+    iopool_submit(sp.t->io, r->w->q, census_work, census_done, rp);
 }

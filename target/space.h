@@ -12,7 +12,9 @@
  * shoal_space_used_bytes and shoal_space_total_bytes{mountpath}.
  *
  * Internal route (behind the cluster signature):
- *   GET /v1/internal/space   this target's mountpaths (JSON)
+ *   GET /v1/internal/space   this target's mountpaths (JSON), each with its
+ *                            objects and the bytes eviction may take, the
+ *                            pinned and the not yet written back
  *
  * Thread: the figures are read by any worker; the sampler's timer runs on
  * the loop it was started on.

@@ -9,7 +9,6 @@ import subprocess
 import time
 
 import pytest
-import requests
 
 from conftest import running_s3rver, tmpfs_cluster
 from test_loader import LOADER
@@ -78,6 +77,8 @@ def test_eviction_keeps_a_small_drive_under_its_high_watermark(s3, dataset):
         c.sh("start-node", "t0")
         c.wait_healthy("t0")
         pinned = ["ds/%08d" % i for i in range(190, 198)]
+        m = space(c)
+        assert m["pinned_bytes"] == 8 * SIZE and m["objects"] >= 8 + 4 + 1, m
         for epoch in range(2):
             out = loader(["--endpoint", c.url, "--bucket", "lb", "--num-objects", str(N),
                           "--prefix", "ds/", "--epochs", "1", "--workers", "4"])
@@ -85,7 +86,7 @@ def test_eviction_keeps_a_small_drive_under_its_high_watermark(s3, dataset):
             assert g["count"] == N and g["errors"] == {}, out
             settle(c)
             m = space(c)
-            assert m["used_pct"] < 70, (epoch, m)
+            assert m["used_pct"] < 70 and m["evictable_bytes"] > 0, (epoch, m)
         jobs = lru_jobs(c)
         assert jobs and all(j["state"] in ("finished", "failed") for j in jobs), jobs
         one = c.http.get(c.url + "/v1/jobs/" + jobs[0]["id"]).json()

@@ -78,6 +78,9 @@ def test_write_back_survives_an_outage_and_kill9(s3, cl):
             cl.wait_healthy(t)
         for k, v in data.items():
             assert requests.get(obj(cl, "wb", k), timeout=30).content == v
+        sp = requests.get(cl.url + "/v1/cluster/space").json()
+        dirty = sum(m["dirty_bytes"] for t in sp["targets"] for m in t["mountpaths"])
+        assert dirty == sum(len(v) for v in data.values()), dirty
         # what is owed is never dropped by destroying the bucket, unless forced
         r = requests.delete(cl.url + "/v1/buckets/wb")
         assert r.status_code == 409 and r.json()["owed"]["objects"] >= len(data), r.text
