@@ -62,6 +62,8 @@ static const struct opt opts[] = {
     {"wbq_workers", OPT_INT, F(wbq_workers), 1, 64, "4", "write-back uploads a target runs at once"},
     {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends"},
     {"drain_timeout_s", OPT_INT, F(drain_timeout_s), 1, 86400, "600", "how long drain waits at most"},
+    {"wbq_multipart_mb", OPT_INT, F(wbq_multipart_mb), 5, 1048576, "64", "write-back uploads of objects larger than this go in parts"},
+    {"wbq_part_mb", OPT_INT, F(wbq_part_mb), 5, 5120, "16", "the size of a write-back upload's parts"},
     {"wbq_quiet_ms", OPT_INT, F(wbq_quiet_ms), 0, 60000, "1000", "write-back uploads wait until no PUT came for this long (30 s at most)"},
     {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives"},
     {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},

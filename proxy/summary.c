@@ -72,12 +72,12 @@ static void reply(struct summary *s)
                           "objects_cached_pct", pct(s->present, s->objects));
     if (s->has_tmpl)
         json_object_set_new(j, "selected", json_integer((json_int_t)s->t.count));
-    s->reply = j;
     if (owed_write_back(s->provider, s->bucket)) {   /* and what is not yet in the backend */
+        s->reply = j;
         owed_ask(s->r, s->provider, s->bucket, with_owed, s);
         return;
     }
-    http_reply_json(s->r, 200, j);
+    http_reply_json(s->r, 200, j);   /* takes j */
     summary_free(s);
 }
 

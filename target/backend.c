@@ -201,6 +201,8 @@ struct bop {
     backend_list_fn list_cb;     /* keep the whole body and hand it over */
     struct gbuf resp;
     int fd;                      /* PUT source, or -1 */
+    int64_t base;                /* where in fd the body starts */
+    char *mem;                   /* or the body from memory (size bytes), or NULL */
     int64_t size, off;
     int attempt;
     struct event *timer;
@@ -235,7 +237,12 @@ static ssize_t bop_read(void *arg, char *buf, size_t n)
     if (o->off >= o->size)
         return 0;
     size_t want = (size_t)(o->size - o->off) < n ? (size_t)(o->size - o->off) : n;
-    ssize_t r = pread(o->fd, buf, want, o->off);
+    if (o->mem) {
+        memcpy(buf, o->mem + o->off, want);
+        o->off += (int64_t)want;
+        return (ssize_t)want;
+    }
+    ssize_t r = pread(o->fd, buf, want, o->base + o->off);
     if (r <= 0)
         return -1;
     o->off += r;
@@ -283,6 +290,7 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
     free(o->method);
     free(o->key);
     free(o->query);
+    free(o->mem);
     gbuf_free(&o->resp);
     free(o);
 }
@@ -299,14 +307,15 @@ static void bop_start(struct bop *o)
     o->off = 0;
     o->body_len = 0;
     gbuf_free(&o->resp);
-    if (o->fd >= 0) {
+    int body = o->fd >= 0 || o->mem;
+    if (body) {
         snprintf(len_hdr, sizeof(len_hdr), "Content-Length: %lld", (long long)o->size);
         extra[n_extra++] = len_hdr;
     }
     build(&o->b, o->method, o->key, o->query ? o->query : "",
-          o->fd >= 0 ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra, n_extra, &q);
+          body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra, n_extra, &q);
     hcli_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
-               o->fd >= 0 ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
+               body ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
     s3_req_free(&q);
 }
 
@@ -325,6 +334,22 @@ static void list_start(struct hcli *cli, const struct backend *b, const char *pr
     o->list_cb = cb;
     free(ep);
     free(et);
+    bop_start(o);
+}
+
+void backend_call(struct hcli *cli, const struct backend *b, const char *method,
+                  const char *key, const char *query, int fd, int64_t off, int64_t size,
+                  const char *mem, size_t mem_len, backend_list_fn cb, void *arg)
+{
+    struct bop *o = bop_make(cli, b, method, key, fd, size, NULL, arg);
+    o->base = off;
+    if (mem) {
+        o->mem = xmalloc(mem_len + 1);
+        memcpy(o->mem, mem, mem_len);
+        o->size = (int64_t)mem_len;
+    }
+    o->query = xstrdup(query);
+    o->list_cb = cb;
     bop_start(o);
 }
 

@@ -69,6 +69,13 @@ void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
 /* The same from the names after `after` (StartAfter) instead of a token. */
 void backend_list_after(struct hcli *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg);
+/* Any request with its answer's body (retried like the others): method
+ * key?query, with a body of size bytes of fd from off (fd >= 0), or
+ * mem_len bytes of mem (copied), or none; cb gets the outcome and the
+ * body (at most S3LIST_MAX_DOC bytes of it). */
+void backend_call(struct hcli *cli, const struct backend *b, const char *method,
+                  const char *key, const char *query, int fd, int64_t off, int64_t size,
+                  const char *mem, size_t mem_len, backend_list_fn cb, void *arg);
 /* URL and signed header lines of a GET (for the streaming fetch). */
 void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
 /* Fill o from a finished exchange's headers. */

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "bmd.h"
+#include "bmpu.h"
 #include "http.h"
 #include "iopool.h"
 #include "jobint.h"
@@ -201,7 +202,12 @@ static void opened(void *arg)
         return;
     }
     struct target_worker *tw = q.w->local;
-    backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
+    uint64_t mib = 1u << 20;
+    if (u->size > (uint64_t)q.t->conf.wbq_multipart_mb * mib)   /* in parts */
+        bmpu_put(tw->cli, &u->b, u->name, u->fd, u->size,
+                 (uint64_t)q.t->conf.wbq_part_mb * mib, backend_done, u);
+    else
+        backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
 }
 
 /* Start the operation a record asks for, when its bucket has an S3

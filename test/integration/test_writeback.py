@@ -208,3 +208,24 @@ def test_listing_shows_what_is_not_yet_written_back(s3):
         assert keys == want
     finally:
         assert not c.cleanup()
+
+
+def test_large_objects_are_written_back_in_parts(s3):
+    """Over wbq_multipart_mb an object goes to the backend as a multipart
+    upload (parts of wbq_part_mb from its file), whole and byte for byte."""
+    c = Cluster(targets=1, env=s3.env(), extra="--wbq_multipart_mb 8 --wbq_part_mb 5")
+    c.start()
+    try:
+        wb_bucket(c, "mp")
+        big, small = os.urandom((21 << 20) + 5), os.urandom(1 << 20)
+        assert requests.put(obj(c, "mp", "parts/big"), data=big).status_code == 201
+        assert requests.put(obj(c, "mp", "parts/small"), data=small).status_code == 201
+        j = flush(c, "mp")
+        assert j["state"] == "finished", j
+        assert backend_has(s3, "parts/big") == big and backend_has(s3, "parts/small") == small
+        log = s3.requests()
+        assert any(x.startswith("POST /wbsrc/parts/big?uploads") for x in log), log[-5:]
+        assert sum(x.startswith("PUT /wbsrc/parts/big?partNumber=") for x in log) == 5
+        assert not any(x.startswith("POST /wbsrc/parts/small?uploads") for x in log)
+    finally:
+        assert not c.cleanup()
