@@ -54,6 +54,8 @@ struct olist {
     int wb;                      /* a write-back bucket: pages go by name */
     char *after;                 /* wb: the token, the last name of the page before */
     int remote_more;             /* wb: the backend has names after this page */
+    char *del_query;             /* wb: the targets' deletes in the page's range */
+    json_t *deleted;             /* wb: their names, as a set */
     void (*then)(struct olist *l);  /* once every target's page is in */
 };
 
@@ -133,6 +135,8 @@ static void finish(struct olist *l)
     http_req_unref(l->r);
     free(l->base);
     free(l->after);
+    free(l->del_query);
+    json_decref(l->deleted);
     free(l);
 }
 
@@ -212,6 +216,25 @@ static void page_one(void *arg, int status, const char *body, size_t len, const 
     settle(l);
 }
 
+/* A target's names deleted there and not yet in the backend (wb). */
+static void deletes_one(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct olist *l = arg;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *names = json_object_get(j, "deleted");
+    if (!json_is_array(names)) {
+        fail(l, 503, "a target's deletes: %s", status ? "bad answer" : (err ? err : "?"));
+    } else {
+        size_t i;
+        json_t *n;
+        json_array_foreach(names, i, n)
+            if (json_is_string(n))
+                json_object_set_new(l->deleted, json_string_value(n), json_true());
+    }
+    json_decref(j);
+    settle(l);
+}
+
 /* Ask every target for its page (the query after "/v1/internal/list?"),
  * then then(l). */
 static void ask_targets(struct olist *l, const char *query, void (*then)(struct olist *l))
@@ -225,6 +248,12 @@ static void ask_targets(struct olist *l, const char *query, void (*then)(struct 
         char *url = node_signed_urlf(r->w->ctx, "GET", t->url, "/v1/internal/list?%s", query);
         l->pending++;
         hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, page_one, l);
+        free(url);
+        if (!l->del_query)
+            continue;
+        url = node_signed_urlf(r->w->ctx, "GET", t->url, "/v1/internal/wbq?%s", l->del_query);
+        l->pending++;
+        hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, deletes_one, l);
         free(url);
     }
     cmap_unref(m);
@@ -323,6 +352,14 @@ static void remote_page(void *arg, int status, const char *body, size_t len, con
 
 static void wb_merge(struct olist *l);
 
+static int deleted(const struct olist *l, const struct olist_ent *e)
+{
+    char *name = xstrndup(e->name, e->nlen);
+    int gone = json_object_get(l->deleted, name) != NULL;
+    free(name);
+    return gone;
+}
+
 /* The targets' names in the backend page's range, (after, its last name],
  * or all after when the backend has no more. */
 static void wb_ask_targets(struct olist *l)
@@ -334,6 +371,8 @@ static void wb_ask_targets(struct olist *l)
                    ? http_pct_encode(pg->v[pg->n - 1].name, pg->v[pg->n - 1].nlen, 0)
                    : xstrdup("");
     char *query = xasprintf("%s&after=%s&until=%s&limit=%d", l->base, ea, eu, l->limit);
+    l->del_query = xasprintf("%s&deletes&after=%s&until=%s", l->base, ea, eu);
+    l->deleted = json_object();
     ask_targets(l, query, wb_merge);
     free(query);
     free(ea);
@@ -357,7 +396,9 @@ static void wb_merge(struct olist *l)
         const struct lpage_ent *e = li >= 0 ? &o->pages[li].v[head[li]] : NULL;
         int c = !e ? -1 : ri >= pg->n ? 1
                         : lpage_name_cmp(pg->v[ri].name, pg->v[ri].nlen, e->name, e->nlen);
-        if (c <= 0)
+        if (c < 0 && deleted(l, &pg->v[ri]))
+            ri++;                /* deleted here, the backend not yet told */
+        else if (c <= 0)
             v[n++] = pg->v[ri++];
         else
             v[n++] = (struct olist_ent){e->name, e->nlen, e->etag, e->elen, NULL, e->size,

@@ -129,7 +129,8 @@ static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
     struct store *st = &sc->t->store;
     sc->n = 0;
     store_kv_scan(st, mp, "o", 1, collect, sc);
-    qsort(sc->v, sc->n, sizeof(*sc->v), by_atime);
+    if (sc->n)                   /* (qsort wants an array, even of none) */
+        qsort(sc->v, sc->n, sizeof(*sc->v), by_atime);
     job_add(sc->j, &sc->j->owned, sc->n, 0);
     uint64_t freed = 0;
     for (size_t i = 0; i < sc->n; i++) {

@@ -16,6 +16,8 @@
 #include "jobint.h"
 #include "log.h"
 #include "loopq.h"
+#include "lpage.h"
+#include "objname.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -452,11 +454,27 @@ struct owed {
     char *prefix;
     size_t plen;
     uint64_t objects, bytes, oldest;
+    json_t *deleted;             /* ?deletes: the names deleted here, not yet there */
+    char after[OBJNAME_MAX + 1], until[OBJNAME_MAX + 1];
 };
+
+/* ?deletes: a D record's name, when in (after, until]. */
+static int deleted_one(struct owed *o, const char *k, size_t kl)
+{
+    size_t nl = kl - o->plen;
+    const char *name = k + o->plen;
+    if (lpage_name_cmp(name, nl, o->after, strlen(o->after)) <= 0 ||
+        (o->until[0] && lpage_name_cmp(name, nl, o->until, strlen(o->until)) > 0))
+        return 0;
+    json_array_append_new(o->deleted, json_stringn(name, nl));
+    return json_array_size(o->deleted) >= 10000;
+}
 
 static int owed_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct owed *o = arg;
+    if (o->deleted)
+        return vl && v[0] == 'D' ? deleted_one(o, k, kl) : 0;
     uint64_t seq = rec_seq(v, vl);
     o->objects++;
     o->oldest = !o->oldest || seq < o->oldest ? seq : o->oldest;
@@ -481,9 +499,13 @@ static void owed_done(void *arg)
 {
     struct owed *o = arg;
     /* a record's seq is the wall clock of its write, in ns */
-    http_reply_json(o->r, 200, json_pack("{s:I, s:I, s:I}", "objects", (json_int_t)o->objects,
-                                         "bytes", (json_int_t)o->bytes, "oldest_ns",
-                                         (json_int_t)o->oldest));
+    if (o->deleted)
+        http_reply_json(o->r, 200, json_pack("{s:o}", "deleted", o->deleted));
+    else
+        http_reply_json(o->r, 200, json_pack("{s:I, s:I, s:I}", "objects",
+                                             (json_int_t)o->objects, "bytes",
+                                             (json_int_t)o->bytes, "oldest_ns",
+                                             (json_int_t)o->oldest));
     http_req_unref(o->r);
     free(o->prefix);
     free(o);
@@ -501,6 +523,17 @@ void wbq_report(struct http_req *r, const char *rest, size_t rlen)
     }
     struct owed *o = xcalloc(1, sizeof(*o));
     o->r = r;
+    char flag[4];
+    if (http_query_get(r, "deletes", flag, sizeof(flag)) >= 0) {
+        o->deleted = json_array();
+        if (http_query_get(r, "after", o->after, sizeof(o->after)) == -2 ||
+            http_query_get(r, "until", o->until, sizeof(o->until)) == -2) {
+            json_decref(o->deleted);
+            free(o);
+            http_reply_error(r, 400, "bad after or until");
+            return;
+        }
+    }
     size_t pl = strlen(prov), bl = strlen(bucket);
     o->plen = 1 + pl + 1 + bl + 1;
     o->prefix = xmalloc(o->plen);

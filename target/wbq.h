@@ -58,7 +58,9 @@ void wbq_flush(struct job *j);
 void wbq_drain(int timeout_s);
 
 /* GET /v1/internal/wbq?provider=P&bucket=B: what the bucket's objects on
- * this target still owe its backend: {"objects", "bytes", "oldest_ns"}. */
+ * this target still owe its backend: {"objects", "bytes", "oldest_ns"};
+ * with &deletes&after=A&until=U: {"deleted": [names]}, those in (A, U]
+ * (U "" for no bound) deleted here and not yet in the backend. */
 void wbq_report(struct http_req *r, const char *rest, size_t rlen);
 
 #endif

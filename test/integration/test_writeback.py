@@ -206,6 +206,13 @@ def test_listing_shows_what_is_not_yet_written_back(s3):
                           config=Config(s3={"addressing_style": "path"}))
         keys = [o["Key"] for o in b3.list_objects_v2(Bucket="lw", Prefix="ls/")["Contents"]]
         assert keys == want
+        # written back, then deleted here: gone from listings before the backend is told
+        assert flush(c, "lw")["state"] == "finished"
+        assert requests.delete(obj(c, "lw", "ls/2")).status_code == 204
+        assert backend_has(s3, "ls/2") == b"only here"       # not told yet (no quiet moment)
+        p = requests.get("%s/v1/buckets/lw/objects?prefix=ls/" % c.url).json()
+        assert [o["name"] for o in p["objects"]] == [k for k in want if k != "ls/2"], p
+        assert requests.get(obj(c, "lw", "ls/2")).status_code == 404
     finally:
         assert not c.cleanup()
 
