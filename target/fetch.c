@@ -81,6 +81,7 @@ struct fetch {
     fetch_done_fn done;          /* the starter's */
     void *arg;
     struct store_mp *mp;
+    uint64_t reserved;           /* bytes counted as used while they land (space.h) */
     int fd;                      /* the work file; -1 once handed to the commit */
     char work[PATH_MAX];
     XXH3_state_t *xs;
@@ -169,6 +170,9 @@ static void fetch_free(struct fetch *f)
 static void fetch_end(struct fetch *f, int status, const char *msg)
 {
     struct slot *s = f->slot;
+    if (f->reserved)             /* committed (counted by the store now) or dropped */
+        space_reserve(f->t, f->mp, f->reserved, -1);
+    f->reserved = 0;
     pthread_mutex_lock(&s->mu);
     for (struct fetch **pp = &s->head; *pp; pp = &(*pp)->next) {
         if (*pp == f) {
@@ -248,6 +252,10 @@ static int on_headers(void *arg, struct hcli_xfer *x, int status)
     if (status == 200) {
         f->expect = f->obj.size;
         f->started = 1;
+        if (f->expect > 0 && !f->reserved) {   /* counted as used while it lands */
+            f->reserved = (uint64_t)f->expect;
+            space_reserve(f->t, f->mp, f->reserved, 1);
+        }
         if (f->tap)
             f->tap->begin(f->tap_arg, &f->obj, f->fd);
     }

@@ -23,6 +23,7 @@
 struct sp_mp {
     uint64_t total;              /* atomic */
     int64_t sampled;             /* used, as statvfs saw it; atomic */
+    int64_t reserved;            /* bytes on their way in (fetches); atomic */
     struct metric_series *used_g, *total_g;
 };
 
@@ -67,6 +68,16 @@ static void sample_work(void *arg)
 static double pct(uint64_t used, uint64_t total)
 {
     return total ? 100.0 * (double)used / (double)total : 0;
+}
+
+void space_reserve(const struct target *t, const struct store_mp *mp, uint64_t n, int sign)
+{
+    if (!sp.mp)
+        return;
+    int i = (int)(mp - t->store.mp);
+    __atomic_add_fetch(&sp.mp[i].reserved, sign * (int64_t)n, __ATOMIC_RELAXED);
+    if (sign > 0 && space_over_high(t))
+        lru_kick();              /* room for what is on its way */
 }
 
 int space_over_high(const struct target *t)
@@ -123,7 +134,8 @@ void space_figures(const struct target *t, int i, uint64_t *used, uint64_t *tota
 {
     (void)t;
     int64_t u = __atomic_load_n(&sp.mp[i].sampled, __ATOMIC_RELAXED) +
-                __atomic_load_n(&sp.t->store.mp[i].bytes_delta, __ATOMIC_RELAXED);
+                __atomic_load_n(&sp.t->store.mp[i].bytes_delta, __ATOMIC_RELAXED) +
+                __atomic_load_n(&sp.mp[i].reserved, __ATOMIC_RELAXED);
     *used = u > 0 ? (uint64_t)u : 0;
     *total = __atomic_load_n(&sp.mp[i].total, __ATOMIC_RELAXED);
 }

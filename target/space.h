@@ -43,6 +43,9 @@ void space_report(struct http_req *r, const char *rest, size_t rlen);
 /* Mountpath i's used and total bytes now (sampled, plus what the store
  * counted since). */
 void space_figures(const struct target *t, int i, uint64_t *used, uint64_t *total);
+/* Count n bytes on their way into mp as used (sign 1) until they are
+ * committed or dropped (sign -1): a fetch's, from the backend's answer. */
+void space_reserve(const struct target *t, const struct store_mp *mp, uint64_t n, int sign);
 /* Is any mountpath at or above space_high_wm? */
 int space_over_high(const struct target *t);
 

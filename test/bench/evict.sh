@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Benchmark: cold GETs while eviction runs. One target whose only
-# mountpath is a 128 MiB tmpfs, objects of 4 MiB behind nginx on loopback
+# mountpath is a 256 MiB tmpfs, objects of 4 MiB behind nginx on loopback
 # as a path-style S3 backend: a first epoch of cold GETs that fits with
-# room to spare (24 objects), then one of 96 objects that keeps the drive
+# room to spare (52 objects, 81% of it), then one of 160 objects that keeps the drive
 # above its high watermark, so the LRU job evicts all along.
 source "$(dirname "$0")/lib.sh"
-WORKERS=${BENCH_WORKERS:-16}
+WORKERS=${BENCH_EVICT_WORKERS:-8}
 SIZE=${BENCH_EVICT_SIZE:-4194304}
-ROOM=${BENCH_EVICT_ROOM:-24}
-MANY=${BENCH_EVICT_MANY:-96}
+ROOM=${BENCH_EVICT_ROOM:-52}
+MANY=${BENCH_EVICT_MANY:-160}
 NGX_PORT=$((BASE_PORT + 10))
 
 make_files "$BENCH_DIR/www/src" "$MANY" "$SIZE" "o"
 MP="$BENCH_DIR/cluster/t0/mp0"
 mkdir -p "$MP"
-mount -t tmpfs -o size=128m tmpfs "$MP"
-trap 'bench_cleanup; umount "$MP" 2>/dev/null || true' EXIT
+mount -t tmpfs -o size=256m tmpfs "$MP"
+trap 'SHOAL_DATA="$BENCH_DIR/cluster" "$ROOT/deploy/local/cluster.sh" stop >/dev/null 2>&1 || true; umount "$MP" 2>/dev/null || true; bench_cleanup' EXIT
 export SHOAL_EXTRA_ARGS="--log_level warn --space_sample_ms 200 --lru_dont_evict_s 0"
 start_cluster 1
 start_nginx "$BENCH_DIR/www" "$NGX_PORT"
@@ -24,7 +24,7 @@ for b in room many; do
   curl -sf -X PUT "$PROXY/v1/buckets/$b" \
     -d "{\"backend\": \"s3://src\", \"endpoint\": \"$EP\", \"addressing\": \"path\"}" >/dev/null
 done
-printf '\n== cold GETs with eviction running: %d MiB objects, a 128 MiB drive, %d workers ==\n' \
+printf '\n== cold GETs with eviction running: %d MiB objects, a 256 MiB drive, %d workers ==\n' \
   $((SIZE >> 20)) "$WORKERS"
 printf '%-40s %10s %9s  %s\n' load MiB/s ratio goal
 a=$(loader_json --endpoint "$PROXY" --bucket room --num-objects "$ROOM" --prefix o \
