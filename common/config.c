@@ -66,6 +66,7 @@ static const struct opt opts[] = {
     {"wbq_part_mb", OPT_INT, F(wbq_part_mb), 5, 5120, "16", "the size of a write-back upload's parts"},
     {"wbq_quiet_ms", OPT_INT, F(wbq_quiet_ms), 0, 60000, "1000", "write-back uploads wait until no PUT came for this long (30 s at most)"},
     {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives"},
+    {"space_census_s", OPT_INT, F(space_census_s), 1, 86400, "30", "how often the space gauges count objects, evictable, pinned and dirty bytes"},
     {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},
     {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
     {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary"},

@@ -30,6 +30,7 @@ struct conf {
     int space_high_wm;     /* percent: eviction starts above it */
     int space_oos;         /* percent: PUTs of Shoal-only buckets get 507 */
     int space_sample_ms;   /* statvfs period */
+    int space_census_s;    /* the census gauges' period */
     int lru_dont_evict_s;  /* read this recently: not evicted */
     int atime_flush_s;     /* last reads to RocksDB this often */
     int wbq_workers;       /* write-back uploads at once, per target */

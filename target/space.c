@@ -21,6 +21,7 @@
 #include "util.h"
 
 struct sp_mp {
+    struct metric_series *census_g[4];   /* objects, evictable, pinned, dirty bytes */
     uint64_t total;              /* atomic */
     int64_t sampled;             /* used, as statvfs saw it; atomic */
     int64_t reserved;            /* bytes on their way in (fetches); atomic */
@@ -34,6 +35,7 @@ static struct {
     struct timeval every;
     struct loopq *q;             /* the timer's loop */
     uint64_t flushed_ns;         /* the last atime_flush (the sampler's) */
+    uint64_t census_ns;          /* the last census for the gauges (the sampler's) */
 } sp;
 
 /* On the I/O pool (or at start-up): statvfs each mountpath. What the store
@@ -47,6 +49,16 @@ static void sample_work(void *arg)
     if (now - sp.flushed_ns >= (uint64_t)sp.t->conf.atime_flush_s * 1000000000u) {
         atime_flush(s);          /* last reads, in a batch now and then */
         sp.flushed_ns = now;
+    }
+    if (now - sp.census_ns >= (uint64_t)sp.t->conf.space_census_s * 1000000000u) {
+        for (int i = 0; i < s->n; i++) {   /* a walk of the records: now and then */
+            struct lru_census c;
+            lru_census(sp.t, i, &c);
+            const uint64_t v[4] = {c.objects, c.evictable, c.pinned, c.dirty};
+            for (int k = 0; k < 4; k++)
+                metrics_set(sp.mp[i].census_g[k], (int64_t)v[k]);
+        }
+        sp.census_ns = now;
     }
     for (int i = 0; i < s->n; i++) {
         int64_t d0 = __atomic_load_n(&s->mp[i].bytes_delta, __ATOMIC_RELAXED);
@@ -117,9 +129,18 @@ void space_start(struct target *t, struct http_worker *w)
     struct metric_family *total = metrics_family(METRIC_GAUGE, "shoal_space_total_bytes",
                                                  "capacity of a mountpath's file system",
                                                  "mountpath", NULL, 0);
+    static const char *const census[4][2] = {
+        {"shoal_space_objects", "objects on a mountpath"},
+        {"shoal_space_evictable_bytes", "bytes eviction may take from a mountpath now"},
+        {"shoal_space_pinned_bytes", "bytes on a mountpath pinned by prefetch jobs"},
+        {"shoal_space_dirty_bytes", "bytes on a mountpath not yet written back"}};
     for (int i = 0; i < t->store.n; i++) {
         sp.mp[i].used_g = metrics_series(used, t->store.mp[i].dir);
         sp.mp[i].total_g = metrics_series(total, t->store.mp[i].dir);
+        for (int k = 0; k < 4; k++)
+            sp.mp[i].census_g[k] = metrics_series(
+                metrics_family(METRIC_GAUGE, census[k][0], census[k][1], "mountpath", NULL, 0),
+                t->store.mp[i].dir);
     }
     sp.flushed_ns = mono_ns();
     sample_work(NULL);

@@ -52,7 +52,9 @@ def test_space_report(cl):
         assert out.stdout.count(t["target"]) == 2
     assert "cluster: " in out.stdout
     metrics = cl.http.get(cl.node_url("t0") + "/metrics").text
-    for g in ("shoal_space_used_bytes", "shoal_space_total_bytes"):
+    for g in ("shoal_space_used_bytes", "shoal_space_total_bytes", "shoal_space_objects",
+              "shoal_space_evictable_bytes", "shoal_space_pinned_bytes",
+              "shoal_space_dirty_bytes"):
         assert metrics.count(g + '{node="') == 2 and 'mountpath="%s/t0/mp1"' % cl.data in metrics
 
 
