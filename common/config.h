@@ -35,6 +35,7 @@ struct conf {
     int atime_flush_s;     /* last reads to RocksDB this often */
     int wbq_workers;       /* write-back uploads at once, per target */
     int wbq_quiet_ms;      /* uploads wait for this long without PUTs */
+    int wbq_defer_max_s;   /* but not longer than this */
     int wbq_multipart_mb;  /* larger write-back uploads go in parts */
     int wbq_part_mb;       /* of this size */
     int drain;             /* SIGTERM: write back first */

@@ -409,12 +409,17 @@ static void wb_merge(struct olist *l)
         }
     }
     int cut = ri < pg->n || li >= 0;
+    /* where the next page starts: after the last name given, or (all of
+     * this page's left out) after the backend page's last */
+    const struct olist_ent *last = n ? &v[n - 1] : pg->n ? &pg->v[pg->n - 1] : NULL;
+    char *next = (cut || l->remote_more || local_more) && last
+                     ? xstrndup(last->name, last->nlen)
+                     : xstrdup("");
     free(pg->v);
     pg->v = v;
     pg->n = n;
     free(pg->next);
-    pg->next = (cut || l->remote_more || local_more) && n ? xstrndup(v[n - 1].name, v[n - 1].nlen)
-                                                         : xstrdup("");
+    pg->next = next;
     free(head);
 }
 

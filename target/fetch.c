@@ -210,6 +210,10 @@ static void commit_work(void *arg)
     /* never over a newer copy that waits to be written back (wbq.h) */
     char *w = store_side_key('w', f->mkey, f->klen);
     struct store_x x = {.absent = w, .absent_len = f->klen};
+    if (f->b.write_back) {       /* Shoal's copy is the newest there: never over one */
+        x.absent2 = f->mkey;
+        x.absent2_len = f->klen;
+    }
     f->rc = store_commit_x(&f->t->store, f->mp, f->mkey, f->klen, f->work, fd, &f->m, &x);
     free(w);
 }

@@ -32,6 +32,7 @@
 #include "util.h"
 
 #define JOB_KEEP 64              /* ended jobs remembered */
+#define JOB_KEEP_LRU 8           /* and ended eviction rounds */
 
 pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
@@ -116,10 +117,13 @@ static void prune(void)
 {
     int ended = 0;
     uint64_t now = wall_ns();
+    int lru_ended = 0;           /* a target's own rounds: a few, apart from the others */
     for (struct job **pp = &jobs; *pp;) {
         struct job *j = *pp;
         uint64_t ttl = (uint64_t)j->t->conf.job_ttl_s * 1000000000u;
-        if (j->end_ns && (++ended > JOB_KEEP || j->end_ns + ttl < now)) {
+        int over = j->end_ns && (j->kind == JK_LRU ? ++lru_ended > JOB_KEEP_LRU
+                                                   : ++ended > JOB_KEEP);
+        if (j->end_ns && (over || j->end_ns + ttl < now)) {
             *pp = j->next;
             struct forget *f = xcalloc(1, sizeof(*f));
             f->t = j->t;

@@ -519,7 +519,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         p->part = *part;
     p->mp = store_pick(&t->store, mkey, klen);
     char full[512];
-    if (p->b.kind == BK_NONE &&  /* Shoal's copy is the only one: refused when out of space */
+    if ((p->b.kind == BK_NONE || p->b.write_back) &&   /* a copy that cannot be evicted */
         space_admit(t, p->mp, r->content_length > 0 ? (uint64_t)r->content_length : 0, full,
                     sizeof(full))) {
         p->fd = -1;              /* no work file yet */

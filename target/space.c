@@ -230,6 +230,10 @@ void space_report(struct http_req *r, const char *rest, size_t rlen)
 {
     (void)rest;
     (void)rlen;
+    if (!sp.mp) {
+        http_reply_error(r, 503, "starting");
+        return;
+    }
     struct report *rp = xcalloc(1, sizeof(*rp));
     rp->r = r;
     rp->c = xcalloc((size_t)sp.t->store.n, sizeof(*rp->c));

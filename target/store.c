@@ -319,13 +319,17 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
  * absent is)? 0 or -EEXIST. */
 static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x *x)
 {
-    if (!x || !x->absent)
-        return 0;
-    char *v = NULL;
-    size_t vl;
-    int rc = store_kv_get(s, mp, x->absent, x->absent_len, &v, &vl);
-    free(v);
-    return rc == 0 ? -EEXIST : 0;
+    const char *keys[2] = {x ? x->absent : NULL, x ? x->absent2 : NULL};
+    size_t lens[2] = {x ? x->absent_len : 0, x ? x->absent2_len : 0};
+    for (int i = 0; i < 2; i++) {
+        char *v = NULL;
+        size_t vl;
+        if (keys[i] && store_kv_get(s, mp, keys[i], lens[i], &v, &vl) == 0) {
+            free(v);
+            return -EEXIST;
+        }
+    }
+    return 0;
 }
 
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
@@ -654,6 +658,20 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
             if (k < 256 || done == 0)
                 break;
         }
+    }
+    /* and the bucket's write-back records left (deletes of objects gone) */
+    base[0] = 'w';
+    for (int i = 0; i < s->n; i++) {
+        rocksdb_iterator_t *it = rocksdb_create_iterator(s->mp[i].db, s->ro);
+        for (rocksdb_iter_seek(it, base, base_len); rocksdb_iter_valid(it);
+             rocksdb_iter_next(it)) {
+            size_t kl;
+            const char *key = rocksdb_iter_key(it, &kl);
+            if (kl < base_len || memcmp(key, base, base_len))
+                break;
+            store_kv_del(s, &s->mp[i], key, kl);
+        }
+        rocksdb_iter_destroy(it);
     }
     free(base);
     return removed;

@@ -87,8 +87,8 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
 struct store_x {
     const char *key, *val;
     size_t key_len, val_len;
-    const char *absent;
-    size_t absent_len;
+    const char *absent, *absent2;   /* both must be absent */
+    size_t absent_len, absent2_len;
 };
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x);

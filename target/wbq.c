@@ -25,7 +25,6 @@
 
 #define WBQ_SCAN 512             /* records looked at per scan */
 #define WBQ_PAUSE_MAX_MS 60000
-#define WBQ_DEFER_MAX_MS 30000   /* uploads wait for a quiet moment at most this long */
 #define FLUSH_POLL_MS 200
 
 struct up {
@@ -49,7 +48,7 @@ static struct {
     int urgent;                  /* atomic: a flush started, the pause ends */
     int flushes;                 /* atomic: flush jobs waiting */
     uint64_t last_put_ms;        /* atomic: the last record made */
-    uint64_t started_ms;         /* the last look that could start uploads */
+    uint64_t deferred_since_ms;  /* uploads wait for quiet since (0: not waiting) */
     int scanning, again;         /* the loop's */
     struct up *inflight;
     int n_inflight;
@@ -200,14 +199,17 @@ static void opened(void *arg)
     }
     if (u->rc) {
         log_warn_rl("write-back of %s: cannot open it: %s", u->name, strerror(-u->rc));
+        q.failures++;
+        q.pause_until_ms = mono_ns() / 1000000 + 1000;
         up_over(u);
         return;
     }
     struct target_worker *tw = q.w->local;
-    uint64_t mib = 1u << 20;
+    uint64_t mib = 1u << 20, part = (uint64_t)q.t->conf.wbq_part_mb * mib;
+    if ((u->size + part - 1) / part > 10000)     /* S3 takes 10,000 parts at most */
+        part = (u->size + 9999) / 10000;
     if (u->size > (uint64_t)q.t->conf.wbq_multipart_mb * mib)   /* in parts */
-        bmpu_put(tw->cli, &u->b, u->name, u->fd, u->size,
-                 (uint64_t)q.t->conf.wbq_part_mb * mib, backend_done, u);
+        bmpu_put(tw->cli, &u->b, u->name, u->fd, u->size, part, backend_done, u);
     else
         backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
 }
@@ -325,10 +327,15 @@ static void scan(void)
      * take the drive and the cores from them), but never longer than
      * WBQ_DEFER_MAX_MS, and not at all while a flush waits */
     uint64_t last_put = __atomic_load_n(&q.last_put_ms, __ATOMIC_RELAXED);
-    if (!__atomic_load_n(&q.flushes, __ATOMIC_RELAXED) &&
-        now - last_put < (uint64_t)q.t->conf.wbq_quiet_ms && now - q.started_ms < WBQ_DEFER_MAX_MS)
-        return;
-    q.started_ms = now;
+    int busy = now - last_put < (uint64_t)q.t->conf.wbq_quiet_ms;
+    if (!busy || __atomic_load_n(&q.flushes, __ATOMIC_RELAXED)) {
+        q.deferred_since_ms = 0;
+    } else {
+        if (!q.deferred_since_ms)
+            q.deferred_since_ms = now;
+        if (now - q.deferred_since_ms < (uint64_t)q.t->conf.wbq_defer_max_s * 1000)
+            return;              /* past it, uploads go on until a quiet moment */
+    }
     q.scanning = 1;
     iopool_submit(q.t->io, q.w->q, scan_work, scanned, xcalloc(1, sizeof(struct found)));
 }
@@ -516,6 +523,10 @@ void wbq_report(struct http_req *r, const char *rest, size_t rlen)
     char prov[16], bucket[64];
     (void)rest;
     (void)rlen;
+    if (!q.t) {
+        http_reply_error(r, 503, "starting");
+        return;
+    }
     if (http_query_get(r, "provider", prov, sizeof(prov)) <= 0 ||
         http_query_get(r, "bucket", bucket, sizeof(bucket)) <= 0) {
         http_reply_error(r, 400, "provider and bucket, please");

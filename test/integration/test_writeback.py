@@ -212,7 +212,34 @@ def test_listing_shows_what_is_not_yet_written_back(s3):
         assert backend_has(s3, "ls/2") == b"only here"       # not told yet (no quiet moment)
         p = requests.get("%s/v1/buckets/lw/objects?prefix=ls/" % c.url).json()
         assert [o["name"] for o in p["objects"]] == [k for k in want if k != "ls/2"], p
+        names, token = [], ""     # a page of only that name goes on to the next
+        for _ in range(20):
+            p = requests.get("%s/v1/buckets/lw/objects?prefix=ls/&limit=1&token=%s"
+                             % (c.url, token)).json()
+            names += [o["name"] for o in p["objects"]]
+            token = p["next"]
+            if not token:
+                break
+        assert names == [k for k in want if k != "ls/2"], names
         assert requests.get(obj(c, "lw", "ls/2")).status_code == 404
+    finally:
+        assert not c.cleanup()
+
+
+def test_uploads_go_on_while_puts_keep_coming(s3):
+    """Uploads wait for a quiet moment, but not longer than wbq_defer_max_s:
+    under a steady stream of PUTs the backend still fills up."""
+    c = Cluster(targets=1, env=s3.env(), extra="--wbq_defer_max_s 1 --wbq_workers 2")
+    c.start()
+    try:
+        wb_bucket(c, "steady")
+        t0, i = time.monotonic(), 0
+        while time.monotonic() - t0 < 6:
+            assert requests.put(obj(c, "steady", "s/%03d" % i), data=b"x" * 1000).status_code == 201
+            i += 1
+            time.sleep(0.05)
+        got = sum(backend_has(s3, "s/%03d" % k) is not None for k in range(i))
+        assert got > i // 2, (got, i)   # not two objects per deferral
     finally:
         assert not c.cleanup()
 
