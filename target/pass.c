@@ -108,7 +108,10 @@ static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
         char msg[300];
         backend_obj_from(&o, x, status, err);
         int st = backend_status(&p->b, &o, msg, sizeof(msg));
-        http_reply_error(r, st, "%s", msg);
+        if (status == 416)       /* the client's range, not the backend's failure */
+            http_reply_error(r, 416, "range not satisfiable");
+        else
+            http_reply_error(r, st, "%s", msg);
     }
     if (r) {
         r->data = NULL;
