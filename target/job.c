@@ -10,6 +10,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -472,6 +473,20 @@ static const char *state_of(const struct job *j)
                                                             : "finished";
 }
 
+/* The progress counters, by their names in a job's JSON: written by
+ * progress, read back from an ended job's record by remember. */
+static const struct {
+    const char *name;
+    size_t off;
+} counters[] = {
+    {"owned", offsetof(struct job, owned)},     {"present", offsetof(struct job, present)},
+    {"fetched", offsetof(struct job, fetched)}, {"evicted", offsetof(struct job, evicted)},
+    {"done", offsetof(struct job, done)},       {"copied", offsetof(struct job, copied)},
+    {"downloaded", offsetof(struct job, downloaded)},
+    {"bytes", offsetof(struct job, bytes)},     {"errors", offsetof(struct job, errors)},
+    {"start_ns", offsetof(struct job, start_ns)},
+};
+
 static json_t *progress(const struct job *j)
 {
     json_t *errs = json_array();
@@ -480,20 +495,17 @@ static json_t *progress(const struct job *j)
         json_array_append_new(errs, json_pack("{s:s%, s:s}", "name", j->errs[i],
                                               (size_t)(nl - j->errs[i]), "reason", nl + 1));
     }
-    json_t *p = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                          "s:I, s:I, s:I, s:o, s:I, s:I, s:b}",
+    json_t *p = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:b}",
                           "id", j->id, "kind", job_kind_name(j->kind), "state", state_of(j),
                           "provider", j->provider, "bucket", j->bucket,
                           "selected", (json_int_t)(j->listed && !j->list_end ? 0 : j->total),
                           "looked", (json_int_t)__atomic_load_n(&j->pos, __ATOMIC_RELAXED),
-                          "owned", (json_int_t)j->owned, "present", (json_int_t)j->present,
-                          "fetched", (json_int_t)j->fetched, "evicted", (json_int_t)j->evicted,
-                          "done", (json_int_t)j->done, "copied", (json_int_t)j->copied,
-                          "downloaded",
-                          (json_int_t)j->downloaded, "bytes", (json_int_t)j->bytes,
-                          "errors", (json_int_t)j->errors, "error_names", errs,
-                          "start_ns", (json_int_t)j->start_ns, "end_ns", (json_int_t)j->end_ns,
+                          "error_names", errs, "end_ns", (json_int_t)j->end_ns,
                           "waiting", __atomic_load_n(&j->waiting, __ATOMIC_RELAXED));
+    for (size_t i = 0; i < ARRAY_LEN(counters); i++)
+        json_object_set_new(p, counters[i].name,
+                            json_integer((json_int_t) * (const uint64_t *)((const char *)j +
+                                                                           counters[i].off)));
     if (j->kind == JK_COPY)
         json_object_set_new(p, "to", json_string(j->to));
     if (j->dry_run)
@@ -676,23 +688,15 @@ static void remember(struct http_worker *w, json_t *spec, json_t *p)
              (s = json_string_value(json_object_get(p, "provider"))) ? s : "");
     snprintf(j->bucket, sizeof(j->bucket), "%s",
              (s = json_string_value(json_object_get(p, "bucket"))) ? s : "");
-    s = json_string_value(json_object_get(p, "kind"));
-    j->kind = job_kind_parse(s) < 0 ? JK_PREFETCH : (enum job_kind)job_kind_parse(s);
+    int kind = job_kind_parse(json_string_value(json_object_get(p, "kind")));
+    j->kind = kind < 0 ? JK_PREFETCH : (enum job_kind)kind;
     s = json_string_value(json_object_get(p, "state"));
     j->aborted = s && !strcmp(s, "aborted");
 #define NUM(f) ((uint64_t)json_integer_value(json_object_get(p, f)))
     j->total = NUM("selected");
     j->pos = NUM("looked");
-    j->owned = NUM("owned");
-    j->present = NUM("present");
-    j->fetched = NUM("fetched");
-    j->evicted = NUM("evicted");
-    j->copied = NUM("copied");
-    j->done = NUM("done");
-    j->downloaded = NUM("downloaded");
-    j->bytes = NUM("bytes");
-    j->errors = NUM("errors");
-    j->start_ns = NUM("start_ns");
+    for (size_t k = 0; k < ARRAY_LEN(counters); k++)
+        *(uint64_t *)((char *)j + counters[k].off) = NUM(counters[k].name);
     j->end_ns = NUM("end_ns") ? NUM("end_ns") : 1;
 #undef NUM
     size_t i;
