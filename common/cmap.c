@@ -24,6 +24,9 @@ static void cmap_destroy(struct snap *s)
     free(m->nodes);
     free(m->targets);
     free(m->target_hashes);
+    free(m->members);
+    free(m->all);
+    free(m->all_hashes);
     free(m->uuid);
     free(m->primary);
     free(m);
@@ -39,12 +42,24 @@ static void cmap_reindex(struct cmap *m)
 {
     free(m->targets);
     free(m->target_hashes);
-    m->targets = xcalloc((size_t)m->n, sizeof(int));
-    m->target_hashes = xcalloc((size_t)m->n, sizeof(uint64_t));
-    m->n_targets = 0;
+    free(m->members);
+    free(m->all);
+    free(m->all_hashes);
+    m->targets = xcalloc((size_t)m->n + 1, sizeof(int));
+    m->target_hashes = xcalloc((size_t)m->n + 1, sizeof(uint64_t));
+    m->members = xcalloc((size_t)m->n + 1, sizeof(int));
+    m->all = xcalloc((size_t)m->n + 1, sizeof(int));
+    m->all_hashes = xcalloc((size_t)m->n + 1, sizeof(uint64_t));
+    m->n_targets = m->n_members = m->n_all = 0;
     for (int i = 0; i < m->n; i++) {
         const struct cmap_node *nd = &m->nodes[i];
-        if (nd->role != NODE_TARGET || (nd->flags & CMAP_FLAG_MAINT))
+        if (nd->role != NODE_TARGET)
+            continue;
+        m->all[m->n_all] = i;
+        m->all_hashes[m->n_all++] = nd->hash;
+        if (!(nd->flags & CMAP_FLAG_DOWN))
+            m->members[m->n_members++] = i;
+        if (nd->flags)
             continue;
         m->targets[m->n_targets] = i;
         m->target_hashes[m->n_targets++] = nd->hash;
@@ -100,8 +115,9 @@ int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const cha
     int i = node_pos(m, id, &found);
     if (found) {
         struct cmap_node *nd = &m->nodes[i];
-        if (nd->role == role && strcmp(nd->url, url) == 0)
+        if (nd->role == role && strcmp(nd->url, url) == 0 && !(nd->flags & CMAP_FLAG_DOWN))
             return 0;
+        nd->flags &= ~CMAP_FLAG_DOWN;    /* back */
         nd->role = role;
         free(nd->url);
         nd->url = xstrdup(url);
@@ -116,6 +132,20 @@ int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const cha
         nd->flags = 0;
         nd->hash = hrw_hash(id, strlen(id));
     }
+    cmap_reindex(m);
+    return 1;
+}
+
+int cmap_set_flags(struct cmap *m, const char *id, uint32_t set, uint32_t clear)
+{
+    int found;
+    int i = node_pos(m, id, &found);
+    if (!found)
+        return 0;
+    uint32_t f = (m->nodes[i].flags | set) & ~clear;
+    if (f == m->nodes[i].flags)
+        return 0;
+    m->nodes[i].flags = f;
     cmap_reindex(m);
     return 1;
 }
@@ -147,6 +177,28 @@ const struct cmap_node *cmap_owner(const struct cmap *m, const char *key, size_t
     return i < 0 ? NULL : &m->nodes[m->targets[i]];
 }
 
+int cmap_ranked(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
+                int k)
+{
+    int order[8];
+    if (k > 8)
+        k = 8;
+    int got = hrw_top(hrw_hash(key, n), m->all_hashes, m->n_all, order, k);
+    for (int i = 0; i < got; i++)
+        out[i] = &m->nodes[m->all[order[i]]];
+    return got;
+}
+
+int cmap_same_placement(const struct cmap *a, const struct cmap *b)
+{
+    if (a->n_targets != b->n_targets)
+        return 0;
+    for (int i = 0; i < a->n_targets; i++)
+        if (strcmp(a->nodes[a->targets[i]].id, b->nodes[b->targets[i]].id))
+            return 0;
+    return 1;
+}
+
 int cmap_count(const struct cmap *m, enum node_role role)
 {
     int c = 0;
@@ -160,9 +212,14 @@ json_t *cmap_to_json(const struct cmap *m)
     json_t *nodes = json_array();
     for (int i = 0; i < m->n; i++) {
         const struct cmap_node *nd = &m->nodes[i];
-        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:i}", "id", nd->id, "role",
+        const char *state = nd->flags & CMAP_FLAG_DOWN     ? "down"
+                            : nd->flags & CMAP_FLAG_DECOMM ? "decommissioning"
+                            : nd->flags & CMAP_FLAG_MAINT  ? "maintenance"
+                                                           : "active";
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:I, s:s}", "id", nd->id, "role",
                                                nd->role == NODE_PROXY ? "proxy" : "target",
-                                               "url", nd->url, "flags", (json_int_t)nd->flags));
+                                               "url", nd->url, "flags", (json_int_t)nd->flags,
+                                               "state", state));
     }
     return json_pack("{s:I, s:s, s:s, s:o}", "version", (json_int_t)m->snap.version, "uuid",
                      m->uuid, "primary", m->primary, "nodes", nodes);

@@ -14,7 +14,10 @@
 
 enum node_role { NODE_PROXY, NODE_TARGET };
 
-#define CMAP_FLAG_MAINT 0x1u     /* in maintenance: owns no new objects */
+/* A target with any flag owns no names (placement skips it). */
+#define CMAP_FLAG_MAINT 0x1u     /* in maintenance: its objects move away, still readable */
+#define CMAP_FLAG_DOWN 0x2u      /* silent: gone from placement, its names unavailable */
+#define CMAP_FLAG_DECOMM 0x4u    /* decommissioning: as maintenance, then it leaves */
 
 struct cmap_node {
     char *id;
@@ -30,9 +33,14 @@ struct cmap {
     char *primary;               /* id of the primary proxy */
     int n;
     struct cmap_node *nodes;
-    int n_targets;               /* active targets, for placement */
+    int n_targets;               /* active targets (no flags), for placement */
     int *targets;                /* indexes into nodes */
     uint64_t *target_hashes;
+    int n_members;               /* targets that are up (active, maintenance, */
+    int *members;                /* decommissioning): they hold and list objects */
+    int n_all;                   /* every target, down ones too */
+    int *all;
+    uint64_t *all_hashes;
 };
 
 struct cmap *cmap_new(const char *uuid, const char *primary, int64_t version);
@@ -40,12 +48,22 @@ struct cmap *cmap_new(const char *uuid, const char *primary, int64_t version);
 struct cmap *cmap_clone(const struct cmap *m);
 /* Add or update a node. Returns 1 if the map changed, 0 if not. */
 int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const char *url);
+/* Set and clear flags of a node. Returns 1 if they changed. */
+int cmap_set_flags(struct cmap *m, const char *id, uint32_t set, uint32_t clear);
 /* Remove a node. Returns 1 if it was there. */
 int cmap_del_node(struct cmap *m, const char *id);
 const struct cmap_node *cmap_find(const struct cmap *m, const char *id);
 /* Owner target of a placement key, or NULL when the map has no target. */
 const struct cmap_node *cmap_owner(const struct cmap *m, const char *key, size_t n);
 int cmap_count(const struct cmap *m, enum node_role role);
+/* The k best targets of a key by HRW among all of them, down ones too,
+ * best first, into out; returns how many. The first without flags is the
+ * owner; the ones before it are where the name lived before they left or
+ * went into maintenance. */
+int cmap_ranked(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
+                int k);
+/* Do a and b place names alike (the same active targets)? */
+int cmap_same_placement(const struct cmap *a, const struct cmap *b);
 
 json_t *cmap_to_json(const struct cmap *m);
 /* Returns a new map or NULL with a message in err. */

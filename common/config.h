@@ -38,6 +38,9 @@ struct conf {
     int wbq_defer_max_s;   /* but not longer than this */
     int wbq_multipart_mb;  /* larger write-back uploads go in parts */
     int wbq_part_mb;       /* of this size */
+    int rebalance;         /* a map change moves objects to their owners */
+    int rebalance_workers; /* objects in flight per target during a rebalance */
+    int tombstone_ttl_s;   /* how long a deleted name's version is kept */
     int drain;             /* SIGTERM: write back first */
     int drain_timeout_s;
     char *log_level;       /* error|warn|info|debug */

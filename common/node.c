@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "hc.h"
+#include "hlc.h"
 #include "http.h"
 #include "log.h"
 #include "loopq.h"
@@ -65,6 +66,7 @@ static int load_or_make_id(struct node *n, char *err, size_t errlen)
         free(path);
         return -1;
     }
+    hlc_init(n->id);             /* the tag of the versions this node writes */
     char line[80];
     int len = snprintf(line, sizeof(line), "%s\n", n->id);
     rc = file_write_atomic(path, line, (size_t)len, 1);

@@ -342,6 +342,17 @@ static void list_done(void *arg, struct olist_page *pg, int status, const char *
     }
     gbuf_str(&b, "],\"next\":");
     gbuf_json_str(&b, pg->next, strlen(pg->next));
+    if (pg->absent) {            /* names on targets that are down are missing */
+        gbuf_str(&b, ",\"complete\":false,\"absent_targets\":[");
+        for (const char *id = pg->absent; *id;) {
+            size_t n = strcspn(id, ",");
+            if (id != pg->absent)
+                gbuf_add(&b, ",", 1);
+            gbuf_json_str(&b, id, n);
+            id += n + (id[n] == ',');
+        }
+        gbuf_add(&b, "]", 1);
+    }
     gbuf_str(&b, "}");
     http_reply(r, 200, "application/json", b.p, b.n);
     gbuf_free(&b);

@@ -6,7 +6,9 @@
  * and pushes it to every node; the joiner gets the map and BMD in the
  * answer. A keepalive refreshes the node's last-seen time and carries back
  * whatever newer map or BMD the node is missing. The control thread's tick
- * drops nodes silent longer than node_timeout_ms.
+ * marks targets silent longer than node_timeout_ms down (they stay in the
+ * map, owning nothing, until they join again or are removed) and drops
+ * silent proxies.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "hc.h"
 #include "http.h"
 #include "log.h"
+#include "nodes.h"
 #include "proxy.h"
 #include "util.h"
 #include "worker.h"
@@ -208,7 +211,8 @@ static void keepalive_body(struct http_req *r, json_t *j)
     }
     struct cmap *m = cmap_current();
     struct bmd *b = bmd_current();
-    if (!cmap_find(m, id)) {
+    const struct cmap_node *nd = cmap_find(m, id);
+    if (!nd || (nd->flags & CMAP_FLAG_DOWN)) {   /* it joins again */
         http_reply_error(r, 404, "node %s is not in the cluster map", id);
     } else {
         pthread_mutex_lock(&p->mu);
@@ -246,12 +250,19 @@ void cluster_tick(struct node *n)
             continue;
         if (now - p->seen[i].at_ms <= (uint64_t)p->conf.node_timeout_ms)
             continue;
-        if (cmap_find(cur, p->seen[i].id)) {
+        const struct cmap_node *nd = cmap_find(cur, p->seen[i].id);
+        if (nd && !(nd->flags & CMAP_FLAG_DOWN)) {
             if (!m)
                 m = cmap_clone(cur);
-            cmap_del_node(m, p->seen[i].id);
-            log_warn("node %s silent for %llu ms: removed from the map", p->seen[i].id,
-                     (unsigned long long)(now - p->seen[i].at_ms));
+            /* A target stays in the map, down: the names it holds are
+             * unavailable, not gone, until it returns or is removed. */
+            if (nd->role == NODE_TARGET)
+                cmap_set_flags(m, nd->id, CMAP_FLAG_DOWN, 0);
+            else
+                cmap_del_node(m, nd->id);
+            log_warn("node %s silent for %llu ms: %s", p->seen[i].id,
+                     (unsigned long long)(now - p->seen[i].at_ms),
+                     nd->role == NODE_TARGET ? "down" : "removed from the map");
         }
         free(p->seen[i].id);
         p->seen[i--] = p->seen[--p->n_seen];
@@ -268,4 +279,5 @@ void cluster_tick(struct node *n)
                           NULL, NULL);
         cmap_unref(now_map);
     }
+    nodes_tick(n);               /* decommissioned targets that are drained leave */
 }

@@ -47,8 +47,8 @@ void fan_start(struct http_req *r, const char *method, const char *path, const c
     http_req_ref(r);
     struct cmap *m = cmap_current();
     f->pending = 1;              /* held until every request is out */
-    for (int i = 0; m && i < m->n_targets; i++) {
-        const struct cmap_node *n = &m->nodes[m->targets[i]];
+    for (int i = 0; m && i < m->n_members; i++) {
+        const struct cmap_node *n = &m->nodes[m->members[i]];
         struct fan_slot *s = xcalloc(1, sizeof(*s));
         s->f = f;
         s->answer = json_pack("{s:s}", "target", n->id);

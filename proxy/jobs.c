@@ -431,8 +431,9 @@ static void show_free(struct show *sh)
 /* The targets' answers added up. */
 static json_t *aggregate(const char *id, json_t *answers, const char **state)
 {
-    static const char *const sums[] = {"owned", "present", "fetched",    "evicted",
-                                       "bytes", "errors",  "copied", "downloaded", "done"};
+    static const char *const sums[] = {"owned",  "present", "fetched", "evicted",
+                                       "bytes",  "errors",  "copied",  "downloaded",
+                                       "done",   "moved"};
     enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
     json_int_t tot[NSUMS] = {0}, start = 0, end = 0, selected = 0;
     int running = 0, aborted = 0, unreached = 0, waiting = 0;
@@ -472,16 +473,13 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
                          : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
-    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
-                          "s:f, s:I, s:I, s:i, s:O}",
-                          "id", id, "state", *state, "selected", selected, "owned", tot[0],
-                          "done", tot[8],
-                          "present", tot[1], "fetched", tot[2], "evicted", tot[3], "copied",
-                          tot[6], "downloaded", tot[7], "bytes", tot[4], "errors", tot[5],
-                          "error_names", errs, "mib_per_s",
+    json_t *j = json_pack("{s:s, s:s, s:I, s:o, s:f, s:I, s:I, s:i, s:O}", "id", id, "state",
+                          *state, "selected", selected, "error_names", errs, "mib_per_s",
                           secs > 0 ? (double)tot[4] / 1048576.0 / secs : 0.0, "start_ns", start,
                           "end_ns", running ? 0 : end, "waiting_targets", waiting, "targets",
                           answers);
+    for (int k = 0; k < NSUMS; k++)
+        json_object_set_new(j, sums[k], json_integer(tot[k]));
     return j;
 }
 

@@ -15,6 +15,7 @@
 #include "cluster.h"
 #include "http.h"
 #include "log.h"
+#include "nodes.h"
 #include "objects.h"
 #include "proxy.h"
 #include "route.h"
@@ -50,6 +51,7 @@ static const struct route routes[] = {
     {RM_POST, "/v1/cluster/join", cluster_join, "join"},
     {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
     {RM_GET, "/v1/cluster/space", space_route, "space"},
+    {RM_ANY, "/v1/cluster/nodes/*", nodes_route, "node"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
     {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
     {RM_ANY, "/v1/jobs", jobs_route, "job"},

@@ -77,6 +77,7 @@ void olist_page_free(struct olist_page *pg)
         return;
     free(pg->v);
     free(pg->next);
+    free(pg->absent);
     if (pg->own)
         own_free(pg->own);
     free(pg);
@@ -243,8 +244,20 @@ static void ask_targets(struct olist *l, const char *query, void (*then)(struct 
     struct cmap *m = cmap_current();
     l->then = then;
     l->pending = 1;
-    for (int i = 0; i < m->n_targets; i++) {
-        const struct cmap_node *t = &m->nodes[m->targets[i]];
+    struct gbuf down = {0};
+    for (int i = 0; i < m->n_all; i++) {
+        const struct cmap_node *t = &m->nodes[m->all[i]];
+        if (!(t->flags & CMAP_FLAG_DOWN))
+            continue;
+        if (down.n)
+            gbuf_add(&down, ",", 1);
+        gbuf_str(&down, t->id);
+    }
+    if (down.n)
+        l->pg->absent = xstrndup(down.p, down.n);
+    gbuf_free(&down);
+    for (int i = 0; i < m->n_members; i++) {
+        const struct cmap_node *t = &m->nodes[m->members[i]];
         char *url = node_signed_urlf(r->w->ctx, "GET", t->url, "/v1/internal/list?%s", query);
         l->pending++;
         hc_request(worker_hc(r), "GET", url, NULL, 0, NULL, LIST_TIMEOUT_MS, page_one, l);

@@ -8,7 +8,8 @@
  * order and cut at the limit; the next token is the last name returned.
  * A bucket listed by its backend: one target fetches the backend's page,
  * and every target says which of its names it holds (cached); the next
- * token is the backend's.
+ * token is the backend's. A target that is down (cmap.h) cannot answer:
+ * the page says so (absent) rather than pass for complete.
  *
  * Thread: the worker's loop.
  */
@@ -38,6 +39,8 @@ struct olist_page {
     size_t n;
     char *next;                  /* the next page's token, "" after the last */
     int remote;                  /* from the backend: fields as described above */
+    char *absent;                /* a Shoal bucket's page while targets are down: their ids,
+                                  * comma-separated (names they hold are missing), else NULL */
     void *own;                   /* what the entries point into */
 };
 

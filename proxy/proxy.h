@@ -7,6 +7,7 @@
  *   objects    an object's owner and signed URL; the native 307
  *   buckets    the bucket API, the merged listing, remote buckets
  *   cluster    membership on the primary, pushes to every node
+ *   nodes      maintenance and decommission of targets
  *   s3route    the S3 API's entry: authentication, buckets vs objects
  *   s3bucket   S3 bucket operations
  *   s3listing  S3 listings (objects, versions, multipart uploads)

@@ -261,6 +261,14 @@ static void list_page(void *arg, struct olist_page *pg, int status, const char *
         listing_free(l);
         return;
     }
+    if (pg->absent && !pg->remote) {   /* S3 has no partial listings: fail, not miss keys */
+        http_resp_header(r, "Retry-After", "5");
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "targets %s are down: the listing would be incomplete",
+                pg->absent);
+        olist_page_free(pg);
+        listing_free(l);
+        return;
+    }
     list_cut(l, pg);
     const char *nt = pg->next;
     if (!l->truncated && nt[0]) {
@@ -466,8 +474,8 @@ void s3listing_uploads(struct http_req *r, const char *bucket)
     http_req_ref(r);
     char *ep = http_pct_encode(pre, strlen(pre), 0);
     struct cmap *m = cmap_current();
-    for (int i = 0; m && i < m->n_targets; i++) {
-        const struct cmap_node *t = &m->nodes[m->targets[i]];
+    for (int i = 0; m && i < m->n_members; i++) {
+        const struct cmap_node *t = &m->nodes[m->members[i]];
         char *u = node_signed_urlf(r->w->ctx, "GET", t->url,
                                    "/v1/internal/uploads?bucket=%s&prefix=%s", bucket, ep);
         l->pending++;

@@ -4,8 +4,10 @@
  * is the answer, and our copy stays. Then ours goes on the I/O pool
  * (store_delete unlinks the data file and drops the record under the
  * mountpath's lock). The answer is 404 only when neither had the object
- * (204 in S3 mode, where deletes are idempotent). An evict (?evict) drops
- * only our copy. In a write-back bucket our copy goes first with a record
+ * (204 in S3 mode, where deletes are idempotent), or when it may live on
+ * another target (gfn.h). A delete leaves a tombstone (store.h), so that
+ * an older copy elsewhere never comes back. An evict (?evict) drops only
+ * our copy. In a write-back bucket our copy goes first with a record
  * that the backend's must go too (wbq.h); the answer does not wait for
  * the backend.
  *
@@ -18,6 +20,7 @@
 #include "backend.h"
 #include "del.h"
 #include "err.h"
+#include "gfn.h"
 #include "http.h"
 #include "iopool.h"
 #include "target.h"
@@ -31,6 +34,8 @@ struct del {
     size_t klen;
     int rc;
     int remote_found;            /* the backend had it (or cannot tell) */
+    int evict;                   /* only our copy, no tombstone */
+    int elsewhere;               /* it may be on another target (gfn.h): its tombstone wins */
     struct backend b;
     char *name;
 };
@@ -47,10 +52,11 @@ static void del_free(struct del *d)
 static void del_work(void *arg)
 {
     struct del *d = arg;
-    d->rc = store_delete(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
-                         d->klen);
-    if (d->rc == -ENOENT && d->remote_found)
-        d->rc = 0; /* gone from the backend; we had no copy */
+    struct store_mp *mp = store_pick(&d->t->store, d->mkey, d->klen);
+    d->rc = d->evict ? store_delete(&d->t->store, mp, d->mkey, d->klen)
+                     : store_delete_tomb(&d->t->store, mp, d->mkey, d->klen);
+    if (d->rc == -ENOENT && (d->remote_found || d->elsewhere))
+        d->rc = 0; /* gone from the backend, or from where it was: we had no copy */
 }
 
 static void del_done(void *arg)
@@ -95,6 +101,7 @@ static void del_wb_work(void *arg)
     struct store_x x;
     char val[WBQ_VAL_MAX];
     wbq_record(&x, d->mkey, d->klen, 1, val);
+    x.tomb = 1;
     d->rc = store_delete_x(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
                            d->klen, 0, &x);
     free((char *)x.key);
@@ -114,7 +121,7 @@ static void del_wb_done(void *arg)
 }
 
 void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
-                const char *name, char *mkey, size_t klen, int through)
+                const char *name, char *mkey, size_t klen, int through, int evict)
 {
     struct del *d = xcalloc(1, sizeof(*d));
     d->t = t;
@@ -122,6 +129,8 @@ void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *b
     d->mkey = mkey;
     d->klen = klen;
     d->name = xstrdup(name);
+    d->evict = evict;
+    d->elsewhere = !evict && gfn_elsewhere(t, mkey, klen);
     http_req_ref(r);
     if (through)
         backend_resolve(t, bk, &d->b);

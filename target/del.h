@@ -13,8 +13,9 @@ struct bmd_bucket;
 /* Delete the object name (store key mkey, klen bytes; taken) of bucket bk
  * and answer r: 204, or 404 when there was nothing to delete (204 in S3
  * mode: S3 deletes are idempotent). through: the bucket's backend deletes
- * its copy first (a backed bucket, not an evict). On r's worker. */
+ * its copy first (a backed bucket, not an evict). evict: only this copy
+ * goes, without a tombstone. On r's worker. */
 void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
-                const char *name, char *mkey, size_t klen, int through);
+                const char *name, char *mkey, size_t klen, int through, int evict);
 
 #endif

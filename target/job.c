@@ -39,7 +39,7 @@ pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
 static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru",
-                                         "flush"};
+                                         "flush", "rebalance"};
 
 const char *job_kind_name(enum job_kind k)
 {
@@ -122,8 +122,8 @@ static void prune(void)
     for (struct job **pp = &jobs; *pp;) {
         struct job *j = *pp;
         uint64_t ttl = (uint64_t)j->t->conf.job_ttl_s * 1000000000u;
-        int over = j->end_ns && (j->kind == JK_LRU ? ++lru_ended > JOB_KEEP_LRU
-                                                   : ++ended > JOB_KEEP);
+        int own = j->kind == JK_LRU || j->kind == JK_REBALANCE;
+        int over = j->end_ns && (own ? ++lru_ended > JOB_KEEP_LRU : ++ended > JOB_KEEP);
         if (j->end_ns && (over || j->end_ns + ttl < now)) {
             *pp = j->next;
             struct forget *f = xcalloc(1, sizeof(*f));
@@ -285,7 +285,8 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     const char *prov = json_string_value(json_object_get(spec, "provider"));
     const char *bucket = json_string_value(json_object_get(spec, "bucket"));
     int kind = job_kind_parse(json_string_value(json_object_get(spec, "kind")));
-    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || kind == JK_LRU || !bucket ||
+    if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || kind == JK_LRU ||
+        kind == JK_REBALANCE || !bucket ||
         !prov) {
         snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download), "
                               "provider and bucket");
@@ -325,12 +326,15 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     return j;
 }
 
-struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind)
+struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind,
+                            const char *id)
 {
     struct job *j = xcalloc(1, sizeof(*j));
     unsigned char rnd[16];
     rand_bytes(rnd, sizeof(rnd));
     hex_encode(rnd, sizeof(rnd), j->id);
+    if (id)
+        snprintf(j->id, sizeof(j->id), "%s", id);
     j->kind = kind;
     j->t = t;
     j->q = w->q;
@@ -482,6 +486,7 @@ static const struct {
     {"owned", offsetof(struct job, owned)},     {"present", offsetof(struct job, present)},
     {"fetched", offsetof(struct job, fetched)}, {"evicted", offsetof(struct job, evicted)},
     {"done", offsetof(struct job, done)},       {"copied", offsetof(struct job, copied)},
+    {"moved", offsetof(struct job, moved)},
     {"downloaded", offsetof(struct job, downloaded)},
     {"bytes", offsetof(struct job, bytes)},     {"errors", offsetof(struct job, errors)},
     {"start_ns", offsetof(struct job, start_ns)},

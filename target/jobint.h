@@ -37,7 +37,7 @@ struct loopq;
 struct ometa;
 struct target;
 
-enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH };
+enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH, JK_REBALANCE };
 
 /* What a listed selection pages through: the backend's listing, or (a
  * bucket with no backend) the names this target's drives hold. */
@@ -87,6 +87,7 @@ struct job {
     int aborted;                 /* set by any worker, read atomically */
     /* progress, under jobs_mu */
     uint64_t owned, present, fetched, evicted, copied, downloaded, bytes, errors;
+    uint64_t moved;              /* rebalance: objects sent to their owner */
     uint64_t done;               /* owned names whose work is over */
     char errs[JOB_ERRS][320];
     int nerrs;
@@ -104,9 +105,11 @@ void job_note_error(struct job *j, const char *name, const char *why);
 /* Add n to *counter and b to the bytes, under jobs_mu. */
 void job_add(struct job *j, uint64_t *counter, uint64_t n, uint64_t b);
 
-/* A job the target starts itself (lru.c), registered and running; its
- * runner ends it with job_ended on w's loop. */
-struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind);
+/* A job the target starts itself (lru.c, reb.c), registered and running,
+ * with id (NULL: a new one); its runner ends it with job_ended on w's
+ * loop. */
+struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind,
+                            const char *id);
 
 /* jobrun.c: take names while there is room; end the job (job_ended) when
  * all are done. On j's loop. */

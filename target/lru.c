@@ -189,7 +189,7 @@ static void look(void *arg)
     if (lru.running || mono_ns() / 1000000 < lru.cool_until_ms || !space_over_high(lru.t))
         return;
     lru.running = 1;
-    struct job *j = job_local_start(lru.t, lru.w, JK_LRU);
+    struct job *j = job_local_start(lru.t, lru.w, JK_LRU, NULL);
     iopool_submit(lru.t->io, lru.w->q, lru_work, lru_done, j);
 }
 

@@ -9,7 +9,8 @@
  *   /v1/objects/BUCKET/NAME    any method     obj.c
  *   /v1/internal/...           cluster-signed only (403 otherwise), then
  *                              the internal table: list, uploads,
- *                              list-remote (GET)
+ *                              list-remote, jobs, space, wbq, xfer
+ *                              (objects between targets), rebalance
  *   anything else under /v1/   404
  *   anything outside /v1/      S3 at the root, "/BUCKET/KEY" (s3root.c)
  *
@@ -36,6 +37,7 @@
 #include "node.h"
 #include "obj.h"
 #include "purge.h"
+#include "reb.h"
 #include "route.h"
 #include "s3root.h"
 #include "space.h"
@@ -43,6 +45,7 @@
 #include "target.h"
 #include "util.h"
 #include "wbq.h"
+#include "xfer.h"
 
 static void internal(struct http_req *r, const char *rest, size_t rlen);
 static void not_found(struct http_req *r, const char *rest, size_t rlen);
@@ -67,6 +70,9 @@ static const struct route internal_routes[] = {
     {RM_PATCH, "/v1/internal/jobs/*", job_patch, "job.patch"},
     {RM_GET, "/v1/internal/space", space_report, "space"},
     {RM_GET, "/v1/internal/wbq", wbq_report, "wbq"},
+    {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
+    {RM_GET, "/v1/internal/rebalance", reb_report, "rebalance"},
+    {RM_POST, "/v1/internal/shutdown", reb_shutdown, "shutdown"},
 };
 
 static void not_found(struct http_req *r, const char *rest, size_t rlen)
@@ -153,6 +159,7 @@ int main(int argc, char **argv)
     }
     t.node.owner = &t;
     t.node.on_bmd = purge_on_bmd;
+    t.node.on_cmap = reb_on_cmap;
     s3_cfg_resolve(&t.s3, t.conf.s3_endpoint, t.conf.s3_region, t.conf.s3_addressing,
                    t.conf.s3_access_key, t.conf.s3_secret_key, t.conf.s3_session_token,
                    t.conf.s3_profile);
@@ -188,6 +195,7 @@ int main(int argc, char **argv)
     lru_start(&t, http_server_worker(srv, 0));
     wbq_start(&t, http_server_worker(srv, 0));
     space_start(&t, http_server_worker(srv, 0));
+    reb_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     int sig = node_wait_signal();

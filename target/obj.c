@@ -10,8 +10,9 @@
  *
  *   a subresource (?tagging, ?acl, ...)   subres.c (501 for the unknown)
  *   a multipart upload (?uploads, ...)    mpu.c
- *   GET, HEAD in a backed bucket          cold.c (warm or cold)
- *   GET, HEAD                             get.c
+ *   GET, HEAD                             gfn.c (a neighbour's newer copy
+ *                                         first), then cold.c in a backed
+ *                                         bucket (warm or cold), else get.c
  *   PUT                                   put.c
  *   DELETE                                del.c
  *
@@ -25,10 +26,9 @@
 
 #include "bmd.h"
 #include "cmap.h"
-#include "cold.h"
 #include "del.h"
 #include "err.h"
-#include "get.h"
+#include "gfn.h"
 #include "http.h"
 #include "mpu.h"
 #include "obj.h"
@@ -62,18 +62,13 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
     switch (r->method) {
     case HTTP_M_GET:
     case HTTP_M_HEAD:
-        if (backed) {
-            cold_get(t, r, bk, mkey, klen, name); /* takes mkey */
-            return;
-        }
-        get_local(t, r, mkey, klen, NULL);
-        free(mkey);
+        gfn_get(t, r, bk, backed, mkey, klen, name); /* takes mkey */
         return;
     case HTTP_M_PUT:
         put_object(t, r, name, bk, mkey, klen, NULL); /* takes mkey */
         return;
     case HTTP_M_DELETE:
-        del_object(t, r, bk, name, mkey, klen, backed && !evict); /* takes mkey */
+        del_object(t, r, bk, name, mkey, klen, backed && !evict, backed && evict); /* takes mkey */
         return;
     default:
         free(mkey);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "hlc.h"
 #include "hrw.h"
 #include "log.h"
 #include "lpage.h"
@@ -309,6 +310,53 @@ static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *
         db_errno(e);
 }
 
+/* ---- tombstones: "t" + the object key -> version u64, deleted at (ms) u64 ---- */
+
+#define TOMB_LEN 16
+
+static void tomb_encode(uint64_t version, uint64_t at_ms, char *out)
+{
+    for (int i = 0; i < 8; i++) {
+        out[i] = (char)(version >> (8 * i));
+        out[8 + i] = (char)(at_ms >> (8 * i));
+    }
+}
+
+static uint64_t le64(const char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | (uint8_t)p[i];
+    return v;
+}
+
+int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   uint64_t *version)
+{
+    char *tk = store_side_key('t', mkey, klen), *v = NULL;
+    size_t vl = 0;
+    int rc = store_kv_get(s, mp, tk, klen, &v, &vl);
+    free(tk);
+    if (!rc && vl != TOMB_LEN)
+        rc = -EIO;
+    if (!rc)
+        *version = le64(v);
+    free(v);
+    return rc;
+}
+
+/* The newest version a name has here, as an object or a tombstone (0:
+ * none); *old gets the object's record when there is one (returns 1). */
+static int held_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                        struct ometa *old, uint64_t *newest, int *tombed)
+{
+    uint64_t tv = 0;
+    int have = store_get(s, mp, mkey, klen, old) == 0;
+    *tombed = store_tomb_get(s, mp, mkey, klen, &tv) == 0;
+    *newest = have && old->version > tv ? old->version : tv;
+    return have;
+}
+
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                  const char *work_path, int fd, struct ometa *m)
 {
@@ -353,9 +401,19 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if ((rc = x_allowed(s, mp, x)))
         goto fail;
     struct ometa old;
-    int have_old = store_get(s, mp, mkey, klen, &old) == 0;
-    m->version = have_old ? old.version + 1 : 1;
-    m->mtime_ns = wall_ns();
+    uint64_t newest;
+    int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
+    if (x && x->keep_version) {  /* a copy from another node: only if newer */
+        if (newest >= x->keep_version) {
+            rc = -EALREADY;
+            goto fail;
+        }
+        hlc_observe(x->keep_version);
+        m->version = x->keep_version;
+    } else {
+        m->version = hlc_next(newest);
+        m->mtime_ns = wall_ns();
+    }
     if ((rc = db_put(s, mp, s->wo, g, gl, mkey, klen)))
         goto fail;
     if ((rc = mkdirs_for(path)))
@@ -371,6 +429,10 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_put(wb, mkey, klen, val, vl);
     rocksdb_writebatch_delete(wb, g, gl);
+    char *tk = tombed ? store_side_key('t', mkey, klen) : NULL;
+    if (tk)                      /* a write after a delete */
+        rocksdb_writebatch_delete(wb, tk, klen);
+    free(tk);
     if (x && x->key)             /* the caller's record, in the same batch */
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     if (have_old) {
@@ -420,10 +482,10 @@ char *store_side_key(char kind, const char *mkey, size_t klen)
 /* A copy not yet written back (a "w" record) is never dropped but by a
  * DELETE that queues its own record (store_delete_x). */
 static int delete_clean(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                        uint64_t uid)
+                        uint64_t uid, int tomb)
 {
     char *w = store_side_key('w', mkey, klen);
-    struct store_x x = {.absent = w, .absent_len = klen};
+    struct store_x x = {.absent = w, .absent_len = klen, .tomb = tomb};
     int rc = store_delete_x(s, mp, mkey, klen, uid, &x);
     free(w);
     return rc;
@@ -431,13 +493,18 @@ static int delete_clean(struct store *s, struct store_mp *mp, const char *mkey, 
 
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
 {
-    return delete_clean(s, mp, mkey, klen, 0);
+    return delete_clean(s, mp, mkey, klen, 0, 0);
+}
+
+int store_delete_tomb(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
+{
+    return delete_clean(s, mp, mkey, klen, 0, 1);
 }
 
 int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                     uint64_t uid)
 {
-    return delete_clean(s, mp, mkey, klen, uid);
+    return delete_clean(s, mp, mkey, klen, uid, 0);
 }
 
 int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
@@ -445,22 +512,44 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
 {
     pthread_mutex_lock(&mp->mu);
     struct ometa m;
-    int rc = store_get(s, mp, mkey, klen, &m);
-    if (!rc && uid && m.uid != uid)
+    uint64_t newest;
+    int tombed, have = held_version(s, mp, mkey, klen, &m, &newest, &tombed);
+    int rc = have ? 0 : -ENOENT;
+    if (have && uid && m.uid != uid)
         rc = -ESTALE;            /* written again since the caller looked */
-    if (!rc)
-        rc = x_allowed(s, mp, x);
-    if (rc) {
+    if (x && x->keep_version && newest >= x->keep_version)
+        rc = -EALREADY;          /* a delete from another node, older than what is here */
+    if (!rc || (rc == -ENOENT && x && (x->tomb || x->keep_version)))
+        rc = x_allowed(s, mp, x) ? -EEXIST : rc;
+    if (rc && !(rc == -ENOENT && x && (x->tomb || x->keep_version))) {
         pthread_mutex_unlock(&mp->mu);
         return rc;
+    }
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    if (x && (x->tomb || x->keep_version)) {   /* a delete leaves its version behind */
+        char tv[TOMB_LEN], *tk = store_side_key('t', mkey, klen);
+        uint64_t v = x->keep_version ? x->keep_version : hlc_next(newest);
+        if (x->keep_version)
+            hlc_observe(v);
+        tomb_encode(v, wall_ns() / 1000000u, tv);
+        rocksdb_writebatch_put(wb, tk, klen, tv, TOMB_LEN);
+        free(tk);
+    }
+    if (!have) {                 /* only the tombstone: nothing was here */
+        char *e = NULL;
+        rocksdb_write(mp->db, s->wo_sync, wb, &e);
+        rocksdb_writebatch_destroy(wb);
+        pthread_mutex_unlock(&mp->mu);
+        return e ? db_errno(e) : -ENOENT;
     }
     char path[PATH_MAX];
     data_path(mp, mkey, klen, m.uid, path, sizeof(path));
     size_t gl;
     char *g = gkey(path, &gl);
-    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_delete(wb, mkey, klen);
     rocksdb_writebatch_put(wb, g, gl, mkey, klen);
+    if (x && x->drop)
+        rocksdb_writebatch_delete(wb, x->drop, x->drop_len);
     char *a = store_side_key('a', mkey, klen);   /* its last read (atime.h), if kept */
     rocksdb_writebatch_delete(wb, a, klen);
     free(a);
@@ -700,7 +789,7 @@ int store_meta_update(struct store *s, const char *mkey, size_t klen,
     if (!rc)
         rc = change(m, arg);
     if (!rc) {
-        m->version++;
+        m->version = hlc_next(m->version);
         rc = store_kv_put(s, mp, mkey, klen, buf, ometa_encode(m, buf));
     }
     pthread_mutex_unlock(&mp->mu);
@@ -755,11 +844,25 @@ int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size
                   int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
                   void *arg)
 {
+    return store_kv_scan_after(s, mp, prefix, pl, NULL, 0, cb, arg);
+}
+
+int store_kv_scan_after(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
+                        const char *after, size_t al,
+                        int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
+                        void *arg)
+{
     rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
     int rc = 0;
-    for (rocksdb_iter_seek(it, prefix, pl); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+    if (after)
+        rocksdb_iter_seek(it, after, al);
+    else
+        rocksdb_iter_seek(it, prefix, pl);
+    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
         size_t kl, vl;
         const char *k = rocksdb_iter_key(it, &kl);
+        if (after && kl == al && !memcmp(k, after, al))
+            continue;
         if (kl < pl || memcmp(k, prefix, pl))
             break;
         const char *v = rocksdb_iter_value(it, &vl);
@@ -768,4 +871,27 @@ int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size
     }
     rocksdb_iter_destroy(it);
     return rc;
+}
+
+long store_tomb_sweep(struct store *s, uint64_t before_ms)
+{
+    long removed = 0;
+    for (int i = 0; i < s->n; i++) {
+        struct store_mp *mp = &s->mp[i];
+        rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
+        for (rocksdb_iter_seek(it, "t", 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+            size_t kl, vl;
+            const char *k = rocksdb_iter_key(it, &kl);
+            if (kl < 1 || k[0] != 't')
+                break;
+            const char *v = rocksdb_iter_value(it, &vl);
+            if (vl == TOMB_LEN && le64(v + 8) >= before_ms)
+                continue;
+            /* only while it is still the same tombstone */
+            if (store_kv_del_if(s, mp, k, kl, v, vl) == 0)
+                removed++;
+        }
+        rocksdb_iter_destroy(it);
+    }
+    return removed;
 }

@@ -6,7 +6,9 @@
  *                            so no object name ever becomes a path;
  *   meta/                    RocksDB: object metadata (ometa) by key
  *                            "o" provider \0 bucket \0 name, which sorts by
- *                            bucket then name; plus "g" <path> intents;
+ *                            bucket then name; plus "g" <path> intents,
+ *                            and "t" + the same: tombstones (a deleted
+ *                            name's version, kept tombstone_ttl_s);
  *   work/<uid>               files being written;
  *   mpath.id                 the mountpath's persistent id (for HRW).
  *
@@ -17,6 +19,10 @@
  * work file is removed and every intent whose file is not the one its
  * metadata names is unlinked. A crash at any point so leaves the old
  * object or the new one, and no file that nothing refers to.
+ *
+ * Versions (common/hlc.h): every commit, delete and metadata change gives
+ * the name a version above any it had here, object or tombstone, so that
+ * wherever two copies of a name meet, the newer one wins.
  *
  * Threads: store_get is safe from any thread; commit, delete, list and
  * purge block and run on the I/O pool.
@@ -75,26 +81,42 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
               struct ometa *m);
 /*
  * Make a work file the object's new version. m carries size, cksum, uid;
- * version and mtime are filled in. Closes fd. On error the work file is
- * gone and the previous version is intact. 0 or -errno.
+ * version and mtime are filled in (kept, with keep_version: see store_x).
+ * Closes fd. On error the work file is gone and the previous version is
+ * intact. 0 or -errno.
  */
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                  const char *work_path, int fd, struct ometa *m);
 
 /* What a commit or delete also does, under the same lock and in the same
  * write batch: key is put (val) with it, unless absent exists (then
- * -EEXIST and nothing changes). Either may be NULL. */
+ * -EEXIST and nothing changes). Either may be NULL.
+ * keep_version: the object (commit) or deletion (delete: a tombstone) of
+ * another node with its version, applied only if newer than what is here
+ * (else -EALREADY); a commit keeps m's mtime. tomb: a delete leaves a
+ * tombstone, also when there was no object (then -ENOENT all the same). */
 struct store_x {
     const char *key, *val;
     size_t key_len, val_len;
     const char *absent, *absent2;   /* both must be absent */
     size_t absent_len, absent2_len;
+    uint64_t keep_version;
+    int tomb;
+    const char *drop;            /* a delete: this key goes too (the object's "w") */
+    size_t drop_len;
 };
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x);
 /* 0 or -ENOENT / -errno; -EEXIST while the object waits to be written
  * back (a "w" record: wbq.h), which only store_delete_x may replace. */
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
+/* A client's delete: store_delete that leaves a tombstone. */
+int store_delete_tomb(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
+/* The version of the name's tombstone: 0 or -ENOENT. */
+int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   uint64_t *version);
+/* Drop the tombstones of deletes before before_ms; how many. */
+long store_tomb_sweep(struct store *s, uint64_t before_ms);
 /* mkey with its first byte ('o') made kind: the key of a record beside the
  * object's ('a' last read, 'w' write-back). A new string of klen bytes. */
 char *store_side_key(char kind, const char *mkey, size_t klen);
@@ -149,5 +171,10 @@ int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, siz
 int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
                   int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
                   void *arg);
+/* The same from after the key after (al bytes, exclusive; NULL: from the start). */
+int store_kv_scan_after(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
+                        const char *after, size_t al,
+                        int (*cb)(void *arg, const char *k, size_t kl, const char *v, size_t vl),
+                        void *arg);
 
 #endif

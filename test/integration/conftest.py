@@ -83,9 +83,12 @@ def keys_in(extra):
 
 
 class Cluster:
-    def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None, env=None):
+    def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None, env=None,
+                 spare=0):
+        # spare: ports kept free after the targets', for targets started later
+        # ("start-node t3" on a cluster of three)
         self.proxies, self.targets = proxies, targets
-        self.port = free_port_block(proxies + targets)
+        self.port = free_port_block(proxies + targets + spare)
         self.data = data or tempfile.mkdtemp(prefix="shoal-it-")
         self.env = dict(os.environ, SHOAL_PROXIES=str(proxies), SHOAL_TARGETS=str(targets),
                         SHOAL_MOUNTPATHS=str(mountpaths), SHOAL_PORT=str(self.port),

@@ -24,16 +24,16 @@ def test_put_get_head_delete(cluster, bucket, size):
     r = cluster.http.put(u, data)
     assert r.status_code == 201, r.text
     info = r.json()
-    assert info["size"] == size and info["version"] == 1
+    assert info["size"] == size and info["version"] > 0
     r = cluster.http.get(u)
     assert r.status_code == 200
     assert hashlib.sha256(r.content).digest() == hashlib.sha256(data).digest()
     assert r.headers["X-Shoal-Checksum"] == "xxh3-64:" + info["checksum"]
     h = cluster.http.head(u, allow_redirects=True)
     assert h.status_code == 200 and int(h.headers["Content-Length"]) == size
-    # overwrite bumps the version
+    # overwrite moves the version on
     r = cluster.http.put(u, b"x")
-    assert r.status_code == 201 and r.json()["version"] == 2
+    assert r.status_code == 201 and r.json()["version"] > info["version"]
     assert cluster.http.get(u).content == b"x"
     assert cluster.http.delete(u).status_code == 204
     assert cluster.http.get(u).status_code == 404
@@ -305,5 +305,5 @@ def test_list_names_that_need_escaping(cluster, bucket):
         assert [o["name"] for o in got] == want
         for o in got:
             assert o["size"] == len(o["name"].encode()) and o["cached"] is True
-            assert re.fullmatch("[0-9a-f]{16}", o["checksum"]) and o["version"] == 1
+            assert re.fullmatch("[0-9a-f]{16}", o["checksum"]) and o["version"] > 0
             assert o["mtime"] > 0 and o["etag"].startswith('"')

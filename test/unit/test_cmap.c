@@ -115,9 +115,70 @@ static void test_bmd(void)
     bmd_unref(cur);
 }
 
+/* Targets that are down, in maintenance or leaving own nothing, but keep
+ * their rank: where a name lived before is still known. */
+static void test_flags(void)
+{
+    struct cmap *m = cmap_new("u", "p0", 1);
+    char id[16], key[32];
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof(id), "t%d", i);
+        cmap_put_node(m, id, NODE_TARGET, "http://x");
+    }
+    cmap_put_node(m, "p0", NODE_PROXY, "http://p");
+    struct cmap *all = cmap_clone(m);
+    CHECK(m->n_targets == 4 && m->n_members == 4 && m->n_all == 4);
+    CHECK(cmap_set_flags(m, "t1", CMAP_FLAG_DOWN, 0) == 1);
+    CHECK(cmap_set_flags(m, "t1", CMAP_FLAG_DOWN, 0) == 0);
+    CHECK(cmap_set_flags(m, "t2", CMAP_FLAG_MAINT, 0) == 1);
+    CHECK(cmap_set_flags(m, "nobody", CMAP_FLAG_MAINT, 0) == 0);
+    CHECK(m->n_targets == 2 && m->n_members == 3 && m->n_all == 4);
+    CHECK(!cmap_same_placement(m, all) && cmap_same_placement(all, all));
+    int moved_ok = 1, ranked_ok = 1;
+    for (int k = 0; k < 2000; k++) {
+        int n = snprintf(key, sizeof(key), "shoal/b/o%d", k);
+        const struct cmap_node *rk[8];
+        CHECK(cmap_ranked(m, key, (size_t)n, rk, 8) == 4);
+        const struct cmap_node *before = cmap_owner(all, key, (size_t)n);
+        const struct cmap_node *now = cmap_owner(m, key, (size_t)n);
+        /* the ranking is the full map's: its first is the owner of old */
+        ranked_ok &= !strcmp(rk[0]->id, before->id);
+        /* only names of t1 and t2 move; the owner is the first active one */
+        if (strcmp(before->id, "t1") && strcmp(before->id, "t2"))
+            moved_ok &= !strcmp(before->id, now->id);
+        int i = 0;
+        while (rk[i]->flags)
+            i++;
+        ranked_ok &= !strcmp(rk[i]->id, now->id);
+    }
+    CHECK(moved_ok && ranked_ok);
+    /* a node that joins again is back */
+    CHECK(cmap_put_node(m, "t1", NODE_TARGET, "http://x") == 1);
+    CHECK(!(cmap_find(m, "t1")->flags & CMAP_FLAG_DOWN) && m->n_targets == 3);
+    /* maintenance survives in the JSON, as a state too */
+    json_t *j = cmap_to_json(m);
+    char err[128];
+    struct cmap *back = cmap_from_json(j, err, sizeof(err));
+    CHECK(back && cmap_find(back, "t2")->flags == CMAP_FLAG_MAINT && back->n_targets == 3);
+    json_t *nodes = json_object_get(j, "nodes");
+    size_t i;
+    json_t *e;
+    int states = 0;
+    json_array_foreach(nodes, i, e)
+        states += !strcmp(json_string_value(json_object_get(e, "state")),
+                          !strcmp(json_string_value(json_object_get(e, "id")), "t2")
+                              ? "maintenance" : "active");
+    CHECK(states == 5);
+    json_decref(j);
+    cmap_unref(back);
+    cmap_unref(all);
+    cmap_unref(m);
+}
+
 int main(void)
 {
     test_cmap();
+    test_flags();
     test_bmd();
     return check_done("test_cmap");
 }

@@ -1,0 +1,195 @@
+/*
+ * nodes: maintenance and decommission of targets (see nodes.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "cmap.h"
+#include "hc.h"
+#include "http.h"
+#include "log.h"
+#include "nodes.h"
+#include "proxy.h"
+#include "util.h"
+#include "worker.h"
+
+/* A new map from the current one: change() edits a copy (1 if it
+ * changed anything), which is installed with the next version and pushed
+ * to every node with cli. Returns the new version, 0 when nothing
+ * changed. */
+static int64_t change_map(struct proxy *p, struct hc *cli, const char *id,
+                          int (*change)(struct cmap *m, const char *id))
+{
+    pthread_mutex_lock(&p->mu);
+    struct cmap *cur = cmap_current();
+    struct cmap *m = cmap_clone(cur);
+    int64_t v = 0;
+    if (change(m, id)) {
+        v = m->snap.version = cur->snap.version + 1;
+        node_set_cmap(&p->node, m);
+    } else {
+        cmap_unref(m);
+    }
+    pthread_mutex_unlock(&p->mu);
+    cmap_unref(cur);
+    if (v) {
+        struct cmap *now = cmap_current();
+        cluster_broadcast(p, cli, json_pack("{s:o}", "cmap", cmap_to_json(now)), NULL, NULL);
+        cmap_unref(now);
+    }
+    return v;
+}
+
+static int set_maint(struct cmap *m, const char *id)
+{
+    return cmap_set_flags(m, id, CMAP_FLAG_MAINT, 0);
+}
+
+static int clear_maint(struct cmap *m, const char *id)
+{
+    return cmap_set_flags(m, id, 0, CMAP_FLAG_MAINT);
+}
+
+static int set_decomm(struct cmap *m, const char *id)
+{
+    return cmap_set_flags(m, id, CMAP_FLAG_DECOMM, CMAP_FLAG_MAINT);
+}
+
+static int remove_node(struct cmap *m, const char *id)
+{
+    return cmap_del_node(m, id);
+}
+
+void nodes_route(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct proxy *p = r->w->ctx;
+    if (!node_authenticate(&p->node, r))
+        return;
+    if (!p->node.is_primary) {
+        http_reply_error(r, 503, "this proxy is not the primary; the primary is at %s",
+                         p->conf.primary_url);
+        return;
+    }
+    char id[72];
+    if (rlen == 0 || rlen >= sizeof(id) || memchr(rest, '/', rlen)) {
+        http_reply_error(r, 404, "no such node");
+        return;
+    }
+    snprintf(id, sizeof(id), "%.*s", (int)rlen, rest);
+    struct cmap *m = cmap_current();
+    const struct cmap_node *nd = m ? cmap_find(m, id) : NULL;
+    int role = nd ? (int)nd->role : -1;
+    uint32_t flags = nd ? nd->flags : 0;
+    cmap_unref(m);
+    if (role < 0) {
+        http_reply_error(r, 404, "node %s is not in the cluster map", id);
+        return;
+    }
+    if (role != NODE_TARGET) {
+        http_reply_error(r, 409, "node %s is a proxy: only targets go into maintenance or "
+                                 "are decommissioned", id);
+        return;
+    }
+    char v[8];
+    int64_t ver = 0;
+    const char *what;
+    if (r->method == HTTP_M_PUT && http_query_get(r, "maintenance", v, sizeof(v)) >= 0) {
+        int on = !v[0] || !strcmp(v, "on") || !strcmp(v, "true");
+        if (!on && strcmp(v, "off") && strcmp(v, "false")) {
+            http_reply_error(r, 400, "maintenance is on or off");
+            return;
+        }
+        if (on && (flags & CMAP_FLAG_DECOMM)) {
+            http_reply_error(r, 409, "node %s is being decommissioned", id);
+            return;
+        }
+        ver = change_map(p, worker_hc(r), id, on ? set_maint : clear_maint);
+        what = on ? "maintenance" : "active";
+    } else if (r->method == HTTP_M_DELETE) {
+        int down = flags & CMAP_FLAG_DOWN;
+        ver = change_map(p, worker_hc(r), id, down ? remove_node : set_decomm);
+        what = down ? "removed" : "decommissioning";
+        log_warn("node %s: %s", id, down ? "removed while down: what only it held is lost"
+                                         : "decommissioning");
+    } else {
+        http_resp_header(r, "Allow", "PUT, DELETE");
+        http_reply_error(r, 405, "PUT ?maintenance[=on|off], or DELETE to decommission");
+        return;
+    }
+    http_reply_json(r, 202, json_pack("{s:s, s:s, s:I}", "node", id, "state", what,
+                                      "cmap_version", (json_int_t)ver));
+}
+
+/* ---- decommissioned targets leave once drained ---------------------------------------- */
+
+struct drain {
+    struct proxy *p;
+    struct node *n;
+    char id[72];
+    char url[512];
+    int64_t version;             /* the map's when asked */
+};
+
+static int asking;               /* the control thread's: answers still out */
+
+static void shut_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct drain *d = arg;
+    (void)body;
+    (void)len;
+    if (status != 202)
+        log_warn("node %s did not take its shutdown: %s", d->id, status ? "refused" : err);
+    free(d);
+}
+
+static void drained(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct drain *d = arg;
+    (void)err;
+    asking--;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    int done = j && json_integer_value(json_object_get(j, "version")) >= d->version &&
+               json_is_false(json_object_get(j, "running")) &&
+               json_integer_value(json_object_get(j, "errors")) == 0;
+    json_decref(j);
+    if (!done) {
+        free(d);
+        return;
+    }
+    int64_t v = change_map(d->p, d->n->ctl_cli, d->id, remove_node);
+    if (!v) {
+        free(d);
+        return;
+    }
+    log_info("node %s decommissioned: its objects moved away, it left the map (v%lld)", d->id,
+             (long long)v);
+    char *url = node_signed_url(d->n, "POST", d->url, "/v1/internal/shutdown", NULL);
+    hc_request(d->n->ctl_cli, "POST", url, NULL, 0, NULL, 5000, shut_done, d);
+    free(url);
+}
+
+void nodes_tick(struct node *n)
+{
+    struct proxy *p = n->owner;
+    if (asking)
+        return;
+    struct cmap *m = cmap_current();
+    for (int i = 0; m && i < m->n; i++) {
+        const struct cmap_node *nd = &m->nodes[i];
+        if (!(nd->flags & CMAP_FLAG_DECOMM) || (nd->flags & CMAP_FLAG_DOWN))
+            continue;
+        struct drain *d = xcalloc(1, sizeof(*d));
+        d->p = p;
+        d->n = n;
+        snprintf(d->id, sizeof(d->id), "%s", nd->id);
+        snprintf(d->url, sizeof(d->url), "%s", nd->url);
+        d->version = m->snap.version;
+        char *url = node_signed_url(n, "GET", nd->url, "/v1/internal/rebalance", NULL);
+        asking++;
+        hc_request(n->ctl_cli, "GET", url, NULL, 0, NULL, 5000, drained, d);
+        free(url);
+    }
+    cmap_unref(m);
+}

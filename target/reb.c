@@ -1,0 +1,494 @@
+/*
+ * reb: the rebalance walk (see reb.h).
+ *
+ * A run walks each mountpath's object records, then its tombstones, a
+ * batch of keys at a time on the I/O pool (only keys this target does not
+ * own under the run's map are kept), and sends them from its loop. Its
+ * state is the loop's; version, running and window are read by any
+ * thread.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmap.h"
+#include "hc.h"
+#include "http.h"
+#include "iopool.h"
+#include "jobint.h"
+#include "log.h"
+#include "loopq.h"
+#include "node.h"
+#include "reb.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "xfer.h"
+
+#define BATCH_KEYS 256           /* keys to send, per read of the store */
+#define BATCH_SCAN 8192          /* keys looked at, per read */
+#define SWEEP_EVERY_S 60
+#define RETRY_MIN_S 2
+#define RETRY_MAX_S 60
+
+struct run {
+    struct job *j;
+    struct cmap *map;            /* the placement it works to */
+    int mp_i;                    /* the mountpath walked, */
+    int phase;                   /* 0 objects, 1 tombstones, */
+    char *after;                 /* after this key */
+    size_t after_len;
+    char **keys;                 /* the batch being sent */
+    size_t *lens;
+    int nkeys, next;
+    int scanning;                /* a batch is being read */
+    int walked;                  /* every mountpath is */
+    int inflight;
+    uint64_t scanned, owned;     /* of the batch read */
+};
+
+static struct {
+    struct target *t;
+    struct http_worker *w;
+    struct xfer_loop lp;
+    struct event *timer;
+    struct run *run;             /* the current walk, or NULL */
+    struct run *old;             /* an aborted one whose sends are still out */
+    struct cmap *placed;         /* the map of the last walk started */
+    int pending;                 /* a walk is due (a new placement) */
+    int64_t version;             /* atomic: the newest map seen */
+    int running;                 /* atomic: a walk is due or under way */
+    uint64_t errors;             /* atomic: the last walk's */
+    int window;                  /* atomic */
+    int polling;                 /* a poll of the others is out */
+    uint64_t retry_at_ms, retry_s, sweep_at_ms;
+    int joined_once;
+} rb;
+
+int reb_window(void)
+{
+    return __atomic_load_n(&rb.window, __ATOMIC_RELAXED);
+}
+
+static void run_free(struct run *u)
+{
+    for (int i = u->next; i < u->nkeys; i++)
+        free(u->keys[i]);
+    free(u->keys);
+    free(u->lens);
+    free(u->after);
+    cmap_unref(u->map);
+    free(u);
+}
+
+static void run_pump(struct run *u);
+static void maybe_begin(void);
+
+/* ---- reading a batch (the I/O pool) ----------------------------------------------------- */
+
+struct scan {
+    struct run *u;
+    struct target *t;
+    char **keys;
+    size_t *lens;
+    int n;
+    uint64_t scanned, owned;
+    char *last;
+    size_t last_len;
+    int end;                     /* this mountpath's phase is over */
+};
+
+static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct scan *sc = arg;
+    (void)v;
+    (void)vl;
+    free(sc->last);
+    sc->last = xmalloc(kl);
+    memcpy(sc->last, k, kl);
+    sc->last_len = kl;
+    sc->scanned++;
+    char *mkey = xmalloc(kl);
+    memcpy(mkey, k, kl);
+    mkey[0] = 'o';               /* a tombstone's name */
+    size_t pl;
+    char *pkey = xfer_place_key(mkey, kl, &pl);
+    if (!pkey) {
+        free(mkey);
+        return 0;
+    }
+    const struct cmap_node *owner = cmap_owner(sc->u->map, pkey, pl);
+    free(pkey);
+    if (!owner || !strcmp(owner->id, sc->t->node.id)) {
+        sc->owned++;
+        free(mkey);
+    } else {
+        sc->keys[sc->n] = mkey;
+        sc->lens[sc->n++] = kl;
+    }
+    return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
+}
+
+static void scan_work(void *arg)
+{
+    struct scan *sc = arg;
+    struct run *u = sc->u;
+    const char *prefix = u->phase ? "t" : "o";
+    sc->keys = xcalloc(BATCH_KEYS, sizeof(char *));
+    sc->lens = xcalloc(BATCH_KEYS, sizeof(size_t));
+    int stopped = store_kv_scan_after(&sc->t->store, &sc->t->store.mp[u->mp_i], prefix, 1,
+                                      u->after, u->after_len, scan_one, sc);
+    sc->end = !stopped;
+}
+
+static void scanned(void *arg)
+{
+    struct scan *sc = arg;
+    struct run *u = sc->u;
+    u->scanning = 0;
+    if (u == rb.old) {           /* aborted while reading */
+        for (int i = 0; i < sc->n; i++)
+            free(sc->keys[i]);
+        free(sc->keys);
+        free(sc->lens);
+        free(sc->last);
+        free(sc);
+        if (u->inflight == 0) {
+            run_free(u);
+            rb.old = NULL;
+            maybe_begin();
+        }
+        return;
+    }
+    u->keys = sc->keys;
+    u->lens = sc->lens;
+    u->nkeys = sc->n;
+    u->next = 0;
+    job_add(u->j, &u->j->owned, sc->owned, 0);
+    __atomic_add_fetch(&u->j->pos, sc->scanned, __ATOMIC_RELAXED);
+    free(u->after);
+    u->after = sc->last;
+    u->after_len = sc->last_len;
+    if (sc->end) {               /* the next phase, or mountpath */
+        free(u->after);
+        u->after = NULL;
+        u->after_len = 0;
+        if (++u->phase == 2) {
+            u->phase = 0;
+            if (++u->mp_i == rb.t->store.n)
+                u->walked = 1;
+        }
+    }
+    free(sc);
+    run_pump(u);
+}
+
+/* ---- sending -------------------------------------------------------------------------- */
+
+struct one {
+    struct run *u;
+    char *name;                  /* for the error list */
+};
+
+static void run_end(struct run *u);
+
+static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes)
+{
+    struct one *o = arg;
+    struct run *u = o->u;
+    struct job *j = u->j;
+    u->inflight--;
+    if (!rc && what == XFER_OBJECT)
+        job_add(j, &j->moved, 1, bytes);
+    if (rc && rc != -ENOENT) {
+        char why[96];
+        snprintf(why, sizeof(why), "sending it to its owner: %s", strerror(-rc));
+        job_note_error(j, o->name, why);
+    }
+    job_add(j, &j->done, 1, 0);
+    free(o->name);
+    free(o);
+    if (u == rb.old) {           /* an aborted walk: its last sends */
+        if (u->inflight == 0) {
+            run_free(u);
+            rb.old = NULL;
+            maybe_begin();
+        }
+        return;
+    }
+    run_pump(u);
+}
+
+static void run_pump(struct run *u)
+{
+    struct job *j = u->j;
+    int cap = rb.t->conf.rebalance_workers;
+    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && u->inflight < cap &&
+           u->next < u->nkeys) {
+        char *mkey = u->keys[u->next];
+        size_t kl = u->lens[u->next++];
+        const char *prov, *bucket, *name;
+        size_t nl, pl;
+        xfer_key_parts(mkey, kl, &prov, &bucket, &name, &nl);
+        char *pkey = xfer_place_key(mkey, kl, &pl);
+        const struct cmap_node *owner = cmap_owner(u->map, pkey, pl);
+        free(pkey);
+        struct one *o = xcalloc(1, sizeof(*o));
+        o->u = u;
+        o->name = xstrndup(name, nl);
+        u->inflight++;
+        xfer_send(rb.t, &rb.lp, owner->url, mkey, kl, 0, sent, o);
+        free(mkey);
+    }
+    if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))
+        return;
+    if (u->next == u->nkeys && !u->scanning && !u->walked) {
+        free(u->keys);
+        free(u->lens);
+        u->keys = NULL;
+        u->lens = NULL;
+        u->nkeys = u->next = 0;
+        struct scan *sc = xcalloc(1, sizeof(*sc));
+        sc->u = u;
+        sc->t = rb.t;
+        u->scanning = 1;
+        iopool_submit(rb.t->io, rb.lp.q, scan_work, scanned, sc);
+        return;
+    }
+    if (u->walked && u->next == u->nkeys && u->inflight == 0)
+        run_end(u);
+}
+
+static void run_end(struct run *u)
+{
+    struct job *j = u->j;
+    pthread_mutex_lock(&jobs_mu);
+    uint64_t errors = j->errors, moved = j->moved;
+    pthread_mutex_unlock(&jobs_mu);
+    log_info("rebalance to map v%lld: %llu objects moved, %llu errors",
+             (long long)u->map->snap.version, (unsigned long long)moved,
+             (unsigned long long)errors);
+    job_ended(j);
+    rb.run = NULL;
+    run_free(u);
+    __atomic_store_n(&rb.errors, errors, __ATOMIC_RELAXED);
+    if (errors) {                /* again, a while later */
+        rb.retry_s = rb.retry_s ? (rb.retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : rb.retry_s * 2)
+                                : RETRY_MIN_S;
+        rb.retry_at_ms = mono_ms() + rb.retry_s * 1000;
+    } else {
+        rb.retry_s = 0;
+        rb.retry_at_ms = 0;
+        if (!rb.pending)
+            __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);
+    }
+}
+
+/* ---- starting, restarting --------------------------------------------------------------- */
+
+static void begin(void)
+{
+    struct cmap *m = cmap_current();
+    if (!m)
+        return;
+    rb.pending = 0;
+    cmap_unref(rb.placed);
+    snap_ref(&m->snap);
+    rb.placed = m;
+    if (!rb.t->conf.rebalance) {
+        cmap_unref(m);
+        __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    char id[JOB_ID_MAX];
+    snprintf(id, sizeof(id), "ba1a%028llx", (unsigned long long)m->snap.version);
+    struct run *u = xcalloc(1, sizeof(*u));
+    u->map = m;
+    u->j = job_local_start(rb.t, rb.w, JK_REBALANCE, id);
+    rb.run = u;
+    __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
+    log_info("rebalance to map v%lld begins (job %s)", (long long)m->snap.version, id);
+    run_pump(u);
+}
+
+/* A walk is due: abort the one under way; begin once its sends are over. */
+static void maybe_begin(void)
+{
+    if (!rb.pending || rb.old)
+        return;
+    if (rb.run) {
+        struct run *u = rb.run;
+        __atomic_store_n(&u->j->aborted, 1, __ATOMIC_RELAXED);
+        job_ended(u->j);
+        rb.run = NULL;
+        if (u->inflight || u->scanning) {
+            rb.old = u;          /* freed by its last send (or its batch) */
+            return;
+        }
+        run_free(u);
+    }
+    begin();
+}
+
+static void on_map(void *arg)
+{
+    (void)arg;
+    struct cmap *m = cmap_current();
+    if (!m)
+        return;
+    int changed = !rb.placed || !cmap_same_placement(rb.placed, m);
+    cmap_unref(m);
+    if (changed && rb.joined_once) {
+        rb.pending = 1;
+        __atomic_store_n(&rb.window, 1, __ATOMIC_RELAXED);
+        maybe_begin();
+    } else if (!rb.run && !rb.pending && !rb.old && !rb.retry_at_ms) {
+        __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);   /* nothing to do for it */
+    }
+}
+
+void reb_on_cmap(struct node *n, struct cmap *old_map, struct cmap *new_map)
+{
+    (void)n;
+    (void)old_map;
+    __atomic_store_n(&rb.version, new_map->snap.version, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&rb.lp.q, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);   /* until on_map says */
+        loopq_post(rb.lp.q, on_map, NULL);
+    }
+}
+
+/* ---- the timer: the first walk, retries, tombstones, closing the window ------------------ */
+
+struct poll {
+    int pending;
+    int open;                    /* some target is not done with the current map */
+    int64_t version;
+};
+
+static void polled(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct poll *p = arg;
+    (void)err;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    if (!j || json_integer_value(json_object_get(j, "version")) < p->version ||
+        json_is_true(json_object_get(j, "running")))
+        p->open = 1;
+    json_decref(j);
+    if (--p->pending)
+        return;
+    rb.polling = 0;
+    if (!p->open && __atomic_load_n(&rb.version, __ATOMIC_RELAXED) == p->version &&
+        !__atomic_load_n(&rb.running, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&rb.window, 0, __ATOMIC_RELAXED);
+        log_info("rebalance to map v%lld is over on every target", (long long)p->version);
+    }
+    free(p);
+}
+
+static void poll_others(void)
+{
+    struct cmap *m = cmap_current();
+    if (!m)
+        return;
+    struct poll *p = xcalloc(1, sizeof(*p));
+    p->version = m->snap.version;
+    p->pending = 1;
+    rb.polling = 1;
+    for (int i = 0; i < m->n_members; i++) {
+        const struct cmap_node *nd = &m->nodes[m->members[i]];
+        if (!strcmp(nd->id, rb.t->node.id))
+            continue;
+        char *url = node_signed_url(&rb.t->node, "GET", nd->url, "/v1/internal/rebalance", NULL);
+        p->pending++;
+        hc_request(rb.lp.hc, "GET", url, NULL, 0, NULL, 5000, polled, p);
+        free(url);
+    }
+    cmap_unref(m);
+    polled(p, 200, "{\"version\":9223372036854775807}", 31, NULL);   /* the hold */
+}
+
+static void sweep_work(void *arg)
+{
+    struct target *t = arg;
+    uint64_t ttl_ms = (uint64_t)t->conf.tombstone_ttl_s * 1000u;
+    long n = store_tomb_sweep(&t->store, wall_ns() / 1000000u - ttl_ms);
+    if (n)
+        log_info("%ld tombstones older than %d s dropped", n, t->conf.tombstone_ttl_s);
+}
+
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    uint64_t now = mono_ms();
+    if (!rb.lp.hc)               /* the worker's, made on its loop */
+        rb.lp.hc = ((struct target_worker *)rb.w->local)->hc;
+    struct cmap *m = cmap_current();
+    const struct cmap_node *me = m ? cmap_find(m, rb.t->node.id) : NULL;
+    int placed = me && !(me->flags & CMAP_FLAG_DOWN) && rb.t->node.joined;
+    cmap_unref(m);
+    if (!rb.joined_once && placed) {
+        /* the first walk: what this target holds may belong elsewhere now
+         * (changes it never saw, a walk cut short by a crash) */
+        rb.joined_once = 1;
+        rb.pending = 1;
+        maybe_begin();
+    }
+    if (rb.retry_at_ms && now >= rb.retry_at_ms && !rb.run && !rb.old) {
+        rb.retry_at_ms = 0;
+        rb.pending = 1;
+        maybe_begin();
+    }
+    if (now >= rb.sweep_at_ms) {
+        rb.sweep_at_ms = now + SWEEP_EVERY_S * 1000u;
+        iopool_submit(rb.t->io, NULL, sweep_work, NULL, rb.t);
+    }
+    if (placed && reb_window() && !rb.polling && !__atomic_load_n(&rb.running, __ATOMIC_RELAXED))
+        poll_others();
+}
+
+void reb_start(struct target *t, struct http_worker *w)
+{
+    rb.t = t;
+    rb.w = w;
+    rb.lp.base = w->base;
+    rb.sweep_at_ms = mono_ms() + SWEEP_EVERY_S * 1000u;
+    struct cmap *m = cmap_current();
+    if (m)
+        __atomic_store_n(&rb.version, m->snap.version, __ATOMIC_RELAXED);
+    cmap_unref(m);
+    /* until the first walk and the others say they are done */
+    __atomic_store_n(&rb.window, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
+    rb.timer = event_new(w->base, -1, EV_PERSIST, tick, NULL);
+    struct timeval tv = {1, 0};
+    event_add(rb.timer, &tv);
+    __atomic_store_n(&rb.lp.q, w->q, __ATOMIC_RELEASE);   /* maps are acted on from now */
+}
+
+void reb_report(struct http_req *r, const char *rest, size_t rlen)
+{
+    (void)rest;
+    (void)rlen;
+    http_reply_json(r, 200, json_pack("{s:I, s:b, s:I, s:b}", "version",
+                                      (json_int_t)__atomic_load_n(&rb.version, __ATOMIC_RELAXED),
+                                      "running", __atomic_load_n(&rb.running, __ATOMIC_RELAXED),
+                                      "errors",
+                                      (json_int_t)__atomic_load_n(&rb.errors, __ATOMIC_RELAXED),
+                                      "window", reb_window()));
+}
+
+void reb_shutdown(struct http_req *r, const char *rest, size_t rlen)
+{
+    (void)rest;
+    (void)rlen;
+    log_warn("the primary ends this target: it was decommissioned");
+    http_reply(r, 202, NULL, NULL, 0);
+    kill(getpid(), SIGTERM);
+}

@@ -1,0 +1,46 @@
+/*
+ * reb: rebalance (reb.c). Whenever a new cluster map places names
+ * differently (a target joined, left, came back, went into maintenance or
+ * is being decommissioned), every target walks what it holds, objects and
+ * tombstones, and sends what it no longer owns to the owner (xfer.h),
+ * rebalance_workers at a time; an object is dropped here only once the
+ * owner has it or a newer version. The walk is a job of kind "rebalance"
+ * with the same id on every target ("ba1a" and the map version), so
+ * /v1/jobs shows its progress cluster-wide. A newer map aborts the walk;
+ * the next starts once the sends in flight are over. A walk with errors
+ * is tried again, up to a minute apart.
+ *
+ * The window: from a placement change (and from start-up, which may
+ * follow changes this target never saw) until every target reports its
+ * walk for the current map done, a copy here may be older than one a
+ * neighbour holds; reads then ask the neighbours (gfn.h).
+ *
+ * Tombstones older than tombstone_ttl_s are swept every minute.
+ *
+ *   GET  /v1/internal/rebalance   {"version", "running", "errors", "window"}
+ *   POST /v1/internal/shutdown    the primary ends a decommissioned target
+ *
+ * Thread: the walk and its timer run on one worker's loop.
+ */
+#ifndef SHOAL_TARGET_REB_H
+#define SHOAL_TARGET_REB_H
+
+#include <stddef.h>
+
+struct cmap;
+struct http_req;
+struct http_worker;
+struct node;
+struct target;
+
+/* On w's loop from now on (after job_resume). */
+void reb_start(struct target *t, struct http_worker *w);
+/* node's on_cmap (any thread). */
+void reb_on_cmap(struct node *n, struct cmap *old_map, struct cmap *new_map);
+/* May a neighbour hold a newer copy of some name (any thread)? */
+int reb_window(void);
+
+void reb_report(struct http_req *r, const char *rest, size_t rlen);
+void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);
+
+#endif

@@ -1,0 +1,526 @@
+/*
+ * xfer: objects and tombstones between targets (see xfer.h).
+ *
+ * The sender reads the name's metadata record and opens its data file on
+ * the I/O pool (one version: the file is named by its uid), then PUTs
+ * record and bytes, the bytes spliced from the file into the socket
+ * (common/pump.h). The receiver streams the bytes into a work file,
+ * checking them against the record, and commits them with the record's
+ * version, or not at all when it holds a newer one.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "bmd.h"
+#include "cmap.h"
+#include "err.h"
+#include "hc.h"
+#include "http.h"
+#include "iopool.h"
+#include "log.h"
+#include "node.h"
+#include "objname.h"
+#include "ometa.h"
+#include "pump.h"
+#include "space.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "wbq.h"
+#include "xfer.h"
+
+#define XFER_IDLE_S 30           /* a receiver that takes nothing for this long fails */
+#define XFER_TIMEOUT_MS (6L * 3600 * 1000)
+
+int xfer_key_parts(const char *mkey, size_t klen, const char **provider, const char **bucket,
+                   const char **name, size_t *nlen)
+{
+    const char *end = mkey + klen;
+    const char *p = mkey + 1;
+    const char *z1 = memchr(p, '\0', (size_t)(end - p));
+    const char *z2 = z1 ? memchr(z1 + 1, '\0', (size_t)(end - z1 - 1)) : NULL;
+    if (klen < 1 || !z2)
+        return -1;
+    *provider = p;
+    *bucket = z1 + 1;
+    *name = z2 + 1;
+    *nlen = (size_t)(end - z2 - 1);
+    return 0;
+}
+
+char *xfer_place_key(const char *mkey, size_t klen, size_t *len)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    if (xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
+        return NULL;
+    char *k = xmalloc(klen);
+    memcpy(k, mkey + 1, klen - 1);   /* "provider\0bucket\0name" */
+    k[bucket - mkey - 2] = '/';
+    k[name - mkey - 2] = '/';
+    k[klen - 1] = '\0';
+    *len = klen - 1;
+    return k;
+}
+
+/* ---- sending ----------------------------------------------------------------------------- */
+
+struct xfer {
+    struct target *t;
+    struct xfer_loop lp;
+    char *url;                   /* the receiver's */
+    char *mkey;
+    size_t klen;
+    uint64_t min_version;
+    enum xfer_what what;
+    struct ometa m;              /* the object's, as opened */
+    uint64_t tomb_version;
+    int fd;
+    int dirty;                   /* owed to its write-back backend */
+    int rc;
+    char *meta;                  /* the encoded record, sent first */
+    size_t meta_len, meta_sent;
+    struct pump *pump;
+    struct hc_xfer *hx;          /* the PUT, while it runs */
+    xfer_done_fn done;
+    void *arg;
+};
+
+static void xfer_free(struct xfer *x)
+{
+    pump_free(x->pump);
+    if (x->fd >= 0)
+        close(x->fd);
+    free(x->meta);
+    free(x->url);
+    free(x->mkey);
+    free(x);
+}
+
+static void xfer_finish(struct xfer *x, int rc)
+{
+    x->done(x->arg, rc, x->what, x->what == XFER_OBJECT ? x->m.size : 0);
+    xfer_free(x);
+}
+
+/* On the I/O pool: one version of the name, object or tombstone. */
+static void open_work(void *arg)
+{
+    struct xfer *x = arg;
+    struct store *st = &x->t->store;
+    struct store_mp *mp = store_pick(st, x->mkey, x->klen);
+    x->rc = -ENOENT;
+    for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
+        if (store_get(st, mp, x->mkey, x->klen, &x->m))
+            break;
+        if (x->m.version <= x->min_version)
+            return;
+        x->fd = store_data_open(mp, x->mkey, x->klen, x->m.uid);
+        if (x->fd >= 0) {
+            x->what = XFER_OBJECT;
+            x->dirty = wbq_owed(st, x->mkey, x->klen);
+            x->meta = xmalloc(OMETA_MAX);
+            x->meta_len = ometa_encode(&x->m, x->meta);
+            x->rc = 0;
+            return;
+        }
+    }
+    if (store_tomb_get(st, mp, x->mkey, x->klen, &x->tomb_version) == 0 &&
+        x->tomb_version > x->min_version) {
+        x->what = XFER_TOMB;
+        x->rc = 0;
+    }
+}
+
+/* On the I/O pool, once the receiver has it: our copy goes, unless this
+ * target owns the name now (or it changed meanwhile: -ESTALE). */
+static void drop_work(void *arg)
+{
+    struct xfer *x = arg;
+    size_t kl;
+    struct cmap *m = cmap_current();
+    char *key = xfer_place_key(x->mkey, x->klen, &kl);
+    const struct cmap_node *owner = m && key ? cmap_owner(m, key, kl) : NULL;
+    int mine = !owner || !strcmp(owner->id, x->t->node.id);
+    free(key);
+    cmap_unref(m);
+    if (mine)
+        return;
+    char *w = x->dirty ? store_side_key('w', x->mkey, x->klen) : NULL;
+    struct store_x sx = {.drop = w, .drop_len = w ? x->klen : 0};
+    struct store *st = &x->t->store;
+    int rc = store_delete_x(st, store_pick(st, x->mkey, x->klen), x->mkey, x->klen, x->m.uid, &sx);
+    if (rc && rc != -ESTALE && rc != -ENOENT)
+        log_warn("cannot drop a copy sent away: %s", strerror(-rc));
+    free(w);
+}
+
+static void dropped(void *arg)
+{
+    xfer_finish(arg, 0);
+}
+
+static ssize_t send_read(void *arg, char *buf, size_t n)
+{
+    struct xfer *x = arg;
+    if (x->meta_sent < x->meta_len) {
+        size_t k = x->meta_len - x->meta_sent < n ? x->meta_len - x->meta_sent : n;
+        memcpy(buf, x->meta + x->meta_sent, k);
+        x->meta_sent += k;
+        return (ssize_t)k;
+    }
+    return x->m.size ? HC_READ_SOCKET : 0;
+}
+
+static void send_pumped(void *arg, const char *err, enum pump_side side)
+{
+    struct xfer *x = arg;
+    (void)side;
+    pump_free(x->pump);
+    x->pump = NULL;
+    if (err)
+        log_warn("sending an object to %s: %s", x->url, err);
+    hc_upload_moved(x->hx, err == NULL);
+}
+
+static void send_socket(void *arg, struct hc_xfer *hx, int fd)
+{
+    struct xfer *x = arg;
+    x->pump = pump_start_file(x->lp.base, x->fd, 0, fd, x->m.size, XFER_IDLE_S, send_pumped, x);
+    if (!x->pump)
+        hc_upload_moved(hx, 0);
+}
+
+static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
+{
+    struct xfer *x = arg;
+    (void)hx;
+    x->hx = NULL;
+    if (status == 200 || status == 201 || status == 204) {
+        if (x->what == XFER_OBJECT) {
+            close(x->fd);
+            x->fd = -1;
+            iopool_submit(x->t->io, x->lp.q, drop_work, dropped, x);
+            return;
+        }
+        xfer_finish(x, 0);
+        return;
+    }
+    log_warn("sending to %s: %s%d %s", x->url, status ? "answered " : "", status,
+             status ? "" : (err ? err : "failed"));
+    xfer_finish(x, status == 507 ? -ENOSPC : -EIO);
+}
+
+static const struct hc_ops send_ops = {   /* the answer's body is not wanted */
+    .on_read = send_read,
+    .on_done = send_done,
+    .on_socket = send_socket,
+};
+
+static void opened(void *arg)
+{
+    struct xfer *x = arg;
+    if (x->rc) {
+        xfer_finish(x, x->rc);
+        return;
+    }
+    const char *prov, *bucket, *name;
+    size_t nl;
+    xfer_key_parts(x->mkey, x->klen, &prov, &bucket, &name, &nl);
+    char *en = http_pct_encode(name, nl, 1);
+    char *url;
+    if (x->what == XFER_TOMB) {
+        url = node_signed_urlf(&x->t->node, "DELETE", x->url,
+                               "/v1/internal/xfer/%s/%s?provider=%s&version=%llu", bucket, en,
+                               prov, (unsigned long long)x->tomb_version);
+        x->hx = hc_start_mem(x->lp.hc, "DELETE", url, NULL, 0, NULL, 0, XFER_TIMEOUT_MS,
+                             &send_ops, x);
+    } else {
+        url = node_signed_urlf(&x->t->node, "PUT", x->url,
+                               "/v1/internal/xfer/%s/%s?provider=%s&meta=%zu%s", bucket, en,
+                               prov, x->meta_len, x->dirty ? "&dirty=1" : "");
+        x->hx = hc_start(x->lp.hc, "PUT", url, NULL, 0, (int64_t)(x->meta_len + x->m.size),
+                         XFER_TIMEOUT_MS, &send_ops, x);
+    }
+    free(url);
+    free(en);
+}
+
+void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
+               size_t klen, uint64_t min_version, xfer_done_fn done, void *arg)
+{
+    struct xfer *x = xcalloc(1, sizeof(*x));
+    x->t = t;
+    x->lp = *lp;
+    x->url = xstrdup(url);
+    x->mkey = xmalloc(klen);
+    memcpy(x->mkey, mkey, klen);
+    x->klen = klen;
+    x->min_version = min_version;
+    x->fd = -1;
+    x->done = done;
+    x->arg = arg;
+    iopool_submit(t->io, lp->q, open_work, opened, x);
+}
+
+/* ---- receiving ------------------------------------------------------------------------ */
+
+struct recv {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;
+    size_t klen;
+    struct store_mp *mp;
+    int fd;                      /* the work file; -1 once handed to the commit */
+    char work[PATH_MAX];
+    uint64_t uid;
+    char *meta;                  /* the record, as it arrives */
+    size_t meta_len, meta_got;
+    XXH3_state_t *xs;
+    uint64_t size;
+    int dirty;
+    uint64_t version;            /* a tombstone's */
+    struct ometa m;
+    int rc;
+};
+
+static void recv_free(struct recv *v)
+{
+    if (v->fd >= 0) {
+        close(v->fd);
+        unlink(v->work);
+    }
+    XXH3_freeState(v->xs);
+    free(v->meta);
+    free(v->mkey);
+    free(v);
+}
+
+static void recv_fail(struct recv *v, int status, const char *msg)
+{
+    struct http_req *r = v->r;
+    r->data = NULL;
+    r->on_body = NULL;
+    r->on_end = NULL;
+    r->on_abort = NULL;
+    recv_free(v);
+    http_resp_close(r);
+    http_reply_error(r, status, "%s", msg);
+}
+
+static int recv_body(struct http_req *r, const char *d, size_t n)
+{
+    struct recv *v = r->data;
+    if (v->meta_got < v->meta_len) {
+        size_t k = v->meta_len - v->meta_got < n ? v->meta_len - v->meta_got : n;
+        memcpy(v->meta + v->meta_got, d, k);
+        v->meta_got += k;
+        d += k;
+        n -= k;
+    }
+    XXH3_64bits_update(v->xs, d, n);
+    v->size += n;
+    while (n > 0) {
+        ssize_t w = write(v->fd, d, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(errno));
+            recv_fail(v, errno == ENOSPC ? 507 : 500, msg);
+            return 0;
+        }
+        d += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void recv_commit_work(void *arg)
+{
+    struct recv *v = arg;
+    struct store_x x = {0};
+    char val[WBQ_VAL_MAX];
+    if (v->dirty)                /* still owed to the backend: so it is here */
+        wbq_record(&x, v->mkey, v->klen, 0, val);
+    x.keep_version = v->m.version;
+    int fd = v->fd;
+    v->fd = -1;
+    v->rc = store_commit_x(&v->t->store, v->mp, v->mkey, v->klen, v->work, fd, &v->m, &x);
+    free((char *)x.key);
+}
+
+static void recv_tomb_work(void *arg)
+{
+    struct recv *v = arg;
+    struct store_x x = {.keep_version = v->version};
+    struct store *st = &v->t->store;
+    v->rc = store_delete_x(st, store_pick(st, v->mkey, v->klen), v->mkey, v->klen, 0, &x);
+    if (v->rc == -ENOENT)
+        v->rc = 0;               /* only the tombstone: applied all the same */
+}
+
+static void recv_done(void *arg)
+{
+    struct recv *v = arg;
+    struct http_req *r = v->r;
+    if (v->rc == -EALREADY) {
+        http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
+    } else if (v->rc) {
+        http_reply_error(r, err_status(v->rc), "cannot keep it: %s", strerror(-v->rc));
+    } else {
+        if (v->dirty)
+            wbq_kick();
+        http_reply(r, v->meta ? 201 : 204, NULL, NULL, 0);
+    }
+    r->data = NULL;
+    recv_free(v);
+    http_req_unref(r);
+}
+
+static void recv_end(struct http_req *r)
+{
+    struct recv *v = r->data;
+    if (v->meta_got < v->meta_len || ometa_decode(v->meta, v->meta_len, &v->m) ||
+        v->m.size != v->size || v->m.cksum != XXH3_64bits_digest(v->xs) || !v->m.version) {
+        recv_fail(v, 400, "the object arrived damaged: its bytes do not match its record");
+        return;
+    }
+    v->m.uid = v->uid;
+    r->on_abort = NULL;          /* the commit owns v now */
+    http_req_ref(r);
+    iopool_submit(v->t->io, r->w->q, recv_commit_work, recv_done, v);
+}
+
+static void recv_abort(struct http_req *r)
+{
+    struct recv *v = r->data;
+    r->data = NULL;
+    recv_free(v);
+}
+
+static void recv_object(struct recv *v, struct http_req *r)
+{
+    char num[24], msg[512];
+    uint64_t ml = 0;
+    int n = http_query_get(r, "meta", num, sizeof(num));
+    if (n <= 0 || parse_u64(num, (size_t)n, &ml) || ml < 1 || ml > OMETA_MAX ||
+        r->content_length < (int64_t)ml) {
+        http_reply_error(r, 400, "meta (1..%d) must give the record's length, within the body",
+                         (int)OMETA_MAX);
+        recv_free(v);
+        return;
+    }
+    v->dirty = http_query_get(r, "dirty", num, sizeof(num)) > 0;
+    v->mp = store_pick(&v->t->store, v->mkey, v->klen);
+    if (space_admit(v->t, v->mp, (uint64_t)r->content_length - ml, msg, sizeof(msg))) {
+        http_reply_error(r, 507, "%s", msg);
+        recv_free(v);
+        return;
+    }
+    v->fd = store_work_open(v->mp, &v->uid, v->work, sizeof(v->work));
+    if (v->fd < 0) {
+        int rc = v->fd;
+        v->fd = -1;
+        http_reply_error(r, err_status(rc), "cannot create work file: %s", strerror(-rc));
+        recv_free(v);
+        return;
+    }
+    v->meta_len = ml;
+    v->meta = xmalloc(ml);
+    v->xs = XXH3_createState();
+    XXH3_64bits_reset(v->xs);
+    r->data = v;
+    r->on_body = recv_body;
+    r->on_end = recv_end;
+    r->on_abort = recv_abort;
+}
+
+/* ---- a peer asks for a name ---------------------------------------------------------- */
+
+static void asked_done(void *arg, int rc, enum xfer_what what, uint64_t bytes)
+{
+    struct http_req *r = arg;
+    (void)bytes;
+    static const char *const names[] = {"none", "object", "tomb"};
+    if (rc && rc != -ENOENT)
+        http_reply_error(r, 502, "cannot send it: %s", strerror(-rc));
+    else
+        http_reply_json(r, 200, json_pack("{s:s}", "sent", names[rc ? XFER_NONE : what]));
+    http_req_unref(r);
+}
+
+static void recv_ask(struct recv *v, struct http_req *r)
+{
+    char num[24], to[72];
+    uint64_t newer = 0;
+    int n = http_query_get(r, "newer", num, sizeof(num));
+    struct cmap *m = cmap_current();
+    const struct cmap_node *nd =
+        http_query_get(r, "to", to, sizeof(to)) > 0 && m ? cmap_find(m, to) : NULL;
+    if (n < 0 || (n > 0 && parse_u64(num, (size_t)n, &newer)) || !nd ||
+        nd->role != NODE_TARGET) {
+        cmap_unref(m);
+        http_reply_error(r, 400, "newer=VERSION and to=TARGET (in the map) are needed");
+        recv_free(v);
+        return;
+    }
+    struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
+    http_req_ref(r);
+    xfer_send(v->t, &lp, nd->url, v->mkey, v->klen, newer, asked_done, r);
+    cmap_unref(m);
+    recv_free(v);
+}
+
+void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct target *t = r->w->ctx;
+    struct objname on;
+    char err[256], provider[16];
+    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
+        objname_provider(r, provider, err, sizeof(err))) {
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    struct bmd *b = bmd_current();
+    int known = b && bmd_find(b, provider, on.bucket);
+    bmd_unref(b);
+    if (!known) {
+        http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
+        return;
+    }
+    struct recv *v = xcalloc(1, sizeof(*v));
+    v->t = t;
+    v->r = r;
+    v->fd = -1;
+    v->mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &v->klen);
+    char num[24];
+    int n;
+    switch (r->method) {
+    case HTTP_M_PUT:
+        recv_object(v, r);
+        return;
+    case HTTP_M_POST:
+        recv_ask(v, r);
+        return;
+    case HTTP_M_DELETE:
+        n = http_query_get(r, "version", num, sizeof(num));
+        if (n <= 0 || parse_u64(num, (size_t)n, &v->version) || !v->version) {
+            http_reply_error(r, 400, "version=V (> 0) is needed");
+            recv_free(v);
+            return;
+        }
+        http_req_ref(r);
+        iopool_submit(t->io, r->w->q, recv_tomb_work, recv_done, v);
+        return;
+    default:
+        http_resp_header(r, "Allow", "PUT, POST, DELETE");
+        http_reply_error(r, 405, "method %s not allowed here", r->method_name);
+        recv_free(v);
+    }
+}

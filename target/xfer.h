@@ -1,0 +1,70 @@
+/*
+ * xfer: an object, or the tombstone of a deleted one, sent from this
+ * target to another with its version (xfer.c). Rebalance moves what a
+ * target no longer owns this way, and get-from-neighbor asks a peer for a
+ * name the same way; the receiver keeps it only if newer than what it has
+ * (store_x.keep_version), so copies meeting in any order end at the
+ * newest.
+ *
+ * Internal routes, behind the cluster signature:
+ *   PUT    /v1/internal/xfer/BUCKET/NAME?provider=P&meta=N[&dirty=1]
+ *          the body is the object's metadata record (N bytes, ometa.h)
+ *          then its bytes; checked against the record's size and
+ *          checksum before the commit. 201 kept, 200 what is here is as
+ *          new or newer. dirty: still owed to the bucket's write-back
+ *          backend (the obligation moves with it, wbq.h).
+ *   DELETE /v1/internal/xfer/BUCKET/NAME?provider=P&version=V
+ *          a tombstone: 204 applied, 200 what is here is as new or newer.
+ *   POST   /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V&to=ID
+ *          send the name to target ID if what is here (object or
+ *          tombstone) is newer than V; answered once sent:
+ *          {"sent": "object" | "tomb" | "none"}.
+ *
+ * A sent object is dropped here once the receiver has it, unless this
+ * target owns the name under the map of that moment.
+ *
+ * Thread: a send runs on the loop it was started on; store work on the
+ * I/O pool.
+ */
+#ifndef SHOAL_TARGET_XFER_H
+#define SHOAL_TARGET_XFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct hc;
+struct http_req;
+struct loopq;
+struct target;
+
+enum xfer_what { XFER_NONE, XFER_OBJECT, XFER_TOMB };
+
+/* rc 0 (what was sent, bytes its size) or -errno: -ENOENT nothing here
+ * newer than asked, else the send failed. */
+typedef void (*xfer_done_fn)(void *arg, int rc, enum xfer_what what, uint64_t bytes);
+
+/* The loop a send runs on and its client of other nodes. */
+struct xfer_loop {
+    struct event_base *base;
+    struct loopq *q;
+    struct hc *hc;
+};
+
+/* Send the name mkey (klen bytes; copied) as held here, if newer than
+ * min_version, to the target at url; done on the loop, later. */
+void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
+               size_t klen, uint64_t min_version, xfer_done_fn done, void *arg);
+
+/* The internal routes above (rest: "BUCKET/NAME"). */
+void xfer_handle(struct http_req *r, const char *rest, size_t rlen);
+
+/* The placement key of the object with store key mkey (node_obj_key's
+ * "provider/bucket/name"), *len bytes and a NUL; NULL for a malformed key. */
+char *xfer_place_key(const char *mkey, size_t klen, size_t *len);
+/* provider, bucket and name of a store key (pointers into it; the name
+ * is not NUL-terminated: nlen bytes). 0 or -1. */
+int xfer_key_parts(const char *mkey, size_t klen, const char **provider, const char **bucket,
+                   const char **name, size_t *nlen);
+
+#endif
