@@ -349,6 +349,7 @@ static void fwd_done(void *arg, struct hc_xfer *x, int status, const char *err)
         if (status == 0 && !f->resp_started) {
             log_warn("s3: %s %s: target transfer failed: %s", r->method_name, r->target,
                      err ? err : "?");
+            http_resp_header(r, "Retry-After", "5");
             s3_fail(r, S3E_SERVICE_UNAVAILABLE, "the storage target did not answer: %s",
                     err ? err : "?");
         } else if (status == 0) {

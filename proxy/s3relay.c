@@ -95,8 +95,10 @@ static void relay_fail(struct relay *x, const char *why)
     log_warn("s3: %s %s: relay to the target failed: %s", r->method_name, r->target, why);
     if (x->st >= R_WAIT_DRAIN)
         http_resp_abort(r);
-    else
+    else {
+        http_resp_header(r, "Retry-After", "5");
         s3_fail(r, S3E_SERVICE_UNAVAILABLE, "the storage target did not answer: %s", why);
+    }
     relay_free(x, 0);
 }
 

@@ -123,3 +123,109 @@ def test_join_moves_a_quarter_and_every_read_is_right(cl):
     assert 0 < job["moved"] <= on_new   # the rest came over by reads (get-from-neighbor)
     held = sum(node_objects(cl, "t%d" % i) for i in range(4))
     assert held == 2000          # moved, not copied
+
+
+def owner_of(cl, bucket, name):
+    r = cl.http.get(url(cl, bucket, name), allow_redirects=False)
+    assert r.status_code == 307, r.text
+    loc = r.headers["Location"]
+    return [n for n in cl.ids if cl.node_url(n) == loc[:len(cl.node_url(n))]][0]
+
+
+def test_a_target_back_with_old_copies_never_wins(cl):
+    """kill -9 a target, wait until it is down, overwrite 20 of its names
+    and delete 20 more, start it again: overwritten names read the new
+    bytes, deleted ones stay deleted, listings have no duplicates, and
+    the rebalance ends. While it is down its names answer 503, not 404,
+    and listings say they are incomplete."""
+    data = {"k/%03d" % i: os.urandom(700 + i) for i in range(300)}
+    put_all(cl, "rb", data)
+    mine = [k for k in sorted(data) if owner_of(cl, "rb", k) == "t1"]
+    assert len(mine) >= 60, len(mine)
+    cl.sh("kill-node", "t1")
+    cl.wait_map(lambda m: any(n["id"] == cl.ids["t1"] and n["state"] == "down"
+                              for n in m["nodes"]))
+    # down: unavailable, not gone
+    r = cl.http.get(url(cl, "rb", mine[0]))
+    assert r.status_code == 503 and "Retry-After" in r.headers, (r.status_code, r.text)
+    names, page = listing(cl, "rb")
+    assert page["complete"] is False and page["absent_targets"] == [cl.ids["t1"]]
+    assert sorted(names) == sorted(k for k in data if k not in mine)
+    # the S3 API says so the S3 way: no partial listing, no NoSuchKey
+    r = cl.http.get(cl.url + "/s3/rb?list-type=2")
+    assert r.status_code == 503 and b"<Code>ServiceUnavailable</Code>" in r.content, r.text
+    r = cl.http.get(cl.url + "/s3/rb/" + mine[1])
+    assert r.status_code == 503 and b"<Code>ServiceUnavailable</Code>" in r.content, r.text
+    # changed while it is away
+    new = {}
+    for k in mine[:20]:
+        new[k] = os.urandom(333)
+        r = cl.http.put(url(cl, "rb", k), new[k])
+        assert r.status_code == 201, r.text
+    for k in mine[20:40]:
+        r = cl.http.delete(url(cl, "rb", k))
+        assert r.status_code == 204, (k, r.status_code, r.text)
+    cl.sh("start-node", "t1")
+    cl.wait_map(lambda m: any(n["id"] == cl.ids["t1"] and n["state"] == "active"
+                              for n in m["nodes"]))
+    want = dict(data)
+    want.update(new)
+    for k in mine[20:40]:
+        del want[k]
+    # at once, while the rebalance runs: the newest wins
+    assert check_all(cl, "rb", want) == []
+    for k in mine[20:40]:
+        assert cl.http.get(url(cl, "rb", k)).status_code == 404, k
+    job = wait_rebalanced(cl)
+    assert job["errors"] == 0, job["error_names"]
+    assert check_all(cl, "rb", want) == []
+    for k in mine[20:40]:
+        assert cl.http.get(url(cl, "rb", k)).status_code == 404, k
+    names, page = listing(cl, "rb")
+    assert sorted(names) == sorted(want) and "absent_targets" not in page
+    held = sum(node_objects(cl, n) for n in ("t0", "t1", "t2"))
+    assert held == len(want)     # no stale copy left anywhere
+
+
+def test_maintenance_keeps_reads_and_decommission_loses_nothing(cl):
+    """Maintenance: the target owns nothing, its objects move away, and
+    every read goes on working; back to active, names return. Decommission:
+    its objects move away, then it leaves the map and shuts down, with
+    nothing lost."""
+    data = {"m/%03d" % i: os.urandom(1000 + i) for i in range(400)}
+    put_all(cl, "rb", data)
+    t2 = cl.ids["t2"]
+    r = cl.http.put(cl.url + "/v1/cluster/nodes/%s?maintenance" % t2)
+    assert r.status_code == 202 and r.json()["state"] == "maintenance", r.text
+    v = r.json()["cmap_version"]
+    assert [n["state"] for n in cl.cmap()["nodes"] if n["id"] == t2] == ["maintenance"]
+    assert check_all(cl, "rb", data) == []        # while it moves
+    job = wait_rebalanced(cl, v)
+    assert job["errors"] == 0 and job["moved"] > 0, job
+    assert node_objects(cl, "t2") == 0
+    assert check_all(cl, "rb", data) == []
+    # the map still lists it; a PUT never goes to it
+    assert owner_of(cl, "rb", "m/new") != "t2"
+    r = cl.http.put(cl.url + "/v1/cluster/nodes/%s?maintenance=off" % t2)
+    assert r.status_code == 202 and r.json()["state"] == "active"
+    wait_rebalanced(cl, r.json()["cmap_version"])
+    assert node_objects(cl, "t2") > 50
+    # bad requests
+    assert cl.http.put(cl.url + "/v1/cluster/nodes/nobody?maintenance").status_code == 404
+    assert cl.http.put(cl.url + "/v1/cluster/nodes/%s?maintenance=maybe" % t2).status_code == 400
+    p0 = [n["id"] for n in cl.cmap()["nodes"] if n["role"] == "proxy"][0]
+    assert cl.http.delete(cl.url + "/v1/cluster/nodes/" + p0).status_code == 409
+    # decommission t0
+    t0 = cl.ids["t0"]
+    pid = cl.pid("t0")
+    r = cl.http.delete(cl.url + "/v1/cluster/nodes/" + t0)
+    assert r.status_code == 202 and r.json()["state"] == "decommissioning", r.text
+    cl.wait_map(lambda m: all(n["id"] != t0 for n in m["nodes"]), timeout=60)
+    end = time.time() + 20
+    while time.time() < end and os.path.exists("/proc/%d" % pid):
+        time.sleep(0.2)
+    assert not os.path.exists("/proc/%d/cmdline" % pid) or \
+        open("/proc/%d/cmdline" % pid, "rb").read() == b"", "t0 still runs"
+    assert check_all(cl, "rb", data) == []
+    names, _ = listing(cl, "rb")
+    assert sorted(names) == sorted(data)
