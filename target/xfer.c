@@ -201,6 +201,8 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
     struct xfer *x = arg;
     (void)hx;
     x->hx = NULL;
+    pump_free(x->pump);          /* an answer before the whole body: the receiver had it */
+    x->pump = NULL;
     if (status == 200 || status == 201 || status == 204) {
         if (x->what == XFER_OBJECT) {
             close(x->fd);
@@ -242,8 +244,9 @@ static void opened(void *arg)
                              &send_ops, x);
     } else {
         url = node_signed_urlf(&x->t->node, "PUT", x->url,
-                               "/v1/internal/xfer/%s/%s?provider=%s&meta=%zu%s", bucket, en,
-                               prov, x->meta_len, x->dirty ? "&dirty=1" : "");
+                               "/v1/internal/xfer/%s/%s?provider=%s&meta=%zu&version=%llu%s",
+                               bucket, en, prov, x->meta_len, (unsigned long long)x->m.version,
+                               x->dirty ? "&dirty=1" : "");
         x->hx = hc_start(x->lp.hc, "PUT", url, NULL, 0, (int64_t)(x->meta_len + x->m.size),
                          XFER_TIMEOUT_MS, &send_ops, x);
     }
@@ -418,6 +421,17 @@ static void recv_object(struct recv *v, struct http_req *r)
     }
     v->dirty = http_query_get(r, "dirty", num, sizeof(num)) > 0;
     v->mp = store_pick(&v->t->store, v->mkey, v->klen);
+    /* what is here already as new or newer: the bytes need not come */
+    uint64_t ver = 0, tv = 0;
+    n = http_query_get(r, "version", num, sizeof(num));
+    if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
+        ((!store_get(&v->t->store, v->mp, v->mkey, v->klen, &v->m) && v->m.version >= ver) ||
+         (!store_tomb_get(&v->t->store, v->mp, v->mkey, v->klen, &tv) && tv >= ver))) {
+        recv_free(v);
+        http_resp_close(r);
+        http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
+        return;
+    }
     if (space_admit(v->t, v->mp, (uint64_t)r->content_length - ml, msg, sizeof(msg))) {
         http_reply_error(r, 507, "%s", msg);
         recv_free(v);
@@ -468,6 +482,18 @@ static void recv_ask(struct recv *v, struct http_req *r)
         cmap_unref(m);
         http_reply_error(r, 400, "newer=VERSION and to=TARGET (in the map) are needed");
         recv_free(v);
+        return;
+    }
+    /* Most often nothing here is newer: that answer needs no I/O thread
+     * (a metadata read, as a GET makes on its worker). */
+    struct store *st = &v->t->store;
+    struct store_mp *mp = store_pick(st, v->mkey, v->klen);
+    uint64_t tv = 0;
+    if ((store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer) &&
+        (store_tomb_get(st, mp, v->mkey, v->klen, &tv) || tv <= newer)) {
+        cmap_unref(m);
+        recv_free(v);
+        http_reply_json(r, 200, json_pack("{s:s}", "sent", "none"));
         return;
     }
     struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
