@@ -55,6 +55,7 @@ static const struct optdef opts[] = {
     {"limit", S(limit), "N", "names per listing page (1..10000; default the cluster's)"},
     {"cached", F(cached), "", "only what Shoal holds"},
     {"evict", F(evict), "", "drop Shoal's copy only (a backed bucket keeps the object)"},
+    {"off", F(off), "", "end it: the target owns names again"},
 };
 
 #define COMMON_N 8

@@ -38,7 +38,7 @@ struct args {
     /* per command (NULL or 0 when not given) */
     const char *provider, *backend, *props, *prefix, *tmpl, *names, *key, *prepend;
     const char *kind, *bucket, *state, *timeout, *limit;
-    int latest, dry_run, wait, cached, evict;
+    int latest, dry_run, wait, cached, evict, off;
 };
 
 /*

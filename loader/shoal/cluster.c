@@ -3,10 +3,15 @@
  * each node's health asked of the node itself (GET /v1/health on its
  * URL, a few seconds at most each), so a node the map still lists but
  * that stopped answering shows as such; and `shoal cluster space`, every
- * target's mountpaths (GET /v1/cluster/space).
+ * target's mountpaths (GET /v1/cluster/space); `shoal node maintenance`
+ * and `shoal node decommission` (PUT ?maintenance and DELETE on
+ * /v1/cluster/nodes/ID).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "http.h"
 
 #include "cmds.h"
 #include "conn.h"
@@ -48,7 +53,7 @@ int cmd_cluster_show(const struct args *a)
     if (!a->json) {
         printf("cluster %s  map version %lld  primary %s\n", out_str(m, "uuid"),
                (long long)out_int(m, "version"), primary);
-        printf("%-12s %-7s %-30s %s\n", "ID", "ROLE", "URL", "HEALTH");
+        printf("%-12s %-7s %-16s %-30s %s\n", "ID", "ROLE", "STATE", "URL", "HEALTH");
     }
     size_t i;
     json_t *node;
@@ -57,8 +62,8 @@ int cmd_cluster_show(const struct args *a)
         health_of(out_str(node, "url"), health, sizeof(health));
         json_object_set_new(node, "health", json_string(health));
         if (!a->json)
-            printf("%-12s %-7s %-30s %s%s\n", out_str(node, "id"), out_str(node, "role"),
-                   out_str(node, "url"), health,
+            printf("%-12s %-7s %-16s %-30s %s%s\n", out_str(node, "id"), out_str(node, "role"),
+                   out_str(node, "state"), out_str(node, "url"), health,
                    !strcmp(out_str(node, "id"), primary) ? "  (primary)" : "");
     }
     if (a->json)
@@ -100,4 +105,39 @@ int cmd_cluster_space(const struct args *a)
            json_number_value(json_object_get(sp, "used_pct")));
     json_decref(sp);
     return RC_OK;
+}
+
+/* PUT or DELETE on the node; prints the state it is in now. */
+static int node_do(const struct args *a, const char *method, const char *query,
+                   const char *what)
+{
+    struct gbuf u = {0};
+    char *id = http_pct_encode(a->pos[0], strlen(a->pos[0]), 0);
+    gbuf_str(&u, "/v1/cluster/nodes/");
+    gbuf_str(&u, id);
+    gbuf_str(&u, query);
+    free(id);
+    char msg[128];
+    snprintf(msg, sizeof(msg), "%s %s", what, a->pos[0]);
+    int rc;
+    json_t *j = out_ask(method, u.p, NULL, msg, &rc);
+    gbuf_free(&u);
+    if (j && a->json)
+        out_json(j);
+    else if (j)
+        printf("node %s: %s (map version %lld)\n", out_str(j, "node"), out_str(j, "state"),
+               (long long)out_int(j, "cmap_version"));
+    json_decref(j);
+    return rc;
+}
+
+int cmd_node_maintenance(const struct args *a)
+{
+    return node_do(a, "PUT", a->off ? "?maintenance=off" : "?maintenance=on",
+                   "changing the maintenance of");
+}
+
+int cmd_node_decommission(const struct args *a)
+{
+    return node_do(a, "DELETE", "", "decommissioning");
 }

@@ -1,5 +1,6 @@
 /*
- * cmds: the shoal client's commands, one function each (cluster.c,
+ * cmds: the shoal client's commands, one function each (cluster.c: with
+ * node too,
  * bucket.c, object.c, job.c). main.c's table names them with their usage
  * and the options they take, checks the count of positional arguments,
  * completes the endpoint and credentials and opens the connection before
@@ -16,6 +17,8 @@
 
 int cmd_cluster_show(const struct args *a);
 int cmd_cluster_space(const struct args *a);
+int cmd_node_maintenance(const struct args *a);
+int cmd_node_decommission(const struct args *a);
 
 int cmd_bucket_ls(const struct args *a);
 int cmd_bucket_create(const struct args *a);

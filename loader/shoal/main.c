@@ -23,7 +23,7 @@
 #include "out.h"
 
 struct cmd {
-    const char *group;           /* "cluster", "bucket", "job", or NULL for a top-level word */
+    const char *group;           /* "cluster", "node", "bucket", "job", or NULL (a top-level word) */
     const char *name;
     int (*run)(const struct args *a);
     int min_pos, max_pos;        /* positional arguments; max -1: no bound */
@@ -41,6 +41,12 @@ static const struct cmd cmds[] = {
     {"cluster", "space", cmd_cluster_space, 0, 0, "", "cluster space",
      "How full every target's mountpaths are (GET /v1/cluster/space): used and total\n"
      "bytes, the share used, and ok, high (above space_high_wm) or oos (at space_oos)."},
+    {"node", "maintenance", cmd_node_maintenance, 1, 1, "off", "node maintenance ID [--off]",
+     "Put a target into maintenance: it owns no names, its objects move to their new\n"
+     "owners and stay readable meanwhile. --off: it owns names again."},
+    {"node", "decommission", cmd_node_decommission, 1, 1, "", "node decommission ID",
+     "Decommission a target: its objects move away, then it leaves the cluster and\n"
+     "shuts down (a target that is down leaves at once: what only it held is lost)."},
     {"bucket", "ls", cmd_bucket_ls, 0, 0, "provider", "bucket ls", "List the buckets."},
     {"bucket", "create", cmd_bucket_create, 1, 1, "provider backend props",
      "bucket create BUCKET [--backend s3://X] [--props JSON]",
@@ -150,7 +156,8 @@ static const struct cmd *find(const char *group, const char *name)
 
 static int is_group(const char *w)
 {
-    return !strcmp(w, "cluster") || !strcmp(w, "bucket") || !strcmp(w, "job");
+    return !strcmp(w, "cluster") || !strcmp(w, "node") || !strcmp(w, "bucket") ||
+           !strcmp(w, "job");
 }
 
 /*

@@ -80,7 +80,7 @@ def dead_url():
 COMMANDS = [["cluster", "show"], ["bucket", "ls"], ["bucket", "create"], ["bucket", "rm"],
             ["bucket", "props"], ["bucket", "set"], ["bucket", "summary"], ["ls"], ["get"],
             ["put"], ["rm"], ["job", "start"], ["job", "ls"], ["job", "show"], ["job", "wait"],
-            ["job", "stop"]]
+            ["job", "stop"], ["node", "maintenance"], ["node", "decommission"]]
 
 
 def test_help_everywhere():
@@ -204,7 +204,9 @@ def test_put_get_files_stdin_stdout(cl, bkt, tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(data)
     out = shoal(cl, "put", str(src), bkt + "/dir/a.bin").stdout.decode()
-    assert "-> %s/dir/a.bin (3.0 MiB, version 1)" % bkt in out
+    v = cl.http.head(cl.url + "/v1/objects/%s/dir/a.bin" % bkt,
+                     allow_redirects=True).headers["X-Shoal-Version"]
+    assert "-> %s/dir/a.bin (3.0 MiB, version %s)" % (bkt, v) in out
     assert cl.http.get(cl.url + "/v1/objects/%s/dir/a.bin" % bkt).content == data
     dst = tmp_path / "dst.bin"
     shoal(cl, "get", bkt + "/dir/a.bin", str(dst))
@@ -530,5 +532,15 @@ def test_cluster_show(cl):
     out = shoal(cl, "cluster", "show").stdout.decode()
     assert "map version %d" % m["version"] in out
     for n in m["nodes"]:
-        assert re.search(r"^%s\s+%s\s+%s\s+ok" % (n["id"], n["role"], re.escape(n["url"])), out,
-                         re.M), out
+        assert re.search(r"^%s\s+%s\s+active\s+%s\s+ok" % (n["id"], n["role"],
+                                                             re.escape(n["url"])), out, re.M), out
+    # maintenance, on and off; the map says so
+    t = [n["id"] for n in m["nodes"] if n["role"] == "target"][0]
+    out = shoal(cl, "node", "maintenance", t).stdout.decode()
+    assert re.match(r"node %s: maintenance \(map version \d+\)" % t, out), out
+    assert [n["state"] for n in cl.cmap()["nodes"] if n["id"] == t] == ["maintenance"]
+    assert "maintenance" in shoal(cl, "cluster", "show").stdout.decode()
+    j = sjson(cl, "node", "maintenance", t, "--off")
+    assert j["state"] == "active" and j["cmap_version"] == cl.cmap()["version"]
+    p = shoal(cl, "node", "maintenance", "nobody", ok=False)
+    assert p.returncode == 1 and b"not in the cluster map" in p.stderr
