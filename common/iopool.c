@@ -75,8 +75,8 @@ void iopool_free(struct iopool *p)
     free(p);
 }
 
-void iopool_submit(struct iopool *p, struct loopq *q, void (*work)(void *),
-                   void (*done)(void *), void *arg)
+static void submit(struct iopool *p, struct loopq *q, void (*work)(void *),
+                   void (*done)(void *), void *arg, int first)
 {
     struct job *j = xmalloc(sizeof(*j));
     j->work = work;
@@ -85,11 +85,30 @@ void iopool_submit(struct iopool *p, struct loopq *q, void (*work)(void *),
     j->q = q;
     j->next = NULL;
     pthread_mutex_lock(&p->mu);
-    if (p->tail)
-        p->tail->next = j;
-    else
+    if (first) {
+        j->next = p->head;
         p->head = j;
-    p->tail = j;
+        if (!p->tail)
+            p->tail = j;
+    } else {
+        if (p->tail)
+            p->tail->next = j;
+        else
+            p->head = j;
+        p->tail = j;
+    }
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+void iopool_submit(struct iopool *p, struct loopq *q, void (*work)(void *),
+                   void (*done)(void *), void *arg)
+{
+    submit(p, q, work, done, arg, 0);
+}
+
+void iopool_submit_first(struct iopool *p, struct loopq *q, void (*work)(void *),
+                         void (*done)(void *), void *arg)
+{
+    submit(p, q, work, done, arg, 1);
 }

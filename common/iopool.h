@@ -16,5 +16,9 @@ void iopool_free(struct iopool *p);
 /* done may be NULL, then q may be NULL too. */
 void iopool_submit(struct iopool *p, struct loopq *q, void (*work)(void *),
                    void (*done)(void *), void *arg);
+/* The same ahead of everything queued: work a client waits on, behind a
+ * flood of background work (a rebalance). */
+void iopool_submit_first(struct iopool *p, struct loopq *q, void (*work)(void *),
+                         void (*done)(void *), void *arg);
 
 #endif

@@ -5,7 +5,7 @@
  * (store_delete unlinks the data file and drops the record under the
  * mountpath's lock). The answer is 404 only when neither had the object
  * (204 in S3 mode, where deletes are idempotent), or when it may live on
- * another target (gfn.h). A delete leaves a tombstone (store.h), so that
+ * a target that is away (gfn.h). A delete leaves a tombstone (store.h), so that
  * an older copy elsewhere never comes back. An evict (?evict) drops only
  * our copy. In a write-back bucket our copy goes first with a record
  * that the backend's must go too (wbq.h); the answer does not wait for
@@ -20,7 +20,6 @@
 #include "backend.h"
 #include "del.h"
 #include "err.h"
-#include "gfn.h"
 #include "http.h"
 #include "iopool.h"
 #include "target.h"
@@ -35,7 +34,7 @@ struct del {
     int rc;
     int remote_found;            /* the backend had it (or cannot tell) */
     int evict;                   /* only our copy, no tombstone */
-    int elsewhere;               /* it may be on another target (gfn.h): its tombstone wins */
+    int elsewhere;               /* it may be on another target (gfn.h) */
     struct backend b;
     char *name;
 };
@@ -121,7 +120,8 @@ static void del_wb_done(void *arg)
 }
 
 void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
-                const char *name, char *mkey, size_t klen, int through, int evict)
+                const char *name, char *mkey, size_t klen, int through, int evict,
+                int elsewhere)
 {
     struct del *d = xcalloc(1, sizeof(*d));
     d->t = t;
@@ -130,7 +130,7 @@ void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *b
     d->klen = klen;
     d->name = xstrdup(name);
     d->evict = evict;
-    d->elsewhere = !evict && gfn_elsewhere(t, mkey, klen);
+    d->elsewhere = !evict && elsewhere;
     http_req_ref(r);
     if (through)
         backend_resolve(t, bk, &d->b);

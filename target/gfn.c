@@ -66,17 +66,6 @@ static void look_around(struct target *t, const struct cmap *m, const char *mkey
     }
 }
 
-int gfn_elsewhere(struct target *t, const char *mkey, size_t klen)
-{
-    if (reb_window())
-        return 1;
-    struct cmap *m = cmap_current();
-    struct around a;
-    look_around(t, m, mkey, klen, &a);
-    cmap_unref(m);
-    return a.down_above || a.maint_above;
-}
-
 struct gfn {
     struct target *t;
     struct http_req *r;
@@ -89,36 +78,22 @@ struct gfn {
     int pending;
     int failed;                  /* a neighbour could not answer */
     int down_above;
+    gfn_next_fn next;
 };
 
-/* On from here as if nobody had been asked. */
+/* On to next, with the bucket as the BMD has it now. */
 static void go_on(struct gfn *g)
 {
-    struct http_req *r = g->r;
-    if (!g->backed) {
-        get_local(g->t, r, g->mkey, g->klen, NULL);
-        free(g->mkey);
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, g->provider, g->bucket) : NULL;
+    if (bk) {
+        g->next(g->t, g->r, bk, g->backed, g->mkey, g->klen, g->name,
+                g->down_above || g->failed);   /* takes mkey */
     } else {
-        struct bmd *b = bmd_current();
-        const struct bmd_bucket *bk = b ? bmd_find(b, g->provider, g->bucket) : NULL;
-        if (bk)
-            cold_get(g->t, r, bk, g->mkey, g->klen, g->name);   /* takes mkey */
-        else {
-            free(g->mkey);
-            err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", g->bucket);
-        }
-        bmd_unref(b);
+        free(g->mkey);
+        err_reply(g->r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", g->bucket);
     }
-    free(g->name);
-    free(g);
-}
-
-static void unavailable(struct gfn *g, const char *why)
-{
-    node_count(&g->t->node, g->r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 503);
-    http_resp_header(g->r, "Retry-After", "5");
-    err_reply(g->r, S3E_SERVICE_UNAVAILABLE, "%s", why);
-    free(g->mkey);
+    bmd_unref(b);
     free(g->name);
     free(g);
 }
@@ -134,21 +109,42 @@ static void asked(void *arg, int status, const char *body, size_t len, const cha
     if (--g->pending)
         return;
     struct http_req *r = g->r;
-    struct ometa m;
-    int here = store_get(&g->t->store, store_pick(&g->t->store, g->mkey, g->klen), g->mkey,
-                         g->klen, &m) == 0;
-    if (!here && !g->backed && (g->down_above || g->failed))
-        unavailable(g, g->down_above ? "the target that holds this object is down"
-                                     : "a target that may hold this object did not answer");
-    else
-        go_on(g);
+    go_on(g);
     http_req_unref(r);
+}
+
+/* GET, HEAD: served from here (or the backend), or 503 when the name may
+ * be only where nobody could be asked. */
+static void serve(struct target *t, struct http_req *r, const struct bmd_bucket *bk, int backed,
+                  char *mkey, size_t klen, const char *name, int unsure)
+{
+    struct ometa m;
+    if (backed) {
+        cold_get(t, r, bk, mkey, klen, name);   /* takes mkey */
+        return;
+    }
+    if (unsure && store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m)) {
+        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 503);
+        http_resp_header(r, "Retry-After", "5");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
+                                              "or did not answer");
+    } else {
+        get_local(t, r, mkey, klen, NULL);
+    }
+    free(mkey);
 }
 
 void gfn_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk, int backed,
              char *mkey, size_t klen, const char *name)
 {
+    gfn_first(t, r, bk, backed, mkey, klen, name, serve);
+}
+
+void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk, int backed,
+               char *mkey, size_t klen, const char *name, gfn_next_fn next)
+{
     struct gfn *g = xcalloc(1, sizeof(*g));
+    g->next = next;
     g->t = t;
     g->r = r;
     snprintf(g->provider, sizeof(g->provider), "%s", bk->provider);

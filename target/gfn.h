@@ -8,7 +8,9 @@
  * rebalance window: reb.h) or is missing (in a bucket without a backend,
  * or while a target ranked above is in maintenance). A name missing here
  * whose owner-before is down, or a neighbour that cannot answer, is 503
- * with Retry-After (S3: ServiceUnavailable), never "not found".
+ * with Retry-After (S3: ServiceUnavailable), never "not found". A DELETE
+ * asks the same way first, so that it answers 404 only for a name that
+ * is nowhere (its tombstone wins over any copy that comes back later).
  *
  * Thread: r's worker.
  */
@@ -21,13 +23,20 @@ struct bmd_bucket;
 struct http_req;
 struct target;
 
-/* GET/HEAD of name (store key mkey, taken) in bk: then on to cold_get
- * (backed) or get_local. Answers r. */
+/* What comes once the neighbours have sent what they had newer: r on
+ * the name (store key mkey, taken) in bk; unsure: the name may still be
+ * where nobody could be asked (a target down, or one that did not
+ * answer). */
+typedef void (*gfn_next_fn)(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                            int backed, char *mkey, size_t klen, const char *name, int unsure);
+
+/* Ask the neighbours when the copy here may be missing or old, then next. */
+void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk, int backed,
+               char *mkey, size_t klen, const char *name, gfn_next_fn next);
+
+/* GET/HEAD of name: gfn_first, then cold_get (backed) or get_local, or
+ * 503 for a name missing here while unsure. Answers r. */
 void gfn_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk, int backed,
              char *mkey, size_t klen, const char *name);
-
-/* May mkey, missing here, live on another target (a DELETE of it is then
- * not a 404)? */
-int gfn_elsewhere(struct target *t, const char *mkey, size_t klen);
 
 #endif

@@ -39,6 +39,13 @@
 #include "target.h"
 #include "util.h"
 
+/* A DELETE once the neighbours sent what they had newer (gfn.h). */
+static void del_next(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                     int backed, char *mkey, size_t klen, const char *name, int unsure)
+{
+    del_object(t, r, bk, name, mkey, klen, backed, 0, unsure); /* takes mkey */
+}
+
 static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                          const char *name, char *mkey, size_t klen)
 {
@@ -68,7 +75,10 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
         put_object(t, r, name, bk, mkey, klen, NULL); /* takes mkey */
         return;
     case HTTP_M_DELETE:
-        del_object(t, r, bk, name, mkey, klen, backed && !evict, backed && evict); /* takes mkey */
+        if (backed && evict)     /* only this copy: whatever the neighbours hold stays */
+            del_object(t, r, bk, name, mkey, klen, 0, 1, 0);
+        else
+            gfn_first(t, r, bk, backed, mkey, klen, name, del_next);   /* takes mkey */
         return;
     default:
         free(mkey);

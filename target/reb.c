@@ -241,7 +241,7 @@ static void run_pump(struct run *u)
         o->u = u;
         o->name = xstrndup(name, nl);
         u->inflight++;
-        xfer_send(rb.t, &rb.lp, owner->url, mkey, kl, 0, sent, o);
+        xfer_send(rb.t, &rb.lp, owner->url, mkey, kl, 0, 0, sent, o);
         free(mkey);
     }
     if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))

@@ -82,6 +82,7 @@ struct xfer {
     uint64_t tomb_version;
     int fd;
     int dirty;                   /* owed to its write-back backend */
+    int urgent;                  /* a client waits: ahead of queued store work */
     int rc;
     char *meta;                  /* the encoded record, sent first */
     size_t meta_len, meta_sent;
@@ -207,7 +208,8 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
         if (x->what == XFER_OBJECT) {
             close(x->fd);
             x->fd = -1;
-            iopool_submit(x->t->io, x->lp.q, drop_work, dropped, x);
+            (x->urgent ? iopool_submit_first : iopool_submit)(x->t->io, x->lp.q, drop_work,
+                                                              dropped, x);
             return;
         }
         xfer_finish(x, 0);
@@ -244,9 +246,9 @@ static void opened(void *arg)
                              &send_ops, x);
     } else {
         url = node_signed_urlf(&x->t->node, "PUT", x->url,
-                               "/v1/internal/xfer/%s/%s?provider=%s&meta=%zu&version=%llu%s",
+                               "/v1/internal/xfer/%s/%s?provider=%s&meta=%zu&version=%llu%s%s",
                                bucket, en, prov, x->meta_len, (unsigned long long)x->m.version,
-                               x->dirty ? "&dirty=1" : "");
+                               x->dirty ? "&dirty=1" : "", x->urgent ? "&urgent=1" : "");
         x->hx = hc_start(x->lp.hc, "PUT", url, NULL, 0, (int64_t)(x->meta_len + x->m.size),
                          XFER_TIMEOUT_MS, &send_ops, x);
     }
@@ -255,7 +257,7 @@ static void opened(void *arg)
 }
 
 void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
-               size_t klen, uint64_t min_version, xfer_done_fn done, void *arg)
+               size_t klen, uint64_t min_version, int urgent, xfer_done_fn done, void *arg)
 {
     struct xfer *x = xcalloc(1, sizeof(*x));
     x->t = t;
@@ -265,10 +267,11 @@ void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, co
     memcpy(x->mkey, mkey, klen);
     x->klen = klen;
     x->min_version = min_version;
+    x->urgent = urgent;
     x->fd = -1;
     x->done = done;
     x->arg = arg;
-    iopool_submit(t->io, lp->q, open_work, opened, x);
+    (urgent ? iopool_submit_first : iopool_submit)(t->io, lp->q, open_work, opened, x);
 }
 
 /* ---- receiving ------------------------------------------------------------------------ */
@@ -287,6 +290,7 @@ struct recv {
     XXH3_state_t *xs;
     uint64_t size;
     int dirty;
+    int urgent;                  /* a client waits for it */
     uint64_t version;            /* a tombstone's */
     struct ometa m;
     int rc;
@@ -397,7 +401,8 @@ static void recv_end(struct http_req *r)
     v->m.uid = v->uid;
     r->on_abort = NULL;          /* the commit owns v now */
     http_req_ref(r);
-    iopool_submit(v->t->io, r->w->q, recv_commit_work, recv_done, v);
+    (v->urgent ? iopool_submit_first : iopool_submit)(v->t->io, r->w->q, recv_commit_work,
+                                                      recv_done, v);
 }
 
 static void recv_abort(struct http_req *r)
@@ -420,6 +425,7 @@ static void recv_object(struct recv *v, struct http_req *r)
         return;
     }
     v->dirty = http_query_get(r, "dirty", num, sizeof(num)) > 0;
+    v->urgent = http_query_get(r, "urgent", num, sizeof(num)) > 0;
     v->mp = store_pick(&v->t->store, v->mkey, v->klen);
     /* what is here already as new or newer: the bytes need not come */
     uint64_t ver = 0, tv = 0;
@@ -498,7 +504,7 @@ static void recv_ask(struct recv *v, struct http_req *r)
     }
     struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
     http_req_ref(r);
-    xfer_send(v->t, &lp, nd->url, v->mkey, v->klen, newer, asked_done, r);
+    xfer_send(v->t, &lp, nd->url, v->mkey, v->klen, newer, 1, asked_done, r);
     cmap_unref(m);
     recv_free(v);
 }

@@ -52,9 +52,11 @@ struct xfer_loop {
 };
 
 /* Send the name mkey (klen bytes; copied) as held here, if newer than
- * min_version, to the target at url; done on the loop, later. */
+ * min_version, to the target at url; done on the loop, later. urgent: a
+ * client waits for it (get-from-neighbor): its store work on both sides
+ * goes ahead of queued work. */
 void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
-               size_t klen, uint64_t min_version, xfer_done_fn done, void *arg);
+               size_t klen, uint64_t min_version, int urgent, xfer_done_fn done, void *arg);
 
 /* The internal routes above (rest: "BUCKET/NAME"). */
 void xfer_handle(struct http_req *r, const char *rest, size_t rlen);
