@@ -52,6 +52,7 @@ static const struct route routes[] = {
     {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
     {RM_GET, "/v1/cluster/space", space_route, "space"},
     {RM_ANY, "/v1/cluster/nodes/*", nodes_route, "node"},
+    {RM_ANY, "/v1/targets/*", nodes_targets_route, "mountpaths"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
     {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
     {RM_ANY, "/v1/jobs", jobs_route, "job"},

@@ -122,6 +122,87 @@ void nodes_route(struct http_req *r, const char *rest, size_t rlen)
                                       "cmap_version", (json_int_t)ver));
 }
 
+/* ---- a target's mountpaths, forwarded ---------------------------------------------------- */
+
+static void relayed(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct http_req *r = arg;
+    if (status)
+        http_reply(r, status, "application/json", body, len);
+    else
+        http_reply_error(r, 503, "the target did not answer: %s", err ? err : "?");
+    http_req_unref(r);
+}
+
+/* The target's URL of the /v1/targets/ID/mountpaths request r, or NULL
+ * with r answered. */
+static char *target_url(struct http_req *r, const char *rest, size_t rlen)
+{
+    const char *slash = memchr(rest, '/', rlen);
+    if (!slash || (size_t)(rest + rlen - slash) != strlen("/mountpaths") ||
+        memcmp(slash, "/mountpaths", strlen("/mountpaths")) || slash == rest) {
+        http_reply_error(r, 404, "no such endpoint: /v1/targets/ID/mountpaths only");
+        return NULL;
+    }
+    char id[72];
+    snprintf(id, sizeof(id), "%.*s", (int)(slash - rest), rest);
+    struct cmap *m = cmap_current();
+    const struct cmap_node *nd = m ? cmap_find(m, id) : NULL;
+    char *url = NULL;
+    if (!nd || nd->role != NODE_TARGET)
+        http_reply_error(r, 404, "no target %s in the cluster map", id);
+    else if (nd->flags & CMAP_FLAG_DOWN)
+        http_reply_error(r, 503, "target %s is down", id);
+    else
+        url = xstrdup(nd->url);
+    cmap_unref(m);
+    return url;
+}
+
+static void forward(struct http_req *r, const char *body)
+{
+    struct proxy *p = r->w->ctx;
+    static const char prefix[] = "/v1/targets/";
+    char *base = target_url(r, r->path + strlen(prefix), r->path_len - strlen(prefix));
+    if (!base)
+        return;
+    char *url = node_signed_urlf(&p->node, r->method_name, base, "/v1/internal/mountpaths%s%s",
+                                 r->query[0] ? "?" : "", r->query);
+    free(base);
+    http_req_ref(r);
+    hc_request(worker_hc(r), r->method_name, url, body, body ? strlen(body) : 0, NULL, 60000,
+               relayed, r);
+    free(url);
+}
+
+static void forward_json(struct http_req *r, json_t *j)
+{
+    char *body = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    forward(r, body);
+    free(body);
+}
+
+void nodes_targets_route(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct proxy *p = r->w->ctx;
+    if (!node_authenticate(&p->node, r))
+        return;
+    if (r->method != HTTP_M_GET && r->method != HTTP_M_POST && r->method != HTTP_M_DELETE) {
+        http_resp_header(r, "Allow", "GET, POST, DELETE");
+        http_reply_error(r, 405, "GET, POST or DELETE");
+        return;
+    }
+    char *url = target_url(r, rest, rlen);
+    if (!url)
+        return;
+    free(url);                   /* checked now; forward() finds it again */
+    if (r->method == HTTP_M_POST)
+        node_read_json(r, forward_json);
+    else
+        forward(r, NULL);
+}
+
 /* ---- decommissioned targets leave once drained ---------------------------------------- */
 
 struct drain {

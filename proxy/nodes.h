@@ -14,6 +14,10 @@
  * Both answer 202 with the new map version; 404 for an unknown id, 409
  * for a proxy.
  *
+ *   GET, POST, DELETE /v1/targets/ID/mountpaths[?path=P]
+ *          forwarded to the target (target/mpath.h): list, add ({"path"}),
+ *          remove a mountpath.
+ *
  * Thread: handlers on any worker; the decommission's follow-up on the
  * control thread's tick.
  */
@@ -26,6 +30,7 @@ struct http_req;
 struct node;
 
 void nodes_route(struct http_req *r, const char *rest, size_t rlen);
+void nodes_targets_route(struct http_req *r, const char *rest, size_t rlen);
 /* The control thread, every period on the primary: decommissioned
  * targets whose objects have moved leave. */
 void nodes_tick(struct node *n);

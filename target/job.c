@@ -39,7 +39,7 @@ pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
 static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru",
-                                         "flush", "rebalance"};
+                                         "flush", "rebalance", "resilver"};
 
 const char *job_kind_name(enum job_kind k)
 {
@@ -122,7 +122,7 @@ static void prune(void)
     for (struct job **pp = &jobs; *pp;) {
         struct job *j = *pp;
         uint64_t ttl = (uint64_t)j->t->conf.job_ttl_s * 1000000000u;
-        int own = j->kind == JK_LRU || j->kind == JK_REBALANCE;
+        int own = j->kind == JK_LRU || j->kind == JK_REBALANCE || j->kind == JK_RESILVER;
         int over = j->end_ns && (own ? ++lru_ended > JOB_KEEP_LRU : ++ended > JOB_KEEP);
         if (j->end_ns && (over || j->end_ns + ttl < now)) {
             *pp = j->next;
@@ -286,7 +286,7 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     const char *bucket = json_string_value(json_object_get(spec, "bucket"));
     int kind = job_kind_parse(json_string_value(json_object_get(spec, "kind")));
     if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || kind == JK_LRU ||
-        kind == JK_REBALANCE || !bucket ||
+        kind == JK_REBALANCE || kind == JK_RESILVER || !bucket ||
         !prov) {
         snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download), "
                               "provider and bucket");

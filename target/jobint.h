@@ -37,7 +37,9 @@ struct loopq;
 struct ometa;
 struct target;
 
-enum job_kind { JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH, JK_REBALANCE };
+enum job_kind {
+    JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH, JK_REBALANCE, JK_RESILVER
+};
 
 /* What a listed selection pages through: the backend's listing, or (a
  * bucket with no backend) the names this target's drives hold. */
@@ -105,7 +107,7 @@ void job_note_error(struct job *j, const char *name, const char *why);
 /* Add n to *counter and b to the bytes, under jobs_mu. */
 void job_add(struct job *j, uint64_t *counter, uint64_t n, uint64_t b);
 
-/* A job the target starts itself (lru.c, reb.c), registered and running,
+/* A job the target starts itself (lru.c, reb.c, mpath.c), registered and running,
  * with id (NULL: a new one); its runner ends it with job_ended on w's
  * loop. */
 struct job *job_local_start(struct target *t, struct http_worker *w, enum job_kind kind,

@@ -345,8 +345,8 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
 void job_pump(struct job *j)
 {
     char name[OBJNAME_MAX + 1], url[4096];
-    if (j->kind == JK_LRU || j->kind == JK_REBALANCE)
-        return;                  /* lru.c, reb.c run them, and see an abort themselves */
+    if (j->kind == JK_LRU || j->kind == JK_REBALANCE || j->kind == JK_RESILVER)
+        return;                  /* lru.c, reb.c, mpath.c run them, and see an abort themselves */
     if (j->kind == JK_FLUSH) {   /* wbq.c runs it, and sees an abort itself */
         if (!j->handed && !j->waiting) {
             j->handed = 1;

@@ -10,7 +10,8 @@
  *   /v1/internal/...           cluster-signed only (403 otherwise), then
  *                              the internal table: list, uploads,
  *                              list-remote, jobs, space, wbq, xfer
- *                              (objects between targets), rebalance
+ *                              (objects between targets), rebalance,
+ *                              mountpaths
  *   anything else under /v1/   404
  *   anything outside /v1/      S3 at the root, "/BUCKET/KEY" (s3root.c)
  *
@@ -33,6 +34,7 @@
 #include "list.h"
 #include "log.h"
 #include "lru.h"
+#include "mpath.h"
 #include "mpu.h"
 #include "node.h"
 #include "obj.h"
@@ -73,6 +75,7 @@ static const struct route internal_routes[] = {
     {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
     {RM_GET, "/v1/internal/rebalance", reb_report, "rebalance"},
     {RM_POST, "/v1/internal/shutdown", reb_shutdown, "shutdown"},
+    {RM_ANY, "/v1/internal/mountpaths", mpath_handle, "mountpaths"},
 };
 
 static void not_found(struct http_req *r, const char *rest, size_t rlen)
@@ -149,9 +152,22 @@ int main(int argc, char **argv)
         conf_free(&t.conf);
         return 2;
     }
-    if (node_init(&t.node, &t.conf, NODE_TARGET, err, sizeof(err)) ||
-        store_open(&t.store, t.conf.mountpaths, t.conf.n_mountpaths, t.conf.fsync, err,
-                   sizeof(err))) {
+    if (node_init(&t.node, &t.conf, NODE_TARGET, err, sizeof(err))) {
+        fprintf(stderr, "shoal-target: %s\n", err);
+        conf_free(&t.conf);
+        return 1;
+    }
+    char **placed, **off;
+    int np, noff;
+    mpath_load(&t, &placed, &np, &off, &noff);  /* as added and removed at run time */
+    int rc = store_open(&t.store, placed, np, off, noff, t.conf.fsync, err, sizeof(err));
+    for (int i = 0; i < np; i++)
+        free(placed[i]);
+    for (int i = 0; i < noff; i++)
+        free(off[i]);
+    free(placed);
+    free(off);
+    if (rc) {
         fprintf(stderr, "shoal-target: %s\n", err);
         store_close(&t.store);
         conf_free(&t.conf);
@@ -196,6 +212,7 @@ int main(int argc, char **argv)
     wbq_start(&t, http_server_worker(srv, 0));
     space_start(&t, http_server_worker(srv, 0));
     reb_start(&t, http_server_worker(srv, 0));
+    mpath_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     int sig = node_wait_signal();

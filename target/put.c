@@ -115,6 +115,7 @@ static struct http_req *put_drop(struct put *p, int status)
 static void put_fail(struct put *p, int rc)
 {
     const char *dir = p->mp->dir;
+    store_note_error(p->mp, rc);  /* a failing drive is disabled after a few */
     int st = err_status(rc);
     char msg[PATH_MAX + 64];
     if (st == 507)

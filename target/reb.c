@@ -179,7 +179,7 @@ static void scanned(void *arg)
         u->after_len = 0;
         if (++u->phase == 2) {
             u->phase = 0;
-            if (++u->mp_i == rb.t->store.n)
+            if (++u->mp_i >= __atomic_load_n(&rb.t->store.n, __ATOMIC_ACQUIRE))
                 u->walked = 1;
         }
     }

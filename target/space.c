@@ -41,6 +41,32 @@ static struct {
 /* On the I/O pool (or at start-up): statvfs each mountpath. What the store
  * counted since the last sample is in the new sample, so it is taken off
  * the running count first. */
+/* Mountpaths opened so far (more may come: mpath.h). */
+static int count(void)
+{
+    return __atomic_load_n(&sp.t->store.n, __ATOMIC_ACQUIRE);
+}
+
+/* Mountpath i's gauges. */
+static void series_for(int i)
+{
+    static const char *const census[4][2] = {
+        {"shoal_space_objects", "objects on a mountpath"},
+        {"shoal_space_evictable_bytes", "bytes eviction may take from a mountpath now"},
+        {"shoal_space_pinned_bytes", "bytes on a mountpath pinned by prefetch jobs"},
+        {"shoal_space_dirty_bytes", "bytes on a mountpath not yet written back"}};
+    const char *dir = sp.t->store.mp[i].dir;
+    for (int k = 0; k < 4; k++)
+        sp.mp[i].census_g[k] = metrics_series(
+            metrics_family(METRIC_GAUGE, census[k][0], census[k][1], "mountpath", NULL, 0), dir);
+    sp.mp[i].total_g = metrics_series(
+        metrics_family(METRIC_GAUGE, "shoal_space_total_bytes",
+                       "capacity of a mountpath's file system", "mountpath", NULL, 0), dir);
+    sp.mp[i].used_g = metrics_series(
+        metrics_family(METRIC_GAUGE, "shoal_space_used_bytes",
+                       "bytes used on a mountpath's file system", "mountpath", NULL, 0), dir);
+}
+
 static void sample_work(void *arg)
 {
     struct store *s = &sp.t->store;
@@ -51,7 +77,9 @@ static void sample_work(void *arg)
         sp.flushed_ns = now;
     }
     if (now - sp.census_ns >= (uint64_t)sp.t->conf.space_census_s * 1000000000u) {
-        for (int i = 0; i < s->n; i++) {   /* a walk of the records: now and then */
+        for (int i = 0; i < count(); i++) {   /* a walk of the records: now and then */
+            if (s->mp[i].gone)
+                continue;
             struct lru_census c;
             lru_census(sp.t, i, &c);
             const uint64_t v[4] = {c.objects, c.evictable, c.pinned, c.dirty};
@@ -60,7 +88,11 @@ static void sample_work(void *arg)
         }
         sp.census_ns = now;
     }
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < count(); i++) {
+        if (s->mp[i].gone)
+            continue;
+        if (!sp.mp[i].used_g)
+            series_for(i);       /* a mountpath added at run time */
         int64_t d0 = __atomic_load_n(&s->mp[i].bytes_delta, __ATOMIC_RELAXED);
         struct statvfs v;
         if (statvfs(s->mp[i].dir, &v)) {
@@ -94,7 +126,9 @@ void space_reserve(const struct target *t, const struct store_mp *mp, uint64_t n
 
 int space_over_high(const struct target *t)
 {
-    for (int i = 0; sp.mp && i < t->store.n; i++) {
+    for (int i = 0; sp.mp && i < count(); i++) {
+        if (t->store.mp[i].gone)
+            continue;
         uint64_t used, total;
         space_figures(t, i, &used, &total);
         if (total && pct(used, total) >= t->conf.space_high_wm)
@@ -122,26 +156,9 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 void space_start(struct target *t, struct http_worker *w)
 {
     sp.t = t;
-    sp.mp = xcalloc((size_t)t->store.n, sizeof(*sp.mp));
-    struct metric_family *used = metrics_family(METRIC_GAUGE, "shoal_space_used_bytes",
-                                                "bytes used on a mountpath's file system",
-                                                "mountpath", NULL, 0);
-    struct metric_family *total = metrics_family(METRIC_GAUGE, "shoal_space_total_bytes",
-                                                 "capacity of a mountpath's file system",
-                                                 "mountpath", NULL, 0);
-    static const char *const census[4][2] = {
-        {"shoal_space_objects", "objects on a mountpath"},
-        {"shoal_space_evictable_bytes", "bytes eviction may take from a mountpath now"},
-        {"shoal_space_pinned_bytes", "bytes on a mountpath pinned by prefetch jobs"},
-        {"shoal_space_dirty_bytes", "bytes on a mountpath not yet written back"}};
-    for (int i = 0; i < t->store.n; i++) {
-        sp.mp[i].used_g = metrics_series(used, t->store.mp[i].dir);
-        sp.mp[i].total_g = metrics_series(total, t->store.mp[i].dir);
-        for (int k = 0; k < 4; k++)
-            sp.mp[i].census_g[k] = metrics_series(
-                metrics_family(METRIC_GAUGE, census[k][0], census[k][1], "mountpath", NULL, 0),
-                t->store.mp[i].dir);
-    }
+    sp.mp = xcalloc(STORE_MP_MAX, sizeof(*sp.mp));
+    for (int i = 0; i < count(); i++)
+        series_for(i);
     sp.flushed_ns = mono_ns();
     sample_work(NULL);
     sp.every.tv_sec = t->conf.space_sample_ms / 1000;
@@ -180,14 +197,16 @@ int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add,
 struct report {
     struct http_req *r;
     struct lru_census *c;        /* one per mountpath */
+    int n;                       /* mountpaths when it was asked */
 };
 
 /* The I/O pool: what eviction may do with each mountpath's objects. */
 static void census_work(void *arg)
 {
     struct report *rp = arg;
-    for (int i = 0; i < sp.t->store.n; i++)
-        lru_census(sp.t, i, &rp->c[i]);
+    for (int i = 0; i < rp->n; i++)
+        if (!sp.t->store.mp[i].gone)
+            lru_census(sp.t, i, &rp->c[i]);
 }
 
 static void census_done(void *arg)
@@ -196,7 +215,9 @@ static void census_done(void *arg)
     struct target *t = sp.t;
     json_t *mps = json_array();
     uint64_t all_used = 0, all_total = 0;
-    for (int i = 0; i < t->store.n; i++) {
+    for (int i = 0; i < rp->n; i++) {
+        if (t->store.mp[i].gone)
+            continue;
         uint64_t used, total;
         space_figures(t, i, &used, &total);
         double p = pct(used, total);
@@ -236,7 +257,8 @@ void space_report(struct http_req *r, const char *rest, size_t rlen)
     }
     struct report *rp = xcalloc(1, sizeof(*rp));
     rp->r = r;
-    rp->c = xcalloc((size_t)sp.t->store.n, sizeof(*rp->c));
+    rp->n = count();
+    rp->c = xcalloc((size_t)rp->n, sizeof(*rp->c));
     http_req_ref(r);
     iopool_submit(sp.t->io, r->w->q, census_work, census_done, rp);
 }

@@ -2,6 +2,7 @@
  * store: see store.h for the layout and the commit protocol.
  */
 #include "store.h"
+#include "storeint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,16 +15,12 @@
 #include <xxhash.h>
 
 #include "hlc.h"
-#include "hrw.h"
 #include "log.h"
 #include "lpage.h"
 #include "util.h"
 
-static void data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
-                      char *out, size_t outlen);
-
 /* RocksDB reports errors as text; ENOSPC must reach the client as 507. */
-static int db_errno(char *e)
+int store_db_errno(char *e)
 {
     int rc = strstr(e, "No space left") || strstr(e, "ENOSPC") ? -ENOSPC : -EIO;
     log_error("rocksdb: %s", e);
@@ -41,45 +38,8 @@ static char *gkey(const char *path, size_t *klen)
     return k;
 }
 
-static int mp_id(struct store_mp *mp, char *err, size_t errlen)
-{
-    char *path = xasprintf("%s/mpath.id", mp->dir);
-    int rc = 0;
-    mp->id = id_file_load(path, "", 8, &rc);
-    if (!mp->id) {
-        snprintf(err, errlen, "mountpath %s: cannot write its id: %s", mp->dir,
-                 strerror(-rc));
-        free(path);
-        return -1;
-    }
-    free(path);
-    mp->hash = hrw_hash(mp->id, strlen(mp->id));
-    return 0;
-}
-
-/* Remove leftovers of writes that never committed. */
-static void sweep_work(struct store_mp *mp)
-{
-    char *wd = xasprintf("%s/work", mp->dir);
-    DIR *d = opendir(wd);
-    long n = 0;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (e->d_name[0] == '.')
-                continue;
-            if (unlinkat(dirfd(d), e->d_name, 0) == 0)
-                n++;
-        }
-        closedir(d);
-    }
-    if (n)
-        log_info("mountpath %s: removed %ld unfinished work files", mp->dir, n);
-    free(wd);
-}
-
 /* Settle every intent left by a crash (see the commit protocol). */
-static void settle_intents(struct store *s, struct store_mp *mp)
+void store_mp_settle(struct store *s, struct store_mp *mp)
 {
     rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
     long removed = 0, kept = 0;
@@ -94,7 +54,7 @@ static void settle_intents(struct store *s, struct store_mp *mp)
         int referenced = 0;
         if (store_get(s, mp, v, vl, &m) == 0) {
             char cur[PATH_MAX];
-            data_path(mp, v, vl, m.uid, cur, sizeof(cur));
+            store_data_path(mp, v, vl, m.uid, cur, sizeof(cur));
             referenced = strcmp(cur, path) == 0;
         }
         if (!referenced && unlink(path) == 0)
@@ -109,103 +69,6 @@ static void settle_intents(struct store *s, struct store_mp *mp)
     if (removed || kept)
         log_info("mountpath %s: settled intents: %ld files removed, %ld kept", mp->dir,
                  removed, kept);
-}
-
-int store_open(struct store *s, char **dirs, int n, int do_fsync, char *err, size_t errlen)
-{
-    memset(s, 0, sizeof(*s));
-    if (n < 1) {
-        snprintf(err, errlen, "option 'mountpaths' needs at least one directory");
-        return -1;
-    }
-    s->fsync = do_fsync;
-    s->opts = rocksdb_options_create();
-    rocksdb_options_set_create_if_missing(s->opts, 1);
-    rocksdb_options_set_write_buffer_size(s->opts, 8u << 20);
-    rocksdb_options_set_max_write_buffer_number(s->opts, 2);
-    rocksdb_options_set_max_open_files(s->opts, 512);
-    rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
-    s->cache = rocksdb_cache_create_lru(32u << 20);
-    s->topts = rocksdb_block_based_options_create();
-    rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
-    rocksdb_options_set_block_based_table_factory(s->opts, s->topts);
-    s->wo_sync = rocksdb_writeoptions_create();
-    rocksdb_writeoptions_set_sync(s->wo_sync, do_fsync);
-    s->wo = rocksdb_writeoptions_create();
-    s->ro = rocksdb_readoptions_create();
-    s->mp = xcalloc((size_t)n, sizeof(*s->mp));
-    s->hashes = xcalloc((size_t)n, sizeof(uint64_t));
-    for (int i = 0; i < n; i++) {
-        struct store_mp *mp = &s->mp[i];
-        mp->dir = xstrdup(dirs[i]);
-        mp->data_fd = -1;
-        pthread_mutex_init(&mp->mu, NULL);
-        s->n = i + 1;
-        const char *sub[] = {"", "/data", "/work", "/meta"};
-        for (size_t j = 0; j < ARRAY_LEN(sub); j++) {
-            char *d = xasprintf("%s%s", mp->dir, sub[j]);
-            int rc = mkdir_p(d, 0755);
-            free(d);
-            if (rc) {
-                snprintf(err, errlen, "mountpath %s: %s", mp->dir, strerror(-rc));
-                return -1;
-            }
-        }
-        if (mp_id(mp, err, errlen))
-            return -1;
-        for (int j = 0; j < i; j++) {
-            if (!strcmp(s->mp[j].id, mp->id)) {
-                snprintf(err, errlen, "mountpaths %s and %s have the same id (copied?)",
-                         s->mp[j].dir, mp->dir);
-                return -1;
-            }
-        }
-        s->hashes[i] = mp->hash;
-        char *datadir = xasprintf("%s/data", mp->dir);
-        mp->data_fd = open(datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        free(datadir);
-        if (mp->data_fd < 0) {
-            snprintf(err, errlen, "mountpath %s: data: %s", mp->dir, strerror(errno));
-            return -1;
-        }
-        char *metadir = xasprintf("%s/meta", mp->dir);
-        char *e = NULL;
-        mp->db = rocksdb_open(s->opts, metadir, &e);
-        free(metadir);
-        if (!mp->db) {
-            snprintf(err, errlen, "mountpath %s: cannot open metadata: %s", mp->dir,
-                     e ? e : "?");
-            free(e);
-            return -1;
-        }
-        sweep_work(mp);
-        settle_intents(s, mp);
-    }
-    return 0;
-}
-
-void store_close(struct store *s)
-{
-    for (int i = 0; i < s->n; i++) {
-        if (s->mp[i].db)
-            rocksdb_close(s->mp[i].db);
-        if (s->mp[i].data_fd >= 0)
-            close(s->mp[i].data_fd);
-        free(s->mp[i].dir);
-        free(s->mp[i].id);
-        pthread_mutex_destroy(&s->mp[i].mu);
-    }
-    free(s->mp);
-    free(s->hashes);
-    if (s->opts) {
-        rocksdb_options_destroy(s->opts);
-        rocksdb_block_based_options_destroy(s->topts);
-        rocksdb_cache_destroy(s->cache);
-        rocksdb_writeoptions_destroy(s->wo_sync);
-        rocksdb_writeoptions_destroy(s->wo);
-        rocksdb_readoptions_destroy(s->ro);
-    }
-    memset(s, 0, sizeof(*s));
 }
 
 char *store_mkey(const char *provider, const char *bucket, const char *name, size_t name_len,
@@ -223,11 +86,6 @@ char *store_mkey(const char *provider, const char *bucket, const char *name, siz
     return k;
 }
 
-struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
-{
-    return &s->mp[hrw_pick(hrw_hash(mkey, klen), s->hashes, s->n)];
-}
-
 /* The data file's name below data/: XX/YY/<xxh3-128>.<uid>. */
 static void data_name(const char *mkey, size_t klen, uint64_t uid, char *out, size_t outlen)
 {
@@ -238,8 +96,8 @@ static void data_name(const char *mkey, size_t klen, uint64_t uid, char *out, si
 }
 
 /* The path of a committed data file. */
-static void data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
-                      char *out, size_t outlen)
+void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
+                     char *out, size_t outlen)
 {
     char name[80];
     data_name(mkey, klen, uid, name, sizeof(name));
@@ -262,8 +120,11 @@ int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathl
         int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd >= 0)
             return fd;
-        if (errno != EEXIST)
-            return -errno;
+        if (errno != EEXIST) {
+            int rc = -errno;
+            store_note_error(mp, rc);
+            return rc;
+        }
     }
     return -EEXIST;
 }
@@ -275,7 +136,7 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
     size_t vl;
     char *v = rocksdb_get(mp->db, s->ro, mkey, klen, &vl, &e);
     if (e)
-        return db_errno(e);
+        return store_db_errno(e);
     if (!v)
         return -ENOENT;
     int rc = ometa_decode(v, vl, m);
@@ -299,7 +160,7 @@ static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *
     char *e = NULL;
     rocksdb_put(mp->db, wo, k, kl, v, vl, &e);
     (void)s;
-    return e ? db_errno(e) : 0;
+    return e ? store_db_errno(e) : 0;
 }
 
 static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *k, size_t kl)
@@ -307,7 +168,7 @@ static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *
     char *e = NULL;
     rocksdb_delete(mp->db, wo, k, kl, &e);
     if (e)
-        db_errno(e);
+        store_db_errno(e);
 }
 
 /* ---- tombstones: "t" + the object key -> version u64, deleted at (ms) u64 ---- */
@@ -389,11 +250,12 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if (close(fd) && !rc)
         rc = -errno;
     if (rc) {
+        store_note_error(mp, rc);
         unlink(work_path);
         return rc;
     }
     char path[PATH_MAX], old_path[PATH_MAX];
-    data_path(mp, mkey, klen, m->uid, path, sizeof(path));
+    store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
     size_t gl, ogl = 0;
     char *g = gkey(path, &gl), *og = NULL;
 
@@ -436,7 +298,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if (x && x->key)             /* the caller's record, in the same batch */
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     if (have_old) {
-        data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
+        store_data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
         og = gkey(old_path, &ogl);
         rocksdb_writebatch_put(wb, og, ogl, mkey, klen);
     }
@@ -444,7 +306,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     rocksdb_write(mp->db, s->wo_sync, wb, &e);
     rocksdb_writebatch_destroy(wb);
     if (e) {
-        rc = db_errno(e);
+        rc = store_db_errno(e);
         goto fail_file;
     }
     pthread_mutex_unlock(&mp->mu);
@@ -465,6 +327,7 @@ fail_intent:
     db_del(mp, s->wo, g, gl);
 fail:
     pthread_mutex_unlock(&mp->mu);
+    store_note_error(mp, rc);
     unlink(work_path);
     free(g);
     free(og);
@@ -540,10 +403,10 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         rocksdb_write(mp->db, s->wo_sync, wb, &e);
         rocksdb_writebatch_destroy(wb);
         pthread_mutex_unlock(&mp->mu);
-        return e ? db_errno(e) : -ENOENT;
+        return e ? store_db_errno(e) : -ENOENT;
     }
     char path[PATH_MAX];
-    data_path(mp, mkey, klen, m.uid, path, sizeof(path));
+    store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
     size_t gl;
     char *g = gkey(path, &gl);
     rocksdb_writebatch_delete(wb, mkey, klen);
@@ -561,7 +424,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     pthread_mutex_unlock(&mp->mu);
     if (e) {
         free(g);
-        return db_errno(e);
+        return store_db_errno(e);
     }
     __atomic_sub_fetch(&mp->bytes_delta, (int64_t)m.size, __ATOMIC_RELAXED);
     if (unlink(path) && errno != ENOENT)
@@ -638,7 +501,9 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     struct lent *ents = NULL;
     size_t n = 0, cap = 0;
     int total_more = 0;
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {
+        if (__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED))
+            continue;
         rocksdb_iterator_t *it = rocksdb_create_iterator(s->mp[i].db, s->ro);
         int taken = 0;
         for (rocksdb_iter_seek(it, seek, base_len + slen); rocksdb_iter_valid(it);
@@ -685,7 +550,7 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
             free(ents);
             free(seek);
             free(base);
-            return db_errno(e);
+            return store_db_errno(e);
         }
     }
     if (n)
@@ -714,7 +579,9 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
     size_t base_len;
     char *base = store_mkey(provider, bucket, "", 0, &base_len);
     long removed = 0;
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {
+        if (__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED))
+            continue;
         struct store_mp *mp = &s->mp[i];
         for (;;) {
             /* batches of keys, then delete each through the normal path */
@@ -750,7 +617,9 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
     }
     /* and the bucket's write-back records left (deletes of objects gone) */
     base[0] = 'w';
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {
+        if (__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED))
+            continue;
         rocksdb_iterator_t *it = rocksdb_create_iterator(s->mp[i].db, s->ro);
         for (rocksdb_iter_seek(it, base, base_len); rocksdb_iter_valid(it);
              rocksdb_iter_next(it)) {
@@ -774,7 +643,7 @@ int store_kv_get(struct store *s, struct store_mp *mp, const char *k, size_t kl,
     char *e = NULL;
     *v = rocksdb_get(mp->db, s->ro, k, kl, vl, &e);
     if (e)
-        return db_errno(e);
+        return store_db_errno(e);
     return *v ? 0 : -ENOENT;
 }
 
@@ -803,7 +672,7 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
 {
     char *e = NULL;
     rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
-    return e ? db_errno(e) : 0;
+    return e ? store_db_errno(e) : 0;
 }
 
 int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t kl,
@@ -818,7 +687,7 @@ int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t 
     if (!rc) {
         char *e = NULL;
         rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
-        rc = e ? db_errno(e) : 0;
+        rc = e ? store_db_errno(e) : 0;
     }
     pthread_mutex_unlock(&mp->mu);
     free(v);
@@ -830,14 +699,14 @@ int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, siz
 {
     char *e = NULL;
     rocksdb_put(mp->db, s->wo, k, kl, v, vl, &e);
-    return e ? db_errno(e) : 0;
+    return e ? store_db_errno(e) : 0;
 }
 
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl)
 {
     char *e = NULL;
     rocksdb_delete(mp->db, s->wo, k, kl, &e);
-    return e ? db_errno(e) : 0;
+    return e ? store_db_errno(e) : 0;
 }
 
 int store_kv_scan(struct store *s, struct store_mp *mp, const char *prefix, size_t pl,
@@ -876,7 +745,9 @@ int store_kv_scan_after(struct store *s, struct store_mp *mp, const char *prefix
 long store_tomb_sweep(struct store *s, uint64_t before_ms)
 {
     long removed = 0;
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {
+        if (__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED))
+            continue;
         struct store_mp *mp = &s->mp[i];
         rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
         for (rocksdb_iter_seek(it, "t", 1); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {

@@ -40,6 +40,9 @@
 #include "ometa.h"
 
 struct gbuf;
+#define STORE_MP_MAX 64          /* mountpaths a target may ever open in one run */
+#define STORE_MP_ERRORS 3        /* I/O errors after which a mountpath is disabled */
+
 struct store_mp {
     char *dir;
     char *id;
@@ -49,12 +52,32 @@ struct store_mp {
     pthread_mutex_t mu;          /* serialises commits and deletes */
     int64_t bytes_delta;         /* object bytes committed less those removed since the
                                   * space sampler last looked (atomic; target/space.c) */
+    int enabled;                 /* atomic: new objects may be placed here */
+    int failed;                  /* atomic: disabled after STORE_MP_ERRORS I/O errors */
+    int gone;                    /* atomic: removed and emptied: read no more */
+    int io_errors;               /* atomic */
+    struct store *s;             /* its store */
+};
+
+/* The mountpaths new objects go to (HRW over them): an immutable set,
+ * replaced whole when one is added or disabled; old sets are kept until
+ * store_close (readers never lock). */
+struct store_set {
+    int n;
+    int idx[STORE_MP_MAX];       /* into store.mp */
+    uint64_t hashes[STORE_MP_MAX];
+    struct store_set *older;
 };
 
 struct store {
-    int n;
-    struct store_mp *mp;
-    uint64_t *hashes;
+    int n;                       /* atomic: mountpaths opened (mp[0..n)), never fewer */
+    struct store_mp *mp;         /* STORE_MP_MAX of them, so pointers stay put */
+    struct store_set *set;       /* atomic */
+    int moving;                  /* atomic: objects may sit off their mountpath (a resilver) */
+    pthread_mutex_t set_mu;      /* serialises changes of the set */
+    /* a mountpath was disabled for its errors (any thread; may be NULL) */
+    void (*on_failed)(void *arg, struct store_mp *mp);
+    void *on_failed_arg;
     int fsync;
     rocksdb_options_t *opts;
     rocksdb_cache_t *cache;
@@ -64,12 +87,34 @@ struct store {
     rocksdb_readoptions_t *ro;
 };
 
-int store_open(struct store *s, char **dirs, int n, int do_fsync, char *err, size_t errlen);
+/* Open the mountpaths dirs[0..n) (placed), then off[0..noff) (read, not
+ * placed: removed but not yet emptied). 0, or -1 with err. */
+int store_open(struct store *s, char **dirs, int n, char **off, int noff, int do_fsync,
+               char *err, size_t errlen);
 void store_close(struct store *s);
+/* Open one more mountpath at run time, placed from now on (storemp.c):
+ * its index, or -1 with err (also for a directory already open). */
+int store_mp_add(struct store *s, const char *dir, char *err, size_t errlen);
+/* Place new objects on mountpath i or not (never the last one placed):
+ * 0, or -EBUSY. Objects off their mountpath are found (store_pick) until
+ * a resilver moved them. */
+int store_mp_enable(struct store *s, int i, int on);
+/* Index of the open mountpath dir (not gone), or -1. */
+int store_mp_index(struct store *s, const char *dir);
+/* An I/O error (-EIO, -EROFS) on mp: after STORE_MP_ERRORS of them the
+ * mountpath is disabled and on_failed runs. Other errors are ignored.
+ * The store notes its own (work files, commits); callers note theirs
+ * (writes of a body, reads of a data file). */
+void store_note_error(struct store_mp *mp, int rc);
 
 /* Metadata key of an object; a malloc'd buffer of *klen bytes. */
 char *store_mkey(const char *provider, const char *bucket, const char *name, size_t name_len,
                  size_t *klen);
+/* Where a new version of mkey goes: HRW over the placed mountpaths. */
+struct store_mp *store_place(struct store *s, const char *mkey, size_t klen);
+/* Where mkey is (its record or tombstone): store_place's mountpath,
+ * unless a resilver is under way and the name sits on another; reads and
+ * deletes go here. */
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
 /* Open a committed data file for reading: the fd or -errno. */
 int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid);

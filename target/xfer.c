@@ -338,8 +338,10 @@ static int recv_body(struct http_req *r, const char *d, size_t n)
             continue;
         if (w < 0) {
             char msg[128];
-            snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(errno));
-            recv_fail(v, errno == ENOSPC ? 507 : 500, msg);
+            int e = errno;
+            store_note_error(v->mp, -e);
+            snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(e));
+            recv_fail(v, e == ENOSPC ? 507 : 500, msg);
             return 0;
         }
         d += w;

@@ -1,0 +1,301 @@
+/*
+ * storemp: the store's mountpaths (see store.h): opening them, at start
+ * and at run time, the set new objects are placed on, and where a name
+ * is while a resilver moves objects between them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hrw.h"
+#include "log.h"
+#include "store.h"
+#include "storeint.h"
+#include "util.h"
+
+static int mp_id(struct store_mp *mp, char *err, size_t errlen)
+{
+    char *path = xasprintf("%s/mpath.id", mp->dir);
+    int rc = 0;
+    mp->id = id_file_load(path, "", 8, &rc);
+    if (!mp->id) {
+        snprintf(err, errlen, "mountpath %s: cannot write its id: %s", mp->dir,
+                 strerror(-rc));
+        free(path);
+        return -1;
+    }
+    free(path);
+    mp->hash = hrw_hash(mp->id, strlen(mp->id));
+    return 0;
+}
+
+/* Remove leftovers of writes that never committed. */
+static void sweep_work(struct store_mp *mp)
+{
+    char *wd = xasprintf("%s/work", mp->dir);
+    DIR *d = opendir(wd);
+    long n = 0;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.')
+                continue;
+            if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+                n++;
+        }
+        closedir(d);
+    }
+    if (n)
+        log_info("mountpath %s: removed %ld unfinished work files", mp->dir, n);
+    free(wd);
+}
+
+/* A new placement set from the enabled mountpaths; with set_mu held. */
+static void set_rebuild(struct store *s)
+{
+    struct store_set *n = xcalloc(1, sizeof(*n));
+    int cnt = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < cnt; i++) {
+        if (!__atomic_load_n(&s->mp[i].enabled, __ATOMIC_RELAXED))
+            continue;
+        n->idx[n->n] = i;
+        n->hashes[n->n++] = s->mp[i].hash;
+    }
+    n->older = s->set;
+    __atomic_store_n(&s->set, n, __ATOMIC_RELEASE);
+}
+
+/* Open dir as mountpath s->mp[n] (not yet counted); 0 or -1 with err. */
+static int mp_open(struct store *s, const char *dir, char *err, size_t errlen)
+{
+    int i = s->n;
+    if (i == STORE_MP_MAX) {
+        snprintf(err, errlen, "at most %d mountpaths", STORE_MP_MAX);
+        return -1;
+    }
+    struct store_mp *mp = &s->mp[i];
+    memset(mp, 0, sizeof(*mp));
+    mp->dir = xstrdup(dir);
+    mp->s = s;
+    mp->data_fd = -1;
+    pthread_mutex_init(&mp->mu, NULL);
+    const char *sub[] = {"", "/data", "/work", "/meta"};
+    for (size_t j = 0; j < ARRAY_LEN(sub); j++) {
+        char *d = xasprintf("%s%s", mp->dir, sub[j]);
+        int rc = mkdir_p(d, 0755);
+        free(d);
+        if (rc) {
+            snprintf(err, errlen, "mountpath %s: %s", mp->dir, strerror(-rc));
+            goto fail;
+        }
+    }
+    if (mp_id(mp, err, errlen))
+        goto fail;
+    for (int j = 0; j < i; j++) {
+        if (!strcmp(s->mp[j].id, mp->id) && !s->mp[j].gone) {
+            snprintf(err, errlen, "mountpaths %s and %s have the same id (copied, or the same)",
+                     s->mp[j].dir, mp->dir);
+            goto fail;
+        }
+    }
+    char *datadir = xasprintf("%s/data", mp->dir);
+    mp->data_fd = open(datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(datadir);
+    if (mp->data_fd < 0) {
+        snprintf(err, errlen, "mountpath %s: data: %s", mp->dir, strerror(errno));
+        goto fail;
+    }
+    char *metadir = xasprintf("%s/meta", mp->dir);
+    char *e = NULL;
+    mp->db = rocksdb_open(s->opts, metadir, &e);
+    free(metadir);
+    if (!mp->db) {
+        snprintf(err, errlen, "mountpath %s: cannot open metadata: %s", mp->dir, e ? e : "?");
+        free(e);
+        goto fail;
+    }
+    sweep_work(mp);
+    store_mp_settle(s, mp);
+    return 0;
+fail:
+    if (mp->data_fd >= 0)
+        close(mp->data_fd);
+    free(mp->dir);
+    free(mp->id);
+    pthread_mutex_destroy(&mp->mu);
+    memset(mp, 0, sizeof(*mp));
+    return -1;
+}
+
+int store_open(struct store *s, char **dirs, int n, char **off, int noff, int do_fsync,
+               char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    if (n < 1) {
+        snprintf(err, errlen, "option 'mountpaths' needs at least one directory");
+        return -1;
+    }
+    pthread_mutex_init(&s->set_mu, NULL);
+    s->fsync = do_fsync;
+    s->opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(s->opts, 1);
+    rocksdb_options_set_write_buffer_size(s->opts, 8u << 20);
+    rocksdb_options_set_max_write_buffer_number(s->opts, 2);
+    rocksdb_options_set_max_open_files(s->opts, 512);
+    rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+    s->cache = rocksdb_cache_create_lru(32u << 20);
+    s->topts = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
+    rocksdb_options_set_block_based_table_factory(s->opts, s->topts);
+    s->wo_sync = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(s->wo_sync, do_fsync);
+    s->wo = rocksdb_writeoptions_create();
+    s->ro = rocksdb_readoptions_create();
+    s->mp = xcalloc(STORE_MP_MAX, sizeof(*s->mp));
+    for (int i = 0; i < n + noff; i++) {
+        if (mp_open(s, i < n ? dirs[i] : off[i - n], err, errlen))
+            return -1;
+        s->mp[i].enabled = i < n;
+        s->n = i + 1;
+    }
+    s->moving = noff > 0;        /* objects of the removed ones move once a resilver runs */
+    set_rebuild(s);
+    return 0;
+}
+
+void store_close(struct store *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (s->mp[i].db)
+            rocksdb_close(s->mp[i].db);
+        if (s->mp[i].data_fd >= 0)
+            close(s->mp[i].data_fd);
+        free(s->mp[i].dir);
+        free(s->mp[i].id);
+        pthread_mutex_destroy(&s->mp[i].mu);
+    }
+    free(s->mp);
+    for (struct store_set *st = s->set, *o; st; st = o) {
+        o = st->older;
+        free(st);
+    }
+    if (s->opts) {
+        rocksdb_options_destroy(s->opts);
+        rocksdb_block_based_options_destroy(s->topts);
+        rocksdb_cache_destroy(s->cache);
+        rocksdb_writeoptions_destroy(s->wo_sync);
+        rocksdb_writeoptions_destroy(s->wo);
+        rocksdb_readoptions_destroy(s->ro);
+        pthread_mutex_destroy(&s->set_mu);
+    }
+    memset(s, 0, sizeof(*s));
+}
+
+int store_mp_index(struct store *s, const char *dir)
+{
+    int n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s->mp[i].dir, dir) && !__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED))
+            return i;
+    return -1;
+}
+
+int store_mp_add(struct store *s, const char *dir, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->set_mu);
+    int i = store_mp_index(s, dir);
+    if (i >= 0) {
+        snprintf(err, errlen, "mountpath %s is open already", dir);
+        pthread_mutex_unlock(&s->set_mu);
+        return -1;
+    }
+    i = s->n;
+    if (mp_open(s, dir, err, errlen)) {
+        pthread_mutex_unlock(&s->set_mu);
+        return -1;
+    }
+    s->mp[i].enabled = 1;
+    __atomic_store_n(&s->n, i + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->moving, 1, __ATOMIC_RELEASE);
+    set_rebuild(s);
+    pthread_mutex_unlock(&s->set_mu);
+    log_info("mountpath %s added: objects HRW places on it move there", dir);
+    return i;
+}
+
+int store_mp_enable(struct store *s, int i, int on)
+{
+    pthread_mutex_lock(&s->set_mu);
+    struct store_mp *mp = &s->mp[i];
+    if (!on && mp->enabled && s->set->n == 1) {
+        pthread_mutex_unlock(&s->set_mu);
+        return -EBUSY;           /* new objects need somewhere to go */
+    }
+    if (mp->enabled != on) {
+        __atomic_store_n(&mp->enabled, on, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->moving, 1, __ATOMIC_RELEASE);
+        set_rebuild(s);
+    }
+    pthread_mutex_unlock(&s->set_mu);
+    return 0;
+}
+
+void store_note_error(struct store_mp *mp, int rc)
+{
+    struct store *s = mp->s;
+    if (rc != -EIO && rc != -EROFS)
+        return;
+    int n = __atomic_add_fetch(&mp->io_errors, 1, __ATOMIC_RELAXED);
+    log_error("mountpath %s: I/O error %d of %d: %s", mp->dir, n, STORE_MP_ERRORS,
+              strerror(-rc));
+    if (n != STORE_MP_ERRORS)
+        return;
+    if (store_mp_enable(s, (int)(mp - s->mp), 0)) {
+        log_error("mountpath %s fails, but it is the last one: it stays", mp->dir);
+        return;
+    }
+    __atomic_store_n(&mp->failed, 1, __ATOMIC_RELAXED);
+    log_error("mountpath %s disabled: its objects move to the others", mp->dir);
+    if (s->on_failed)
+        s->on_failed(s->on_failed_arg, mp);
+}
+
+struct store_mp *store_place(struct store *s, const char *mkey, size_t klen)
+{
+    const struct store_set *st = __atomic_load_n(&s->set, __ATOMIC_ACQUIRE);
+    return &s->mp[st->idx[hrw_pick(hrw_hash(mkey, klen), st->hashes, st->n)]];
+}
+
+/* Does mp hold a record or a tombstone of mkey? */
+static int holds(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
+{
+    char *v = NULL, *e = NULL;
+    size_t vl;
+    v = rocksdb_get(mp->db, s->ro, mkey, klen, &vl, &e);
+    if (!v && !e) {
+        char *tk = store_side_key('t', mkey, klen);
+        v = rocksdb_get(mp->db, s->ro, tk, klen, &vl, &e);
+        free(tk);
+    }
+    free(e);
+    free(v);
+    return v != NULL;
+}
+
+struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
+{
+    struct store_mp *w = store_place(s, mkey, klen);
+    if (!__atomic_load_n(&s->moving, __ATOMIC_ACQUIRE) || holds(s, w, mkey, klen))
+        return w;
+    int n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        struct store_mp *mp = &s->mp[i];
+        if (mp != w && !__atomic_load_n(&mp->gone, __ATOMIC_RELAXED) && holds(s, mp, mkey, klen))
+            return mp;
+    }
+    return w;
+}
