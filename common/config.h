@@ -41,6 +41,7 @@ struct conf {
     int rebalance;         /* a map change moves objects to their owners */
     int rebalance_workers; /* objects in flight per target during a rebalance */
     int tombstone_ttl_s;   /* how long a deleted name's version is kept */
+    int shutdown_grace_s;  /* SIGTERM: requests under way get this long to finish */
     int drain;             /* SIGTERM: write back first */
     int drain_timeout_s;
     char *log_level;       /* error|warn|info|debug */

@@ -48,6 +48,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -336,6 +337,10 @@ static int on_headers_complete(llhttp_t *p)
         return req_refuse(r, 400, "inconsistent message framing");
     const char *ex = http_req_header(r, "Expect");
     r->expect_continue = ex && !strcasecmp(ex, "100-continue");
+    if (__atomic_load_n(&c->w->draining, __ATOMIC_RELAXED)) {
+        http_resp_header(r, "Retry-After", "1");
+        return req_refuse(r, 503, "this node is shutting down");
+    }
     c->w->srv->o.handler(r);
     /* A handler that takes the body gets it announced, even an empty one:
      * some clients (botocore) misread a final answer that comes without
@@ -688,7 +693,7 @@ static void conn_free(struct http_conn *c)
     hblock_free(&c->hb);
     free(c);
     /* a descriptor and a slot are free: accepting may resume at once */
-    w->nconns--;
+    __atomic_sub_fetch(&w->nconns, 1, __ATOMIC_RELAXED);
     struct http_listener *l = &w->srv->lis[w->idx];
     if (l->backoff) {
         l->backoff = 0;
@@ -721,7 +726,7 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
     if (w->conns)
         w->conns->prev = c;
     w->conns = c;
-    w->nconns++;
+    __atomic_add_fetch(&w->nconns, 1, __ATOMIC_RELAXED);
     listener_update(w);
     llhttp_init(&c->parser, HTTP_REQUEST, &parser_settings);
     c->parser.data = c;
@@ -934,6 +939,40 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
 struct http_worker *http_server_worker(struct http_server *s, int i)
 {
     return &s->w[i];
+}
+
+/* On w's loop: the connections between requests close. (New ones are
+ * still taken, so that their requests get a 503 rather than a refusal.) */
+static void drain_on_loop(void *arg)
+{
+    struct http_worker *w = arg;
+    for (struct http_conn *c = w->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->req || c->closing || c->aborting || c->lingering)
+            continue;
+        if (evbuffer_get_length(bufferevent_get_output(c->bev)))
+            c->closing = 1;      /* an answer still going out: close after it */
+        else
+            conn_free(c);
+    }
+}
+
+void http_server_drain(struct http_server *s, int grace_s)
+{
+    for (int i = 0; i < s->n; i++) {
+        __atomic_store_n(&s->w[i].draining, 1, __ATOMIC_RELAXED);
+        loopq_post(s->w[i].q, drain_on_loop, &s->w[i]);
+    }
+    uint64_t end = mono_ms() + (uint64_t)grace_s * 1000u;
+    while (mono_ms() < end) {
+        int open = 0;
+        for (int i = 0; i < s->n; i++)
+            open += __atomic_load_n(&s->w[i].nconns, __ATOMIC_RELAXED);
+        if (!open)
+            return;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void http_server_stop(struct http_server *s)

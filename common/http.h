@@ -46,7 +46,8 @@ struct http_worker {
     void *ctx;                   /* the daemon's shared context */
     void *local;                 /* the daemon's per-worker state */
     struct http_conn *conns;     /* live connections, freed at stop */
-    int nconns;                  /* how many */
+    int nconns;                  /* how many (read by the stopping thread) */
+    int draining;                /* atomic: the server stops (http_server_drain) */
     char date[40];               /* cached Date header value */
     int64_t date_sec;
 };
@@ -151,6 +152,11 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
 /* Stop every loop, join the threads and free the server. Any thread but a
  * worker's. */
 void http_server_stop(struct http_server *s);
+/* Before stopping: close the idle connections, answer every request
+ * that starts from now on 503 (Retry-After) and close its connection,
+ * and wait until the requests under way are answered and their
+ * connections closed, at most grace_s seconds. From the main thread. */
+void http_server_drain(struct http_server *s, int grace_s);
 
 /*
  * A server without listeners or threads, for tests and fuzzing: the caller

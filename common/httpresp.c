@@ -226,8 +226,9 @@ void http_resp_begin(struct http_req *r, int status, int64_t length)
         if ((r->expect_continue && !r->continue_sent) || left > DRAIN_MAX)
             c->closing = 1;
     }
-    if (!llhttp_should_keep_alive(&c->parser))
-        c->closing = 1;
+    if (!llhttp_should_keep_alive(&c->parser) ||
+        __atomic_load_n(&r->w->draining, __ATOMIC_RELAXED))
+        c->closing = 1;          /* a stopping server keeps no connection */
     http_date_update(r->w);
     struct evbuffer *out = bufferevent_get_output(c->bev);
     evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nServer: shoal\r\nDate: %s\r\n", status,

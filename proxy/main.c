@@ -160,8 +160,15 @@ int main(int argc, char **argv)
              p.conf.host, p.conf.port);
     int sig = node_wait_signal();
     log_info("signal %d: shutting down", sig);
+    /* requests under way finish, new ones get 503: both ports stop taking
+     * them first (a grace of 0 waits for nothing), then each is waited for */
     if (s3srv)
+        http_server_drain(s3srv, 0);
+    http_server_drain(srv, p.conf.shutdown_grace_s);
+    if (s3srv) {
+        http_server_drain(s3srv, p.conf.shutdown_grace_s);
         http_server_stop(s3srv);
+    }
     http_server_stop(srv);
     node_stop(&p.node);
     cluster_fini(&p);

@@ -219,6 +219,7 @@ int main(int argc, char **argv)
     log_info("signal %d: shutting down", sig);
     if (sig == SIGTERM && t.conf.drain)
         wbq_drain(t.conf.drain_timeout_s);   /* what is owed to backends first */
+    http_server_drain(srv, t.conf.shutdown_grace_s);   /* requests under way finish */
     http_server_stop(srv);
     node_stop(&t.node);
     iopool_free(t.io);

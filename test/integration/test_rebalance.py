@@ -229,3 +229,22 @@ def test_maintenance_keeps_reads_and_decommission_loses_nothing(cl):
     assert check_all(cl, "rb", data) == []
     names, _ = listing(cl, "rb")
     assert sorted(names) == sorted(data)
+
+
+def test_a_stopping_target_finishes_what_it_serves_and_answers_503(cl):
+    """SIGTERM: a GET under way is answered whole; a request that starts
+    meanwhile gets 503 with Retry-After, not a refused connection."""
+    import signal
+    big = os.urandom(48 << 20)
+    assert cl.http.put(url(cl, "rb", "big"), big).status_code == 201
+    where = cl.http.get(url(cl, "rb", "big"), allow_redirects=False).headers["Location"]
+    name = [n for n in ("t0", "t1", "t2") if where.startswith(cl.node_url(n))][0]
+    slow = requests.get(where, stream=True, timeout=30)
+    assert slow.status_code == 200
+    first = slow.raw.read(1 << 20)
+    os.kill(cl.pid(name), signal.SIGTERM)
+    time.sleep(0.3)
+    r = requests.get(where, timeout=10)
+    assert r.status_code == 503 and r.headers.get("Retry-After"), (r.status_code, r.text)
+    rest = slow.raw.read()
+    assert hashlib.sha256(first + rest).digest() == hashlib.sha256(big).digest()
