@@ -216,8 +216,10 @@ static int move_object(struct store *s, struct store_mp *src, struct store_mp *d
 struct turn {
     int mp_i;
     int phase;                   /* 0 objects, 1 tombstones */
-    char *after;
+    char *after;                 /* the walk goes on after this key */
     size_t after_len;
+    char *last;                  /* the last key this turn looked at */
+    size_t last_len;
     char *keys[BATCH];
     size_t lens[BATCH];
     int n, scanned, end;
@@ -229,10 +231,10 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
     struct turn *u = arg;
     (void)v;
     (void)vl;
-    free(u->after);
-    u->after = xmalloc(kl);
-    memcpy(u->after, k, kl);
-    u->after_len = kl;
+    free(u->last);               /* not after: the scan compares against it */
+    u->last = xmalloc(kl);
+    memcpy(u->last, k, kl);
+    u->last_len = kl;
     char *mkey = xmalloc(kl);
     memcpy(mkey, k, kl);
     mkey[0] = 'o';
@@ -252,6 +254,12 @@ static void turn_work(void *arg)
     struct store_mp *src = &s->mp[u->mp_i];
     u->end = !store_kv_scan_after(s, src, u->phase ? "t" : "o", 1, u->after, u->after_len,
                                   collect, u);
+    if (u->last) {
+        free(u->after);
+        u->after = u->last;
+        u->after_len = u->last_len;
+        u->last = NULL;
+    }
     for (int i = 0; i < u->n; i++) {
         struct store_mp *dst = store_place(s, u->keys[i], u->lens[i]);
         struct ometa m;

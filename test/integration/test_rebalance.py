@@ -248,3 +248,49 @@ def test_a_stopping_target_finishes_what_it_serves_and_answers_503(cl):
     assert r.status_code == 503 and r.headers.get("Retry-After"), (r.status_code, r.text)
     rest = slow.raw.read()
     assert hashlib.sha256(first + rest).digest() == hashlib.sha256(big).digest()
+
+
+def test_a_new_map_mid_rebalance_restarts_it(cl):
+    """A fourth target joins and, before the walk can end, another goes
+    into maintenance: the first walk is aborted, the second runs to its
+    end, and everything is where the last map puts it."""
+    data = {"r/%04d" % i: os.urandom(20000) for i in range(800)}
+    put_all(cl, "rb", data)
+    cl.sh("start-node", "t3")
+    m = cl.wait_map(lambda m: sum(n["role"] == "target" and n["state"] == "active"
+                                  for n in m["nodes"]) == 4)
+    first = m["version"]
+    cl.ids = target_ids(cl)
+    r = cl.http.put(cl.url + "/v1/cluster/nodes/%s?maintenance" % cl.ids["t0"])
+    assert r.status_code == 202
+    last = r.json()["cmap_version"]
+    job = wait_rebalanced(cl, last)
+    assert job["errors"] == 0, job["error_names"]
+    older = cl.http.get("%s/v1/jobs/ba1a%028x" % (cl.url, first))
+    assert older.status_code == 404 or older.json()["state"] != "running", older.text
+    assert node_objects(cl, "t0") == 0
+    assert check_all(cl, "rb", data) == []
+    assert sum(node_objects(cl, n) for n in ("t0", "t1", "t2", "t3")) == len(data)
+    running = [j for j in rebalance_jobs(cl) if j["state"] == "running"]
+    assert running == [], running
+
+
+def test_rebalance_off_still_reads_everything():
+    """rebalance: false: a target that joins owns names it does not hold,
+    and reads still find them (get-from-neighbour)."""
+    c = Cluster(targets=3, spare=1, extra="--rebalance false")
+    c.start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/rb").status_code == 201
+        data = {"f/%03d" % i: os.urandom(300) for i in range(300)}
+        put_all(c, "rb", data)
+        c.sh("start-node", "t3")
+        c.wait_map(lambda m: sum(n["role"] == "target" and n["state"] == "active"
+                                 for n in m["nodes"]) == 4)
+        time.sleep(2)
+        assert rebalance_jobs(c) == []
+        assert check_all(c, "rb", data) == []
+        names, _ = listing(c, "rb")
+        assert sorted(names) == sorted(data)
+    finally:
+        assert not c.cleanup()
