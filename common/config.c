@@ -62,6 +62,7 @@ static const struct opt opts[] = {
     {"wbq_workers", OPT_INT, F(wbq_workers), 1, 64, "4", "write-back uploads a target runs at once"},
     {"rebalance", OPT_BOOL, F(rebalance), 0, 1, "true", "a change of the targets moves objects to their new owners"},
     {"rebalance_workers", OPT_INT, F(rebalance_workers), 1, 64, "4", "objects a target sends at once during a rebalance"},
+    {"rebalance_busy_mbps", OPT_INT, F(rebalance_busy_mbps), 0, 100000, "48", "MiB/s a target sends during a rebalance while it serves clients, one object at a time (0: no limit)"},
     {"tombstone_ttl_s", OPT_INT, F(tombstone_ttl_s), 60, 31536000, "604800", "how long a deleted name's version is kept (longer than any target stays away)"},
     {"shutdown_grace_s", OPT_INT, F(shutdown_grace_s), 0, 3600, "10", "at SIGTERM, how long requests under way may take to finish (new ones get 503)"},
     {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends"},

@@ -40,6 +40,7 @@ struct conf {
     int wbq_part_mb;       /* of this size */
     int rebalance;         /* a map change moves objects to their owners */
     int rebalance_workers; /* objects in flight per target during a rebalance */
+    int rebalance_busy_mbps; /* per target, while clients are served (0: no limit) */
     int tombstone_ttl_s;   /* how long a deleted name's version is kept */
     int shutdown_grace_s;  /* SIGTERM: requests under way get this long to finish */
     int drain;             /* SIGTERM: write back first */

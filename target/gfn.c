@@ -79,7 +79,27 @@ struct gfn {
     int failed;                  /* a neighbour could not answer */
     int down_above;
     gfn_next_fn next;
+    /* the neighbours to ask, and what theirs must beat */
+    char *ask[ASK_MAX];
+    int n_ask;
+    uint64_t have;
+    /* relaying a neighbour's copy straight to the client */
+    int relay_i;                 /* the neighbour asked now */
+    struct hc_xfer *x;
+    char *meta;
+    size_t meta_len, meta_got;
+    struct ometa m;
+    int begun, paused;
 };
+
+static void gfn_free(struct gfn *g)
+{
+    for (int i = 0; i < g->n_ask; i++)
+        free(g->ask[i]);
+    free(g->meta);
+    free(g->name);
+    free(g);
+}
 
 /* On to next, with the bucket as the BMD has it now. */
 static void go_on(struct gfn *g)
@@ -94,8 +114,8 @@ static void go_on(struct gfn *g)
         err_reply(g->r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", g->bucket);
     }
     bmd_unref(b);
-    free(g->name);
-    free(g);
+    g->mkey = NULL;
+    gfn_free(g);
 }
 
 static void asked(void *arg, int status, const char *body, size_t len, const char *err)
@@ -111,6 +131,186 @@ static void asked(void *arg, int status, const char *body, size_t len, const cha
     struct http_req *r = g->r;
     go_on(g);
     http_req_unref(r);
+}
+
+/* Ask every neighbour to send what it has newer (r is held). */
+static void ask_all(struct gfn *g)
+{
+    struct http_req *r = g->r;
+    if (g->n_ask == 0) {
+        g->pending = 1;
+        asked(g, 200, NULL, 0, NULL);
+        return;
+    }
+    const char *prov, *bucket, *nm;
+    size_t nl;
+    xfer_key_parts(g->mkey, g->klen, &prov, &bucket, &nm, &nl);
+    char *en = http_pct_encode(nm, nl, 1);
+    g->pending = g->n_ask;
+    for (int i = 0; i < g->n_ask; i++) {
+        char *url = node_signed_urlf(&g->t->node, "POST", g->ask[i],
+                                     "/v1/internal/xfer/%s/%s?provider=%s&newer=%llu&to=%s",
+                                     bucket, en, prov, (unsigned long long)g->have,
+                                     g->t->node.id);
+        hc_request(target_hc(r), "POST", url, NULL, 0, NULL, ASK_TIMEOUT_MS, asked, g);
+        free(url);
+    }
+    free(en);
+}
+
+/* ---- a neighbour's copy relayed ------------------------------------------------------ */
+
+#define RELAY_HIGH (8u << 20)    /* the client's unsent bytes that pause the neighbour */
+
+/* A plain GET (no range, no conditions, the native API): what a relay
+ * answers as get_local would. */
+static int relayable(struct http_req *r)
+{
+    static const char *const no[] = {"Range", "If-Match", "If-None-Match",
+                                     "If-Modified-Since", "If-Unmodified-Since"};
+    if (r->method != HTTP_M_GET || target_is_s3(r))
+        return 0;
+    for (size_t i = 0; i < ARRAY_LEN(no); i++)
+        if (http_req_header(r, no[i]))
+            return 0;
+    return 1;
+}
+
+static void relay_next(struct gfn *g);
+
+/* The client left: the transfer stops at its next piece (on_done frees g). */
+static void relay_gone(struct http_req *r)
+{
+    struct gfn *g = r->data;
+    r->data = NULL;
+    r->on_drain = NULL;
+    if (g->paused) {
+        g->paused = 0;
+        hc_resume(g->x);
+    }
+}
+
+static void relay_drained(struct http_req *r)
+{
+    struct gfn *g = r->data;
+    if (g->paused && http_resp_pending(r) < RELAY_HIGH / 2) {
+        g->paused = 0;
+        hc_resume(g->x);
+    }
+}
+
+static int relay_headers(void *arg, struct hc_xfer *x, int status)
+{
+    struct gfn *g = arg;
+    const char *ml = hc_header(x, "X-Shoal-Meta-Len");
+    uint64_t n = 0;
+    if (status != 200 || !ml || parse_u64(ml, strlen(ml), &n) || !n || n > OMETA_MAX)
+        return 0;                /* nothing newer there (204), or a failure: on_done */
+    g->meta_len = n;
+    g->meta = xmalloc(n);
+    return 0;
+}
+
+static int relay_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
+{
+    struct gfn *g = arg;
+    struct http_req *r = g->r;
+    if (r->data != g)
+        return -1;               /* the client left */
+    if (!g->meta)
+        return 0;
+    if (g->meta_got < g->meta_len) {
+        size_t k = g->meta_len - g->meta_got < n ? g->meta_len - g->meta_got : n;
+        memcpy(g->meta + g->meta_got, d, k);
+        g->meta_got += k;
+        d += k;
+        n -= k;
+        if (g->meta_got < g->meta_len)
+            return 0;
+        if (ometa_decode(g->meta, g->meta_len, &g->m))
+            return -1;
+        target_meta_headers(r, &g->m);
+        http_resp_header(r, "Content-Type", "%s",
+                         g->m.ctype[0] ? g->m.ctype : "application/octet-stream");
+        http_resp_begin(r, 200, (int64_t)g->m.size);
+        g->begun = 1;
+    }
+    if (n)
+        http_resp_write(r, d, n);
+    if (http_resp_pending(r) > RELAY_HIGH) {
+        g->paused = 1;
+        hc_pause(x);
+    }
+    return 0;
+}
+
+static void relay_done(void *arg, struct hc_xfer *x, int status, const char *err)
+{
+    struct gfn *g = arg;
+    struct http_req *r = g->r;
+    (void)x;
+    (void)err;
+    g->x = NULL;
+    if (g->begun) {
+        enum stat_op op = ST_GET;
+        if (status == 200 && r->data == g) {
+            node_count(&g->t->node, op, 200);
+            http_resp_end(r);
+        } else if (r->data == g) {
+            http_resp_abort(r);  /* never a body that looks whole */
+        }
+        r->data = NULL;
+        r->on_abort = NULL;
+        r->on_drain = NULL;
+        http_req_unref(r);
+        free(g->mkey);
+        gfn_free(g);
+        return;
+    }
+    r->on_abort = NULL;
+    r->on_drain = NULL;
+    if (r->data != g) {          /* the client left */
+        http_req_unref(r);
+        free(g->mkey);
+        gfn_free(g);
+        return;
+    }
+    r->data = NULL;
+    free(g->meta);
+    g->meta = NULL;
+    g->meta_len = g->meta_got = 0;
+    g->relay_i++;
+    relay_next(g);
+}
+
+static const struct hc_ops relay_ops = {
+    .on_headers = relay_headers,
+    .on_data = relay_data,
+    .on_done = relay_done,
+};
+
+/* The next neighbour's copy, or, when none had one, the usual asking
+ * (which also brings tombstones and tells "unsure" apart). */
+static void relay_next(struct gfn *g)
+{
+    struct http_req *r = g->r;
+    if (g->relay_i >= g->n_ask) {
+        ask_all(g);
+        return;
+    }
+    const char *prov, *bucket, *nm;
+    size_t nl;
+    xfer_key_parts(g->mkey, g->klen, &prov, &bucket, &nm, &nl);
+    char *en = http_pct_encode(nm, nl, 1);
+    char *url = node_signed_urlf(&g->t->node, "GET", g->ask[g->relay_i],
+                                 "/v1/internal/xfer/%s/%s?provider=%s&newer=0", bucket, en,
+                                 prov);
+    free(en);
+    r->data = g;
+    r->on_abort = relay_gone;
+    r->on_drain = relay_drained;
+    g->x = hc_start(target_hc(r), "GET", url, NULL, 0, -1, ASK_TIMEOUT_MS, &relay_ops, g);
+    free(url);
 }
 
 /* GET, HEAD: served from here (or the backend), or 503 when the name may
@@ -181,26 +381,15 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     if (store_tomb_get(&t->store, mp, mkey, klen, &tv) == 0 && tv > have)
         have = tv;
     g->down_above = a.down_above;
-    if (a.n_ask == 0) {
-        cmap_unref(cm);
-        g->pending = 1;
-        http_req_ref(r);
-        asked(g, 200, NULL, 0, NULL);
-        return;
-    }
-    const char *prov, *bucket, *nm;
-    size_t nl;
-    xfer_key_parts(mkey, klen, &prov, &bucket, &nm, &nl);
-    char *en = http_pct_encode(nm, nl, 1);
-    g->pending = a.n_ask;
-    http_req_ref(r);
-    for (int i = 0; i < a.n_ask; i++) {
-        char *url = node_signed_urlf(&t->node, "POST", a.ask[i]->url,
-                                     "/v1/internal/xfer/%s/%s?provider=%s&newer=%llu&to=%s",
-                                     bucket, en, prov, (unsigned long long)have, t->node.id);
-        hc_request(target_hc(r), "POST", url, NULL, 0, NULL, ASK_TIMEOUT_MS, asked, g);
-        free(url);
-    }
-    free(en);
+    g->have = have;
+    for (int i = 0; i < a.n_ask; i++)
+        g->ask[g->n_ask++] = xstrdup(a.ask[i]->url);
     cmap_unref(cm);
+    http_req_ref(r);
+    /* nothing here while the walk may still bring it: its bytes go
+     * straight from the neighbour to the client, and the walk keeps it */
+    if (window && !have && next == serve && relayable(r))
+        relay_next(g);
+    else
+        ask_all(g);
 }

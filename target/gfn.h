@@ -4,7 +4,9 @@
  * ranked above this one by HRW that are in maintenance or leaving, and
  * the next one below it, which owned the name while this target was away)
  * to send it over if theirs is newer than what is here (xfer.h), then
- * serves it from the drives. It asks when the copy here may be old (a
+ * serves it from the drives (a plain GET of a name not here at all, in a
+ * rebalance window, is answered with a neighbour's bytes as they come
+ * instead: the walk brings the copy). It asks when the copy here may be old (a
  * rebalance window: reb.h) or is missing (in a bucket without a backend,
  * or while a target ranked above is in maintenance). A name missing here
  * whose owner-before is down, or a neighbour that cannot answer, is 503

@@ -22,6 +22,7 @@
 #include "jobint.h"
 #include "log.h"
 #include "loopq.h"
+#include "metrics.h"
 #include "node.h"
 #include "reb.h"
 #include "store.h"
@@ -34,6 +35,7 @@
 #define SWEEP_EVERY_S 60
 #define RETRY_MIN_S 2
 #define RETRY_MAX_S 60
+#define BUSY_REQS 20             /* client requests in a second that make it busy */
 
 struct run {
     struct job *j;
@@ -67,6 +69,12 @@ static struct {
     int polling;                 /* a poll of the others is out */
     uint64_t retry_at_ms, retry_s, sweep_at_ms;
     int joined_once;
+    /* pacing while clients are served (rebalance_busy_mbps) */
+    int64_t client_seen;         /* client requests counted at the last tick */
+    int busy;                    /* the last second saw client traffic */
+    uint64_t next_send_ms;       /* while busy, no send starts before */
+    uint64_t peer_busy_until_ms; /* a receiver said it serves clients */
+    struct event *pace;
 } rb;
 
 int reb_window(void)
@@ -196,7 +204,18 @@ struct one {
 
 static void run_end(struct run *u);
 
-static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes)
+/* Go easy: clients are served here or at the last receiver. */
+static int paced_now(void)
+{
+    return __atomic_load_n(&rb.busy, __ATOMIC_RELAXED) || mono_ms() < rb.peer_busy_until_ms;
+}
+
+int reb_busy(void)
+{
+    return __atomic_load_n(&rb.busy, __ATOMIC_RELAXED);
+}
+
+static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int busy)
 {
     struct one *o = arg;
     struct run *u = o->u;
@@ -204,6 +223,11 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes)
     u->inflight--;
     if (!rc && what == XFER_OBJECT)
         job_add(j, &j->moved, 1, bytes);
+    if (busy)
+        rb.peer_busy_until_ms = mono_ms() + 1000;
+    if (paced_now() && rb.t->conf.rebalance_busy_mbps)   /* the next send waits its turn */
+        rb.next_send_ms = mono_ms() + bytes * 1000u /
+                                          ((uint64_t)rb.t->conf.rebalance_busy_mbps << 20);
     if (rc && rc != -ENOENT) {
         char why[96];
         snprintf(why, sizeof(why), "sending it to its owner: %s", strerror(-rc));
@@ -223,10 +247,30 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes)
     run_pump(u);
 }
 
+static void paced(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    if (rb.run)
+        run_pump(rb.run);
+}
+
 static void run_pump(struct run *u)
 {
     struct job *j = u->j;
-    int cap = rb.t->conf.rebalance_workers;
+    int slow = paced_now() && rb.t->conf.rebalance_busy_mbps;
+    int cap = slow ? 1 : rb.t->conf.rebalance_workers;
+    uint64_t now = mono_ms();
+    if (slow && u->inflight == 0 && u->next < u->nkeys && now < rb.next_send_ms) {
+        struct timeval tv = {0, (suseconds_t)(rb.next_send_ms - now) * 1000};
+        if (tv.tv_usec >= 1000000) {
+            tv.tv_sec = tv.tv_usec / 1000000;
+            tv.tv_usec %= 1000000;
+        }
+        evtimer_add(rb.pace, &tv);   /* clients first: a turn later */
+        return;
+    }
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && u->inflight < cap &&
            u->next < u->nkeys) {
         char *mkey = u->keys[u->next];
@@ -429,6 +473,11 @@ static void tick(evutil_socket_t fd, short what, void *arg)
     uint64_t now = mono_ms();
     if (!rb.lp.hc)               /* the worker's, made on its loop */
         rb.lp.hc = ((struct target_worker *)rb.w->local)->hc;
+    const struct node_met *met = &rb.t->node.met;
+    int64_t seen = metrics_value(met->req[ST_GET]) + metrics_value(met->req[ST_HEAD]) +
+                   metrics_value(met->req[ST_PUT]);
+    __atomic_store_n(&rb.busy, seen - rb.client_seen >= BUSY_REQS, __ATOMIC_RELAXED);
+    rb.client_seen = seen;
     struct cmap *m = cmap_current();
     const struct cmap_node *me = m ? cmap_find(m, rb.t->node.id) : NULL;
     int placed = me && !(me->flags & CMAP_FLAG_DOWN) && rb.t->node.joined;
@@ -467,6 +516,7 @@ void reb_start(struct target *t, struct http_worker *w)
     __atomic_store_n(&rb.window, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
     rb.timer = event_new(w->base, -1, EV_PERSIST, tick, NULL);
+    rb.pace = evtimer_new(w->base, paced, NULL);
     struct timeval tv = {1, 0};
     event_add(rb.timer, &tv);
     __atomic_store_n(&rb.lp.q, w->q, __ATOMIC_RELEASE);   /* maps are acted on from now */

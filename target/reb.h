@@ -8,7 +8,9 @@
  * with the same id on every target ("ba1a" and the map version), so
  * /v1/jobs shows its progress cluster-wide. A newer map aborts the walk;
  * the next starts once the sends in flight are over. A walk with errors
- * is tried again, up to a minute apart.
+ * is tried again, up to a minute apart. While the sender or the receiver
+ * serves clients, a target sends one object at a time, at
+ * rebalance_busy_mbps.
  *
  * The window: from a placement change (and from start-up, which may
  * follow changes this target never saw) until every target reports its
@@ -39,6 +41,9 @@ void reb_start(struct target *t, struct http_worker *w);
 void reb_on_cmap(struct node *n, struct cmap *old_map, struct cmap *new_map);
 /* May a neighbour hold a newer copy of some name (any thread)? */
 int reb_window(void);
+/* Did this target serve clients in the last second (any thread)? Its
+ * own sends, and those of targets that send to it, are paced then. */
+int reb_busy(void);
 
 void reb_report(struct http_req *r, const char *rest, size_t rlen);
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);

@@ -27,6 +27,7 @@
 #include "objname.h"
 #include "ometa.h"
 #include "pump.h"
+#include "reb.h"
 #include "space.h"
 #include "store.h"
 #include "target.h"
@@ -83,6 +84,7 @@ struct xfer {
     int fd;
     int dirty;                   /* owed to its write-back backend */
     int urgent;                  /* a client waits: ahead of queued store work */
+    int busy;                    /* the receiver said it serves clients */
     int rc;
     char *meta;                  /* the encoded record, sent first */
     size_t meta_len, meta_sent;
@@ -105,7 +107,7 @@ static void xfer_free(struct xfer *x)
 
 static void xfer_finish(struct xfer *x, int rc)
 {
-    x->done(x->arg, rc, x->what, x->what == XFER_OBJECT ? x->m.size : 0);
+    x->done(x->arg, rc, x->what, x->what == XFER_OBJECT ? x->m.size : 0, x->busy);
     xfer_free(x);
 }
 
@@ -200,7 +202,8 @@ static void send_socket(void *arg, struct hc_xfer *hx, int fd)
 static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
 {
     struct xfer *x = arg;
-    (void)hx;
+    const char *busy = status ? hc_header(hx, "X-Shoal-Busy") : NULL;
+    x->busy = busy && busy[0] == '1';
     x->hx = NULL;
     pump_free(x->pump);          /* an answer before the whole body: the receiver had it */
     x->pump = NULL;
@@ -378,6 +381,8 @@ static void recv_done(void *arg)
 {
     struct recv *v = arg;
     struct http_req *r = v->r;
+    if (reb_busy())
+        http_resp_header(r, "X-Shoal-Busy", "1");
     if (v->rc == -EALREADY) {
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
     } else if (v->rc) {
@@ -437,6 +442,8 @@ static void recv_object(struct recv *v, struct http_req *r)
          (!store_tomb_get(&v->t->store, v->mp, v->mkey, v->klen, &tv) && tv >= ver))) {
         recv_free(v);
         http_resp_close(r);
+        if (reb_busy())
+            http_resp_header(r, "X-Shoal-Busy", "1");
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
         return;
     }
@@ -465,10 +472,11 @@ static void recv_object(struct recv *v, struct http_req *r)
 
 /* ---- a peer asks for a name ---------------------------------------------------------- */
 
-static void asked_done(void *arg, int rc, enum xfer_what what, uint64_t bytes)
+static void asked_done(void *arg, int rc, enum xfer_what what, uint64_t bytes, int busy)
 {
     struct http_req *r = arg;
     (void)bytes;
+    (void)busy;
     static const char *const names[] = {"none", "object", "tomb"};
     if (rc && rc != -ENOENT)
         http_reply_error(r, 502, "cannot send it: %s", strerror(-rc));
@@ -511,6 +519,34 @@ static void recv_ask(struct recv *v, struct http_req *r)
     recv_free(v);
 }
 
+/* GET: the object's record and bytes if newer than ?newer, for a
+ * neighbour that serves them to its client as they come (gfn.c). */
+static void serve_copy(struct recv *v, struct http_req *r)
+{
+    char num[24];
+    uint64_t newer = 0;
+    int n = http_query_get(r, "newer", num, sizeof(num));
+    struct store *st = &v->t->store;
+    struct store_mp *mp = store_pick(st, v->mkey, v->klen);
+    int fd = -1;
+    if (n > 0 && parse_u64(num, (size_t)n, &newer)) {
+        http_reply_error(r, 400, "newer=VERSION");
+    } else if (store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer ||
+               (fd = store_data_open(mp, v->mkey, v->klen, v->m.uid)) < 0) {
+        http_reply(r, 204, NULL, NULL, 0);   /* nothing newer here */
+    } else {
+        char *meta = xmalloc(OMETA_MAX);
+        size_t ml = ometa_encode(&v->m, meta);
+        http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
+        http_resp_begin(r, 200, (int64_t)(ml + v->m.size));
+        http_resp_write(r, meta, ml);
+        http_resp_file(r, fd, 0, (int64_t)v->m.size);   /* takes fd */
+        http_resp_end(r);
+        free(meta);
+    }
+    recv_free(v);
+}
+
 void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
@@ -536,6 +572,9 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
     char num[24];
     int n;
     switch (r->method) {
+    case HTTP_M_GET:
+        serve_copy(v, r);
+        return;
     case HTTP_M_PUT:
         recv_object(v, r);
         return;
@@ -553,7 +592,7 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
         iopool_submit(t->io, r->w->q, recv_tomb_work, recv_done, v);
         return;
     default:
-        http_resp_header(r, "Allow", "PUT, POST, DELETE");
+        http_resp_header(r, "Allow", "GET, PUT, POST, DELETE");
         http_reply_error(r, 405, "method %s not allowed here", r->method_name);
         recv_free(v);
     }

@@ -15,6 +15,9 @@
  *          backend (the obligation moves with it, wbq.h).
  *   DELETE /v1/internal/xfer/BUCKET/NAME?provider=P&version=V
  *          a tombstone: 204 applied, 200 what is here is as new or newer.
+ *   GET    /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V
+ *          the object's record (X-Shoal-Meta-Len bytes) then its bytes, if
+ *          newer than V; else 204 (a neighbour relays them: gfn.h).
  *   POST   /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V&to=ID
  *          send the name to target ID if what is here (object or
  *          tombstone) is newer than V; answered once sent:
@@ -41,8 +44,10 @@ struct target;
 enum xfer_what { XFER_NONE, XFER_OBJECT, XFER_TOMB };
 
 /* rc 0 (what was sent, bytes its size) or -errno: -ENOENT nothing here
- * newer than asked, else the send failed. */
-typedef void (*xfer_done_fn)(void *arg, int rc, enum xfer_what what, uint64_t bytes);
+ * newer than asked, else the send failed. busy: the receiver is serving
+ * clients (its answer said so: X-Shoal-Busy), so background sends should
+ * go easy on it. */
+typedef void (*xfer_done_fn)(void *arg, int rc, enum xfer_what what, uint64_t bytes, int busy);
 
 /* The loop a send runs on and its client of other nodes. */
 struct xfer_loop {
