@@ -100,6 +100,19 @@ ratio() {
   python3 -c 'import sys; b=float(sys.argv[2]); print("%.2f" % (float(sys.argv[1])/b if b else 0))' "$1" "$2"
 }
 
+# disk_write_mibs MB -> the disk's sequential write speed in MiB/s: dd of MB
+# MiB in 16 MiB blocks into the bench directory, fdatasync at the end
+disk_write_mibs() {
+  dd if=/dev/zero of="$BENCH_DIR/dd.bin" bs=16M count=$(($1 / 16)) conv=fdatasync 2> "$BENCH_DIR/dd.log"
+  rm -f "$BENCH_DIR/dd.bin"
+  python3 - "$BENCH_DIR/dd.log" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"(\d+) bytes .* copied, ([\d.]+) s", t)
+print("%.1f" % (int(m.group(1)) / float(m.group(2)) / 1048576))
+PY
+}
+
 # make_files DIR COUNT SIZE_BYTES PREFIX: files DIR/PREFIXnnnnnnnn of random bytes
 make_files() {
   local dir=$1 count=$2 size=$3 prefix=$4

@@ -10,15 +10,7 @@ WORKERS=${BENCH_WORKERS:-8}
 start_cluster 1
 curl -sf -X PUT "$PROXY/v1/buckets/put" >/dev/null
 DISK_MB=1024
-dd if=/dev/zero of="$BENCH_DIR/dd.bin" bs=16M count=$((DISK_MB / 16)) conv=fdatasync 2> "$BENCH_DIR/dd.log"
-disk=$(python3 - "$BENCH_DIR/dd.log" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-m = re.search(r"(\d+) bytes .* copied, ([\d.]+) s", t)
-print("%.1f" % (int(m.group(1)) / float(m.group(2)) / 1048576))
-PY
-)
-rm -f "$BENCH_DIR/dd.bin"
+disk=$(disk_write_mibs "$DISK_MB")
 printf '\n== PUT vs the disk: dd of %d MiB with fdatasync, then Shoal PUTs, %d workers ==\n' "$DISK_MB" "$WORKERS"
 printf '%-30s %10s %8s %8s  %s\n' what MiB/s p99_ms vs_disk goal
 printf '%-30s %10.1f %8s %8s\n' "disk sequential write (dd)" "$disk" "" "1.00x"

@@ -23,15 +23,7 @@ PROXY=$("$ROOT/deploy/local/cluster.sh" start)
 curl -sf -X PUT "$PROXY/v1/buckets/reb" >/dev/null
 
 DISK_MB=512
-dd if=/dev/zero of="$BENCH_DIR/dd.bin" bs=16M count=$((DISK_MB / 16)) conv=fdatasync 2> "$BENCH_DIR/dd.log"
-disk=$(python3 - "$BENCH_DIR/dd.log" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-m = re.search(r"(\d+) bytes .* copied, ([\d.]+) s", t)
-print("%.1f" % (int(m.group(1)) / float(m.group(2)) / 1048576))
-PY
-)
-rm -f "$BENCH_DIR/dd.bin"
+disk=$(disk_write_mibs "$DISK_MB")
 
 loader_json --endpoint "$PROXY" --bucket reb --pct-put 100 --epochs 1 --num-objects "$COUNT" \
   --prefix o --min-size "$SIZE" --max-size "$SIZE" --workers "$WORKERS" >/dev/null

@@ -263,3 +263,39 @@ def test_large_objects_are_written_back_in_parts(s3):
         assert not any(x.startswith("POST /wbsrc/parts/small?uploads") for x in log)
     finally:
         assert not c.cleanup()
+
+
+def test_owed_copies_move_with_a_rebalance(s3):
+    """Objects acknowledged but not yet written back move to a target that
+    joins, their obligation with them: once the backend is back, a flush
+    ends and the backend holds every one of them."""
+    c = Cluster(targets=3, spare=1, env=s3.env())
+    c.start()
+    try:
+        wb_bucket(c, "wbm")
+        data = {"mv/%03d" % i: os.urandom(5000 + i) for i in range(120)}
+        s3.stop()
+        try:
+            for k, v in data.items():
+                assert requests.put(obj(c, "wbm", k), data=v).status_code == 201
+            c.sh("start-node", "t3")
+            m = c.wait_map(lambda m: sum(n["role"] == "target" and n["state"] == "active"
+                                         for n in m["nodes"]) == 4)
+            jid = "ba1a%028x" % m["version"]
+            end = time.time() + 60
+            while time.time() < end:
+                j = requests.get("%s/v1/jobs/%s" % (c.url, jid)).json()
+                if j.get("state") not in (None, "running"):
+                    break
+                time.sleep(0.3)
+            assert j["state"] == "finished" and j["moved"] > 10, j
+            for k, v in data.items():
+                assert requests.get(obj(c, "wbm", k)).content == v
+        finally:
+            s3.start()
+        f = flush(c, "wbm")
+        assert f["state"] == "finished", f
+        for k, v in data.items():
+            assert backend_has(s3, k) == v, k
+    finally:
+        assert not c.cleanup()
