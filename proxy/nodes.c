@@ -233,7 +233,8 @@ static void drained(void *arg, int status, const char *body, size_t len, const c
     json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
     int done = j && json_integer_value(json_object_get(j, "version")) >= d->version &&
                json_is_false(json_object_get(j, "running")) &&
-               json_integer_value(json_object_get(j, "errors")) == 0;
+               json_integer_value(json_object_get(j, "errors")) == 0 &&
+               json_is_true(json_object_get(j, "empty"));   /* nothing came in after */
     json_decref(j);
     if (!done) {
         free(d);

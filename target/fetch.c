@@ -391,7 +391,7 @@ struct fetch *fetch_get(const struct fetch_req *fr, const struct fetch_tap *tap,
     f->done = done;
     f->arg = arg;
     f->expect = -1;
-    f->mp = store_pick(&f->t->store, f->mkey, f->klen);
+    f->mp = store_place(&f->t->store, f->mkey, f->klen);
     f->xs = XXH3_createState();
     XXH3_64bits_reset(f->xs);
     f->fd = store_work_open(f->mp, &f->m.uid, f->work, sizeof(f->work));

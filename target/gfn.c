@@ -319,10 +319,14 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
                   char *mkey, size_t klen, const char *name, int unsure)
 {
     struct ometa m;
-    if (backed) {
+    const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
+    int owed_elsewhere = unsure && wp && !strcmp(wp, "write-back");
+    if (backed && !owed_elsewhere) {
         cold_get(t, r, bk, mkey, klen, name);   /* takes mkey */
         return;
     }
+    /* a write-back bucket's newest copy may be owed to its backend on the
+     * target that is down: the backend's could be older */
     if (unsure && store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m)) {
         node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 503);
         http_resp_header(r, "Retry-After", "5");
@@ -360,16 +364,19 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     struct around a;
     /* Outside a window: a bucket with a backend asks only a target in
      * maintenance (what is not here, the backend has), one without only
-     * when the name is not here. */
-    int ask = window || (backed ? cm && cm->n_members != cm->n_targets
-                                : store_get(&t->store, mp, mkey, klen, &m) != 0);
+     * when the name is not here; so does a write-back bucket, whose newest
+     * copy may be owed to its backend on a target that is down. */
+    const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
+    int wb = backed && wp && !strcmp(wp, "write-back");
+    int ask = window || (backed && !wb ? cm && cm->n_members != cm->n_targets
+                                       : store_get(&t->store, mp, mkey, klen, &m) != 0);
     if (!ask) {
         cmap_unref(cm);
         go_on(g);
         return;
     }
     look_around(t, cm, mkey, klen, &a);
-    if (!window && backed && !a.maint_above) {
+    if (!window && backed && !wb && !a.maint_above) {
         cmap_unref(cm);
         go_on(g);
         return;
@@ -386,9 +393,10 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         g->ask[g->n_ask++] = xstrdup(a.ask[i]->url);
     cmap_unref(cm);
     http_req_ref(r);
-    /* nothing here while the walk may still bring it: its bytes go
-     * straight from the neighbour to the client, and the walk keeps it */
-    if (window && !have && next == serve && relayable(r))
+    /* nothing here while the walk may still bring it, and only one place
+     * it can be: its bytes go straight from the neighbour to the client,
+     * and the walk keeps it (with more, the newest is found by asking) */
+    if (window && !have && next == serve && g->n_ask == 1 && relayable(r))
         relay_next(g);
     else
         ask_all(g);

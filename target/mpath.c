@@ -40,6 +40,7 @@ static struct {
     struct event *retry;
     int running;                 /* the loop's */
     int again;                   /* atomic: a change came while it ran */
+    int gen;                     /* the store's placement generation the walk began with */
     struct job *j;
 } rs;
 
@@ -203,8 +204,9 @@ static int move_object(struct store *s, struct store_mp *src, struct store_mp *d
     if (rc == 0 || rc == -EALREADY) {
         struct store_x dx = {.drop = owed ? w : NULL, .drop_len = owed ? klen : 0};
         int d = store_delete_x(s, src, mkey, klen, m->uid, &dx);
-        /* a failed drive may refuse even that: the copy there is older
-         * than the one placed now, and reads look there first */
+        if (d == -ESTALE)        /* written there again meanwhile: the walk goes again */
+            __atomic_store_n(&rs.again, 1, __ATOMIC_RELAXED);
+        /* a failed drive may refuse even that: reads find the newest copy */
         rc = d == -ESTALE || d == -ENOENT || __atomic_load_n(&src->failed, __ATOMIC_RELAXED)
                  ? 0 : d;
     }
@@ -302,23 +304,36 @@ static void rs_end(uint64_t errors)
         evtimer_add(rs.retry, &tv);
         return;
     }
-    /* everything sits where HRW places it: removed mountpaths are empty */
+    if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != rs.gen) {
+        turn_next(NULL);         /* the placement changed under the walk: again */
+        return;
+    }
+    /* everything sits where HRW places it: removed mountpaths are empty,
+     * which each confirms under its lock before it is closed */
     int n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
-    int changed = 0;
+    int changed = 0, left = 0;
     for (int i = 1; i < n; i++) {
         struct store_mp *mp = &s->mp[i];
         if (mp->enabled || mp->failed || mp->gone)
             continue;
-        __atomic_store_n(&mp->gone, 1, __ATOMIC_RELAXED);
+        if (!store_mp_retire(s, i)) {
+            left = 1;            /* a write landed after the walk passed */
+            continue;
+        }
         pthread_mutex_lock(&kept.mu);
         list_set(kept.emptying, mp->dir, 0);
         pthread_mutex_unlock(&kept.mu);
         changed = 1;
         log_info("mountpath %s is empty: closed for good", mp->dir);
     }
-    __atomic_store_n(&s->moving, 0, __ATOMIC_RELEASE);
     if (changed)
         iopool_submit(rs.t->io, NULL, save_work, NULL, NULL);
+    if (left) {                  /* walk again, a while later */
+        struct timeval tv = {RETRY_S, 0};
+        evtimer_add(rs.retry, &tv);
+        return;
+    }
+    __atomic_store_n(&s->moving, 0, __ATOMIC_RELEASE);
 }
 
 static void turn_done(void *arg)
@@ -349,6 +364,7 @@ static void turn_next(struct turn *u)
     struct store *s = &rs.t->store;
     if (!u) {
         rs.running = 1;
+        rs.gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
         rs.j = job_local_start(rs.t, rs.w, JK_RESILVER, NULL);
         u = xcalloc(1, sizeof(*u));
         log_info("resilver begins: objects move to the mountpaths HRW places them on");

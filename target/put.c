@@ -518,7 +518,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     p->name = xstrdup(name);
     if (part)
         p->part = *part;
-    p->mp = store_pick(&t->store, mkey, klen);
+    p->mp = store_place(&t->store, mkey, klen);   /* a new version goes where HRW places it */
     char full[512];
     if ((p->b.kind == BK_NONE || p->b.write_back) &&   /* a copy that cannot be evicted */
         space_admit(t, p->mp, r->content_length > 0 ? (uint64_t)r->content_length : 0, full,

@@ -75,6 +75,7 @@ static struct {
     uint64_t next_send_ms;       /* while busy, no send starts before */
     uint64_t peer_busy_until_ms; /* a receiver said it serves clients */
     struct event *pace;
+    int again;                   /* a stray came in during the walk: another after it */
 } rb;
 
 int reb_window(void)
@@ -95,6 +96,17 @@ static void run_free(struct run *u)
 
 static void run_pump(struct run *u);
 static void maybe_begin(void);
+
+/* An aborted walk whose last send or batch is over: its job ends now (its
+ * sends counted into it until then), and the next walk may begin. */
+static void old_over(void)
+{
+    struct run *u = rb.old;
+    job_ended(u->j);
+    run_free(u);
+    rb.old = NULL;
+    maybe_begin();
+}
 
 /* ---- reading a batch (the I/O pool) ----------------------------------------------------- */
 
@@ -165,11 +177,8 @@ static void scanned(void *arg)
         free(sc->lens);
         free(sc->last);
         free(sc);
-        if (u->inflight == 0) {
-            run_free(u);
-            rb.old = NULL;
-            maybe_begin();
-        }
+        if (u->inflight == 0)
+            old_over();
         return;
     }
     u->keys = sc->keys;
@@ -237,11 +246,8 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int bus
     free(o->name);
     free(o);
     if (u == rb.old) {           /* an aborted walk: its last sends */
-        if (u->inflight == 0) {
-            run_free(u);
-            rb.old = NULL;
-            maybe_begin();
-        }
+        if (u->inflight == 0 && !u->scanning)
+            old_over();
         return;
     }
     run_pump(u);
@@ -288,8 +294,11 @@ static void run_pump(struct run *u)
         xfer_send(rb.t, &rb.lp, owner->url, mkey, kl, 0, 0, sent, o);
         free(mkey);
     }
-    if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
+        if (u == rb.run && u->inflight == 0 && !u->scanning)
+            run_end(u);          /* stopped through /v1/jobs: tried again later */
         return;
+    }
     if (u->next == u->nkeys && !u->scanning && !u->walked) {
         free(u->keys);
         free(u->lens);
@@ -313,6 +322,7 @@ static void run_end(struct run *u)
     pthread_mutex_lock(&jobs_mu);
     uint64_t errors = j->errors, moved = j->moved;
     pthread_mutex_unlock(&jobs_mu);
+    errors += __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) != 0;
     log_info("rebalance to map v%lld: %llu objects moved, %llu errors",
              (long long)u->map->snap.version, (unsigned long long)moved,
              (unsigned long long)errors);
@@ -320,6 +330,12 @@ static void run_end(struct run *u)
     rb.run = NULL;
     run_free(u);
     __atomic_store_n(&rb.errors, errors, __ATOMIC_RELAXED);
+    if (rb.again) {              /* objects it does not own came in meanwhile */
+        rb.again = 0;
+        rb.pending = 1;
+        maybe_begin();
+        return;
+    }
     if (errors) {                /* again, a while later */
         rb.retry_s = rb.retry_s ? (rb.retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : rb.retry_s * 2)
                                 : RETRY_MIN_S;
@@ -367,12 +383,12 @@ static void maybe_begin(void)
     if (rb.run) {
         struct run *u = rb.run;
         __atomic_store_n(&u->j->aborted, 1, __ATOMIC_RELAXED);
-        job_ended(u->j);
         rb.run = NULL;
         if (u->inflight || u->scanning) {
-            rb.old = u;          /* freed by its last send (or its batch) */
+            rb.old = u;          /* ended and freed by its last send (or its batch) */
             return;
         }
+        job_ended(u->j);
         run_free(u);
     }
     begin();
@@ -390,7 +406,7 @@ static void on_map(void *arg)
         rb.pending = 1;
         __atomic_store_n(&rb.window, 1, __ATOMIC_RELAXED);
         maybe_begin();
-    } else if (!rb.run && !rb.pending && !rb.old && !rb.retry_at_ms) {
+    } else if (rb.joined_once && !rb.run && !rb.pending && !rb.old && !rb.retry_at_ms) {
         __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);   /* nothing to do for it */
     }
 }
@@ -522,16 +538,57 @@ void reb_start(struct target *t, struct http_worker *w)
     __atomic_store_n(&rb.lp.q, w->q, __ATOMIC_RELEASE);   /* maps are acted on from now */
 }
 
+static void stray_on_loop(void *arg)
+{
+    (void)arg;
+    if (rb.run || rb.old) {
+        rb.again = 1;
+    } else if (rb.joined_once) {
+        rb.pending = 1;
+        maybe_begin();
+    }
+}
+
+void reb_stray(void)
+{
+    if (__atomic_load_n(&rb.lp.q, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
+        loopq_post(rb.lp.q, stray_on_loop, NULL);
+    }
+}
+
+struct report {
+    struct http_req *r;
+    int empty;
+};
+
+static void report_work(void *arg)
+{
+    struct report *rp = arg;
+    rp->empty = store_empty(&rb.t->store);
+}
+
+static void report_done(void *arg)
+{
+    struct report *rp = arg;
+    http_reply_json(rp->r, 200,
+                    json_pack("{s:I, s:b, s:I, s:b, s:b}", "version",
+                              (json_int_t)__atomic_load_n(&rb.version, __ATOMIC_RELAXED),
+                              "running", __atomic_load_n(&rb.running, __ATOMIC_RELAXED), "errors",
+                              (json_int_t)__atomic_load_n(&rb.errors, __ATOMIC_RELAXED), "window",
+                              reb_window(), "empty", rp->empty));
+    http_req_unref(rp->r);
+    free(rp);
+}
+
 void reb_report(struct http_req *r, const char *rest, size_t rlen)
 {
     (void)rest;
     (void)rlen;
-    http_reply_json(r, 200, json_pack("{s:I, s:b, s:I, s:b}", "version",
-                                      (json_int_t)__atomic_load_n(&rb.version, __ATOMIC_RELAXED),
-                                      "running", __atomic_load_n(&rb.running, __ATOMIC_RELAXED),
-                                      "errors",
-                                      (json_int_t)__atomic_load_n(&rb.errors, __ATOMIC_RELAXED),
-                                      "window", reb_window()));
+    struct report *rp = xcalloc(1, sizeof(*rp));
+    rp->r = r;
+    http_req_ref(r);
+    iopool_submit(rb.t->io, r->w->q, report_work, report_done, rp);
 }
 
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen)

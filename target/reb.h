@@ -19,7 +19,8 @@
  *
  * Tombstones older than tombstone_ttl_s are swept every minute.
  *
- *   GET  /v1/internal/rebalance   {"version", "running", "errors", "window"}
+ *   GET  /v1/internal/rebalance   {"version", "running", "errors", "window",
+ *                                  "empty": holds no object}
  *   POST /v1/internal/shutdown    the primary ends a decommissioned target
  *
  * Thread: the walk and its timer run on one worker's loop.
@@ -44,6 +45,10 @@ int reb_window(void);
 /* Did this target serve clients in the last second (any thread)? Its
  * own sends, and those of targets that send to it, are paced then. */
 int reb_busy(void);
+
+/* An object this target does not own was kept here (a send under an
+ * older map): walk again once the walk under way is over. Any thread. */
+void reb_stray(void);
 
 void reb_report(struct http_req *r, const char *rest, size_t rlen);
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);

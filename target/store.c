@@ -260,6 +260,10 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     char *g = gkey(path, &gl), *og = NULL;
 
     pthread_mutex_lock(&mp->mu);
+    if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE)) {
+        rc = -ESTALE;            /* the mountpath was emptied and closed meanwhile */
+        goto fail;
+    }
     if ((rc = x_allowed(s, mp, x)))
         goto fail;
     struct ometa old;

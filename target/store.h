@@ -74,6 +74,7 @@ struct store {
     struct store_mp *mp;         /* STORE_MP_MAX of them, so pointers stay put */
     struct store_set *set;       /* atomic */
     int moving;                  /* atomic: objects may sit off their mountpath (a resilver) */
+    int gen;                     /* atomic: bumped by every change of the placed set */
     pthread_mutex_t set_mu;      /* serialises changes of the set */
     /* a mountpath was disabled for its errors (any thread; may be NULL) */
     void (*on_failed)(void *arg, struct store_mp *mp);
@@ -99,6 +100,12 @@ int store_mp_add(struct store *s, const char *dir, char *err, size_t errlen);
  * 0, or -EBUSY. Objects off their mountpath are found (store_pick) until
  * a resilver moved them. */
 int store_mp_enable(struct store *s, int i, int on);
+/* Close mountpath i for good if it holds no object or tombstone (checked
+ * under its lock, so no commit lands on it after): 1 if it did, else 0.
+ * A commit that chose it before gets -ESTALE. */
+int store_mp_retire(struct store *s, int i);
+/* Does the store hold no object at all (tombstones aside)? */
+int store_empty(struct store *s);
 /* Index of the open mountpath dir (not gone), or -1. */
 int store_mp_index(struct store *s, const char *dir);
 /* An I/O error (-EIO, -EROFS) on mp: after STORE_MP_ERRORS of them the
@@ -113,8 +120,9 @@ char *store_mkey(const char *provider, const char *bucket, const char *name, siz
 /* Where a new version of mkey goes: HRW over the placed mountpaths. */
 struct store_mp *store_place(struct store *s, const char *mkey, size_t klen);
 /* Where mkey is (its record or tombstone): store_place's mountpath,
- * unless a resilver is under way and the name sits on another; reads and
- * deletes go here. */
+ * unless a resilver is under way and the name sits on another (then the
+ * one holding its newest version); reads and deletes go here, new
+ * versions to store_place. */
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
 /* Open a committed data file for reading: the fd or -errno. */
 int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid);

@@ -67,6 +67,7 @@ static void set_rebuild(struct store *s)
     }
     n->older = s->set;
     __atomic_store_n(&s->set, n, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&s->gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Open dir as mountpath s->mp[n] (not yet counted); 0 or -1 with err. */
@@ -254,11 +255,12 @@ void store_note_error(struct store_mp *mp, int rc)
               strerror(-rc));
     if (n != STORE_MP_ERRORS)
         return;
+    __atomic_store_n(&mp->failed, 1, __ATOMIC_RELAXED);   /* before it stops being placed */
     if (store_mp_enable(s, (int)(mp - s->mp), 0)) {
+        __atomic_store_n(&mp->failed, 0, __ATOMIC_RELAXED);
         log_error("mountpath %s fails, but it is the last one: it stays", mp->dir);
         return;
     }
-    __atomic_store_n(&mp->failed, 1, __ATOMIC_RELAXED);
     log_error("mountpath %s disabled: its objects move to the others", mp->dir);
     if (s->on_failed)
         s->on_failed(s->on_failed_arg, mp);
@@ -270,32 +272,72 @@ struct store_mp *store_place(struct store *s, const char *mkey, size_t klen)
     return &s->mp[st->idx[hrw_pick(hrw_hash(mkey, klen), st->hashes, st->n)]];
 }
 
-/* Does mp hold a record or a tombstone of mkey? */
-static int holds(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
+/* The version mp holds of mkey, as an object or a tombstone; 0: none. */
+static uint64_t held(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
 {
-    char *v = NULL, *e = NULL;
-    size_t vl;
-    v = rocksdb_get(mp->db, s->ro, mkey, klen, &vl, &e);
-    if (!v && !e) {
-        char *tk = store_side_key('t', mkey, klen);
-        v = rocksdb_get(mp->db, s->ro, tk, klen, &vl, &e);
-        free(tk);
-    }
-    free(e);
-    free(v);
-    return v != NULL;
+    struct ometa m;
+    uint64_t v = 0, tv = 0;
+    if (store_get(s, mp, mkey, klen, &m) == 0)
+        v = m.version ? m.version : 1;
+    if (store_tomb_get(s, mp, mkey, klen, &tv) == 0 && tv > v)
+        v = tv;
+    return v;
 }
 
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
 {
     struct store_mp *w = store_place(s, mkey, klen);
-    if (!__atomic_load_n(&s->moving, __ATOMIC_ACQUIRE) || holds(s, w, mkey, klen))
+    if (!__atomic_load_n(&s->moving, __ATOMIC_ACQUIRE))
         return w;
+    /* while objects move: the newest copy, wherever it sits (a write that
+     * chose its mountpath before a change may land after a copy moved) */
+    struct store_mp *best = w;
+    uint64_t bv = held(s, w, mkey, klen);
     int n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         struct store_mp *mp = &s->mp[i];
-        if (mp != w && !__atomic_load_n(&mp->gone, __ATOMIC_RELAXED) && holds(s, mp, mkey, klen))
-            return mp;
+        if (mp == w || __atomic_load_n(&mp->gone, __ATOMIC_RELAXED))
+            continue;
+        uint64_t v = held(s, mp, mkey, klen);
+        if (v > bv) {
+            bv = v;
+            best = mp;
+        }
     }
-    return w;
+    return best;
+}
+
+/* Does mp hold no object record (and, with tombs, no tombstone)? */
+static int mp_empty(struct store *s, struct store_mp *mp, int tombs)
+{
+    rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
+    int any = 0;
+    for (int k = 0; k < 1 + tombs && !any; k++) {
+        const char *pre = k ? "t" : "o";
+        rocksdb_iter_seek(it, pre, 1);
+        size_t kl;
+        any = rocksdb_iter_valid(it) && (rocksdb_iter_key(it, &kl)[0] == pre[0]);
+    }
+    rocksdb_iter_destroy(it);
+    return !any;
+}
+
+int store_mp_retire(struct store *s, int i)
+{
+    struct store_mp *mp = &s->mp[i];
+    pthread_mutex_lock(&mp->mu);
+    int empty = !__atomic_load_n(&mp->enabled, __ATOMIC_RELAXED) && mp_empty(s, mp, 1);
+    if (empty)
+        __atomic_store_n(&mp->gone, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&mp->mu);
+    return empty;
+}
+
+int store_empty(struct store *s)
+{
+    int n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (!__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED) && !mp_empty(s, &s->mp[i], 0))
+            return 0;
+    return 1;
 }

@@ -140,19 +140,35 @@ static void open_work(void *arg)
     }
 }
 
-/* On the I/O pool, once the receiver has it: our copy goes, unless this
- * target owns the name now (or it changed meanwhile: -ESTALE). */
+/* Who owns mkey under the current map: 1 this target, 0 the target at
+ * url (when url is given), -1 another one. */
+static int owner_of(struct target *t, const char *mkey, size_t klen, const char *url)
+{
+    size_t kl;
+    struct cmap *m = cmap_current();
+    char *key = xfer_place_key(mkey, klen, &kl);
+    const struct cmap_node *owner = m && key ? cmap_owner(m, key, kl) : NULL;
+    int who = !owner || !strcmp(owner->id, t->node.id) ? 1
+              : url && !strcmp(owner->url, url)       ? 0
+                                                       : -1;
+    free(key);
+    cmap_unref(m);
+    return who;
+}
+
+static int owns(struct target *t, const char *mkey, size_t klen)
+{
+    return owner_of(t, mkey, klen, NULL) == 1;
+}
+
+/* On the I/O pool, once the receiver has it: our copy goes if the
+ * receiver owns the name now (not if it changed meanwhile: -ESTALE). */
 static void drop_work(void *arg)
 {
     struct xfer *x = arg;
-    size_t kl;
-    struct cmap *m = cmap_current();
-    char *key = xfer_place_key(x->mkey, x->klen, &kl);
-    const struct cmap_node *owner = m && key ? cmap_owner(m, key, kl) : NULL;
-    int mine = !owner || !strcmp(owner->id, x->t->node.id);
-    free(key);
-    cmap_unref(m);
-    if (mine)
+    /* only when it went to its owner: a target that asked for it with an
+     * older map keeps a copy for now, and sends it on (reb_stray) */
+    if (owner_of(x->t, x->mkey, x->klen, x->url) != 0)
         return;
     char *w = x->dirty ? store_side_key('w', x->mkey, x->klen) : NULL;
     struct store_x sx = {.drop = w, .drop_len = w ? x->klen : 0};
@@ -390,6 +406,8 @@ static void recv_done(void *arg)
     } else {
         if (v->dirty)
             wbq_kick();
+        if (v->meta && !owns(v->t, v->mkey, v->klen))
+            reb_stray();         /* sent under an older map: on to its owner */
         http_reply(r, v->meta ? 201 : 204, NULL, NULL, 0);
     }
     r->data = NULL;
@@ -433,13 +451,14 @@ static void recv_object(struct recv *v, struct http_req *r)
     }
     v->dirty = http_query_get(r, "dirty", num, sizeof(num)) > 0;
     v->urgent = http_query_get(r, "urgent", num, sizeof(num)) > 0;
-    v->mp = store_pick(&v->t->store, v->mkey, v->klen);
+    struct store_mp *at = store_pick(&v->t->store, v->mkey, v->klen);
+    v->mp = store_place(&v->t->store, v->mkey, v->klen);   /* where it would go */
     /* what is here already as new or newer: the bytes need not come */
     uint64_t ver = 0, tv = 0;
     n = http_query_get(r, "version", num, sizeof(num));
     if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
-        ((!store_get(&v->t->store, v->mp, v->mkey, v->klen, &v->m) && v->m.version >= ver) ||
-         (!store_tomb_get(&v->t->store, v->mp, v->mkey, v->klen, &tv) && tv >= ver))) {
+        ((!store_get(&v->t->store, at, v->mkey, v->klen, &v->m) && v->m.version >= ver) ||
+         (!store_tomb_get(&v->t->store, at, v->mkey, v->klen, &tv) && tv >= ver))) {
         recv_free(v);
         http_resp_close(r);
         if (reb_busy())

@@ -23,8 +23,10 @@
  *          tombstone) is newer than V; answered once sent:
  *          {"sent": "object" | "tomb" | "none"}.
  *
- * A sent object is dropped here once the receiver has it, unless this
- * target owns the name under the map of that moment.
+ * A sent object is dropped here once the receiver has it, if the
+ * receiver owns the name under the map of that moment; a receiver that
+ * does not (it asked with an older map, or a send crossed a map change)
+ * walks again to send it on.
  *
  * Thread: a send runs on the loop it was started on; store work on the
  * I/O pool.
