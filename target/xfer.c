@@ -215,6 +215,39 @@ static void send_socket(void *arg, struct hc_xfer *hx, int fd)
         hc_upload_moved(hx, 0);
 }
 
+/* A receiver that holds a version as new answers before the body and
+ * closes; the upload may then fail before that answer is read. Whether
+ * it holds it is asked again. */
+static void held_done(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct xfer *x = arg;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    int held = json_is_true(json_object_get(j, "held"));
+    json_decref(j);
+    if (held) {
+        close(x->fd);
+        x->fd = -1;
+        iopool_submit(x->t->io, x->lp.q, drop_work, dropped, x);
+        return;
+    }
+    log_warn("sending to %s failed: %s", x->url, status ? "not taken" : (err ? err : "?"));
+    xfer_finish(x, -EIO);
+}
+
+static void ask_held(struct xfer *x)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    xfer_key_parts(x->mkey, x->klen, &prov, &bucket, &name, &nl);
+    char *en = http_pct_encode(name, nl, 1);
+    char *url = node_signed_urlf(&x->t->node, "GET", x->url,
+                                 "/v1/internal/xfer/%s/%s?provider=%s&held=%llu", bucket, en,
+                                 prov, (unsigned long long)x->m.version);
+    hc_request(x->lp.hc, "GET", url, NULL, 0, NULL, 30000, held_done, x);
+    free(url);
+    free(en);
+}
+
 static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
 {
     struct xfer *x = arg;
@@ -232,6 +265,10 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
             return;
         }
         xfer_finish(x, 0);
+        return;
+    }
+    if (!status && x->what == XFER_OBJECT) {
+        ask_held(x);             /* the receiver may have answered early and closed */
         return;
     }
     log_warn("sending to %s: %s%d %s", x->url, status ? "answered " : "", status,
@@ -543,11 +580,19 @@ static void recv_ask(struct recv *v, struct http_req *r)
 static void serve_copy(struct recv *v, struct http_req *r)
 {
     char num[24];
-    uint64_t newer = 0;
+    uint64_t newer = 0, want = 0, tv = 0;
     int n = http_query_get(r, "newer", num, sizeof(num));
     struct store *st = &v->t->store;
     struct store_mp *mp = store_pick(st, v->mkey, v->klen);
     int fd = -1;
+    int h = http_query_get(r, "held", num, sizeof(num));
+    if (h > 0 && !parse_u64(num, (size_t)h, &want)) {   /* ?held=V: is V or newer here? */
+        int held = (!store_get(st, mp, v->mkey, v->klen, &v->m) && v->m.version >= want) ||
+                   (!store_tomb_get(st, mp, v->mkey, v->klen, &tv) && tv >= want);
+        http_reply_json(r, 200, json_pack("{s:b}", "held", held));
+        recv_free(v);
+        return;
+    }
     if (n > 0 && parse_u64(num, (size_t)n, &newer)) {
         http_reply_error(r, 400, "newer=VERSION");
     } else if (store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer ||

@@ -18,6 +18,8 @@
  *   GET    /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V
  *          the object's record (X-Shoal-Meta-Len bytes) then its bytes, if
  *          newer than V; else 204 (a neighbour relays them: gfn.h).
+ *          With &held=V instead: {"held": is V or newer here}, which a
+ *          sender asks when its upload broke (an early answer closes).
  *   POST   /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V&to=ID
  *          send the name to target ID if what is here (object or
  *          tombstone) is newer than V; answered once sent:
