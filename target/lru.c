@@ -136,7 +136,7 @@ static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
     for (size_t i = 0; i < sc->n; i++) {
         struct cand *c = &sc->v[i];
         if (freed < need && !__atomic_load_n(&sc->j->aborted, __ATOMIC_RELAXED) &&
-            atime_mem(c->mkey, c->klen) + sc->keep_s <= sc->now &&   /* not read since */
+            atime_mem(c->mkey, c->klen) <= c->atime &&   /* not read since the scan */
             store_pick(st, c->mkey, c->klen) == mp &&
             store_delete_if(st, mp, c->mkey, c->klen, c->uid) == 0) {
             freed += c->size;
