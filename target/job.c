@@ -149,9 +149,9 @@ static struct job *find(const char *id, size_t n)
  * jobs_mu held. */
 static void registry_add(struct job *j)
 {
-    int running = 0;
+    int running = 0;             /* batch jobs: a target's own (lru, rebalance) do not count */
     for (struct job *o = jobs; o; o = o->next)
-        running += !o->end_ns && !__atomic_load_n(&o->waiting, __ATOMIC_RELAXED);
+        running += o->tick && !o->end_ns && !__atomic_load_n(&o->waiting, __ATOMIC_RELAXED);
     if (j->tick && running >= j->t->conf.job_max)
         __atomic_store_n(&j->waiting, 1, __ATOMIC_RELAXED);
     j->next = jobs;
@@ -171,8 +171,8 @@ void job_ended(struct job *j)
 {
     pthread_mutex_lock(&jobs_mu);
     j->end_ns = wall_ns();
-    struct job *next = NULL;     /* the oldest waiting one begins */
-    for (struct job *o = jobs; o; o = o->next)
+    struct job *next = NULL;     /* the oldest waiting one begins (a batch job's place) */
+    for (struct job *o = jobs; j->tick && o; o = o->next)
         if (!o->end_ns && __atomic_load_n(&o->waiting, __ATOMIC_RELAXED))
             next = o;
     if (next) {
