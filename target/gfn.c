@@ -142,20 +142,14 @@ static void ask_all(struct gfn *g)
         asked(g, 200, NULL, 0, NULL);
         return;
     }
-    const char *prov, *bucket, *nm;
-    size_t nl;
-    xfer_key_parts(g->mkey, g->klen, &prov, &bucket, &nm, &nl);
-    char *en = http_pct_encode(nm, nl, 1);
+    char q[128];
+    snprintf(q, sizeof(q), "newer=%llu&to=%s", (unsigned long long)g->have, g->t->node.id);
     g->pending = g->n_ask;
     for (int i = 0; i < g->n_ask; i++) {
-        char *url = node_signed_urlf(&g->t->node, "POST", g->ask[i],
-                                     "/v1/internal/xfer/%s/%s?provider=%s&newer=%llu&to=%s",
-                                     bucket, en, prov, (unsigned long long)g->have,
-                                     g->t->node.id);
+        char *url = xfer_url(g->t, "POST", g->ask[i], g->mkey, g->klen, q);
         hc_request(target_hc(r), "POST", url, NULL, 0, NULL, ASK_TIMEOUT_MS, asked, g);
         free(url);
     }
-    free(en);
 }
 
 /* ---- a neighbour's copy relayed ------------------------------------------------------ */
@@ -220,12 +214,7 @@ static int relay_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
     if (!g->meta)
         return 0;
     if (g->meta_got < g->meta_len) {
-        size_t k = g->meta_len - g->meta_got < n ? g->meta_len - g->meta_got : n;
-        memcpy(g->meta + g->meta_got, d, k);
-        g->meta_got += k;
-        d += k;
-        n -= k;
-        if (g->meta_got < g->meta_len)
+        if (!xfer_meta_take(g->meta, g->meta_len, &g->meta_got, &d, &n))
             return 0;
         if (ometa_decode(g->meta, g->meta_len, &g->m))
             return -1;
@@ -298,14 +287,7 @@ static void relay_next(struct gfn *g)
         ask_all(g);
         return;
     }
-    const char *prov, *bucket, *nm;
-    size_t nl;
-    xfer_key_parts(g->mkey, g->klen, &prov, &bucket, &nm, &nl);
-    char *en = http_pct_encode(nm, nl, 1);
-    char *url = node_signed_urlf(&g->t->node, "GET", g->ask[g->relay_i],
-                                 "/v1/internal/xfer/%s/%s?provider=%s&newer=0", bucket, en,
-                                 prov);
-    free(en);
+    char *url = xfer_url(g->t, "GET", g->ask[g->relay_i], g->mkey, g->klen, "newer=0");
     r->data = g;
     r->on_abort = relay_gone;
     r->on_drain = relay_drained;
@@ -382,11 +364,7 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         return;
     }
     /* what is here, object or tombstone, is what theirs must beat */
-    uint64_t have = 0, tv = 0;
-    if (store_get(&t->store, mp, mkey, klen, &m) == 0)
-        have = m.version;
-    if (store_tomb_get(&t->store, mp, mkey, klen, &tv) == 0 && tv > have)
-        have = tv;
+    uint64_t have = store_version(&t->store, mp, mkey, klen);
     g->down_above = a.down_above;
     g->have = have;
     for (int i = 0; i < a.n_ask; i++)

@@ -168,6 +168,9 @@ int store_delete_tomb(struct store *s, struct store_mp *mp, const char *mkey, si
 /* The version of the name's tombstone: 0 or -ENOENT. */
 int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    uint64_t *version);
+/* The newest version mp holds of mkey, as an object or a tombstone; 0:
+ * none. What a copy from elsewhere must beat. */
+uint64_t store_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
 /* Drop the tombstones of deletes before before_ms; how many. */
 long store_tomb_sweep(struct store *s, uint64_t before_ms);
 /* mkey with its first byte ('o') made kind: the key of a record beside the

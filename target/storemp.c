@@ -272,8 +272,7 @@ struct store_mp *store_place(struct store *s, const char *mkey, size_t klen)
     return &s->mp[st->idx[hrw_pick(hrw_hash(mkey, klen), st->hashes, st->n)]];
 }
 
-/* The version mp holds of mkey, as an object or a tombstone; 0: none. */
-static uint64_t held(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
+uint64_t store_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
 {
     struct ometa m;
     uint64_t v = 0, tv = 0;
@@ -292,13 +291,13 @@ struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
     /* while objects move: the newest copy, wherever it sits (a write that
      * chose its mountpath before a change may land after a copy moved) */
     struct store_mp *best = w;
-    uint64_t bv = held(s, w, mkey, klen);
+    uint64_t bv = store_version(s, w, mkey, klen);
     int n = __atomic_load_n(&s->n, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         struct store_mp *mp = &s->mp[i];
         if (mp == w || __atomic_load_n(&mp->gone, __ATOMIC_RELAXED))
             continue;
-        uint64_t v = held(s, mp, mkey, klen);
+        uint64_t v = store_version(s, mp, mkey, klen);
         if (v > bv) {
             bv = v;
             best = mp;

@@ -69,6 +69,29 @@ char *xfer_place_key(const char *mkey, size_t klen, size_t *len)
     return k;
 }
 
+char *xfer_url(struct target *t, const char *method, const char *base, const char *mkey,
+               size_t klen, const char *query)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl);
+    char *en = http_pct_encode(name, nl, 1);
+    char *url = node_signed_urlf(&t->node, method, base, "/v1/internal/xfer/%s/%s?provider=%s&%s",
+                                 bucket, en, prov, query);
+    free(en);
+    return url;
+}
+
+int xfer_meta_take(char *meta, size_t len, size_t *got, const char **d, size_t *n)
+{
+    size_t k = len - *got < *n ? len - *got : *n;
+    memcpy(meta + *got, *d, k);
+    *got += k;
+    *d += k;
+    *n -= k;
+    return *got == len;
+}
+
 /* ---- sending ----------------------------------------------------------------------------- */
 
 struct xfer {
@@ -236,16 +259,11 @@ static void held_done(void *arg, int status, const char *body, size_t len, const
 
 static void ask_held(struct xfer *x)
 {
-    const char *prov, *bucket, *name;
-    size_t nl;
-    xfer_key_parts(x->mkey, x->klen, &prov, &bucket, &name, &nl);
-    char *en = http_pct_encode(name, nl, 1);
-    char *url = node_signed_urlf(&x->t->node, "GET", x->url,
-                                 "/v1/internal/xfer/%s/%s?provider=%s&held=%llu", bucket, en,
-                                 prov, (unsigned long long)x->m.version);
+    char q[40];
+    snprintf(q, sizeof(q), "held=%llu", (unsigned long long)x->m.version);
+    char *url = xfer_url(x->t, "GET", x->url, x->mkey, x->klen, q);
     hc_request(x->lp.hc, "GET", url, NULL, 0, NULL, 30000, held_done, x);
     free(url);
-    free(en);
 }
 
 static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
@@ -289,27 +307,21 @@ static void opened(void *arg)
         xfer_finish(x, x->rc);
         return;
     }
-    const char *prov, *bucket, *name;
-    size_t nl;
-    xfer_key_parts(x->mkey, x->klen, &prov, &bucket, &name, &nl);
-    char *en = http_pct_encode(name, nl, 1);
-    char *url;
+    char q[96], *url;
     if (x->what == XFER_TOMB) {
-        url = node_signed_urlf(&x->t->node, "DELETE", x->url,
-                               "/v1/internal/xfer/%s/%s?provider=%s&version=%llu", bucket, en,
-                               prov, (unsigned long long)x->tomb_version);
+        snprintf(q, sizeof(q), "version=%llu", (unsigned long long)x->tomb_version);
+        url = xfer_url(x->t, "DELETE", x->url, x->mkey, x->klen, q);
         x->hx = hc_start_mem(x->lp.hc, "DELETE", url, NULL, 0, NULL, 0, XFER_TIMEOUT_MS,
                              &send_ops, x);
     } else {
-        url = node_signed_urlf(&x->t->node, "PUT", x->url,
-                               "/v1/internal/xfer/%s/%s?provider=%s&meta=%zu&version=%llu%s%s",
-                               bucket, en, prov, x->meta_len, (unsigned long long)x->m.version,
-                               x->dirty ? "&dirty=1" : "", x->urgent ? "&urgent=1" : "");
+        snprintf(q, sizeof(q), "meta=%zu&version=%llu%s%s", x->meta_len,
+                 (unsigned long long)x->m.version, x->dirty ? "&dirty=1" : "",
+                 x->urgent ? "&urgent=1" : "");
+        url = xfer_url(x->t, "PUT", x->url, x->mkey, x->klen, q);
         x->hx = hc_start(x->lp.hc, "PUT", url, NULL, 0, (int64_t)(x->meta_len + x->m.size),
                          XFER_TIMEOUT_MS, &send_ops, x);
     }
     free(url);
-    free(en);
 }
 
 void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
@@ -379,13 +391,8 @@ static void recv_fail(struct recv *v, int status, const char *msg)
 static int recv_body(struct http_req *r, const char *d, size_t n)
 {
     struct recv *v = r->data;
-    if (v->meta_got < v->meta_len) {
-        size_t k = v->meta_len - v->meta_got < n ? v->meta_len - v->meta_got : n;
-        memcpy(v->meta + v->meta_got, d, k);
-        v->meta_got += k;
-        d += k;
-        n -= k;
-    }
+    if (v->meta_got < v->meta_len)
+        xfer_meta_take(v->meta, v->meta_len, &v->meta_got, &d, &n);
     XXH3_64bits_update(v->xs, d, n);
     v->size += n;
     while (n > 0) {
@@ -491,11 +498,10 @@ static void recv_object(struct recv *v, struct http_req *r)
     struct store_mp *at = store_pick(&v->t->store, v->mkey, v->klen);
     v->mp = store_place(&v->t->store, v->mkey, v->klen);   /* where it would go */
     /* what is here already as new or newer: the bytes need not come */
-    uint64_t ver = 0, tv = 0;
+    uint64_t ver = 0;
     n = http_query_get(r, "version", num, sizeof(num));
     if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
-        ((!store_get(&v->t->store, at, v->mkey, v->klen, &v->m) && v->m.version >= ver) ||
-         (!store_tomb_get(&v->t->store, at, v->mkey, v->klen, &tv) && tv >= ver))) {
+        store_version(&v->t->store, at, v->mkey, v->klen) >= ver) {
         recv_free(v);
         http_resp_close(r);
         if (reb_busy())
@@ -560,9 +566,7 @@ static void recv_ask(struct recv *v, struct http_req *r)
      * (a metadata read, as a GET makes on its worker). */
     struct store *st = &v->t->store;
     struct store_mp *mp = store_pick(st, v->mkey, v->klen);
-    uint64_t tv = 0;
-    if ((store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer) &&
-        (store_tomb_get(st, mp, v->mkey, v->klen, &tv) || tv <= newer)) {
+    if (store_version(st, mp, v->mkey, v->klen) <= newer) {
         cmap_unref(m);
         recv_free(v);
         http_reply_json(r, 200, json_pack("{s:s}", "sent", "none"));
@@ -580,15 +584,14 @@ static void recv_ask(struct recv *v, struct http_req *r)
 static void serve_copy(struct recv *v, struct http_req *r)
 {
     char num[24];
-    uint64_t newer = 0, want = 0, tv = 0;
+    uint64_t newer = 0, want = 0;
     int n = http_query_get(r, "newer", num, sizeof(num));
     struct store *st = &v->t->store;
     struct store_mp *mp = store_pick(st, v->mkey, v->klen);
     int fd = -1;
     int h = http_query_get(r, "held", num, sizeof(num));
     if (h > 0 && !parse_u64(num, (size_t)h, &want)) {   /* ?held=V: is V or newer here? */
-        int held = (!store_get(st, mp, v->mkey, v->klen, &v->m) && v->m.version >= want) ||
-                   (!store_tomb_get(st, mp, v->mkey, v->klen, &tv) && tv >= want);
+        int held = store_version(st, mp, v->mkey, v->klen) >= want;
         http_reply_json(r, 200, json_pack("{s:b}", "held", held));
         recv_free(v);
         return;

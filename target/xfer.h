@@ -70,6 +70,15 @@ void xfer_send(struct target *t, const struct xfer_loop *lp, const char *url, co
 /* The internal routes above (rest: "BUCKET/NAME"). */
 void xfer_handle(struct http_req *r, const char *rest, size_t rlen);
 
+/* The signed URL of mkey's /v1/internal/xfer endpoint at the target at
+ * base, for method, with query (after "provider=P&"); a new string. */
+char *xfer_url(struct target *t, const char *method, const char *base, const char *mkey,
+               size_t klen, const char *query);
+/* Take the part of a body that belongs to its leading metadata record:
+ * up to len - *got bytes of *d (n bytes) into meta, moving *d and *n on.
+ * 1 once the record is whole. */
+int xfer_meta_take(char *meta, size_t len, size_t *got, const char **d, size_t *n);
+
 /* The placement key of the object with store key mkey (node_obj_key's
  * "provider/bucket/name"), *len bytes and a NUL; NULL for a malformed key. */
 char *xfer_place_key(const char *mkey, size_t klen, size_t *len);
