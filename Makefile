@@ -84,7 +84,7 @@ $(BUILD)/bin/shoal: $(CLI_OBJ) $(COMMON_OBJ)
 
 $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lraft -luv
 
 $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -20,6 +20,7 @@ static void cmap_destroy(struct snap *s)
     for (int i = 0; i < m->n; i++) {
         free(m->nodes[i].id);
         free(m->nodes[i].url);
+        free(m->nodes[i].raft);
     }
     free(m->nodes);
     free(m->targets);
@@ -84,6 +85,7 @@ struct cmap *cmap_clone(const struct cmap *src)
         m->nodes[i] = src->nodes[i];
         m->nodes[i].id = xstrdup(src->nodes[i].id);
         m->nodes[i].url = xstrdup(src->nodes[i].url);
+        m->nodes[i].raft = src->nodes[i].raft ? xstrdup(src->nodes[i].raft) : NULL;
     }
     m->n = src->n;
     cmap_reindex(m);
@@ -131,8 +133,20 @@ int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const cha
         nd->url = xstrdup(url);
         nd->flags = 0;
         nd->hash = hrw_hash(id, strlen(id));
+        nd->raft = NULL;
     }
     cmap_reindex(m);
+    return 1;
+}
+
+int cmap_set_raft(struct cmap *m, const char *id, const char *addr)
+{
+    int found;
+    int i = node_pos(m, id, &found);
+    if (!found || (m->nodes[i].raft && !strcmp(m->nodes[i].raft, addr)))
+        return 0;
+    free(m->nodes[i].raft);
+    m->nodes[i].raft = xstrdup(addr);
     return 1;
 }
 
@@ -216,10 +230,12 @@ json_t *cmap_to_json(const struct cmap *m)
                             : nd->flags & CMAP_FLAG_DECOMM ? "decommissioning"
                             : nd->flags & CMAP_FLAG_MAINT  ? "maintenance"
                                                            : "active";
-        json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:I, s:s}", "id", nd->id, "role",
-                                               nd->role == NODE_PROXY ? "proxy" : "target",
-                                               "url", nd->url, "flags", (json_int_t)nd->flags,
-                                               "state", state));
+        json_t *jn = json_pack("{s:s, s:s, s:s, s:I, s:s}", "id", nd->id, "role",
+                               nd->role == NODE_PROXY ? "proxy" : "target", "url", nd->url,
+                               "flags", (json_int_t)nd->flags, "state", state);
+        if (nd->raft)
+            json_object_set_new(jn, "raft", json_string(nd->raft));
+        json_array_append_new(nodes, jn);
     }
     return json_pack("{s:I, s:s, s:s, s:o}", "version", (json_int_t)m->snap.version, "uuid",
                      m->uuid, "primary", m->primary, "nodes", nodes);
@@ -244,11 +260,11 @@ struct cmap *cmap_from_json(const json_t *j, char *err, size_t errlen)
     size_t i;
     json_t *e;
     json_array_foreach(nodes, i, e) {
-        const char *id, *role, *url;
+        const char *id, *role, *url, *raft = NULL;
         je.text[0] = '\0';
         json_int_t flags = 0;
-        if (json_unpack_ex(e, &je, 0, "{s:s, s:s, s:s, s?I}", "id", &id, "role", &role, "url",
-                           &url, "flags", &flags) ||
+        if (json_unpack_ex(e, &je, 0, "{s:s, s:s, s:s, s?I, s?s}", "id", &id, "role", &role,
+                           "url", &url, "flags", &flags, "raft", &raft) ||
             (strcmp(role, "proxy") && strcmp(role, "target")) || !id[0]) {
             snprintf(err, errlen, "cluster map: node %zu: %s", i,
                      je.text[0] ? je.text : "bad role or id");
@@ -259,6 +275,8 @@ struct cmap *cmap_from_json(const json_t *j, char *err, size_t errlen)
         int found;
         int pos = node_pos(m, id, &found);
         m->nodes[pos].flags = (uint32_t)flags;
+        if (raft && raft[0])
+            cmap_set_raft(m, id, raft);
     }
     cmap_reindex(m);
     return m;

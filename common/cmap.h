@@ -25,6 +25,7 @@ struct cmap_node {
     char *url;                   /* public URL, no trailing slash */
     uint32_t flags;
     uint64_t hash;               /* hrw_hash(id) */
+    char *raft;                  /* a proxy's consensus address host:port, or NULL */
 };
 
 struct cmap {
@@ -48,6 +49,8 @@ struct cmap *cmap_new(const char *uuid, const char *primary, int64_t version);
 struct cmap *cmap_clone(const struct cmap *m);
 /* Add or update a node. Returns 1 if the map changed, 0 if not. */
 int cmap_put_node(struct cmap *m, const char *id, enum node_role role, const char *url);
+/* Set a proxy's consensus address. Returns 1 if it changed. */
+int cmap_set_raft(struct cmap *m, const char *id, const char *addr);
 /* Set and clear flags of a node. Returns 1 if they changed. */
 int cmap_set_flags(struct cmap *m, const char *id, uint32_t set, uint32_t clear);
 /* Remove a node. Returns 1 if it was there. */

@@ -17,7 +17,8 @@ struct conf {
     char *host;            /* listen address */
     int port;              /* listen port */
     char *public_url;      /* URL clients use; default http://host:port */
-    char *primary_url;     /* primary proxy to join; empty on the primary */
+    char *primary_url;     /* proxies to join through, comma-separated; empty on the founder */
+    int raft_port;         /* proxies' consensus port; 0: port + 1000 */
     char *state_dir;       /* node id, last cluster map, bucket metadata */
     char **mountpaths;     /* targets: one directory per drive */
     int n_mountpaths;

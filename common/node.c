@@ -149,8 +149,7 @@ int node_set_bmd(struct node *n, struct bmd *b)
     return 1;
 }
 
-/* Accept {"cmap": ..., "bmd": ...} (either optional) from the primary. */
-static int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen)
+int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen)
 {
     json_t *jm = json_object_get(j, "cmap");
     json_t *jb = json_object_get(j, "bmd");
@@ -227,8 +226,8 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
         auth_free(&n->auth);
         return -1;
     }
-    n->is_primary = role == NODE_PROXY && !c->primary_url[0];
-    if (!n->is_primary && !c->primary_url[0]) {
+    n->founder = role == NODE_PROXY && !c->primary_url[0];
+    if (role == NODE_TARGET && !c->primary_url[0]) {
         snprintf(err, errlen, "option 'primary_url' is required for a target");
         return -1;
     }
@@ -251,13 +250,101 @@ static void ctl_schedule(struct node *n, int ms)
     evtimer_add(n->ctl_timer, &tv);
 }
 
+/* The i-th URL of primary_url (a comma-separated list of proxies), or
+ * NULL. */
+static char *seed_url(const struct node *n, int i)
+{
+    const char *s = n->conf->primary_url;
+    for (; i > 0 && s; i--)
+        if ((s = strchr(s, ',')))
+            s++;
+    if (!s || !*s || *s == ',')
+        return NULL;
+    const char *e = strchr(s, ',');
+    return xstrndup(s, e ? (size_t)(e - s) : strlen(s));
+}
+
+char *node_primary_url(struct node *n)
+{
+    struct cmap *m = cmap_current();
+    const struct cmap_node *pr = m ? cmap_find(m, m->primary) : NULL;
+    char *url = pr && strcmp(pr->id, n->id) ? xstrdup(pr->url) : seed_url(n, 0);
+    cmap_unref(m);
+    return url;
+}
+
+void node_not_primary(struct node *n, struct http_req *r)
+{
+    struct cmap *m = cmap_current();
+    char *url = node_primary_url(n);
+    json_t *j = json_pack("{s:s, s:i}", "error", "this proxy is not the primary", "status", 503);
+    if (url)
+        json_object_set_new(j, "primary_url", json_string(url));
+    if (m)
+        json_object_set_new(j, "cmap", cmap_to_json(m));
+    http_resp_header(r, "Retry-After", "1");
+    http_reply_json(r, 503, j);
+    free(url);
+    cmap_unref(m);
+}
+
+/* Where a member sends its join or keepalive: the primary the map names;
+ * once that has been silent twice, the map's other proxies and those of
+ * primary_url in turn (one that is not the primary answers with its map,
+ * which names the primary). */
+static char *contact_url(struct node *n)
+{
+    if (n->ka_fails < 2) {
+        char *url = node_primary_url(n);
+        if (url)
+            return url;
+    }
+    struct cmap *m = cmap_current();
+    char *cand[96];
+    int k = 0;
+    for (int i = 0; m && i < m->n && k < 64; i++)
+        if (m->nodes[i].role == NODE_PROXY && strcmp(m->nodes[i].id, n->id))
+            cand[k++] = xstrdup(m->nodes[i].url);
+    for (int i = 0; k < 96 && (cand[k] = seed_url(n, i)); i++)
+        if (!strcmp(cand[k], n->conf->public_url))
+            free(cand[k]);       /* not itself */
+        else
+            k++;
+    cmap_unref(m);
+    char *url = NULL;
+    for (int i = 0; i < k; i++)
+        if (i == (int)(n->contact % (unsigned)k))
+            url = cand[i];
+        else
+            free(cand[i]);
+    n->contact++;
+    return url;
+}
+
+/* A proxy that is not the primary answers 503 with its map: take it. */
+static void take_redirect(struct node *n, int status, const char *body, size_t len)
+{
+    if (status != 503 || !len)
+        return;
+    json_t *j = json_loadb(body, len, 0, NULL);
+    char e[256];
+    json_t *jm = json_object_get(j, "cmap");
+    if (jm)
+        json_object_del(j, "bmd");       /* only the map, from a mere member */
+    if (jm && node_accept_json(n, j, e, sizeof(e)))
+        log_warn("a proxy's map: %s", e);
+    json_decref(j);
+}
+
 static void join_done(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct node *n = arg;
     n->join_inflight = 0;
+    n->ka_fails = status == 200 ? 0 : n->ka_fails + 1;
     if (status != 200) {
-        log_warn("join %s: %s", n->conf->primary_url,
-                 status ? body : (err ? err : "no response"));
+        take_redirect(n, status, body, len);
+        if (status != 503)
+            log_warn("join: %s", status ? body : (err ? err : "no response"));
         return;
     }
     json_error_t je;
@@ -277,13 +364,16 @@ static void ka_done(void *arg, int status, const char *body, size_t len, const c
 {
     struct node *n = arg;
     n->join_inflight = 0;
+    n->ka_fails = status == 200 || status == 404 ? 0 : n->ka_fails + 1;
     if (status == 404) {
         log_warn("primary does not know this node; joining again");
         n->joined = 0;
         return;
     }
     if (status != 200) {
-        log_warn("keepalive: %s", status ? body : (err ? err : "no response"));
+        take_redirect(n, status, body, len);
+        if (status != 503)
+            log_warn("keepalive: %s", status ? body : (err ? err : "no response"));
         return;
     }
     json_t *j = json_loadb(body, len, 0, NULL);
@@ -299,10 +389,10 @@ static void ctl_tick(evutil_socket_t fd, short what, void *arg)
     struct node *n = arg;
     (void)fd;
     (void)what;
-    if (n->is_primary) {
-        if (n->on_tick)
-            n->on_tick(n);
-    } else if (!n->join_inflight) {
+    char *contact = NULL;
+    if (n->on_tick)
+        n->on_tick(n);           /* a proxy: its own work as primary, or none */
+    if (!node_primary(n) && !n->join_inflight && (contact = contact_url(n))) {
         struct cmap *m = cmap_current();
         struct bmd *b = bmd_current();
         json_t *j = json_pack("{s:s, s:s, s:s, s:I, s:I}", "id", n->id, "role",
@@ -310,9 +400,11 @@ static void ctl_tick(evutil_socket_t fd, short what, void *arg)
                               n->conf->public_url, "cmap_version",
                               (json_int_t)(m ? m->snap.version : 0), "bmd_version",
                               (json_int_t)(b ? b->snap.version : 0));
+        if (n->raft_addr)
+            json_object_set_new(j, "raft", json_string(n->raft_addr));
         char *s = json_dumps(j, JSON_COMPACT);
         json_decref(j);
-        char *url = node_signed_url(n, "POST", n->conf->primary_url,
+        char *url = node_signed_url(n, "POST", contact,
                                     n->joined ? "/v1/cluster/keepalive" : "/v1/cluster/join",
                                     NULL);
         n->join_inflight = 1;
@@ -323,7 +415,8 @@ static void ctl_tick(evutil_socket_t fd, short what, void *arg)
         cmap_unref(m);
         bmd_unref(b);
     }
-    ctl_schedule(n, n->joined || n->is_primary ? n->conf->keepalive_ms : 300);
+    free(contact);
+    ctl_schedule(n, n->joined || node_primary(n) ? n->conf->keepalive_ms : 300);
 }
 
 static void *ctl_main(void *arg)
@@ -357,6 +450,8 @@ void node_stop(struct node *n)
     }
     free(n->id);
     n->id = NULL;
+    free(n->raft_addr);
+    n->raft_addr = NULL;
     node_sig_free(n);
     auth_free(&n->auth);
 }

@@ -34,7 +34,9 @@ struct node {
     struct conf *conf;
     enum node_role role;
     char *id;
-    int is_primary;
+    int is_primary;              /* set by the proxies' consensus (node_primary) */
+    int founder;                 /* a proxy without primary_url: it founds the cluster */
+    char *raft_addr;             /* a proxy's consensus address, sent when it joins */
 
     /* control thread */
     struct event_base *ctl_base;
@@ -45,6 +47,8 @@ struct node {
     int joined;
     int join_inflight;
     uint64_t last_ka_ok;
+    int ka_fails;                /* keepalives unanswered in a row */
+    unsigned contact;            /* which proxy to try next once the primary is silent */
 
     /* role hooks, called on the thread that installed the new version */
     void (*on_bmd)(struct node *n, struct bmd *old_bmd, struct bmd *new_bmd);
@@ -68,10 +72,29 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
 void node_start(struct node *n);
 void node_stop(struct node *n);
 
+/* Is this node the primary proxy now (any thread)? */
+static inline int node_primary(const struct node *n)
+{
+    return __atomic_load_n(&n->is_primary, __ATOMIC_ACQUIRE);
+}
+
+/* The URL of the primary proxy as the current map names it (not this
+ * node), else primary_url; NULL when neither. Free it. */
+char *node_primary_url(struct node *n);
+
+/* 503 with Retry-After to a request only the primary serves: the answer
+ * names the primary and carries this node's map, so a member that asked
+ * the wrong proxy learns where to go. */
+void node_not_primary(struct node *n, struct http_req *r);
+
 /* Install a newer map / BMD and persist it (from any thread). Take the
  * caller's reference. Return 1 if installed. */
 int node_set_cmap(struct node *n, struct cmap *m);
 int node_set_bmd(struct node *n, struct bmd *b);
+
+/* Accept {"cmap": ..., "bmd": ...} (either optional): install what is
+ * newer. 0, or -1 with err. */
+int node_accept_json(struct node *n, const json_t *j, char *err, size_t errlen);
 
 /* Serve the endpoints every node has. Returns 1 if it handled r. */
 int node_handle(struct node *n, struct http_req *r);

@@ -1,8 +1,8 @@
 /*
  * buckets: the bucket API and object listing on a proxy.
  *
- * Changes (create, patch, destroy) are made by the primary: it builds the
- * next BMD version under p->mu, installs it, pushes it to every node and
+ * Changes (create, patch, destroy) are made by the primary: the proxies
+ * commit the next BMD version (quorum.c), it pushes it to every node and
  * answers only once the pushes are answered, so a client that creates a
  * bucket can use it on any target at once. Another proxy forwards changes
  * to the primary and relays its answer. buckets_change is the one entry
@@ -26,6 +26,7 @@
 #include "olist.h"
 #include "owed.h"
 #include "proxy.h"
+#include "quorum.h"
 #include "summary.h"
 #include "util.h"
 #include "worker.h"
@@ -36,19 +37,23 @@
 /* ---- changes: made by the primary ------------------------------------------ */
 
 struct change {
+    struct quorum_change qc;     /* first */
+    struct proxy *p;
+    struct hc *hc;
     buckets_done_fn done;
     void *arg;
-    int status;
+    int status;                  /* the answer's when made */
     json_t *answer;
+    enum buckets_op op;
+    char provider[16];
+    char name[64];
+    json_t *props;
 };
 
-static struct change *change_new(buckets_done_fn done, void *arg, int status)
+static void change_free(struct change *c)
 {
-    struct change *c = xcalloc(1, sizeof(*c));
-    c->done = done;
-    c->arg = arg;
-    c->status = status;
-    return c;
+    json_decref(c->props);
+    free(c);
 }
 
 /* The primary's answer to a forwarded change: its JSON, or its error's
@@ -67,25 +72,28 @@ static void forwarded(void *arg, int status, const char *body, size_t len, const
         j = NULL;
     }
     json_decref(j);
-    free(c);
+    change_free(c);
 }
 
 static const char *const op_method[] = {"PUT", "PATCH", "DELETE"};
 
 /* Send the change to the primary, signed as this proxy (it authenticated
  * its client). */
-static void forward_change(struct proxy *p, struct hc *hc, enum buckets_op op,
-                           const char *provider, const char *name, json_t *props,
-                           struct change *c)
+static void forward_change(struct change *c)
 {
-    json_t *j = props ? props : json_object();
-    char *body = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    char *url = node_signed_urlf(&p->node, op_method[op], p->conf.primary_url,
-                                 "/v1/buckets/%s?provider=%s", name, provider);
-    hc_request(hc, op_method[op], url, body, strlen(body), NULL, 15000, forwarded, c);
+    char *primary = node_primary_url(&c->p->node);
+    if (!primary) {
+        c->done(c->arg, 503, NULL, "no primary proxy is known yet");
+        change_free(c);
+        return;
+    }
+    char *body = json_dumps(c->props ? c->props : json_object(), JSON_COMPACT);
+    char *url = node_signed_urlf(&c->p->node, op_method[c->op], primary,
+                                 "/v1/buckets/%s?provider=%s", c->name, c->provider);
+    hc_request(c->hc, op_method[c->op], url, body, strlen(body), NULL, 15000, forwarded, c);
     free(url);
     free(body);
+    free(primary);
 }
 
 static void change_pushed(void *arg, int failures)
@@ -95,42 +103,58 @@ static void change_pushed(void *arg, int failures)
         log_warn("bucket change reached all but %d nodes; they catch up by keepalive",
                  failures);
     c->done(c->arg, c->status, c->answer, NULL);
-    free(c);
+    change_free(c);
 }
 
-/* Install b as the next BMD version (with p->mu held; released) and call
- * c's done once every node has been pushed the change. */
-static void commit_bmd(struct proxy *p, struct hc *hc, struct bmd *b, struct change *c)
+/* The change on the quorum thread, against the newest BMD: 0 with b
+ * changed, or the status of the refusal. */
+static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
 {
-    struct bmd *cur = bmd_current();
-    b->snap.version = cur->snap.version + 1;
-    bmd_unref(cur);
-    json_t *push = json_pack("{s:o}", "bmd", bmd_to_json(b));
-    node_set_bmd(&p->node, b);
-    pthread_mutex_unlock(&p->mu);
-    cluster_broadcast(p, hc, push, change_pushed, c);
-}
-
-/* The change on this proxy, the primary: 0 with b committed, or the
- * status of the refusal. */
-static int change_apply(struct bmd *b, enum buckets_op op, const char *provider,
-                        const char *name, json_t *props)
-{
-    switch (op) {
+    struct change *c = (struct change *)qc;
+    int refused = 500;
+    (void)m;
+    switch (c->op) {
     case BUCKETS_CREATE:
-        return bmd_add(b, provider, name, props, (int64_t)time(NULL)) ? 409 : 0;
+        refused = bmd_add(b, c->provider, c->name, c->props, (int64_t)time(NULL)) ? 409 : 0;
+        break;
     case BUCKETS_PATCH:
-        return bmd_patch(b, provider, name, props) ? 404 : 0;
+        refused = bmd_patch(b, c->provider, c->name, c->props) ? 404 : 0;
+        break;
     case BUCKETS_DESTROY:
-        if (bmd_del(b, provider, name))
-            return 404;
-        log_info("bucket %s/%s destroyed", provider, name);
-        return 0;
+        refused = bmd_del(b, c->provider, c->name) ? 404 : 0;
+        break;
     }
-    return 500;
+    if (refused) {
+        snprintf(qc->err, sizeof(qc->err), refused == 409 ? "bucket '%s' already exists"
+                                                          : "bucket '%s' not found", c->name);
+        return refused;
+    }
+    if (c->op != BUCKETS_DESTROY)
+        c->answer = bmd_bucket_json(bmd_find(b, c->provider, c->name));
+    qc->changed = QUORUM_BMD;
+    return 0;
 }
 
-void buckets_change(struct proxy *p, struct hc *hc, enum buckets_op op, const char *provider,
+/* Committed (then pushed to every node before the answer, so the bucket
+ * is usable on any target at once) or refused. */
+static void change_committed(struct quorum_change *qc, int status, const char *err)
+{
+    struct change *c = (struct change *)qc;
+    if (status) {
+        json_decref(c->answer);
+        c->done(c->arg, status, NULL, err);
+        change_free(c);
+        return;
+    }
+    if (c->op == BUCKETS_DESTROY)
+        log_info("bucket %s/%s destroyed", c->provider, c->name);
+    struct bmd *b = bmd_current();
+    json_t *push = json_pack("{s:o}", "bmd", bmd_to_json(b));
+    bmd_unref(b);
+    cluster_broadcast(c->p, c->hc, push, change_pushed, c);
+}
+
+void buckets_change(struct http_req *r, enum buckets_op op, const char *provider,
                     const char *name, json_t *props, buckets_done_fn done, void *arg)
 {
     char err[256];
@@ -147,29 +171,24 @@ void buckets_change(struct proxy *p, struct hc *hc, enum buckets_op op, const ch
     if (op == BUCKETS_PATCH && !props)
         props = json_object();
     static const int ok[] = {201, 200, 204};
-    struct change *c = change_new(done, arg, ok[op]);
-    if (!p->node.is_primary) {
-        forward_change(p, hc, op, provider, name, props, c);
+    struct change *c = xcalloc(1, sizeof(*c));
+    c->p = r->w->ctx;
+    c->hc = worker_hc(r);
+    c->done = done;
+    c->arg = arg;
+    c->status = ok[op];
+    c->op = op;
+    snprintf(c->provider, sizeof(c->provider), "%s", provider);
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->props = props;
+    if (!node_primary(&c->p->node)) {
+        forward_change(c);
         return;
     }
-    pthread_mutex_lock(&p->mu);
-    struct bmd *cur = bmd_current();
-    struct bmd *b = bmd_clone(cur);
-    bmd_unref(cur);
-    int refused = change_apply(b, op, provider, name, props);
-    json_decref(props);
-    if (refused) {
-        pthread_mutex_unlock(&p->mu);
-        bmd_unref(b);
-        free(c);
-        snprintf(err, sizeof(err), refused == 409 ? "bucket '%s' already exists"
-                                                  : "bucket '%s' not found", name);
-        done(arg, refused, NULL, err);
-        return;
-    }
-    if (op != BUCKETS_DESTROY)
-        c->answer = bmd_bucket_json(bmd_find(b, provider, name));
-    commit_bmd(p, hc, b, c);
+    c->qc.edit = change_edit;
+    c->qc.done = change_committed;
+    c->qc.q = r->w->q;
+    quorum_propose(c->p, &c->qc);
 }
 
 struct bucket_req {
@@ -199,6 +218,8 @@ static int bucket_req_parse(struct http_req *r, const char *rest, size_t len,
 static void change_replied(void *arg, int status, json_t *answer, const char *err)
 {
     struct http_req *r = arg;
+    if (status == 0 || status == 503)
+        http_resp_header(r, "Retry-After", "1");
     if (status == 0)
         http_reply_error(r, 503, "primary proxy unreachable: %s", err);
     else if (err)
@@ -215,7 +236,6 @@ static void destroy_checked(struct http_req *r, json_t *owed, void *arg);
 
 static void change_body(struct http_req *r, json_t *props)
 {
-    struct proxy *p = r->w->ctx;
     struct bucket_req br;
     size_t pl = strlen("/v1/buckets/");
     if (bucket_req_parse(r, r->path + pl, r->path_len - pl, &br)) {
@@ -236,14 +256,13 @@ static void change_body(struct http_req *r, json_t *props)
         }
     }
     http_req_ref(r);
-    buckets_change(p, worker_hc(r), op, br.provider, br.name, props, change_replied, r);
+    buckets_change(r, op, br.provider, br.name, props, change_replied, r);
 }
 
 /* A write-back bucket is destroyed only once its backend has everything
  * acknowledged (or with ?force: what it still owes is lost). */
 static void destroy_checked(struct http_req *r, json_t *owed, void *arg)
 {
-    struct proxy *p = r->w->ctx;
     struct bucket_req br;
     size_t pl = strlen("/v1/buckets/");
     (void)arg;
@@ -256,7 +275,7 @@ static void destroy_checked(struct http_req *r, json_t *owed, void *arg)
                                           "status", 409, "owed", owed));
     } else if (bucket_req_parse(r, r->path + pl, r->path_len - pl, &br) == 0) {
         http_req_ref(r);
-        buckets_change(p, worker_hc(r), BUCKETS_DESTROY, br.provider, br.name, NULL,
+        buckets_change(r, BUCKETS_DESTROY, br.provider, br.name, NULL,
                        change_replied, r);
     }
     json_decref(owed);
@@ -283,7 +302,7 @@ static void ensured(void *arg, int status, json_t *answer, const char *err)
     free(e);
 }
 
-void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
+void buckets_ensure(struct http_req *r, const char *provider,
                     const char *name, void (*cont)(struct http_req *r))
 {
     struct ensure *e = xcalloc(1, sizeof(*e));
@@ -295,7 +314,7 @@ void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
         return;
     }
     log_info("remote bucket %s://%s added on first use", provider, name);
-    buckets_change(p, worker_hc(r), BUCKETS_CREATE, provider, name, NULL, ensured, e);
+    buckets_change(r, BUCKETS_CREATE, provider, name, NULL, ensured, e);
 }
 
 /* ---- listing ------------------------------------------------------------------ */
@@ -436,7 +455,7 @@ static void bucket_sub(struct proxy *p, struct http_req *r, const struct bucket_
     }
     int exists = buckets_exist(br->provider, br->name);
     if (!exists && strcmp(br->provider, BMD_PROVIDER_SHOAL))
-        buckets_ensure(p, r, br->provider, br->name, list_again);
+        buckets_ensure(r, br->provider, br->name, list_again);
     else if (!exists)
         http_reply_error(r, 404, "bucket '%s' not found", br->name);
     else if (summary)

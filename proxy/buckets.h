@@ -9,7 +9,6 @@
 #include <jansson.h>
 #include <stddef.h>
 
-struct hc;
 struct http_req;
 struct proxy;
 
@@ -17,19 +16,20 @@ enum buckets_op { BUCKETS_CREATE, BUCKETS_PATCH, BUCKETS_DESTROY };
 
 /* status: 201 (created), 200 (patched) or 204 (destroyed) with answer the
  * bucket's JSON (NULL for 204; the callee's to keep), the refusal's status
- * with err (400 bad name or properties, 404, 409), or 0 when the primary
- * could not be reached (err says why). */
+ * with err (400 bad name or properties, 404, 409, 503 when no primary
+ * could commit it), or 0 when the primary could not be reached (err says
+ * why). */
 typedef void (*buckets_done_fn)(void *arg, int status, json_t *answer, const char *err);
 
 /*
- * Change a bucket: the primary commits the next BMD and pushes it to every
- * node before done; another proxy forwards the change to the primary
- * (signed as itself: the caller authenticated its client). props: the new
- * bucket's properties or the patch (taken; NULL for none). done fires
- * once, on hc's loop; a refusal found at once fires it before this
- * returns.
+ * Change a bucket for request r: the primary has the proxies commit the
+ * next BMD (quorum.h) and pushes it to every node before done; another
+ * proxy forwards the change to the primary (signed as itself: the caller
+ * authenticated its client). props: the new bucket's properties or the
+ * patch (taken; NULL for none). done fires once, on r's worker; a
+ * refusal found at once fires it before this returns.
  */
-void buckets_change(struct proxy *p, struct hc *hc, enum buckets_op op, const char *provider,
+void buckets_change(struct http_req *r, enum buckets_op op, const char *provider,
                     const char *name, json_t *props, buckets_done_fn done, void *arg);
 
 /* Routes: /v1/buckets and /v1/buckets/...; rest is what follows
@@ -38,7 +38,7 @@ void buckets_route(struct http_req *r, const char *rest, size_t rlen);
 
 /* Make sure a remote bucket (provider s3) is in the BMD, adding it on the
  * primary (directly or through it), then call cont(r); errors answer r. */
-void buckets_ensure(struct proxy *p, struct http_req *r, const char *provider,
+void buckets_ensure(struct http_req *r, const char *provider,
                     const char *name, void (*cont)(struct http_req *r));
 
 /* Is provider/name in the current BMD? */

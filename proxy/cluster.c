@@ -2,13 +2,14 @@
  * cluster: membership on the primary proxy.
  *
  * Joins and keepalives arrive signed with the cluster secret. A join adds or
- * updates the node and, when that changed the map, installs a new version
- * and pushes it to every node; the joiner gets the map and BMD in the
- * answer. A keepalive refreshes the node's last-seen time and carries back
- * whatever newer map or BMD the node is missing. The control thread's tick
- * marks targets silent longer than node_timeout_ms down (they stay in the
- * map, owning nothing, until they join again or are removed) and drops
- * silent proxies.
+ * updates the node and, when that changes the map, has the proxies commit
+ * the new version (quorum.c) and pushes it to every node; the joiner gets
+ * the map and BMD in the answer. A keepalive refreshes the node's
+ * last-seen time and carries back whatever newer map or BMD the node is
+ * missing. The control thread's tick marks targets silent longer than
+ * node_timeout_ms down (they stay in the map, owning nothing, until they
+ * join again or are removed) and drops silent proxies. A proxy that is not
+ * the primary answers members with its map, which names the primary.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "proxy.h"
+#include "quorum.h"
 #include "util.h"
 #include "worker.h"
 
@@ -34,31 +36,6 @@ static void seen_touch(struct proxy *p, const char *id)
     p->seen = xrealloc(p->seen, sizeof(*p->seen) * (size_t)(p->n_seen + 1));
     p->seen[p->n_seen].id = xstrdup(id);
     p->seen[p->n_seen++].at_ms = mono_ms();
-}
-
-void cluster_init_primary(struct proxy *p)
-{
-    struct node *n = &p->node;
-    struct cmap *cur = cmap_current();
-    struct cmap *m;
-    if (cur) {
-        m = cmap_clone(cur);
-        free(m->primary);
-        m->primary = xstrdup(n->id);
-        m->snap.version++;
-    } else {
-        uint8_t r[8];
-        char uuid[17];
-        rand_bytes(r, sizeof(r));
-        hex_encode(r, sizeof(r), uuid);
-        m = cmap_new(uuid, n->id, 1);
-    }
-    cmap_put_node(m, n->id, NODE_PROXY, p->conf.public_url);
-    /* Every node of a persisted map gets a full timeout to come back. */
-    for (int i = 0; i < m->n; i++)
-        seen_touch(p, m->nodes[i].id);
-    cmap_unref(cur);
-    node_set_cmap(n, m);
 }
 
 void cluster_fini(struct proxy *p)
@@ -117,11 +94,62 @@ void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,
 
 static int not_primary(struct proxy *p, struct http_req *r)
 {
-    if (p->node.is_primary)
+    if (node_primary(&p->node))
         return 0;
-    http_reply_error(r, 503, "this proxy is not the primary; the primary is at %s",
-                     p->conf.primary_url);
+    node_not_primary(&p->node, r);
     return 1;
+}
+
+/* ---- map changes ------------------------------------------------------------------ */
+
+struct mapchg {
+    struct quorum_change c;      /* first */
+    struct proxy *p;
+    struct hc *cli;
+    char id[72];
+    int (*fn)(struct cmap *m, const char *id);
+    cluster_done_fn done;
+    void *arg;
+};
+
+static int mapchg_edit(struct quorum_change *c, struct cmap *m, struct bmd *b)
+{
+    struct mapchg *mc = (struct mapchg *)c;
+    (void)b;
+    c->changed = mc->fn(m, mc->id) ? QUORUM_CMAP : 0;
+    return 0;
+}
+
+static void mapchg_done(struct quorum_change *c, int status, const char *err)
+{
+    struct mapchg *mc = (struct mapchg *)c;
+    int64_t v = !status && c->changed ? c->version : 0;
+    if (v) {
+        struct cmap *now = cmap_current();
+        cluster_broadcast(mc->p, mc->cli, json_pack("{s:o}", "cmap", cmap_to_json(now)), NULL,
+                          NULL);
+        cmap_unref(now);
+    }
+    if (mc->done)
+        mc->done(mc->arg, v, status, err);
+    free(mc);
+}
+
+void cluster_change_map(struct proxy *p, struct loopq *q, struct hc *cli, const char *id,
+                        int (*fn)(struct cmap *m, const char *id), cluster_done_fn done,
+                        void *arg)
+{
+    struct mapchg *mc = xcalloc(1, sizeof(*mc));
+    mc->c.edit = mapchg_edit;
+    mc->c.done = mapchg_done;
+    mc->c.q = q;
+    mc->p = p;
+    mc->cli = cli;
+    snprintf(mc->id, sizeof(mc->id), "%s", id);
+    mc->fn = fn;
+    mc->done = done;
+    mc->arg = arg;
+    quorum_propose(p, &mc->c);
 }
 
 /* A member's request to the primary (what: "join", "keepalive"), signed
@@ -148,48 +176,86 @@ static int plain_token(const char *s)
     return 1;
 }
 
+struct join {
+    struct quorum_change c;      /* first */
+    struct http_req *r;
+    json_t *j;                   /* the request: id, role, url, raft */
+    json_int_t their_version;
+};
+
+static int join_edit(struct quorum_change *c, struct cmap *m, struct bmd *b)
+{
+    struct join *jn = (struct join *)c;
+    const char *id = json_string_value(json_object_get(jn->j, "id"));
+    const char *role = json_string_value(json_object_get(jn->j, "role"));
+    const char *url = json_string_value(json_object_get(jn->j, "url"));
+    const char *raft = json_string_value(json_object_get(jn->j, "raft"));
+    (void)b;
+    int ch = cmap_put_node(m, id, strcmp(role, "proxy") ? NODE_TARGET : NODE_PROXY, url);
+    if (raft && !strcmp(role, "proxy"))
+        ch |= cmap_set_raft(m, id, raft);
+    if (ch && jn->their_version >= m->snap.version)
+        m->snap.version = jn->their_version + 1;   /* above what the joiner had */
+    c->changed = ch ? QUORUM_CMAP : 0;
+    return 0;
+}
+
+static void join_done(struct quorum_change *c, int status, const char *err)
+{
+    struct join *jn = (struct join *)c;
+    struct http_req *r = jn->r;
+    struct proxy *p = r->w->ctx;
+    const char *id = json_string_value(json_object_get(jn->j, "id"));
+    if (status) {
+        http_resp_header(r, "Retry-After", "1");
+        http_reply_error(r, status, "%s", err);
+    } else {
+        pthread_mutex_lock(&p->mu);
+        seen_touch(p, id);
+        pthread_mutex_unlock(&p->mu);
+        struct cmap *m = cmap_current();
+        struct bmd *b = bmd_current();
+        if (c->changed) {
+            log_info("node %s joined: map v%lld", id, (long long)c->version);
+            cluster_broadcast(p, worker_hc(r), json_pack("{s:o}", "cmap", cmap_to_json(m)),
+                              NULL, NULL);
+        }
+        http_reply_json(r, 200,
+                        json_pack("{s:o, s:o}", "cmap", cmap_to_json(m), "bmd", bmd_to_json(b)));
+        cmap_unref(m);
+        bmd_unref(b);
+    }
+    json_decref(jn->j);
+    http_req_unref(r);
+    free(jn);
+}
+
 static void join_body(struct http_req *r, json_t *j)
 {
     struct proxy *p = r->w->ctx;
-    const char *id, *role, *url;
+    const char *id, *role, *url, *raft = NULL;
     json_int_t their_version = 0;
-    if (json_unpack(j, "{s:s, s:s, s:s, s?I}", "id", &id, "role", &role, "url", &url,
-                    "cmap_version", &their_version) ||
+    if (json_unpack(j, "{s:s, s:s, s:s, s?I, s?s}", "id", &id, "role", &role, "url", &url,
+                    "cmap_version", &their_version, "raft", &raft) ||
         (strcmp(role, "proxy") && strcmp(role, "target")) || !id[0] || !url[0] ||
-        !plain_token(id) || !plain_token(url)) {
+        !plain_token(id) || !plain_token(url) || (raft && !plain_token(raft))) {
         json_decref(j);
         http_reply_error(r, 400, "join needs id, role (proxy|target) and url, without "
                                  "spaces, quotes or backslashes");
         return;
     }
     pthread_mutex_lock(&p->mu);
-    struct cmap *cur = cmap_current();
-    struct cmap *m = cmap_clone(cur);
-    int changed = cmap_put_node(m, id, strcmp(role, "proxy") ? NODE_TARGET : NODE_PROXY, url);
-    if (changed) {
-        int64_t v = cur->snap.version > their_version ? cur->snap.version : their_version;
-        m->snap.version = v + 1;
-        snap_ref(&m->snap);
-        node_set_cmap(&p->node, m);
-        log_info("node %s (%s) joined at %s: map v%lld", id, role, url,
-                 (long long)m->snap.version);
-    }
-    seen_touch(p, id);
+    seen_touch(p, id);           /* not dropped while its join is committed */
     pthread_mutex_unlock(&p->mu);
-    cmap_unref(cur);
-    if (changed) {
-        cmap_unref(m);
-        m = cmap_current();
-    }
-    struct bmd *b = bmd_current();
-    json_t *answer = json_pack("{s:o, s:o}", "cmap", cmap_to_json(m), "bmd", bmd_to_json(b));
-    if (changed)
-        cluster_broadcast(p, worker_hc(r), json_pack("{s:o}", "cmap", cmap_to_json(m)), NULL,
-                          NULL);
-    cmap_unref(m);
-    bmd_unref(b);
-    json_decref(j);
-    http_reply_json(r, 200, answer);
+    struct join *jn = xcalloc(1, sizeof(*jn));
+    jn->c.edit = join_edit;
+    jn->c.done = join_done;
+    jn->c.q = r->w->q;
+    jn->r = r;
+    jn->j = j;
+    jn->their_version = their_version;
+    http_req_ref(r);
+    quorum_propose(p, &jn->c);
 }
 
 void cluster_join(struct http_req *r, const char *rest, size_t rlen)
@@ -237,14 +303,36 @@ void cluster_keepalive(struct http_req *r, const char *rest, size_t rlen)
     from_member(r, "keepalive", keepalive_body);
 }
 
-/* Control thread, every keepalive period: drop silent nodes. */
+/* A silent node: a target goes down (it stays, owning nothing), a
+ * proxy leaves the map. */
+static int mark_silent(struct cmap *m, const char *id)
+{
+    const struct cmap_node *nd = cmap_find(m, id);
+    if (!nd || (nd->flags & CMAP_FLAG_DOWN))
+        return 0;
+    if (nd->role == NODE_TARGET)
+        return cmap_set_flags(m, id, CMAP_FLAG_DOWN, 0);
+    return cmap_del_node(m, id);
+}
+
+/* Control thread, every keepalive period, on the primary: drop silent
+ * nodes. A new primary first gives every node of the map a full
+ * timeout. */
 void cluster_tick(struct node *n)
 {
     struct proxy *p = n->owner;
+    if (!node_primary(n)) {
+        p->was_primary = 0;
+        return;
+    }
     uint64_t now = mono_ms();
     pthread_mutex_lock(&p->mu);
     struct cmap *cur = cmap_current();
-    struct cmap *m = NULL;
+    if (!p->was_primary) {
+        p->was_primary = 1;
+        for (int i = 0; cur && i < cur->n; i++)
+            seen_touch(p, cur->nodes[i].id);
+    }
     for (int i = 0; i < p->n_seen; i++) {
         if (!strcmp(p->seen[i].id, n->id))
             continue;
@@ -252,32 +340,15 @@ void cluster_tick(struct node *n)
             continue;
         const struct cmap_node *nd = cmap_find(cur, p->seen[i].id);
         if (nd && !(nd->flags & CMAP_FLAG_DOWN)) {
-            if (!m)
-                m = cmap_clone(cur);
-            /* A target stays in the map, down: the names it holds are
-             * unavailable, not gone, until it returns or is removed. */
-            if (nd->role == NODE_TARGET)
-                cmap_set_flags(m, nd->id, CMAP_FLAG_DOWN, 0);
-            else
-                cmap_del_node(m, nd->id);
             log_warn("node %s silent for %llu ms: %s", p->seen[i].id,
                      (unsigned long long)(now - p->seen[i].at_ms),
                      nd->role == NODE_TARGET ? "down" : "removed from the map");
+            cluster_change_map(p, n->ctl_q, n->ctl_cli, nd->id, mark_silent, NULL, NULL);
         }
         free(p->seen[i].id);
         p->seen[i--] = p->seen[--p->n_seen];
     }
-    if (m) {
-        m->snap.version = cur->snap.version + 1;
-        node_set_cmap(n, m);
-    }
     pthread_mutex_unlock(&p->mu);
     cmap_unref(cur);
-    if (m) {
-        struct cmap *now_map = cmap_current();
-        cluster_broadcast(p, n->ctl_cli, json_pack("{s:o}", "cmap", cmap_to_json(now_map)),
-                          NULL, NULL);
-        cmap_unref(now_map);
-    }
     nodes_tick(n);               /* decommissioned targets that are drained leave */
 }

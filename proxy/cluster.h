@@ -8,15 +8,15 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
+struct cmap;
 struct hc;
+struct loopq;
 struct http_req;
 struct node;
 struct proxy;
 
-/* Start-up, on the primary: this proxy in the map (a new one, or the
- * persisted one taken over), every known node given a full timeout. */
-void cluster_init_primary(struct proxy *p);
 /* Shutdown: forget the nodes seen. */
 void cluster_fini(struct proxy *p);
 /* Routes: POST /v1/cluster/join and /v1/cluster/keepalive, each signed
@@ -26,6 +26,16 @@ void cluster_join(struct http_req *r, const char *rest, size_t rlen);
 void cluster_keepalive(struct http_req *r, const char *rest, size_t rlen);
 /* node's on_tick (control thread): drop nodes silent too long. */
 void cluster_tick(struct node *n);
+/* done of a map change: the committed version (0: nothing changed), or
+ * status (503: not the primary, or no majority) with err. */
+typedef void (*cluster_done_fn)(void *arg, int64_t version, int status, const char *err);
+
+/* Change the map through the proxies' consensus: fn edits a copy (1 if it
+ * changed anything); once committed the map is pushed to every node with
+ * cli, then done(arg, ...) runs on loop q (NULL done: nothing to tell). */
+void cluster_change_map(struct proxy *p, struct loopq *q, struct hc *cli, const char *id,
+                        int (*fn)(struct cmap *m, const char *id), cluster_done_fn done,
+                        void *arg);
 /* Push {"cmap"} and/or {"bmd"} to every other node; done(arg, failures)
  * runs on cli's loop once all answered (done may be NULL). Takes j. */
 void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,

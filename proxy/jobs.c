@@ -370,7 +370,7 @@ static void ensure_and_launch(struct http_req *r, struct pjob *pj)
     r->data = pj;
     /* a bucket of a cloud store joins the BMD on first use, as for a GET */
     if (strcmp(pj->provider, BMD_PROVIDER_SHOAL) && !buckets_exist(pj->provider, pj->bucket))
-        buckets_ensure(r->w->ctx, r, pj->provider, pj->bucket, ensure_to);
+        buckets_ensure(r, pj->provider, pj->bucket, ensure_to);
     else
         ensure_to(r);
 }
@@ -381,7 +381,7 @@ static void ensure_to(struct http_req *r)
     struct pjob *pj = r->data;
     if (pj->to[0] && strcmp(pj->to_provider, BMD_PROVIDER_SHOAL) &&
         !buckets_exist(pj->to_provider, pj->to))
-        buckets_ensure(r->w->ctx, r, pj->to_provider, pj->to, launch);
+        buckets_ensure(r, pj->to_provider, pj->to, launch);
     else
         launch(r);
 }

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buckets.h"
 #include "jobs.h"
@@ -17,6 +18,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "objects.h"
+#include "quorum.h"
 #include "proxy.h"
 #include "route.h"
 #include "s3route.h"
@@ -51,6 +53,7 @@ static const struct route routes[] = {
     {RM_POST, "/v1/cluster/join", cluster_join, "join"},
     {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
     {RM_GET, "/v1/cluster/space", space_route, "space"},
+    {RM_GET, "/v1/cluster/quorum", quorum_route, "quorum"},
     {RM_ANY, "/v1/cluster/nodes/*", nodes_route, "node"},
     {RM_ANY, "/v1/targets/*", nodes_targets_route, "mountpaths"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
@@ -119,8 +122,6 @@ int main(int argc, char **argv)
     }
     p.node.owner = &p;
     p.node.on_tick = cluster_tick;
-    if (p.node.is_primary)
-        cluster_init_primary(&p);
     struct http_server_opts o = {
         .host = p.conf.host,
         .port = p.conf.port,
@@ -156,8 +157,11 @@ int main(int argc, char **argv)
         log_info("S3 API at the root of %s:%d", p.conf.host, p.conf.s3_api_port);
     }
     node_start(&p.node);
-    log_info("proxy %s%s listening on %s:%d", p.node.id, p.node.is_primary ? " (primary)" : "",
-             p.conf.host, p.conf.port);
+    if (quorum_start(&p, err, sizeof(err))) {
+        fprintf(stderr, "shoal-proxy: %s\n", err);
+        _exit(1);                /* threads run: no orderly teardown from here */
+    }
+    log_info("proxy %s listening on %s:%d", p.node.id, p.conf.host, p.conf.port);
     int sig = node_wait_signal();
     log_info("signal %d: shutting down", sig);
     /* requests under way finish, new ones get 503: both ports stop taking
@@ -167,10 +171,13 @@ int main(int argc, char **argv)
     http_server_drain(srv, p.conf.shutdown_grace_s);
     if (s3srv) {
         http_server_drain(s3srv, p.conf.shutdown_grace_s);
-        http_server_stop(s3srv);
     }
+    quorum_stop(&p);             /* changes still waiting get 503 on their workers */
+    if (s3srv)
+        http_server_stop(s3srv);
     http_server_stop(srv);
     node_stop(&p.node);
+    quorum_free(&p);
     cluster_fini(&p);
     conf_free(&p.conf);
     return 0;

@@ -15,33 +15,6 @@
 #include "util.h"
 #include "worker.h"
 
-/* A new map from the current one: change() edits a copy (1 if it
- * changed anything), which is installed with the next version and pushed
- * to every node with cli. Returns the new version, 0 when nothing
- * changed. */
-static int64_t change_map(struct proxy *p, struct hc *cli, const char *id,
-                          int (*change)(struct cmap *m, const char *id))
-{
-    pthread_mutex_lock(&p->mu);
-    struct cmap *cur = cmap_current();
-    struct cmap *m = cmap_clone(cur);
-    int64_t v = 0;
-    if (change(m, id)) {
-        v = m->snap.version = cur->snap.version + 1;
-        node_set_cmap(&p->node, m);
-    } else {
-        cmap_unref(m);
-    }
-    pthread_mutex_unlock(&p->mu);
-    cmap_unref(cur);
-    if (v) {
-        struct cmap *now = cmap_current();
-        cluster_broadcast(p, cli, json_pack("{s:o}", "cmap", cmap_to_json(now)), NULL, NULL);
-        cmap_unref(now);
-    }
-    return v;
-}
-
 static int set_maint(struct cmap *m, const char *id)
 {
     return cmap_set_flags(m, id, CMAP_FLAG_MAINT, 0);
@@ -62,14 +35,35 @@ static int remove_node(struct cmap *m, const char *id)
     return cmap_del_node(m, id);
 }
 
+struct asked {
+    struct http_req *r;
+    char id[72];
+    const char *state;           /* what the node is once changed */
+};
+
+/* The answer once the proxies committed the change (cmap_version 0: it
+ * was so already). */
+static void node_changed(void *arg, int64_t version, int status, const char *err)
+{
+    struct asked *a = arg;
+    if (status) {
+        http_resp_header(a->r, "Retry-After", "1");
+        http_reply_error(a->r, status, "%s", err);
+    } else {
+        http_reply_json(a->r, 202, json_pack("{s:s, s:s, s:I}", "node", a->id, "state",
+                                             a->state, "cmap_version", (json_int_t)version));
+    }
+    http_req_unref(a->r);
+    free(a);
+}
+
 void nodes_route(struct http_req *r, const char *rest, size_t rlen)
 {
     struct proxy *p = r->w->ctx;
     if (!node_authenticate(&p->node, r))
         return;
-    if (!p->node.is_primary) {
-        http_reply_error(r, 503, "this proxy is not the primary; the primary is at %s",
-                         p->conf.primary_url);
+    if (!node_primary(&p->node)) {
+        node_not_primary(&p->node, r);
         return;
     }
     char id[72];
@@ -93,8 +87,8 @@ void nodes_route(struct http_req *r, const char *rest, size_t rlen)
         return;
     }
     char v[8];
-    int64_t ver = 0;
-    const char *what;
+    int (*fn)(struct cmap *m, const char *id);
+    const char *state;
     if (r->method == HTTP_M_PUT && http_query_get(r, "maintenance", v, sizeof(v)) >= 0) {
         int on = !v[0] || !strcmp(v, "on") || !strcmp(v, "true");
         if (!on && strcmp(v, "off") && strcmp(v, "false")) {
@@ -105,12 +99,12 @@ void nodes_route(struct http_req *r, const char *rest, size_t rlen)
             http_reply_error(r, 409, "node %s is being decommissioned", id);
             return;
         }
-        ver = change_map(p, worker_hc(r), id, on ? set_maint : clear_maint);
-        what = on ? "maintenance" : "active";
+        fn = on ? set_maint : clear_maint;
+        state = on ? "maintenance" : "active";
     } else if (r->method == HTTP_M_DELETE) {
         int down = flags & CMAP_FLAG_DOWN;
-        ver = change_map(p, worker_hc(r), id, down ? remove_node : set_decomm);
-        what = down ? "removed" : "decommissioning";
+        fn = down ? remove_node : set_decomm;
+        state = down ? "removed" : "decommissioning";
         log_warn("node %s: %s", id, down ? "removed while down: what only it held is lost"
                                          : "decommissioning");
     } else {
@@ -118,8 +112,12 @@ void nodes_route(struct http_req *r, const char *rest, size_t rlen)
         http_reply_error(r, 405, "PUT ?maintenance[=on|off], or DELETE to decommission");
         return;
     }
-    http_reply_json(r, 202, json_pack("{s:s, s:s, s:I}", "node", id, "state", what,
-                                      "cmap_version", (json_int_t)ver));
+    struct asked *a = xcalloc(1, sizeof(*a));
+    a->r = r;
+    snprintf(a->id, sizeof(a->id), "%s", id);
+    a->state = state;
+    http_req_ref(r);
+    cluster_change_map(p, r->w->q, worker_hc(r), id, fn, node_changed, a);
 }
 
 /* ---- a target's mountpaths, forwarded ---------------------------------------------------- */
@@ -225,6 +223,8 @@ static void shut_done(void *arg, int status, const char *body, size_t len, const
     free(d);
 }
 
+static void left(void *arg, int64_t v, int status, const char *err);
+
 static void drained(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct drain *d = arg;
@@ -240,8 +240,16 @@ static void drained(void *arg, int status, const char *body, size_t len, const c
         free(d);
         return;
     }
-    int64_t v = change_map(d->p, d->n->ctl_cli, d->id, remove_node);
+    cluster_change_map(d->p, d->n->ctl_q, d->n->ctl_cli, d->id, remove_node, left, d);
+}
+
+/* A drained target left the map: it is told to shut down. */
+static void left(void *arg, int64_t v, int status, const char *err)
+{
+    struct drain *d = arg;
     if (!v) {
+        if (status)
+            log_warn("node %s drained but not removed: %s", d->id, err);
         free(d);
         return;
     }

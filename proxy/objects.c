@@ -101,7 +101,7 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
     int exists = buckets_exist(provider, on.bucket);
     if (!exists && strcmp(provider, BMD_PROVIDER_SHOAL)) {
         /* a remote bucket named by its provider joins on first use */
-        buckets_ensure(p, r, provider, on.bucket, redirect_again);
+        buckets_ensure(r, provider, on.bucket, redirect_again);
         return;
     }
     if (!exists) {

@@ -7,6 +7,8 @@
  *   objects    an object's owner and signed URL; the native 307
  *   buckets    the bucket API, the merged listing, remote buckets
  *   cluster    membership on the primary, pushes to every node
+ *   quorum     the proxies' Raft group: commits maps and BMDs, elects the primary
+ *   raftnet    its connections, authenticated with the cluster secret
  *   nodes      maintenance and decommission of targets
  *   s3route    the S3 API's entry: authentication, buckets vs objects
  *   s3bucket   S3 bucket operations
@@ -29,12 +31,16 @@ struct seen {
     uint64_t at_ms;              /* last join or keepalive */
 };
 
+struct quorum;
+
 struct proxy {
     struct node node;            /* first: see struct node */
     struct conf conf;
-    pthread_mutex_t mu;          /* guards map/BMD changes and seen[] on the primary */
+    struct quorum *quorum;
+    pthread_mutex_t mu;          /* guards seen[] on the primary */
     struct seen *seen;
     int n_seen;
+    int was_primary;             /* control thread: seen[] is set up for this term */
 };
 
 #endif

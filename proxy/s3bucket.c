@@ -115,7 +115,7 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
     (void)len;
     struct bucket_op *o = bucket_op_new(r, arg, NULL);
     free(arg);
-    buckets_change(r->w->ctx, worker_hc(r), BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, NULL,
+    buckets_change(r, BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, NULL,
                    create_done, o);
 }
 
@@ -157,7 +157,7 @@ static void delete_checked(void *arg, struct olist_page *pg, int status, const c
         s3_fail(r, S3E_BUCKET_NOT_EMPTY, "the bucket you tried to delete is not empty");
         bucket_op_free(o);
     } else {
-        buckets_change(r->w->ctx, worker_hc(r), BUCKETS_DESTROY, BMD_PROVIDER_SHOAL, o->bucket,
+        buckets_change(r, BUCKETS_DESTROY, BMD_PROVIDER_SHOAL, o->bucket,
                        NULL, change_done, o);
     }
     olist_page_free(pg);
@@ -322,7 +322,7 @@ static void tags_set(struct http_req *r, const char *bucket, const char *pairs, 
     while (s3tag_next(pairs, len, &off, &k, &v))
         json_object_set_new(labels, k, json_string(v));
     struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's tags");
-    buckets_change(r->w->ctx, worker_hc(r), BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket,
+    buckets_change(r, BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket,
                    json_pack("{s:o}", "labels", labels), change_done, o);
 }
 

@@ -9,6 +9,9 @@
 #   SHOAL_MOUNTPATHS  mountpaths per target (default 2)
 #   SHOAL_PORT        first proxy's port (default 8080); the other nodes
 #                     take the ports after it
+#   SHOAL_RAFT_PORT   first proxy's consensus port (default SHOAL_PORT +
+#                     1000); the other proxies take the ports after it
+#   SHOAL_HOST        the address every node listens on (default 127.0.0.1)
 #   SHOAL_DATA        mountpaths, logs and state (default /tmp/shoal)
 #   SHOAL_BUILD       build directory holding bin/ (default build)
 #   SHOAL_AUTH_KEYS   client credentials, ACCESS:SECRET[,...] (default none:
@@ -22,17 +25,18 @@ P=${SHOAL_PROXIES:-1}
 T=${SHOAL_TARGETS:-3}
 M=${SHOAL_MOUNTPATHS:-2}
 PORT=${SHOAL_PORT:-8080}
+RAFT_PORT=${SHOAL_RAFT_PORT:-$((PORT + 1000))}
 DATA=${SHOAL_DATA:-/tmp/shoal}
 BUILD=${SHOAL_BUILD:-build}
 BIN="$here/$BUILD/bin"
 EXTRA=${SHOAL_EXTRA_ARGS:-}
 AUTH_KEYS=${SHOAL_AUTH_KEYS:-}
-HOST=127.0.0.1
+HOST=${SHOAL_HOST:-127.0.0.1}
 PRIMARY="http://$HOST:$PORT"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
-for v in "$P" "$T" "$M" "$PORT"; do
+for v in "$P" "$T" "$M" "$PORT" "$RAFT_PORT"; do
   [[ "$v" =~ ^[0-9]+$ ]] || die "SHOAL_PROXIES, SHOAL_TARGETS, SHOAL_MOUNTPATHS and SHOAL_PORT must be numbers"
 done
 [ "$P" -ge 1 ] || die "SHOAL_PROXIES must be at least 1"
@@ -59,6 +63,13 @@ secret_file() {
   echo "$DATA/cluster.secret"
 }
 
+# Every proxy's URL: a node joins through whichever answers.
+seeds() {
+  local i out=$PRIMARY
+  for ((i = 1; i < P; i++)); do out+=",http://$HOST:$((PORT + i))"; done
+  echo "$out"
+}
+
 start_node() { # name
   local name=$1 port kind dir
   port=$(node_port "$name")
@@ -71,13 +82,14 @@ start_node() { # name
   local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret_file "$(secret_file)")
   [ -z "$AUTH_KEYS" ] || args+=(--auth_keys "$AUTH_KEYS")
   if [ "$kind" = p ]; then
-    [ "$name" = p0 ] || args+=(--primary_url "$PRIMARY")
+    args+=(--raft_port $((RAFT_PORT + ${name:1})))
+    [ "$name" = p0 ] || args+=(--primary_url "$(seeds)")
     # shellcheck disable=SC2086
     nohup "$BIN/shoal-proxy" "${args[@]}" $EXTRA >>"$DATA/logs/$name.log" 2>&1 &
   else
     local mps=() j
     for ((j = 0; j < M; j++)); do mps+=("$dir/mp$j"); done
-    args+=(--primary_url "$PRIMARY" --mountpaths "$(IFS=,; echo "${mps[*]}")")
+    args+=(--primary_url "$(seeds)" --mountpaths "$(IFS=,; echo "${mps[*]}")")
     # shellcheck disable=SC2086
     nohup "$BIN/shoal-target" "${args[@]}" $EXTRA >>"$DATA/logs/$name.log" 2>&1 &
   fi

@@ -84,19 +84,24 @@ def keys_in(extra):
 
 class Cluster:
     def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None, env=None,
-                 spare=0):
+                 spare=0, host="127.0.0.1"):
         # spare: ports kept free after the targets', for targets started later
         # ("start-node t3" on a cluster of three)
         self.proxies, self.targets = proxies, targets
         self.port = free_port_block(proxies + targets + spare)
+        self.raft_port = free_port_block(proxies)
+        while self.port - proxies < self.raft_port < self.port + proxies + targets + spare:
+            self.raft_port = free_port_block(proxies)
         self.data = data or tempfile.mkdtemp(prefix="shoal-it-")
         self.env = dict(os.environ, SHOAL_PROXIES=str(proxies), SHOAL_TARGETS=str(targets),
                         SHOAL_MOUNTPATHS=str(mountpaths), SHOAL_PORT=str(self.port),
+                        SHOAL_RAFT_PORT=str(self.raft_port),
                         SHOAL_DATA=self.data, SHOAL_BUILD=BUILD,
                         SHOAL_EXTRA_ARGS=("--keepalive_ms 300 --node_timeout_ms 3000 " + extra))
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
         self.env.update(env or {})
-        self.url = "http://127.0.0.1:%d" % self.port
+        self.env["SHOAL_HOST"] = self.host = host
+        self.url = "http://%s:%d" % (host, self.port)
         self.keys = keys_in(extra)
         self.http = requests.Session()
         if self.keys:
@@ -117,8 +122,8 @@ class Cluster:
 
     def node_url(self, name):
         i = int(name[1:])
-        return "http://127.0.0.1:%d" % (self.port + i if name[0] == "p" else
-                                        self.port + self.proxies + i)
+        return "http://%s:%d" % (self.host, self.port + i if name[0] == "p" else
+                                 self.port + self.proxies + i)
 
     def pid(self, name):
         with open(os.path.join(self.data, name, "pid")) as f:

@@ -1,0 +1,377 @@
+/*
+ * raftnet: libraft's TCP transport with an HMAC challenge on every
+ * connection (see raftnet.h).
+ */
+#include "raftnet.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <raft.h>
+#include <raft/uv.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "log.h"
+#include "util.h"
+
+#define NONCE 32
+#define SHAKE_MS 5000
+#define USER_TIMEOUT_MS 3000
+
+struct shake;
+
+struct net {
+    struct raft_uv_transport inner;  /* libraft's TCP transport */
+    struct raft_uv_transport *outer;
+    uv_loop_t *loop;
+    uv_timer_t timer;            /* expires handshakes */
+    char *secret;
+    raft_id self;                /* what a dial proves */
+    raft_uv_accept_cb accept_cb;
+    raft_uv_transport_close_cb close_cb;
+    int closing, pending_close;  /* the inner transport and the timer */
+    struct shake *shakes;
+};
+
+struct shake {
+    struct net *net;
+    struct shake *next, **prev;
+    uv_stream_t *stream;
+    uint64_t deadline;
+    int dialer;
+    int writing, have_all, dead;
+    raft_id id;                  /* the dialer's */
+    char *address;               /* accepting side: the dialer's address */
+    struct raft_uv_connect ireq; /* dialing side: the inner connect */
+    struct raft_uv_connect *req;
+    raft_uv_connect_cb cb;
+    unsigned char in[NONCE];     /* what is read: the nonce, or the answer */
+    size_t got;
+    unsigned char nonce[NONCE];  /* accepting side: what was sent */
+    unsigned char out[NONCE];
+    uv_write_t wr;
+};
+
+static void mac(const struct net *net, const unsigned char *nonce, raft_id id,
+                unsigned char out[NONCE])
+{
+    unsigned char msg[10 + NONCE + 8];
+    memcpy(msg, "shoal-raft", 10);
+    memcpy(msg + 10, nonce, NONCE);
+    for (int i = 0; i < 8; i++)
+        msg[10 + NONCE + i] = (unsigned char)(id >> (56 - 8 * i));
+    unsigned int len = NONCE;
+    HMAC(EVP_sha256(), net->secret, (int)strlen(net->secret), msg, sizeof(msg), out, &len);
+}
+
+static void shake_link(struct net *net, struct shake *s)
+{
+    s->net = net;
+    s->deadline = uv_now(net->loop) + SHAKE_MS;
+    s->next = net->shakes;
+    if (s->next)
+        s->next->prev = &s->next;
+    s->prev = &net->shakes;
+    net->shakes = s;
+}
+
+static void shake_unlink(struct shake *s)
+{
+    if (!s->prev)
+        return;
+    *s->prev = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->prev = NULL;
+}
+
+static void stream_closed(uv_handle_t *h)
+{
+    struct shake *s = h->data;
+    raft_free(h);
+    free(s->address);
+    free(s);
+}
+
+/* The handshake failed (or the transport closes): the stream goes; a
+ * dialer's Raft hears that the connection failed. */
+static void shake_fail(struct shake *s, const char *why, int status)
+{
+    if (s->dead)
+        return;
+    s->dead = 1;
+    shake_unlink(s);
+    if (why)
+        log_warn("consensus connection %s %s: %s", s->dialer ? "to" : "from",
+                 s->dialer ? "a peer" : s->address, why);
+    if (s->dialer)
+        s->cb(s->req, NULL, status);
+    s->stream->data = s;
+    uv_close((uv_handle_t *)s->stream, stream_closed);
+}
+
+/* Handed to Raft: the shake ends, the stream is Raft's. */
+static void shake_done(struct shake *s)
+{
+    shake_unlink(s);
+    s->dead = 1;
+    if (s->dialer)
+        s->cb(s->req, s->stream, 0);
+    else
+        s->net->accept_cb(s->net->outer, s->id, s->address, s->stream);
+    free(s->address);
+    free(s);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    struct shake *s = h->data;
+    (void)hint;
+    /* exactly what is still due: nothing of Raft's own bytes is read */
+    *buf = uv_buf_init((char *)s->in + s->got, (unsigned)(NONCE - s->got));
+}
+
+static void written(uv_write_t *w, int status)
+{
+    struct shake *s = w->data;
+    s->writing = 0;
+    if (s->dead)
+        return;                  /* cancelled by the close; the close frees s */
+    if (status < 0)
+        shake_fail(s, uv_strerror(status), RAFT_NOCONNECTION);
+    else if (s->dialer || s->have_all)
+        shake_done(s);
+}
+
+static void send_out(struct shake *s)
+{
+    uv_buf_t b = uv_buf_init((char *)s->out, NONCE);
+    s->wr.data = s;
+    s->writing = 1;
+    int rc = uv_write(&s->wr, s->stream, &b, 1, written);
+    if (rc) {
+        s->writing = 0;
+        shake_fail(s, uv_strerror(rc), RAFT_NOCONNECTION);
+    }
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct shake *s = st->data;
+    (void)buf;
+    if (nread == 0)
+        return;
+    if (nread < 0) {
+        uv_read_stop(st);
+        shake_fail(s, nread == UV_EOF ? "closed by the peer" : uv_strerror((int)nread),
+                   RAFT_NOCONNECTION);
+        return;
+    }
+    s->got += (size_t)nread;
+    if (s->got < NONCE)
+        return;
+    uv_read_stop(st);
+    if (s->dialer) {             /* the nonce: answer it, then Raft has the stream */
+        mac(s->net, s->in, s->id, s->out);
+        send_out(s);
+        return;
+    }
+    unsigned char want[NONCE];
+    mac(s->net, s->nonce, s->id, want);
+    if (CRYPTO_memcmp(want, s->in, NONCE)) {
+        shake_fail(s, "it does not know the cluster secret", 0);
+        return;
+    }
+    s->have_all = 1;
+    if (!s->writing)
+        shake_done(s);
+}
+
+/* A peer that stops acknowledging (a partition) costs the connection in
+ * seconds, not TCP's minutes of retransmission backoff: Raft then dials
+ * again and is through as soon as the network is back. */
+static void tcp_timeouts(uv_stream_t *st)
+{
+    uv_os_fd_t fd;
+    unsigned ms = USER_TIMEOUT_MS;
+    if (st->type == UV_TCP && uv_fileno((uv_handle_t *)st, &fd) == 0) {
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+        uv_tcp_keepalive((uv_tcp_t *)st, 1, 2);
+    }
+}
+
+static void start_read(struct shake *s)
+{
+    s->stream->data = s;
+    tcp_timeouts(s->stream);
+    int rc = uv_read_start(s->stream, on_alloc, on_read);
+    if (rc)
+        shake_fail(s, uv_strerror(rc), RAFT_NOCONNECTION);
+}
+
+/* ---- accepting ---------------------------------------------------------------- */
+
+static void accepted(struct raft_uv_transport *inner, raft_id id, const char *address,
+                     uv_stream_t *stream)
+{
+    struct net *net = inner->data;
+    struct shake *s = xcalloc(1, sizeof(*s));
+    s->stream = stream;
+    s->id = id;
+    s->address = xstrdup(address);
+    shake_link(net, s);
+    rand_bytes(s->nonce, NONCE);
+    memcpy(s->out, s->nonce, NONCE);
+    send_out(s);
+    if (!s->dead)
+        start_read(s);
+}
+
+static int t_listen(struct raft_uv_transport *t, raft_uv_accept_cb cb)
+{
+    struct net *net = t->impl;
+    net->accept_cb = cb;
+    int rc = net->inner.listen(&net->inner, accepted);
+    if (rc)
+        snprintf(t->errmsg, sizeof(t->errmsg), "%s", net->inner.errmsg);
+    return rc;
+}
+
+/* ---- dialing ------------------------------------------------------------------ */
+
+static void connected(struct raft_uv_connect *ireq, uv_stream_t *stream, int status)
+{
+    struct shake *s = ireq->data;
+    if (status) {
+        shake_unlink(s);
+        s->cb(s->req, NULL, status);
+        free(s);
+        return;
+    }
+    s->stream = stream;
+    start_read(s);
+}
+
+static int t_connect(struct raft_uv_transport *t, struct raft_uv_connect *req, raft_id id,
+                     const char *address, raft_uv_connect_cb cb)
+{
+    struct net *net = t->impl;
+    struct shake *s = xcalloc(1, sizeof(*s));
+    s->dialer = 1;
+    s->req = req;
+    s->cb = cb;
+    s->id = net->self;
+    s->ireq.data = s;
+    shake_link(net, s);
+    int rc = net->inner.connect(&net->inner, &s->ireq, id, address, connected);
+    if (rc) {
+        snprintf(t->errmsg, sizeof(t->errmsg), "%s", net->inner.errmsg);
+        shake_unlink(s);
+        free(s);
+    }
+    return rc;
+}
+
+/* ---- life ---------------------------------------------------------------------- */
+
+static void expire(uv_timer_t *timer)
+{
+    struct net *net = timer->data;
+    uint64_t now = uv_now(net->loop);
+    struct shake *s = net->shakes, *next;
+    for (; s; s = next) {
+        next = s->next;
+        if (s->stream && now >= s->deadline)
+            shake_fail(s, "no answer to the challenge", RAFT_NOCONNECTION);
+    }
+}
+
+static int t_init(struct raft_uv_transport *t, raft_id id, const char *address)
+{
+    struct net *net = t->impl;
+    net->self = id;
+    int rc = net->inner.init(&net->inner, id, address);
+    if (rc)
+        snprintf(t->errmsg, sizeof(t->errmsg), "%s", net->inner.errmsg);
+    return rc;
+}
+
+static void one_closed(struct net *net)
+{
+    if (--net->pending_close == 0 && net->close_cb)
+        net->close_cb(net->outer);
+}
+
+static void inner_closed(struct raft_uv_transport *inner)
+{
+    one_closed(inner->data);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    one_closed(h->data);
+}
+
+static void t_close(struct raft_uv_transport *t, raft_uv_transport_close_cb cb)
+{
+    struct net *net = t->impl;
+    net->close_cb = cb;
+    net->closing = 1;
+    net->pending_close = 2;
+    /* connects still under way in the inner transport are cancelled by it */
+    for (struct shake *s = net->shakes, *next; s; s = next) {
+        next = s->next;
+        if (s->stream)
+            shake_fail(s, NULL, RAFT_CANCELED);
+    }
+    uv_close((uv_handle_t *)&net->timer, timer_closed);
+    net->inner.close(&net->inner, inner_closed);
+}
+
+int raftnet_init(struct raft_uv_transport *t, uv_loop_t *loop, const char *bind_addr,
+                 const char *secret, char *err, size_t errlen)
+{
+    struct net *net = xcalloc(1, sizeof(*net));
+    net->loop = loop;
+    net->outer = t;
+    net->secret = xstrdup(secret);
+    int rc = raft_uv_tcp_init(&net->inner, loop);
+    if (!rc)
+        rc = raft_uv_tcp_set_bind_address(&net->inner, bind_addr);
+    if (rc) {
+        snprintf(err, errlen, "consensus transport on %s: %s", bind_addr, raft_strerror(rc));
+        if (net->inner.impl)
+            raft_uv_tcp_close(&net->inner);
+        free(net->secret);
+        free(net);
+        return -1;
+    }
+    net->inner.data = net;
+    uv_timer_init(loop, &net->timer);
+    net->timer.data = net;
+    uv_timer_start(&net->timer, expire, 1000, 1000);
+    memset(t, 0, sizeof(*t));
+    t->impl = net;
+    t->init = t_init;
+    t->listen = t_listen;
+    t->connect = t_connect;
+    t->close = t_close;
+    return 0;
+}
+
+void raftnet_free(struct raft_uv_transport *t)
+{
+    struct net *net = t->impl;
+    if (!net)
+        return;
+    raft_uv_tcp_close(&net->inner);
+    free(net->secret);
+    free(net);
+    t->impl = NULL;
+}
