@@ -258,8 +258,12 @@ static void propose(struct quorum *q, struct quorum_change *c, int internal)
 
 void quorum_propose(struct proxy *p, struct quorum_change *c)
 {
-    struct quorum *q = p->quorum;
+    struct quorum *q = __atomic_load_n(&p->quorum, __ATOMIC_ACQUIRE);
     c->next = NULL;
+    if (!q) {                    /* not started yet */
+        finish(c, 503, "this proxy is not the primary");
+        return;
+    }
     pthread_mutex_lock(&q->mu);
     int stopping = q->stopping;
     if (!stopping) {
@@ -585,7 +589,7 @@ int quorum_start(struct proxy *p, char *err, size_t errlen)
     uv_timer_init(&q->loop, &q->timer);
     q->timer.data = q;
     uv_timer_start(&q->timer, tick, TICK_MS, TICK_MS);
-    p->quorum = q;
+    __atomic_store_n(&p->quorum, q, __ATOMIC_RELEASE);   /* workers may look now */
     if (pthread_create(&q->thread, NULL, quorum_main, q))
         abort();
     log_info("consensus on %s (%s)", p->node.raft_addr,
@@ -621,14 +625,17 @@ void quorum_free(struct proxy *p)
 void quorum_route(struct http_req *r, const char *rest, size_t rlen)
 {
     struct proxy *p = r->w->ctx;
-    struct quorum *q = p->quorum;
+    struct quorum *q = __atomic_load_n(&p->quorum, __ATOMIC_ACQUIRE);
     (void)rest;
     (void)rlen;
     if (!node_authenticate(&p->node, r))
         return;
-    pthread_mutex_lock(&q->mu);
-    json_t *j = q->status ? json_deep_copy(q->status) : NULL;
-    pthread_mutex_unlock(&q->mu);
+    json_t *j = NULL;
+    if (q) {
+        pthread_mutex_lock(&q->mu);
+        j = q->status ? json_deep_copy(q->status) : NULL;
+        pthread_mutex_unlock(&q->mu);
+    }
     if (j)
         http_reply_json(r, 200, j);
     else
