@@ -156,6 +156,7 @@ int main(int argc, char **argv)
         }
         log_info("S3 API at the root of %s:%d", p.conf.host, p.conf.s3_api_port);
     }
+    p.node.raft_addr = quorum_address(&p.conf);   /* before the first join */
     node_start(&p.node);
     if (quorum_start(&p, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);

@@ -502,8 +502,7 @@ static void *quorum_main(void *arg)
     return NULL;
 }
 
-/* host:raft_port, the host being the one of public_url. */
-static char *raft_address(const struct conf *c)
+char *quorum_address(const struct conf *c)
 {
     char host[256];
     int port;
@@ -576,7 +575,6 @@ int quorum_start(struct proxy *p, char *err, size_t errlen)
         free(q);
         return -1;
     }
-    p->node.raft_addr = raft_address(&p->conf);
     uv_loop_init(&q->loop);
     if (start_raft(q, err, errlen)) {
         uv_loop_close(&q->loop);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 struct bmd;
+struct conf;
 struct cmap;
 struct http_req;
 struct loopq;
@@ -48,6 +49,10 @@ struct quorum_change {
     struct quorum_change *next;  /* quorum's */
 };
 
+/* This proxy's consensus address: host:raft_port, the host being
+ * public_url's. Set as node.raft_addr before node_start, so that the
+ * first join carries it. */
+char *quorum_address(const struct conf *c);
 /* Start the consensus of this proxy (after node_start). 0 or -1 with err. */
 int quorum_start(struct proxy *p, char *err, size_t errlen);
 /* Stop it: changes not yet committed, and any proposed after, get 503. */

@@ -22,15 +22,17 @@ def quorum(url, timeout=3):
 
 def wait_for(pred, timeout, what):
     end = time.time() + timeout
+    last = None
     while time.time() < end:
         try:
             v = pred()
             if v:
                 return v
-        except (requests.RequestException, ValueError, KeyError):
-            pass
+            last = v
+        except (requests.RequestException, ValueError, KeyError, TypeError) as e:
+            last = e
         time.sleep(0.1)
-    raise AssertionError("never: " + what)
+    raise AssertionError("never: %s (last: %r)" % (what, last))
 
 
 def primary_of(cl, names):
@@ -192,9 +194,19 @@ def test_cut_off_proxy_and_minority_cannot_change_the_map(netns):
             stdout=log, stderr=log, env=cl.env)
         px_url = "http://%s:%d" % (ns_addr, port)
         p0, p1 = cl.node_url("p0"), cl.node_url("p1")
-        wait_for(lambda: len(quorum(p0)["voters"]) == 3 and
-                 quorum(p0)["applied"] == in_ns(ns, "GET", px_url + "/v1/cluster/quorum")[1][
-                     "applied"], 30, "the namespaced proxy votes and is caught up")
+        px_id = wait_for(lambda: in_ns(ns, "GET", px_url + "/v1/cluster/quorum")[1]["id"], 30,
+                         "the namespaced proxy is up")
+        leader = quorum(p0)["id"]
+        try:
+            wait_for(lambda: (lambda q: q["state"] == "follower" and q["leader"] == leader and
+                              len(q["voters"]) == 3 and px_id in q["voters"])(
+                in_ns(ns, "GET", px_url + "/v1/cluster/quorum")[1]), 30,
+                "the namespaced proxy votes and follows p0")
+            wait_for(lambda: in_ns(ns, "GET", px_url + "/v1/cluster")[1]["version"] ==
+                     cl.cmap()["version"], 20, "the namespaced proxy has the map")
+        except AssertionError as e:
+            tail = open(os.path.join(cl.data, "logs", "px.log"), errors="replace").read()[-3000:]
+            raise AssertionError("%s\npx.log:\n%s" % (e, tail))
 
         # cut it off
         sh("ip", "link", "set", link, "down")
