@@ -268,8 +268,15 @@ char *node_primary_url(struct node *n)
 {
     struct cmap *m = cmap_current();
     const struct cmap_node *pr = m ? cmap_find(m, m->primary) : NULL;
-    char *url = pr && strcmp(pr->id, n->id) ? xstrdup(pr->url) : seed_url(n, 0);
+    char *url = pr && strcmp(pr->id, n->id) ? xstrdup(pr->url) : NULL;
     cmap_unref(m);
+    for (int i = 0; !url && (url = seed_url(n, i)); i++)
+        if (!strcmp(url, n->conf->public_url)) {   /* never itself */
+            free(url);
+            url = NULL;
+        } else {
+            break;
+        }
     return url;
 }
 
@@ -331,8 +338,14 @@ static void take_redirect(struct node *n, int status, const char *body, size_t l
     json_t *jm = json_object_get(j, "cmap");
     if (jm)
         json_object_del(j, "bmd");       /* only the map, from a mere member */
+    struct cmap *before = cmap_current();
     if (jm && node_accept_json(n, j, e, sizeof(e)))
         log_warn("a proxy's map: %s", e);
+    struct cmap *after = cmap_current();
+    if (after != before)
+        n->ka_fails = 0;         /* a newer map: ask the primary it names */
+    cmap_unref(before);
+    cmap_unref(after);
     json_decref(j);
 }
 
@@ -473,12 +486,14 @@ int node_handle(struct node *n, struct http_req *r)
 {
     if (http_path_is(r, "/v1/health")) {
         struct cmap *m = cmap_current();
-        int ok = m && cmap_find(m, n->id);
+        int in = m && cmap_find(m, n->id);
         cmap_unref(m);
-        if (ok)
-            http_reply_json(r, 200, json_pack("{s:s, s:s}", "status", "ok", "id", n->id));
-        else
+        if (!in)
             http_reply_error(r, 503, "node %s is not in a cluster map yet", n->id);
+        else if (n->ready && !n->ready(n))
+            http_reply_error(r, 503, "node %s knows no primary yet", n->id);
+        else
+            http_reply_json(r, 200, json_pack("{s:s, s:s}", "status", "ok", "id", n->id));
         return 1;
     }
     if (http_path_is(r, "/v1/cluster") && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)) {

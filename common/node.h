@@ -55,6 +55,9 @@ struct node {
     /* a new cluster map (old may be NULL); rebalance starts here */
     void (*on_cmap)(struct node *n, struct cmap *old_map, struct cmap *new_map);
     void (*on_tick)(struct node *n);           /* control thread, every period */
+    /* any thread: is the node ready to serve (a proxy: a primary is
+     * known)? NULL: once in the map */
+    int (*ready)(struct node *n);
     void *owner;                                /* the daemon's context */
 
     struct node_stats st;

@@ -182,7 +182,12 @@ void buckets_change(struct http_req *r, enum buckets_op op, const char *provider
     snprintf(c->name, sizeof(c->name), "%s", name);
     c->props = props;
     if (!node_primary(&c->p->node)) {
-        forward_change(c);
+        if (node_check_sig(&c->p->node, r) == 1) {   /* forwarded already: no second hop */
+            done(arg, 503, NULL, "this proxy is not the primary");
+            change_free(c);
+        } else {
+            forward_change(c);
+        }
         return;
     }
     c->qc.edit = change_edit;

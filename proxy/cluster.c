@@ -315,6 +315,26 @@ static int mark_silent(struct cmap *m, const char *id)
     return cmap_del_node(m, id);
 }
 
+struct silent {
+    struct proxy *p;
+    char id[72];
+};
+
+/* Not committed (this proxy lost the primary role, or the majority): the
+ * node is watched again, so the next try comes a timeout later. */
+static void silent_done(void *arg, int64_t version, int status, const char *err)
+{
+    struct silent *sl = arg;
+    (void)version;
+    if (status) {
+        log_warn("node %s stays as it is for now: %s", sl->id, err);
+        pthread_mutex_lock(&sl->p->mu);
+        seen_touch(sl->p, sl->id);
+        pthread_mutex_unlock(&sl->p->mu);
+    }
+    free(sl);
+}
+
 /* Control thread, every keepalive period, on the primary: drop silent
  * nodes. A new primary first gives every node of the map a full
  * timeout. */
@@ -343,7 +363,10 @@ void cluster_tick(struct node *n)
             log_warn("node %s silent for %llu ms: %s", p->seen[i].id,
                      (unsigned long long)(now - p->seen[i].at_ms),
                      nd->role == NODE_TARGET ? "down" : "removed from the map");
-            cluster_change_map(p, n->ctl_q, n->ctl_cli, nd->id, mark_silent, NULL, NULL);
+            struct silent *sl = xcalloc(1, sizeof(*sl));
+            sl->p = p;
+            snprintf(sl->id, sizeof(sl->id), "%s", nd->id);
+            cluster_change_map(p, n->ctl_q, n->ctl_cli, nd->id, mark_silent, silent_done, sl);
         }
         free(p->seen[i].id);
         p->seen[i--] = p->seen[--p->n_seen];

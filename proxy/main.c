@@ -122,6 +122,7 @@ int main(int argc, char **argv)
     }
     p.node.owner = &p;
     p.node.on_tick = cluster_tick;
+    p.node.ready = quorum_ready;
     struct http_server_opts o = {
         .host = p.conf.host,
         .port = p.conf.port,
@@ -156,7 +157,11 @@ int main(int argc, char **argv)
         }
         log_info("S3 API at the root of %s:%d", p.conf.host, p.conf.s3_api_port);
     }
-    p.node.raft_addr = quorum_address(&p.conf);   /* before the first join */
+    p.node.raft_addr = quorum_address(&p.conf, err, sizeof(err));   /* before the first join */
+    if (!p.node.raft_addr) {
+        fprintf(stderr, "shoal-proxy: %s\n", err);
+        _exit(1);
+    }
     node_start(&p.node);
     if (quorum_start(&p, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);

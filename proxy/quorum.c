@@ -11,7 +11,9 @@
  */
 #include "quorum.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <raft.h>
 #include <raft/uv.h>
@@ -55,6 +57,8 @@ struct quorum {
 
     /* the quorum thread's */
     enum lead lead;
+    raft_term lead_term;         /* the term this proxy leads in */
+    int ready;                   /* a primary is known (atomic) */
     uint64_t term_gen;           /* counts leaderships: a late answer of an old one is ignored */
     struct cmap *latest_m;       /* the newest proposed, while it may be newer than current */
     struct bmd *latest_b;
@@ -269,12 +273,11 @@ void quorum_propose(struct proxy *p, struct quorum_change *c)
     if (!stopping) {
         *q->inbox_tail = c;
         q->inbox_tail = &c->next;
+        uv_async_send(&q->wake);     /* under mu: wake is closed only once stopping is set */
     }
     pthread_mutex_unlock(&q->mu);
     if (stopping)
         finish(c, 503, "this proxy is shutting down");
-    else
-        uv_async_send(&q->wake);
 }
 
 /* ---- leadership -------------------------------------------------------------------- */
@@ -350,6 +353,7 @@ static void lead_start(struct quorum *q)
     cl->gen = ++q->term_gen;
     cl->barrier.data = cl;
     q->lead = LEAD_BARRIER;
+    q->lead_term = q->raft.current_term;
     if (raft_barrier(&q->raft, &cl->barrier, barrier_done)) {
         q->lead = LEAD_NO;
         free(cl);
@@ -386,13 +390,23 @@ static void reconcile(struct quorum *q)
         if (nd->role != NODE_PROXY || !nd->raft || (nd->flags & CMAP_FLAG_DOWN))
             continue;
         raft_id id = id_of(nd->id);
-        const struct raft_server *sv = NULL;
-        for (unsigned k = 0; k < q->raft.configuration.n; k++)
-            if (q->raft.configuration.servers[k].id == id)
-                sv = &q->raft.configuration.servers[k];
+        const struct raft_server *sv = NULL, *same_addr = NULL;
+        for (unsigned k = 0; k < q->raft.configuration.n; k++) {
+            const struct raft_server *x = &q->raft.configuration.servers[k];
+            if (x->id == id)
+                sv = x;
+            else if (!strcmp(x->address, nd->raft) && x->id != q->id)
+                same_addr = x;
+        }
         int rc = 0;
         q->chg.data = q;
-        if (!sv) {
+        if (same_addr || (sv && id != q->id && strcmp(sv->address, nd->raft))) {
+            /* a proxy took another's address, or moved: the old entry goes
+             * (and the proxy comes back at its new address next time) */
+            const struct raft_server *old = same_addr ? same_addr : sv;
+            log_info("consensus: removing %s (proxy %s is there now)", old->address, nd->id);
+            rc = raft_remove(&q->raft, &q->chg, old->id, member_changed);
+        } else if (!sv) {
             log_info("consensus: adding proxy %s (%s)", nd->id, nd->raft);
             rc = raft_add(&q->raft, &q->chg, id, nd->raft, member_changed);
         } else if (sv->role != RAFT_VOTER) {
@@ -431,6 +445,10 @@ static void publish(struct quorum *q)
         if (sv->role == RAFT_VOTER)
             json_array_append_new(voters, json_string(name));
     }
+    /* ready: this proxy is the primary, or the map names the leader */
+    const struct cmap_node *pr = m ? cmap_find(m, m->primary) : NULL;
+    int ready = q->lead == LEAD_READY || (lid && pr && id_of(pr->id) == lid);
+    __atomic_store_n(&q->ready, ready, __ATOMIC_RELEASE);
     unsigned st = raft_state(&q->raft);
     json_t *j = json_pack("{s:s, s:s, s:b, s:s?, s:I, s:I, s:o}", "id", q->p->node.id, "state",
                           st < 4 ? state_names[st] : "?", "primary", q->lead == LEAD_READY,
@@ -447,8 +465,8 @@ static void tick(uv_timer_t *t)
 {
     struct quorum *q = t->data;
     int leader = raft_state(&q->raft) == RAFT_LEADER;
-    if (!leader && q->lead != LEAD_NO) {
-        lose_lead(q);
+    if (q->lead != LEAD_NO && (!leader || q->raft.current_term != q->lead_term)) {
+        lose_lead(q);            /* lost, or lost and won again between two ticks: */
     } else if (leader && q->lead == LEAD_NO) {
         lead_start(q);
     }
@@ -502,15 +520,24 @@ static void *quorum_main(void *arg)
     return NULL;
 }
 
-char *quorum_address(const struct conf *c)
+char *quorum_address(const struct conf *c, char *err, size_t errlen)
 {
-    char host[256];
+    char host[256], ip[INET_ADDRSTRLEN];
     int port;
     const char *path;
     if (url_split(c->public_url, host, sizeof(host), &port, &path))
         snprintf(host, sizeof(host), "%s", c->host);
-    int rp = c->raft_port ? c->raft_port : c->port + 1000;
-    return strchr(host, ':') ? xasprintf("[%s]:%d", host, rp) : xasprintf("%s:%d", host, rp);
+    /* libraft dials IPv4 addresses only: a name is resolved once, here */
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    int rc = getaddrinfo(host, NULL, &hints, &ai);
+    if (rc || !ai) {
+        snprintf(err, errlen, "the consensus needs an IPv4 address for %s: %s", host,
+                 rc ? gai_strerror(rc) : "none");
+        return NULL;
+    }
+    inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, ip, sizeof(ip));
+    freeaddrinfo(ai);
+    return xasprintf("%s:%d", ip, c->raft_port ? c->raft_port : c->port + 1000);
 }
 
 static int start_raft(struct quorum *q, char *err, size_t errlen)
@@ -602,8 +629,8 @@ void quorum_stop(struct proxy *p)
         return;
     pthread_mutex_lock(&q->mu);
     q->stopping = 1;
-    pthread_mutex_unlock(&q->mu);
     uv_async_send(&q->wake);
+    pthread_mutex_unlock(&q->mu);
     pthread_join(q->thread, NULL);
     uv_loop_close(&q->loop);
 }
@@ -618,6 +645,12 @@ void quorum_free(struct proxy *p)
     free(q->dir);
     free(q);
     p->quorum = NULL;
+}
+
+int quorum_ready(struct node *n)
+{
+    struct quorum *q = __atomic_load_n(&((struct proxy *)n->owner)->quorum, __ATOMIC_ACQUIRE);
+    return q && __atomic_load_n(&q->ready, __ATOMIC_ACQUIRE);
 }
 
 void quorum_route(struct http_req *r, const char *rest, size_t rlen)

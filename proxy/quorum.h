@@ -24,6 +24,7 @@ struct conf;
 struct cmap;
 struct http_req;
 struct loopq;
+struct node;
 struct proxy;
 
 #define QUORUM_CMAP 0x1
@@ -49,10 +50,11 @@ struct quorum_change {
     struct quorum_change *next;  /* quorum's */
 };
 
-/* This proxy's consensus address: host:raft_port, the host being
- * public_url's. Set as node.raft_addr before node_start, so that the
- * first join carries it. */
-char *quorum_address(const struct conf *c);
+/* This proxy's consensus address: IPv4:raft_port, the host being
+ * public_url's (resolved). Set as node.raft_addr before node_start, so
+ * that the first join carries it. NULL with err when it has no IPv4
+ * address. */
+char *quorum_address(const struct conf *c, char *err, size_t errlen);
 /* Start the consensus of this proxy (after node_start). 0 or -1 with err. */
 int quorum_start(struct proxy *p, char *err, size_t errlen);
 /* Stop it: changes not yet committed, and any proposed after, get 503. */
@@ -60,6 +62,10 @@ void quorum_stop(struct proxy *p);
 /* Release it, once no thread can propose (after node_stop). */
 void quorum_free(struct proxy *p);
 void quorum_propose(struct proxy *p, struct quorum_change *c);
+
+/* node's ready hook: a primary is known (this proxy, or the leader the
+ * map names). */
+int quorum_ready(struct node *n);
 
 /* GET /v1/cluster/quorum: this proxy's view of the group. */
 void quorum_route(struct http_req *r, const char *rest, size_t rlen);

@@ -33,6 +33,7 @@ struct net {
     uv_timer_t timer;            /* expires handshakes */
     char *secret;
     raft_id self;                /* what a dial proves */
+    char *self_addr;             /* what a dial to this server is bound to */
     raft_uv_accept_cb accept_cb;
     raft_uv_transport_close_cb close_cb;
     int closing, pending_close;  /* the inner transport and the timer */
@@ -47,7 +48,7 @@ struct shake {
     int dialer;
     int writing, have_all, dead;
     raft_id id;                  /* the dialer's */
-    char *address;               /* accepting side: the dialer's address */
+    char *address;               /* the dialer's (accepting side) or the dialed one's */
     struct raft_uv_connect ireq; /* dialing side: the inner connect */
     struct raft_uv_connect *req;
     raft_uv_connect_cb cb;
@@ -58,16 +59,21 @@ struct shake {
     uv_write_t wr;
 };
 
+/* The answer to nonce from dialer id to the server at address (as the
+ * dialer names it: a relay at another address cannot pass it on). */
 static void mac(const struct net *net, const unsigned char *nonce, raft_id id,
-                unsigned char out[NONCE])
+                const char *address, unsigned char out[NONCE])
 {
-    unsigned char msg[10 + NONCE + 8];
+    size_t al = strlen(address) + 1, n = 10 + NONCE + 8 + al;
+    unsigned char *msg = xmalloc(n);
     memcpy(msg, "shoal-raft", 10);
     memcpy(msg + 10, nonce, NONCE);
     for (int i = 0; i < 8; i++)
         msg[10 + NONCE + i] = (unsigned char)(id >> (56 - 8 * i));
+    memcpy(msg + 10 + NONCE + 8, address, al);
     unsigned int len = NONCE;
-    HMAC(EVP_sha256(), net->secret, (int)strlen(net->secret), msg, sizeof(msg), out, &len);
+    HMAC(EVP_sha256(), net->secret, (int)strlen(net->secret), msg, n, out, &len);
+    free(msg);
 }
 
 static void shake_link(struct net *net, struct shake *s)
@@ -108,8 +114,7 @@ static void shake_fail(struct shake *s, const char *why, int status)
     s->dead = 1;
     shake_unlink(s);
     if (why)
-        log_warn("consensus connection %s %s: %s", s->dialer ? "to" : "from",
-                 s->dialer ? "a peer" : s->address, why);
+        log_warn("consensus connection %s %s: %s", s->dialer ? "to" : "from", s->address, why);
     if (s->dialer)
         s->cb(s->req, NULL, status);
     s->stream->data = s;
@@ -178,12 +183,12 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     uv_read_stop(st);
     if (s->dialer) {             /* the nonce: answer it, then Raft has the stream */
-        mac(s->net, s->in, s->id, s->out);
+        mac(s->net, s->in, s->id, s->address, s->out);
         send_out(s);
         return;
     }
     unsigned char want[NONCE];
-    mac(s->net, s->nonce, s->id, want);
+    mac(s->net, s->nonce, s->id, s->net->self_addr, want);
     if (CRYPTO_memcmp(want, s->in, NONCE)) {
         shake_fail(s, "it does not know the cluster secret", 0);
         return;
@@ -251,6 +256,7 @@ static void connected(struct raft_uv_connect *ireq, uv_stream_t *stream, int sta
     if (status) {
         shake_unlink(s);
         s->cb(s->req, NULL, status);
+        free(s->address);
         free(s);
         return;
     }
@@ -267,12 +273,14 @@ static int t_connect(struct raft_uv_transport *t, struct raft_uv_connect *req, r
     s->req = req;
     s->cb = cb;
     s->id = net->self;
+    s->address = xstrdup(address);
     s->ireq.data = s;
     shake_link(net, s);
     int rc = net->inner.connect(&net->inner, &s->ireq, id, address, connected);
     if (rc) {
         snprintf(t->errmsg, sizeof(t->errmsg), "%s", net->inner.errmsg);
         shake_unlink(s);
+        free(s->address);
         free(s);
     }
     return rc;
@@ -296,6 +304,8 @@ static int t_init(struct raft_uv_transport *t, raft_id id, const char *address)
 {
     struct net *net = t->impl;
     net->self = id;
+    free(net->self_addr);
+    net->self_addr = xstrdup(address);
     int rc = net->inner.init(&net->inner, id, address);
     if (rc)
         snprintf(t->errmsg, sizeof(t->errmsg), "%s", net->inner.errmsg);
@@ -372,6 +382,7 @@ void raftnet_free(struct raft_uv_transport *t)
         return;
     raft_uv_tcp_close(&net->inner);
     free(net->secret);
+    free(net->self_addr);
     free(net);
     t->impl = NULL;
 }
