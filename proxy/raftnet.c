@@ -1,6 +1,11 @@
 /*
  * raftnet: libraft's TCP transport with an HMAC challenge on every
- * connection (see raftnet.h).
+ * connection (see raftnet.h). Dialing goes through libraft's transport;
+ * accepting is done here, so that nothing of libraft's reads a byte from
+ * a peer that has not answered the challenge: the preamble libraft's
+ * dialer sends (protocol, id and address length as little-endian 64-bit
+ * words, then the address, NUL-padded to 8 bytes) is read and bounded
+ * here, with the challenge's deadline.
  */
 #include "raftnet.h"
 
@@ -23,6 +28,9 @@
 #define NONCE 32
 #define SHAKE_MS 5000
 #define USER_TIMEOUT_MS 3000
+#define PREAMBLE 24
+#define ADDRESS_MAX 256
+#define PROTOCOL 1
 
 struct shake;
 
@@ -34,11 +42,16 @@ struct net {
     char *secret;
     raft_id self;                /* what a dial proves */
     char *self_addr;             /* what a dial to this server is bound to */
+    char *bind_addr;
+    uv_tcp_t listener;
+    int listening;
     raft_uv_accept_cb accept_cb;
     raft_uv_transport_close_cb close_cb;
-    int closing, pending_close;  /* the inner transport and the timer */
+    int closing, pending_close;  /* the inner transport, the timer, the listener */
     struct shake *shakes;
 };
+
+enum phase { PH_NONCE, PH_PREAMBLE, PH_ADDRESS, PH_ANSWER };
 
 struct shake {
     struct net *net;
@@ -52,8 +65,11 @@ struct shake {
     struct raft_uv_connect ireq; /* dialing side: the inner connect */
     struct raft_uv_connect *req;
     raft_uv_connect_cb cb;
-    unsigned char in[NONCE];     /* what is read: the nonce, or the answer */
-    size_t got;
+    enum phase phase;
+    unsigned char *rbuf;         /* what is being read, exactly rlen bytes */
+    size_t rlen, got;
+    unsigned char pre[PREAMBLE];
+    unsigned char in[NONCE];     /* the nonce, or the answer */
     unsigned char nonce[NONCE];  /* accepting side: what was sent */
     unsigned char out[NONCE];
     uv_write_t wr;
@@ -101,8 +117,10 @@ static void stream_closed(uv_handle_t *h)
 {
     struct shake *s = h->data;
     raft_free(h);
-    free(s->address);
-    free(s);
+    if (s) {
+        free(s->address);
+        free(s);
+    }
 }
 
 /* The handshake failed (or the transport closes): the stream goes; a
@@ -114,7 +132,8 @@ static void shake_fail(struct shake *s, const char *why, int status)
     s->dead = 1;
     shake_unlink(s);
     if (why)
-        log_warn("consensus connection %s %s: %s", s->dialer ? "to" : "from", s->address, why);
+        log_warn("consensus connection %s %s: %s", s->dialer ? "to" : "from",
+                 s->address ? s->address : "a peer", why);
     if (s->dialer)
         s->cb(s->req, NULL, status);
     s->stream->data = s;
@@ -139,7 +158,23 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     struct shake *s = h->data;
     (void)hint;
     /* exactly what is still due: nothing of Raft's own bytes is read */
-    *buf = uv_buf_init((char *)s->in + s->got, (unsigned)(NONCE - s->got));
+    *buf = uv_buf_init((char *)s->rbuf + s->got, (unsigned)(s->rlen - s->got));
+}
+
+static void expect(struct shake *s, enum phase ph, unsigned char *buf, size_t len)
+{
+    s->phase = ph;
+    s->rbuf = buf;
+    s->rlen = len;
+    s->got = 0;
+}
+
+static uint64_t le64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
 }
 
 static void written(uv_write_t *w, int status)
@@ -166,6 +201,36 @@ static void send_out(struct shake *s)
     }
 }
 
+/* The accepting side has read a whole part: the next, or the verdict. */
+static void accept_step(struct shake *s)
+{
+    if (s->phase == PH_PREAMBLE) {
+        uint64_t alen = le64(s->pre + 16);
+        if (le64(s->pre) != PROTOCOL || !alen || alen > ADDRESS_MAX || alen % 8) {
+            shake_fail(s, "not a consensus peer", 0);   /* nothing of it reaches libraft */
+            return;
+        }
+        s->id = le64(s->pre + 8);
+        s->address = xcalloc(1, (size_t)alen + 1);   /* NUL-ended whatever was sent */
+        expect(s, PH_ADDRESS, (unsigned char *)s->address, (size_t)alen);
+        return;
+    }
+    if (s->phase == PH_ADDRESS) {
+        expect(s, PH_ANSWER, s->in, NONCE);
+        return;
+    }
+    uv_read_stop(s->stream);
+    unsigned char want[NONCE];
+    mac(s->net, s->nonce, s->id, s->net->self_addr, want);
+    if (CRYPTO_memcmp(want, s->in, NONCE)) {
+        shake_fail(s, "it does not know the cluster secret", 0);
+        return;
+    }
+    s->have_all = 1;
+    if (!s->writing)
+        shake_done(s);
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct shake *s = st->data;
@@ -179,23 +244,15 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     s->got += (size_t)nread;
-    if (s->got < NONCE)
+    if (s->got < s->rlen)
         return;
-    uv_read_stop(st);
-    if (s->dialer) {             /* the nonce: answer it, then Raft has the stream */
-        mac(s->net, s->in, s->id, s->address, s->out);
-        send_out(s);
+    if (!s->dialer) {
+        accept_step(s);
         return;
     }
-    unsigned char want[NONCE];
-    mac(s->net, s->nonce, s->id, s->net->self_addr, want);
-    if (CRYPTO_memcmp(want, s->in, NONCE)) {
-        shake_fail(s, "it does not know the cluster secret", 0);
-        return;
-    }
-    s->have_all = 1;
-    if (!s->writing)
-        shake_done(s);
+    uv_read_stop(st);            /* the nonce: answer it, then Raft has the stream */
+    mac(s->net, s->in, s->id, s->address, s->out);
+    send_out(s);
 }
 
 /* A peer that stops acknowledging (a partition) costs the connection in
@@ -222,15 +279,25 @@ static void start_read(struct shake *s)
 
 /* ---- accepting ---------------------------------------------------------------- */
 
-static void accepted(struct raft_uv_transport *inner, raft_id id, const char *address,
-                     uv_stream_t *stream)
+static void incoming(uv_stream_t *server, int status)
 {
-    struct net *net = inner->data;
+    struct net *net = server->data;
+    if (status < 0 || net->closing)
+        return;
+    uv_tcp_t *tcp = raft_malloc(sizeof(*tcp));   /* Raft frees what it is given */
+    if (!tcp)
+        return;
+    uv_tcp_init(net->loop, tcp);
+    tcp->data = NULL;
+    if (uv_accept(server, (uv_stream_t *)tcp)) {
+        uv_close((uv_handle_t *)tcp, stream_closed);
+        return;
+    }
     struct shake *s = xcalloc(1, sizeof(*s));
-    s->stream = stream;
-    s->id = id;
-    s->address = xstrdup(address);
+    s->stream = (uv_stream_t *)tcp;
+    s->address = NULL;
     shake_link(net, s);
+    expect(s, PH_PREAMBLE, s->pre, PREAMBLE);
     rand_bytes(s->nonce, NONCE);
     memcpy(s->out, s->nonce, NONCE);
     send_out(s);
@@ -241,11 +308,26 @@ static void accepted(struct raft_uv_transport *inner, raft_id id, const char *ad
 static int t_listen(struct raft_uv_transport *t, raft_uv_accept_cb cb)
 {
     struct net *net = t->impl;
+    struct sockaddr_in sa;
+    char host[64];
+    const char *colon = strrchr(net->bind_addr, ':');
+    int rc = -1;
     net->accept_cb = cb;
-    int rc = net->inner.listen(&net->inner, accepted);
-    if (rc)
-        snprintf(t->errmsg, sizeof(t->errmsg), "%s", net->inner.errmsg);
-    return rc;
+    if (colon && (size_t)(colon - net->bind_addr) < sizeof(host)) {
+        snprintf(host, sizeof(host), "%.*s", (int)(colon - net->bind_addr), net->bind_addr);
+        rc = uv_ip4_addr(host, atoi(colon + 1), &sa);
+    }
+    if (!rc)
+        rc = uv_tcp_bind(&net->listener, (const struct sockaddr *)&sa, 0);
+    if (!rc)
+        rc = uv_listen((uv_stream_t *)&net->listener, 64, incoming);
+    if (rc) {
+        snprintf(t->errmsg, sizeof(t->errmsg), "listen on %s: %s", net->bind_addr,
+                 rc < 0 ? uv_strerror(rc) : "not an IPv4 address:port");
+        return RAFT_IOERR;
+    }
+    net->listening = 1;
+    return 0;
 }
 
 /* ---- dialing ------------------------------------------------------------------ */
@@ -261,6 +343,7 @@ static void connected(struct raft_uv_connect *ireq, uv_stream_t *stream, int sta
         return;
     }
     s->stream = stream;
+    expect(s, PH_NONCE, s->in, NONCE);
     start_read(s);
 }
 
@@ -328,12 +411,17 @@ static void timer_closed(uv_handle_t *h)
     one_closed(h->data);
 }
 
+static void listener_closed(uv_handle_t *h)
+{
+    one_closed(h->data);
+}
+
 static void t_close(struct raft_uv_transport *t, raft_uv_transport_close_cb cb)
 {
     struct net *net = t->impl;
     net->close_cb = cb;
     net->closing = 1;
-    net->pending_close = 2;
+    net->pending_close = 3;
     /* connects still under way in the inner transport are cancelled by it */
     for (struct shake *s = net->shakes, *next; s; s = next) {
         next = s->next;
@@ -341,6 +429,7 @@ static void t_close(struct raft_uv_transport *t, raft_uv_transport_close_cb cb)
             shake_fail(s, NULL, RAFT_CANCELED);
     }
     uv_close((uv_handle_t *)&net->timer, timer_closed);
+    uv_close((uv_handle_t *)&net->listener, listener_closed);
     net->inner.close(&net->inner, inner_closed);
 }
 
@@ -352,8 +441,6 @@ int raftnet_init(struct raft_uv_transport *t, uv_loop_t *loop, const char *bind_
     net->outer = t;
     net->secret = xstrdup(secret);
     int rc = raft_uv_tcp_init(&net->inner, loop);
-    if (!rc)
-        rc = raft_uv_tcp_set_bind_address(&net->inner, bind_addr);
     if (rc) {
         snprintf(err, errlen, "consensus transport on %s: %s", bind_addr, raft_strerror(rc));
         if (net->inner.impl)
@@ -363,6 +450,9 @@ int raftnet_init(struct raft_uv_transport *t, uv_loop_t *loop, const char *bind_
         return -1;
     }
     net->inner.data = net;
+    net->bind_addr = xstrdup(bind_addr);
+    uv_tcp_init(loop, &net->listener);
+    net->listener.data = net;
     uv_timer_init(loop, &net->timer);
     net->timer.data = net;
     uv_timer_start(&net->timer, expire, 1000, 1000);
@@ -383,6 +473,7 @@ void raftnet_free(struct raft_uv_transport *t)
     raft_uv_tcp_close(&net->inner);
     free(net->secret);
     free(net->self_addr);
+    free(net->bind_addr);
     free(net);
     t->impl = NULL;
 }

@@ -51,6 +51,22 @@ def free_port_block(n):
     raise RuntimeError("no free port block")
 
 
+def read_to_close(s):
+    """(what s read until the server closed, whether it closed before the
+    socket's timeout)."""
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return out, True
+            out += b
+    except socket.timeout:
+        return out, False
+    except OSError:
+        return out, True
+
+
 class SigV4(requests.auth.AuthBase):
     """Signs a requests call with AWS SigV4 (service s3), as curl
     --aws-sigv4 or an SDK would: the native API takes the same keys."""

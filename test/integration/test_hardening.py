@@ -12,7 +12,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import Cluster
+from conftest import Cluster, read_to_close
 
 # Slow heads are cut after 2 s; node_timeout_ms is long so that a proxy
 # starved of descriptors for a few seconds does not drop its targets.
@@ -63,22 +63,6 @@ def dial(url, data, blocking=True, timeout=10):
         pass  # the server may close before it has read all
     s.setblocking(blocking)
     return s
-
-
-def read_to_close(s):
-    """(what s read until the server closed, whether it closed before the
-    socket's timeout)."""
-    out = b""
-    try:
-        while True:
-            b = s.recv(65536)
-            if not b:
-                return out, True
-            out += b
-    except socket.timeout:
-        return out, False
-    except OSError:
-        return out, True
 
 
 def raw(url, data, timeout=5):

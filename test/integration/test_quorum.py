@@ -7,13 +7,15 @@ import json
 import os
 import random
 import shutil
+import socket
+import struct
 import subprocess
 import time
 
 import pytest
 import requests
 
-from conftest import BUILD, ROOT, Cluster, free_port_block
+from conftest import BUILD, ROOT, Cluster, free_port_block, read_to_close
 
 
 def quorum(url, timeout=3):
@@ -131,6 +133,32 @@ def test_join_to_a_follower_is_sent_to_the_primary(three):
     j = r.json()
     assert j["primary_url"] == cl.url and j["cmap"]["primary"] == quorum(cl.url)["id"]
     assert r.headers.get("Retry-After")
+
+
+def test_consensus_port_refuses_strangers(three):
+    """The Raft port answers every connection with a 32-byte nonce and
+    closes it on anything but a peer's answer: an oversized or malformed
+    preamble at once, a wrong answer at once, silence after 5 s; the
+    proxy keeps leading."""
+    cl = three
+    port = cl.raft_port
+    pre = lambda proto, alen: struct.pack("<QQQ", proto, 7, alen)
+    cases = [pre(1, 1 << 40), pre(1, 13), pre(2, 16), pre(1, 16) + b"10.0.0.1:1\0\0\0\0\0\0" +
+             b"x" * 32]
+    for data in cases:
+        s = socket.create_connection(("127.0.0.1", port), timeout=3)
+        s.sendall(data)
+        got, closed = read_to_close(s)
+        s.close()
+        assert closed and len(got) == 32, (data[:24], closed, got)
+    s = socket.create_connection(("127.0.0.1", port), timeout=9)
+    t0 = time.time()
+    got, closed = read_to_close(s)
+    s.close()
+    assert closed and len(got) == 32 and time.time() - t0 >= 4
+    q = quorum(cl.url)
+    assert q["primary"] and q["state"] == "leader"
+    assert cl.http.put(cl.url + "/v1/buckets/still").status_code == 201
 
 
 # ---- a proxy in its own network namespace --------------------------------------------------
