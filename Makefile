@@ -24,13 +24,14 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -pthread \
          -I$(LLHTTP_INC) -Icommon -Icommon/s3 -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -levent_core -levent_extra -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat
+LIBS = -levent_core -levent_extra -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat -lisal
 
 COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
 TARGET_SRC = $(wildcard target/*.c)
 PROXY_SRC  = $(wildcard proxy/*.c)
 LOADER_SRC = $(wildcard loader/*.c)
 CLI_SRC    = $(wildcard loader/shoal/*.c)
+EC_SRC     = $(wildcard ec/*.c)
 LLHTTP_OBJ = $(BUILD)/llhttp/llhttp.o $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o
 
 COMMON_OBJ = $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LLHTTP_OBJ)
@@ -38,6 +39,7 @@ TARGET_OBJ = $(TARGET_SRC:%.c=$(BUILD)/%.o)
 PROXY_OBJ  = $(PROXY_SRC:%.c=$(BUILD)/%.o)
 LOADER_OBJ = $(LOADER_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ    = $(CLI_SRC:%.c=$(BUILD)/%.o)
+EC_OBJ     = $(EC_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
@@ -70,7 +72,7 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/bin/shoal-target: $(TARGET_OBJ) $(COMMON_OBJ)
+$(BUILD)/bin/shoal-target: $(TARGET_OBJ) $(COMMON_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -86,9 +88,13 @@ $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lraft -luv
 
-$(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ)
+$(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itarget -o $@ $(filter %.c %.o,$^) $(LIBS)
+	$(CC) $(CFLAGS) -Itarget -Iec -o $@ $(filter %.c %.o,$^) $(LIBS)
+
+$(BUILD)/bench/ec_bench: test/bench/ec_bench.c $(EC_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iec -o $@ $(filter %.c %.o,$^) -lisal
 
 run: all
 	./deploy/local/cluster.sh start
@@ -161,7 +167,7 @@ test: $(DEPS_STAMP)
 	$(MAKE) SANITIZE=1 test-unit test-integration
 	$(MAKE) fuzz
 
-bench: all
+bench: all $(BUILD)/bench/ec_bench
 	./test/bench/run-all.sh
 
 clean:
