@@ -13,7 +13,9 @@
  * Thread: the request's worker; store_get and open are quick reads.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include "get.h"
 #include "hdrparse.h"
 #include "http.h"
+#include "log.h"
 #include "s3.h"
 #include "target.h"
 #include "util.h"
@@ -69,7 +72,9 @@ static void s3_overrides(struct http_req *r, const struct ometa *m)
             http_resp_header(r, map[i][1], "%s", v);
 }
 
-/* The object's metadata and an open data file: fd, or -errno. */
+/* The object's metadata and an open data file: fd, or -errno; -EUCLEAN
+ * when the record is there but its data file is missing or not of the
+ * record's size (caught on every read: such a file is never served). */
 static int open_object(struct target *t, const char *mkey, size_t klen, struct ometa *m)
 {
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
@@ -80,7 +85,12 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
         if ((rc = store_get(&t->store, mp, mkey, klen, m)))
             break;
         if ((fd = store_data_open(mp, mkey, klen, m->uid)) < 0)
-            rc = fd;
+            rc = fd == -ENOENT ? -EUCLEAN : fd;
+    }
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_size != m->size)) {
+        close(fd);
+        return -EUCLEAN;
     }
     return fd >= 0 ? fd : rc;
 }
@@ -102,6 +112,18 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
+    if (fd == -EUCLEAN) {
+        char *shown = xstrndup(mkey + 1, klen - 1);   /* provider/bucket/name */
+        for (size_t i = 0; i + 1 < klen; i++)
+            if (!shown[i])
+                shown[i] = '/';
+        node_count(&t->node, op, 500);
+        log_error("object %s: its data file is missing or short: not served", shown);
+        err_reply(r, S3E_INTERNAL_ERROR, "ObjectCorrupted: object %s: its data is missing or "
+                                         "short on this target", shown);
+        free(shown);
+        return;
+    }
     if (fd < 0) {
         node_count(&t->node, op, err_status(fd));
         if (fd == -ENOENT)

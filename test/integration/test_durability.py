@@ -168,3 +168,40 @@ def test_second_proxy_forwards_changes_and_redirects():
         assert requests.head(c.url + "/v1/buckets/via-p1").status_code == 404
     finally:
         assert not c.cleanup()
+
+
+def test_missing_or_short_data_file_is_never_served():
+    """A data file deleted or truncated under the target: its reads answer
+    500 naming the object (S3: InternalError), never 404 or short bytes;
+    the other objects read as before."""
+    c = Cluster(targets=1, mountpaths=1).start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/dmg").status_code == 201
+        root = os.path.join(c.data, "t0", "mp0", "data")
+
+        def files():
+            return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs}
+        where, body = {}, {}
+        for n in ("gone", "short", "fine"):
+            before = files()
+            body[n] = os.urandom(100000)
+            assert c.http.put(c.url + "/v1/objects/dmg/" + n, body[n]).status_code == 201
+            new = files() - before
+            assert len(new) == 1, new
+            where[n] = new.pop()
+        os.unlink(where["gone"])
+        with open(where["short"], "r+b") as f:
+            f.truncate(5000)
+        for n in ("gone", "short"):
+            r = c.http.get(c.url + "/v1/objects/dmg/" + n)
+            assert r.status_code == 500 and "ObjectCorrupted" in r.text and n in r.text, r.text
+            assert c.http.head(c.url + "/v1/objects/dmg/" + n,
+                               allow_redirects=True).status_code == 500
+            r = c.http.get(c.url + "/s3/dmg/" + n)
+            assert r.status_code == 500 and "<Code>InternalError</Code>" in r.text, r.text
+        r = c.http.get(c.url + "/v1/objects/dmg/fine")
+        assert r.status_code == 200 and r.content == body["fine"]
+        logs = open(os.path.join(c.data, "logs", "t0.log")).read()
+        assert "object shoal/dmg/gone: its data file is missing or short" in logs
+    finally:
+        assert not c.cleanup()
