@@ -18,12 +18,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "err.h"
 #include "atime.h"
 #include "get.h"
 #include "hdrparse.h"
 #include "http.h"
+#include "iopool.h"
 #include "log.h"
 #include "s3.h"
 #include "target.h"
@@ -95,6 +97,35 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
     return fd >= 0 ? fd : rc;
 }
 
+/* 500 for an object whose bytes are not what its record says, logged;
+ * never the bytes. */
+static void corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                      const char *why)
+{
+    char *shown = xmalloc(klen);   /* provider/bucket/name */
+    memcpy(shown, mkey + 1, klen - 1);
+    shown[klen - 1] = '\0';
+    for (size_t i = 0; i + 1 < klen; i++)
+        if (!shown[i])
+            shown[i] = '/';
+    node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 500);
+    log_error("object %s: %s: not served", shown, why);
+    err_reply(r, S3E_INTERNAL_ERROR, "ObjectCorrupted: object %s: %s on this target", shown,
+              why);
+    free(shown);
+}
+
+/* Does the bucket of mkey ask for every read to be checked? */
+static int bucket_verifies(const char *mkey)
+{
+    const char *provider = mkey + 1, *bucket = provider + strlen(provider) + 1;
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, provider, bucket);
+    int v = bk && json_is_true(json_object_get(bk->props, "verify_reads"));
+    bmd_unref(b);
+    return v;
+}
+
 /* 304 or 412 for a condition that did not hold. */
 static void reply_condition(struct http_req *r, int cond)
 {
@@ -106,6 +137,73 @@ static void reply_condition(struct http_req *r, int cond)
     }
 }
 
+static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                  const char *cache, const struct ometa *mp, int fd);
+
+/* ---- verify_reads: the whole file checksummed before the first byte ---------------- */
+
+struct verify {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;
+    size_t klen;
+    const char *cache;           /* a literal */
+    struct ometa m;
+    int fd;
+    int bad;                     /* 0, or what was wrong */
+};
+
+static void verify_work(void *arg)
+{
+    struct verify *v = arg;
+    XXH3_state_t *xs = XXH3_createState();
+    char *buf = xmalloc(1 << 20);
+    uint64_t got = 0;
+    ssize_t n = 0;
+    XXH3_64bits_reset(xs);
+    while (got < v->m.size &&
+           (n = pread(v->fd, buf, 1 << 20, (off_t)got)) > 0) {
+        XXH3_64bits_update(xs, buf, (size_t)n);
+        got += (uint64_t)n;
+    }
+    v->bad = n < 0 ? 1 : got != v->m.size ? 2 : XXH3_64bits_digest(xs) != v->m.cksum ? 3 : 0;
+    XXH3_freeState(xs);
+    free(buf);
+}
+
+static void verify_done(void *arg)
+{
+    struct verify *v = arg;
+    static const char *const why[] = {"", "its data file cannot be read",
+                                      "its data file is short",
+                                      "its data does not match its checksum"};
+    if (v->bad) {
+        close(v->fd);
+        corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
+    } else {
+        serve(v->t, v->r, v->mkey, v->klen, v->cache, &v->m, v->fd);
+    }
+    http_req_unref(v->r);
+    free(v->mkey);
+    free(v);
+}
+
+static void verify(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                   const char *cache, const struct ometa *m, int fd)
+{
+    struct verify *v = xcalloc(1, sizeof(*v));
+    v->t = t;
+    v->r = r;
+    v->mkey = xmalloc(klen + 1);   /* NUL-separated parts: copied whole */
+    memcpy(v->mkey, mkey, klen + 1);
+    v->klen = klen;
+    v->cache = cache;
+    v->m = *m;
+    v->fd = fd;
+    http_req_ref(r);
+    iopool_submit(t->io, r->w->q, verify_work, verify_done, v);
+}
+
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                const char *cache)
 {
@@ -113,15 +211,7 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
     if (fd == -EUCLEAN) {
-        char *shown = xstrndup(mkey + 1, klen - 1);   /* provider/bucket/name */
-        for (size_t i = 0; i + 1 < klen; i++)
-            if (!shown[i])
-                shown[i] = '/';
-        node_count(&t->node, op, 500);
-        log_error("object %s: its data file is missing or short: not served", shown);
-        err_reply(r, S3E_INTERNAL_ERROR, "ObjectCorrupted: object %s: its data is missing or "
-                                         "short on this target", shown);
-        free(shown);
+        corrupted(t, r, mkey, klen, "its data file is missing or short");
         return;
     }
     if (fd < 0) {
@@ -132,6 +222,19 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
+    if (op == ST_GET && bucket_verifies(mkey)) {
+        verify(t, r, mkey, klen, cache, &m, fd);
+        return;
+    }
+    serve(t, r, mkey, klen, cache, &m, fd);
+}
+
+/* The rest of a read, with the object's record and open file. */
+static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                  const char *cache, const struct ometa *mp, int fd)
+{
+    enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
+    struct ometa m = *mp;
     uint64_t off = 0, len = m.size;
     if (cache)
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
