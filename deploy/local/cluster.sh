@@ -153,7 +153,11 @@ start)
   echo "$PRIMARY"
   ;;
 stop)
-  for n in $(all_nodes | tac); do stop_node "$n"; done
+  # every node started here, those added with start-node beyond the counts too
+  for n in $( (all_nodes; for f in "$DATA"/[pt][0-9]*/pid; do
+                 [ -f "$f" ] && basename "$(dirname "$f")"; done) | sort -u | sort -r); do
+    stop_node "$n"
+  done
   ;;
 status)
   for n in $(all_nodes); do
