@@ -41,11 +41,14 @@ size_t ec_slice_len(uint64_t size, int d)
     return per ? (size_t)per : 64;
 }
 
-void ec_encode(const struct ec_code *c, size_t len, const uint8_t *const *data,
-               uint8_t *const *parity)
+int ec_encode(const struct ec_code *c, size_t len, const uint8_t *const *data,
+              uint8_t *const *parity)
 {
+    if (len > EC_LEN_MAX)
+        return -1;
     ec_encode_data((int)len, c->d, c->p, c->tables, (unsigned char **)data,
                    (unsigned char **)parity);
+    return 0;
 }
 
 int ec_decode(const struct ec_code *c, size_t len, uint8_t *const *slices,
@@ -60,6 +63,8 @@ int ec_decode(const struct ec_code *c, size_t len, uint8_t *const *slices,
         else if (ns < d)
             src[ns++] = i;
     }
+    if (len > EC_LEN_MAX)
+        return -1;
     if (nl == 0)
         return 0;
     if (ns < d || nl > c->p)

@@ -16,6 +16,7 @@
 
 #define EC_DATA_MAX 16
 #define EC_PARITY_MAX 8
+#define EC_LEN_MAX 0x7fffffc0u /* a slice's bytes: ISA-L counts in an int */
 
 struct ec_code {
     int d, p;
@@ -31,14 +32,15 @@ void ec_code_free(struct ec_code *c);
  * up to a multiple of 64 (ISA-L's vector width), at least 64. */
 size_t ec_slice_len(uint64_t size, int d);
 
-/* parity[0..p-1] from data[0..d-1], each len bytes. */
-void ec_encode(const struct ec_code *c, size_t len, const uint8_t *const *data,
+/* parity[0..p-1] from data[0..d-1], each len bytes. 0, or -1 when len
+ * is over EC_LEN_MAX. */
+int ec_encode(const struct ec_code *c, size_t len, const uint8_t *const *data,
                uint8_t *const *parity);
 
 /* Rebuild the slices that are missing: slices[0..d+p-1] each len bytes,
  * present[i] nonzero for those holding their bytes; the missing ones are
- * written in place. 0, or -1 when more than p are missing (nothing
- * written). */
+ * written in place. 0, or -1 when more than p are missing or len is over
+ * EC_LEN_MAX (nothing written). */
 int ec_decode(const struct ec_code *c, size_t len, uint8_t *const *slices,
               const unsigned char *present);
 

@@ -79,15 +79,21 @@ static void s3_overrides(struct http_req *r, const struct ometa *m)
  * record's size (caught on every read: such a file is never served). */
 static int open_object(struct target *t, const char *mkey, size_t klen, struct ometa *m)
 {
-    struct store_mp *mp = store_pick(&t->store, mkey, klen);
     int fd = -1, rc = 0;
-    /* A PUT may replace the file between the lookup and the open; the
-     * second round sees the new metadata. */
-    for (int tries = 0; tries < 2 && fd < 0; tries++) {
+    uint64_t missing = 0;        /* the uid whose file was not there */
+    /* A PUT (or a resilver's move) may replace the file between the lookup
+     * and the open; the next round sees the new record. Only the same
+     * version found twice without its file is damage. */
+    for (int tries = 0; tries < 4 && fd < 0; tries++) {
+        struct store_mp *mp = store_pick(&t->store, mkey, klen);
         if ((rc = store_get(&t->store, mp, mkey, klen, m)))
             break;
-        if ((fd = store_data_open(mp, mkey, klen, m->uid)) < 0)
-            rc = fd == -ENOENT ? -EUCLEAN : fd;
+        if ((fd = store_data_open(mp, mkey, klen, m->uid)) >= 0)
+            break;
+        rc = fd != -ENOENT ? fd : missing == m->uid ? -EUCLEAN : -EAGAIN;
+        if (rc != -EAGAIN)
+            break;
+        missing = m->uid;
     }
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_size != m->size)) {
@@ -120,7 +126,7 @@ static int bucket_verifies(const char *mkey)
 {
     const char *provider = mkey + 1, *bucket = provider + strlen(provider) + 1;
     struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(b, provider, bucket);
+    const struct bmd_bucket *bk = b ? bmd_find(b, provider, bucket) : NULL;
     int v = bk && json_is_true(json_object_get(bk->props, "verify_reads"));
     bmd_unref(b);
     return v;
@@ -142,6 +148,11 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
 
 /* ---- verify_reads: the whole file checksummed before the first byte ---------------- */
 
+/* The file is read in turns of VERIFY_TURN bytes, each a job of its own,
+ * so that a large object does not hold an I/O thread (commits, deletes
+ * and listings share them) for long, and a client that left stops it. */
+#define VERIFY_TURN (8u << 20)
+
 struct verify {
     struct target *t;
     struct http_req *r;
@@ -150,25 +161,40 @@ struct verify {
     const char *cache;           /* a literal */
     struct ometa m;
     int fd;
+    XXH3_state_t *xs;
+    uint64_t got;
     int bad;                     /* 0, or what was wrong */
+    int gone;                    /* the client left */
 };
 
 static void verify_work(void *arg)
 {
     struct verify *v = arg;
-    XXH3_state_t *xs = XXH3_createState();
     char *buf = xmalloc(1 << 20);
-    uint64_t got = 0;
-    ssize_t n = 0;
-    XXH3_64bits_reset(xs);
-    while (got < v->m.size &&
-           (n = pread(v->fd, buf, 1 << 20, (off_t)got)) > 0) {
-        XXH3_64bits_update(xs, buf, (size_t)n);
-        got += (uint64_t)n;
+    uint64_t end = v->got + VERIFY_TURN;
+    ssize_t n = 1;
+    while (v->got < v->m.size && v->got < end) {
+        n = pread(v->fd, buf, 1 << 20, (off_t)v->got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        XXH3_64bits_update(v->xs, buf, (size_t)n);
+        v->got += (uint64_t)n;
     }
-    v->bad = n < 0 ? 1 : got != v->m.size ? 2 : XXH3_64bits_digest(xs) != v->m.cksum ? 3 : 0;
-    XXH3_freeState(xs);
+    if (n < 0)
+        v->bad = 1;
+    else if (n == 0 && v->got < v->m.size)
+        v->bad = 2;
+    else if (v->got == v->m.size && XXH3_64bits_digest(v->xs) != v->m.cksum)
+        v->bad = 3;
     free(buf);
+}
+
+static void verify_gone(struct http_req *r)
+{
+    struct verify *v = r->data;
+    v->gone = 1;
 }
 
 static void verify_done(void *arg)
@@ -177,13 +203,20 @@ static void verify_done(void *arg)
     static const char *const why[] = {"", "its data file cannot be read",
                                       "its data file is short",
                                       "its data does not match its checksum"};
-    if (v->bad) {
-        close(v->fd);
-        corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
-    } else {
-        serve(v->t, v->r, v->mkey, v->klen, v->cache, &v->m, v->fd);
+    if (!v->gone && !v->bad && v->got < v->m.size) {
+        iopool_submit(v->t->io, v->r->w->q, verify_work, verify_done, v);   /* next turn */
+        return;
     }
+    v->r->data = NULL;
+    v->r->on_abort = NULL;
+    if (v->gone || v->bad)
+        close(v->fd);
+    if (v->bad && !v->gone)
+        corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
+    else if (!v->gone)
+        serve(v->t, v->r, v->mkey, v->klen, v->cache, &v->m, v->fd);
     http_req_unref(v->r);
+    XXH3_freeState(v->xs);
     free(v->mkey);
     free(v);
 }
@@ -200,7 +233,12 @@ static void verify(struct target *t, struct http_req *r, const char *mkey, size_
     v->cache = cache;
     v->m = *m;
     v->fd = fd;
+    if (!(v->xs = XXH3_createState()))
+        abort();
+    XXH3_64bits_reset(v->xs);
     http_req_ref(r);
+    r->data = v;
+    r->on_abort = verify_gone;
     iopool_submit(t->io, r->w->q, verify_work, verify_done, v);
 }
 
@@ -212,6 +250,12 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     int fd = open_object(t, mkey, klen, &m);
     if (fd == -EUCLEAN) {
         corrupted(t, r, mkey, klen, "its data file is missing or short");
+        return;
+    }
+    if (fd == -EAGAIN) {         /* rewritten again and again while we looked */
+        node_count(&t->node, op, 503);
+        http_resp_header(r, "Retry-After", "1");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object is being rewritten; try again");
         return;
     }
     if (fd < 0) {

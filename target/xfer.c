@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -90,6 +91,13 @@ int xfer_meta_take(char *meta, size_t len, size_t *got, const char **d, size_t *
     *d += k;
     *n -= k;
     return *got == len;
+}
+
+/* Is fd's file of size bytes? */
+static int file_has_size(int fd, uint64_t size)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && (uint64_t)st.st_size == size;
 }
 
 /* ---- sending ----------------------------------------------------------------------------- */
@@ -599,7 +607,12 @@ static void serve_copy(struct recv *v, struct http_req *r)
     if (n > 0 && parse_u64(num, (size_t)n, &newer)) {
         http_reply_error(r, 400, "newer=VERSION");
     } else if (store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer ||
-               (fd = store_data_open(mp, v->mkey, v->klen, v->m.uid)) < 0) {
+               (fd = store_data_open(mp, v->mkey, v->klen, v->m.uid)) < 0 ||
+               !file_has_size(fd, v->m.size)) {
+        if (fd >= 0) {           /* a damaged copy is never handed on */
+            log_error("a neighbour asked for a copy whose data file is short: not sent");
+            close(fd);
+        }
         http_reply(r, 204, NULL, NULL, 0);   /* nothing newer here */
     } else {
         char *meta = xmalloc(OMETA_MAX);

@@ -133,7 +133,8 @@ stop_node() { # name [signal]
   [ -f "$pf" ] || return 0
   local pid
   pid=$(cat "$pf")
-  if alive "$pid"; then
+  # a pid file left by a node that crashed long ago may name another process now
+  if alive "$pid" && grep -qa 'shoal-' "/proc/$pid/cmdline" 2>/dev/null; then
     kill "-$sig" "$pid" 2>/dev/null || true
     for ((i = 0; i < 100; i++)); do
       alive "$pid" || break

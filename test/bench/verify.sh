@@ -11,8 +11,11 @@ start_cluster 1
 curl -sf -X PUT "$PROXY/v1/buckets/plain" >/dev/null
 curl -sf -X PUT "$PROXY/v1/buckets/vr" -d '{"verify_reads": true}' >/dev/null
 median() { python3 -c 'import sys; v=sorted(map(float,sys.argv[1:])); print(v[len(v)//2])' "$@"; }
-wrk_mibs() { # URL BYTES
-  wrk -t1 -c4 -d"${SECS}s" "$1" | awk -v b="$2" '/^Requests\/sec/ {printf "%.1f", $2 * b / 1048576}'
+wrk_mibs() { # URL BYTES; only good answers count
+  local out
+  out=$(wrk -t1 -c4 -d"${SECS}s" "$1")
+  if grep -q 'Non-2xx' <<<"$out"; then echo "verify.sh: wrk saw errors on $1" >&2; exit 1; fi
+  awk -v b="$2" '/^Requests\/sec/ {printf "%.1f", $2 * b / 1048576}' <<<"$out"
 }
 printf '\n== warm GET, verify_reads on vs off: one target, %d workers, median of %d x %d s ==\n' \
   "$WORKERS" "$REPS" "$SECS"

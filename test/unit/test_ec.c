@@ -34,7 +34,7 @@ static void try_code(int d, int p, size_t len, int all_patterns)
     for (int i = 0; i < d; i++)
         for (size_t b = 0; b < len; b++)
             orig[i][b] = rnd();
-    ec_encode(&c, len, (const uint8_t *const *)orig, orig + d);
+    CHECK(ec_encode(&c, len, (const uint8_t *const *)orig, orig + d) == 0);
     /* against ISA-L's reference encoder with the same tables */
     for (int r = 0; r < p; r++)
         ref[r] = malloc(len);
@@ -117,6 +117,9 @@ int main(void)
     uint8_t *s[3] = {a, b, q};
     unsigned char all[3] = {1, 1, 1};
     CHECK(ec_decode(&c, 64, s, all) == 0 && a[0] == 1 && b[0] == 2);
+    /* a slice longer than ISA-L counts is refused, not wrapped */
+    CHECK(ec_encode(&c, (size_t)EC_LEN_MAX + 64, (const uint8_t *const *)s, s + 2) == -1);
+    CHECK(ec_decode(&c, (size_t)EC_LEN_MAX + 64, s, all) == -1);
     ec_code_free(&c);
     /* what is refused */
     CHECK(ec_code_init(&c, 0, 1) == -1);
