@@ -250,33 +250,29 @@ static void ctl_schedule(struct node *n, int ms)
     evtimer_add(n->ctl_timer, &tv);
 }
 
-/* The i-th URL of primary_url (a comma-separated list of proxies), or
- * NULL. */
+/* The i-th URL of primary_url (a comma-separated list of proxies) that
+ * is not this node's own, or NULL. */
 static char *seed_url(const struct node *n, int i)
 {
-    const char *s = n->conf->primary_url;
-    for (; i > 0 && s; i--)
-        if ((s = strchr(s, ',')))
-            s++;
-    if (!s || !*s || *s == ',')
-        return NULL;
-    const char *e = strchr(s, ',');
-    return xstrndup(s, e ? (size_t)(e - s) : strlen(s));
+    for (const char *s = n->conf->primary_url; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len && (strncmp(s, n->conf->public_url, len) || n->conf->public_url[len]) &&
+            i-- == 0)
+            return xstrndup(s, len);
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return NULL;
 }
 
 char *node_primary_url(struct node *n)
 {
     struct cmap *m = cmap_current();
     const struct cmap_node *pr = m ? cmap_find(m, m->primary) : NULL;
-    char *url = pr && strcmp(pr->id, n->id) ? xstrdup(pr->url) : NULL;
+    char *url = pr && strcmp(pr->id, n->id) ? xstrdup(pr->url) : seed_url(n, 0);
     cmap_unref(m);
-    for (int i = 0; !url && (url = seed_url(n, i)); i++)
-        if (!strcmp(url, n->conf->public_url)) {   /* never itself */
-            free(url);
-            url = NULL;
-        } else {
-            break;
-        }
     return url;
 }
 
@@ -313,10 +309,7 @@ static char *contact_url(struct node *n)
         if (m->nodes[i].role == NODE_PROXY && strcmp(m->nodes[i].id, n->id))
             cand[k++] = xstrdup(m->nodes[i].url);
     for (int i = 0; k < 96 && (cand[k] = seed_url(n, i)); i++)
-        if (!strcmp(cand[k], n->conf->public_url))
-            free(cand[k]);       /* not itself */
-        else
-            k++;
+        k++;
     cmap_unref(m);
     char *url = NULL;
     for (int i = 0; i < k; i++)

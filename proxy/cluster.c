@@ -120,18 +120,22 @@ static int mapchg_edit(struct quorum_change *c, struct cmap *m, struct bmd *b)
     return 0;
 }
 
+/* Push the current map to every other node (once a change committed). */
+static void push_map(struct proxy *p, struct hc *cli)
+{
+    struct cmap *now = cmap_current();
+    cluster_broadcast(p, cli, json_pack("{s:o}", "cmap", cmap_to_json(now)), NULL, NULL);
+    cmap_unref(now);
+}
+
 static void mapchg_done(struct quorum_change *c, int status, const char *err)
 {
     struct mapchg *mc = (struct mapchg *)c;
     int64_t v = !status && c->changed ? c->version : 0;
-    if (v) {
-        struct cmap *now = cmap_current();
-        cluster_broadcast(mc->p, mc->cli, json_pack("{s:o}", "cmap", cmap_to_json(now)), NULL,
-                          NULL);
-        cmap_unref(now);
-    }
+    if (v)
+        push_map(mc->p, mc->cli);
     if (mc->done)
-        mc->done(mc->arg, v, status, err);
+        mc->done(mc->arg, mc->id, v, status, err);
     free(mc);
 }
 
@@ -213,13 +217,12 @@ static void join_done(struct quorum_change *c, int status, const char *err)
         pthread_mutex_lock(&p->mu);
         seen_touch(p, id);
         pthread_mutex_unlock(&p->mu);
-        struct cmap *m = cmap_current();
-        struct bmd *b = bmd_current();
         if (c->changed) {
             log_info("node %s joined: map v%lld", id, (long long)c->version);
-            cluster_broadcast(p, worker_hc(r), json_pack("{s:o}", "cmap", cmap_to_json(m)),
-                              NULL, NULL);
+            push_map(p, worker_hc(r));
         }
+        struct cmap *m = cmap_current();
+        struct bmd *b = bmd_current();
         http_reply_json(r, 200,
                         json_pack("{s:o, s:o}", "cmap", cmap_to_json(m), "bmd", bmd_to_json(b)));
         cmap_unref(m);
@@ -315,24 +318,19 @@ static int mark_silent(struct cmap *m, const char *id)
     return cmap_del_node(m, id);
 }
 
-struct silent {
-    struct proxy *p;
-    char id[72];
-};
-
 /* Not committed (this proxy lost the primary role, or the majority): the
  * node is watched again, so the next try comes a timeout later. */
-static void silent_done(void *arg, int64_t version, int status, const char *err)
+static void silent_done(void *arg, const char *id, int64_t version, int status,
+                        const char *err)
 {
-    struct silent *sl = arg;
+    struct proxy *p = arg;
     (void)version;
     if (status) {
-        log_warn("node %s stays as it is for now: %s", sl->id, err);
-        pthread_mutex_lock(&sl->p->mu);
-        seen_touch(sl->p, sl->id);
-        pthread_mutex_unlock(&sl->p->mu);
+        log_warn("node %s stays as it is for now: %s", id, err);
+        pthread_mutex_lock(&p->mu);
+        seen_touch(p, id);
+        pthread_mutex_unlock(&p->mu);
     }
-    free(sl);
 }
 
 /* Control thread, every keepalive period, on the primary: drop silent
@@ -363,10 +361,7 @@ void cluster_tick(struct node *n)
             log_warn("node %s silent for %llu ms: %s", p->seen[i].id,
                      (unsigned long long)(now - p->seen[i].at_ms),
                      nd->role == NODE_TARGET ? "down" : "removed from the map");
-            struct silent *sl = xcalloc(1, sizeof(*sl));
-            sl->p = p;
-            snprintf(sl->id, sizeof(sl->id), "%s", nd->id);
-            cluster_change_map(p, n->ctl_q, n->ctl_cli, nd->id, mark_silent, silent_done, sl);
+            cluster_change_map(p, n->ctl_q, n->ctl_cli, nd->id, mark_silent, silent_done, p);
         }
         free(p->seen[i].id);
         p->seen[i--] = p->seen[--p->n_seen];

@@ -26,9 +26,10 @@ void cluster_join(struct http_req *r, const char *rest, size_t rlen);
 void cluster_keepalive(struct http_req *r, const char *rest, size_t rlen);
 /* node's on_tick (control thread): drop nodes silent too long. */
 void cluster_tick(struct node *n);
-/* done of a map change: the committed version (0: nothing changed), or
- * status (503: not the primary, or no majority) with err. */
-typedef void (*cluster_done_fn)(void *arg, int64_t version, int status, const char *err);
+/* done of a map change of node id: the committed version (0: nothing
+ * changed), or status (503: not the primary, or no majority) with err. */
+typedef void (*cluster_done_fn)(void *arg, const char *id, int64_t version, int status,
+                                const char *err);
 
 /* Change the map through the proxies' consensus: fn edits a copy (1 if it
  * changed anything); once committed the map is pushed to every node with

@@ -37,20 +37,20 @@ static int remove_node(struct cmap *m, const char *id)
 
 struct asked {
     struct http_req *r;
-    char id[72];
     const char *state;           /* what the node is once changed */
 };
 
 /* The answer once the proxies committed the change (cmap_version 0: it
  * was so already). */
-static void node_changed(void *arg, int64_t version, int status, const char *err)
+static void node_changed(void *arg, const char *id, int64_t version, int status,
+                         const char *err)
 {
     struct asked *a = arg;
     if (status) {
         http_resp_header(a->r, "Retry-After", "1");
         http_reply_error(a->r, status, "%s", err);
     } else {
-        http_reply_json(a->r, 202, json_pack("{s:s, s:s, s:I}", "node", a->id, "state",
+        http_reply_json(a->r, 202, json_pack("{s:s, s:s, s:I}", "node", id, "state",
                                              a->state, "cmap_version", (json_int_t)version));
     }
     http_req_unref(a->r);
@@ -114,7 +114,6 @@ void nodes_route(struct http_req *r, const char *rest, size_t rlen)
     }
     struct asked *a = xcalloc(1, sizeof(*a));
     a->r = r;
-    snprintf(a->id, sizeof(a->id), "%s", id);
     a->state = state;
     http_req_ref(r);
     cluster_change_map(p, r->w->q, worker_hc(r), id, fn, node_changed, a);
@@ -223,7 +222,7 @@ static void shut_done(void *arg, int status, const char *body, size_t len, const
     free(d);
 }
 
-static void left(void *arg, int64_t v, int status, const char *err);
+static void left(void *arg, const char *id, int64_t v, int status, const char *err);
 
 static void drained(void *arg, int status, const char *body, size_t len, const char *err)
 {
@@ -244,9 +243,10 @@ static void drained(void *arg, int status, const char *body, size_t len, const c
 }
 
 /* A drained target left the map: it is told to shut down. */
-static void left(void *arg, int64_t v, int status, const char *err)
+static void left(void *arg, const char *id, int64_t v, int status, const char *err)
 {
     struct drain *d = arg;
+    (void)id;                    /* d->id, which the shutdown's answer names too */
     if (!v) {
         if (status)
             log_warn("node %s drained but not removed: %s", d->id, err);

@@ -48,6 +48,7 @@ struct cold {
     struct target *t;
     struct http_req *r;          /* NULL once the client is gone */
     struct backend b;
+    int verify;                  /* the bucket's verify_reads */
     char *mkey;
     size_t klen;
     char *name;
@@ -211,7 +212,7 @@ static void fetched(void *arg, const struct fetch_result *res)
     struct http_req *r = c->r;
     if (!c->f) {
         if (res->status == 0)
-            get_local(c->t, r, c->mkey, c->klen, res->late ? "hit" : "miss");
+            get_local(c->t, r, c->mkey, c->klen, res->late ? "hit" : "miss", c->verify);
         else
             http_reply_error(r, res->status, "%s", res->msg);
     } else if (c->transferred) {
@@ -312,7 +313,7 @@ static void validate_done(void *arg, const struct backend_obj *o)
     if (o->status != 200)
         log_warn("validating %s against %s failed (%d %s); serving the cached copy", c->name,
                  c->b.label, o->status, o->err);
-    get_local(c->t, c->r, c->mkey, c->klen, "hit");
+    get_local(c->t, c->r, c->mkey, c->klen, "hit", c->verify);
     cold_free(c);
 }
 
@@ -323,6 +324,7 @@ void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
     c->t = t;
     c->r = r;
     backend_resolve(t, bk, &c->b);
+    c->verify = get_verifies(bk);
     c->mkey = mkey;
     c->klen = klen;
     c->name = xstrdup(name);
@@ -337,7 +339,7 @@ void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
         return;
     }
     if (have_local && (!c->b.validate_warm_get || c->b.write_back)) {
-        get_local(t, r, mkey, klen, "hit");
+        get_local(t, r, mkey, klen, "hit", c->verify);
         cold_free(c);
         return;
     }

@@ -121,15 +121,9 @@ static void corrupted(struct target *t, struct http_req *r, const char *mkey, si
     free(shown);
 }
 
-/* Does the bucket of mkey ask for every read to be checked? */
-static int bucket_verifies(const char *mkey)
+int get_verifies(const struct bmd_bucket *bk)
 {
-    const char *provider = mkey + 1, *bucket = provider + strlen(provider) + 1;
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = b ? bmd_find(b, provider, bucket) : NULL;
-    int v = bk && json_is_true(json_object_get(bk->props, "verify_reads"));
-    bmd_unref(b);
-    return v;
+    return json_is_true(json_object_get(bk->props, "verify_reads"));
 }
 
 /* 304 or 412 for a condition that did not hold. */
@@ -221,8 +215,8 @@ static void verify_done(void *arg)
     free(v);
 }
 
-static void verify(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                   const char *cache, const struct ometa *m, int fd)
+static void verify_start(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                         const char *cache, const struct ometa *m, int fd)
 {
     struct verify *v = xcalloc(1, sizeof(*v));
     v->t = t;
@@ -243,7 +237,7 @@ static void verify(struct target *t, struct http_req *r, const char *mkey, size_
 }
 
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-               const char *cache)
+               const char *cache, int verify)
 {
     enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
     struct ometa m;
@@ -266,8 +260,8 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
-    if (op == ST_GET && bucket_verifies(mkey)) {
-        verify(t, r, mkey, klen, cache, &m, fd);
+    if (op == ST_GET && verify) {
+        verify_start(t, r, mkey, klen, cache, &m, fd);
         return;
     }
     serve(t, r, mkey, klen, cache, &m, fd);

@@ -315,7 +315,7 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
                                               "or did not answer");
     } else {
-        get_local(t, r, mkey, klen, NULL);
+        get_local(t, r, mkey, klen, NULL, get_verifies(bk));
     }
     free(mkey);
 }
