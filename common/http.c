@@ -975,11 +975,16 @@ void http_server_drain(struct http_server *s, int grace_s)
     }
 }
 
-void http_server_stop(struct http_server *s)
+void http_server_halt(struct http_server *s)
 {
     for (int i = 0; i < s->n; i++)
         event_base_loopbreak(s->w[i].base);
     for (int i = 0; i < s->n; i++)
         pthread_join(s->threads[i], NULL);
+}
+
+void http_server_stop(struct http_server *s)
+{
+    http_server_halt(s);
     http_server_free(s);
 }

@@ -152,6 +152,10 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
 /* Stop every loop, join the threads and free the server. Any thread but a
  * worker's. */
 void http_server_stop(struct http_server *s);
+/* Its first half: stop every loop and join the threads, keeping the
+ * workers' loopqs, so that work still under way elsewhere (an I/O pool)
+ * can finish posting to them; http_server_free then frees it. */
+void http_server_halt(struct http_server *s);
 /* Before stopping: close the idle connections, answer every request
  * that starts from now on 503 (Retry-After) and close its connection,
  * and wait until the requests under way are answered and their

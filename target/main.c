@@ -220,9 +220,12 @@ int main(int argc, char **argv)
     if (sig == SIGTERM && t.conf.drain)
         wbq_drain(t.conf.drain_timeout_s);   /* what is owed to backends first */
     http_server_drain(srv, t.conf.shutdown_grace_s);   /* requests under way finish */
-    http_server_stop(srv);
+    /* the loops stop; jobs of the I/O pool still running post their ends to
+     * the workers' queues, which stay until the pool is stopped */
+    http_server_halt(srv);
     node_stop(&t.node);
     iopool_free(t.io);
+    http_server_free(srv);
     store_close(&t.store);
     s3_cfg_free(&t.s3);
     conf_free(&t.conf);
