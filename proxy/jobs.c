@@ -44,6 +44,7 @@ struct pjob {
     char to[64];
     uint64_t created_ns;
     char *spec;                  /* what the targets are sent (JSON) */
+    json_t *started_on;          /* the ids of the targets it started on */
 };
 
 static pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -76,6 +77,7 @@ static void pjob_free(struct pjob *pj)
 {
     free(pj->key);
     free(pj->spec);
+    json_decref(pj->started_on);
     free(pj);
 }
 
@@ -96,6 +98,19 @@ static void registry_add(struct pjob *pj)
         }
     }
     pthread_mutex_unlock(&jobs_mu);
+}
+
+/* The targets the job id started on, as this proxy saw it start (a new
+ * reference), or NULL when it was not started here. */
+static json_t *registry_started_on(const char *id)
+{
+    json_t *on = NULL;
+    pthread_mutex_lock(&jobs_mu);
+    for (struct pjob *pj = pjobs; pj && !on; pj = pj->next)
+        if (!strcmp(pj->id, id) && pj->started_on)
+            on = json_incref(pj->started_on);
+    pthread_mutex_unlock(&jobs_mu);
+    return on;
 }
 
 /* The id of the job key names here, copied into id; 0 when none. */
@@ -145,6 +160,9 @@ static void started(struct fan *f)
                                              "where it did)", "targets", f->answers));
     } else {
         http_reply_json(f->r, 201, json_pack("{s:s}", "id", pj->id));
+        pj->started_on = json_array();
+        json_array_foreach(f->answers, i, a)
+            json_array_append(pj->started_on, json_object_get(a, "target"));
         registry_add(pj);
         pj = NULL;
     }
@@ -428,15 +446,28 @@ static void show_free(struct show *sh)
     free(sh);
 }
 
-/* The targets' answers added up. */
-static json_t *aggregate(const char *id, json_t *answers, const char **state)
+/* Is target (a JSON string) one of on (NULL: not known)? */
+static int was_started_on(json_t *on, json_t *target)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(on, i, v)
+        if (json_equal(v, target))
+            return 1;
+    return 0;
+}
+
+/* The targets' answers added up. A target the job started on that no
+ * longer knows it (it forgot the job job_ttl_s after its share ended)
+ * makes the sums partial: the state is "unknown", never "finished". */
+static json_t *aggregate(const char *id, json_t *answers, json_t *on, const char **state)
 {
     static const char *const sums[] = {"owned",  "present", "fetched", "evicted",
                                        "bytes",  "errors",  "copied",  "downloaded",
                                        "done",   "moved"};
     enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
     json_int_t tot[NSUMS] = {0}, start = 0, end = 0, selected = 0;
-    int running = 0, aborted = 0, unreached = 0, waiting = 0;
+    int running = 0, aborted = 0, unreached = 0, waiting = 0, forgotten = 0;
     json_t *errs = json_array();
     size_t i;
     json_t *a;
@@ -444,8 +475,10 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
         json_t *b = json_object_get(a, "body");
         const char *st = json_string_value(json_object_get(b, "state"));
         json_int_t status = json_integer_value(json_object_get(a, "status"));
-        if (status == 404)
-            continue;            /* not part of it (joined later, or forgot it long ago) */
+        if (status == 404) {     /* not part of it (joined later), or forgot it */
+            forgotten += was_started_on(on, json_object_get(a, "target"));
+            continue;
+        }
         if (status != 200 || !st) {
             unreached++;
             continue;
@@ -467,17 +500,18 @@ static json_t *aggregate(const char *id, json_t *answers, const char **state)
                 json_array_append(errs, en);
     }
     *state = running     ? "running"
-             : unreached ? "unknown"
+             : unreached || forgotten ? "unknown"
              : aborted   ? "aborted"
              : tot[5]    ? "failed"
                          : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
-    json_t *j = json_pack("{s:s, s:s, s:I, s:o, s:f, s:I, s:I, s:i, s:O}", "id", id, "state",
-                          *state, "selected", selected, "error_names", errs, "mib_per_s",
-                          secs > 0 ? (double)tot[4] / 1048576.0 / secs : 0.0, "start_ns", start,
-                          "end_ns", running ? 0 : end, "waiting_targets", waiting, "targets",
-                          answers);
+    json_t *j = json_pack("{s:s, s:s, s:I, s:o, s:f, s:I, s:I, s:i, s:i, s:i, s:O}", "id", id,
+                          "state", *state, "selected", selected, "error_names", errs,
+                          "mib_per_s", secs > 0 ? (double)tot[4] / 1048576.0 / secs : 0.0,
+                          "start_ns", start, "end_ns", running ? 0 : end, "waiting_targets",
+                          waiting, "unreached_targets", unreached, "forgotten_targets",
+                          forgotten, "targets", answers);
     for (int k = 0; k < NSUMS; k++)
         json_object_set_new(j, sums[k], json_integer(tot[k]));
     return j;
@@ -494,9 +528,11 @@ static void shown(struct fan *f)
         fan_free(f);
         return;
     }
-    json_t *j = aggregate(sh->id, f->answers, &state);
-    if ((!strcmp(state, "running") || !strcmp(state, "unknown")) &&
-        wall_ns() < sh->deadline_ns && r->conn) {
+    json_t *on = registry_started_on(sh->id);
+    json_t *j = aggregate(sh->id, f->answers, on, &state);
+    json_decref(on);
+    int unreached = (int)json_integer_value(json_object_get(j, "unreached_targets"));
+    if ((!strcmp(state, "running") || unreached) && wall_ns() < sh->deadline_ns && r->conn) {
         json_decref(j);
         fan_free(f);
         struct timeval tv = {0, JOB_POLL_MS * 1000};

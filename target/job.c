@@ -511,6 +511,8 @@ static json_t *progress(const struct job *j)
         json_object_set_new(p, counters[i].name,
                             json_integer((json_int_t) * (const uint64_t *)((const char *)j +
                                                                            counters[i].off)));
+    json_object_set_new(p, "map_version",
+                        json_integer(__atomic_load_n(&j->map_version, __ATOMIC_RELAXED)));
     if (j->kind == JK_COPY)
         json_object_set_new(p, "to", json_string(j->to));
     if (j->dry_run)

@@ -83,6 +83,7 @@ struct job {
     char *prepend;               /* and what its names begin with ("" none) */
     int to_backed;               /* download: the bucket writes through */
     uint64_t pos, total;         /* the next index, and the selection's size */
+    int64_t map_version;         /* of the cluster map ownership was last judged by */
     int inflight;
     int waiting;                 /* over the target's job_max: not started yet */
     int handed;                  /* flush: given to its runner (wbq.c) */

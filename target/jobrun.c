@@ -356,6 +356,8 @@ void job_pump(struct job *j)
     }
     struct cmap *m = cmap_current();
     int looked = 0, n = 0;
+    if (m)
+        __atomic_store_n(&j->map_version, m->snap.version, __ATOMIC_RELAXED);
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&j->waiting, __ATOMIC_RELAXED) &&
            j->inflight < j->t->conf.job_workers) {

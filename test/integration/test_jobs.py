@@ -70,6 +70,9 @@ def start_job(c, spec, want=201):
 def wait_job(c, jid, secs=120):
     r = requests.get("%s/v1/jobs/%s?wait=%d" % (c.url, jid, secs), timeout=secs + 30)
     assert r.status_code == 200, r.text
+    # shown only when the test fails: every target's share and the map
+    print("job %s: %s\nmap: %s" % (jid, r.text, requests.get(c.url + "/v1/cluster",
+                                                              timeout=30).text))
     return r.json()
 
 
