@@ -30,7 +30,41 @@ static const struct {
     {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */
     {"verify_reads", JSON_TRUE}, /* boolean: every GET checks the checksum first */
     {"write_policy", JSON_STRING}, /* "write-through" or "write-back" */
+    {"mirror", JSON_OBJECT},     /* {"copies": N}: full copies on N targets */
 };
+
+/* mirror: {"copies": 1..BMD_COPIES_MAX} and nothing else. */
+static int mirror_check(const json_t *v, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x) {
+        if (strcmp(k, "copies")) {
+            snprintf(err, errlen, "unknown mirror property '%s' (copies)", k);
+            return -1;
+        }
+    }
+    json_t *c = json_object_get(v, "copies");
+    if (!json_is_integer(c) || json_integer_value(c) < 1 ||
+        json_integer_value(c) > BMD_COPIES_MAX) {
+        snprintf(err, errlen, "mirror.copies must be a whole number 1..%d", BMD_COPIES_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+int bmd_has_backend(const struct bmd_bucket *bk)
+{
+    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
+    return !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && spec[0]);
+}
+
+int bmd_copies(const struct bmd_bucket *bk)
+{
+    json_int_t c = json_integer_value(json_object_get(json_object_get(bk->props, "mirror"),
+                                                      "copies"));
+    return c >= 1 && c <= BMD_COPIES_MAX ? (int)c : 1;
+}
 
 static void bmd_destroy(struct snap *s)
 {
@@ -217,6 +251,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
                 return -1;
             }
         }
+        if (!strcmp(k, "mirror") && mirror_check(v, err, errlen))
+            return -1;
         if (!strcmp(k, "labels")) {
             const char *lk;
             json_t *lv;

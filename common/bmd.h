@@ -48,6 +48,12 @@ int bmd_valid_name(const char *name, size_t n);
 int bmd_valid_provider(const char *provider);
 /* Validate a properties object; 0 or -1 with a message. */
 int bmd_props_check(const json_t *props, char *err, size_t errlen);
+/* How many full copies the bucket keeps (its mirror.copies; 1 without). */
+#define BMD_COPIES_MAX 4
+int bmd_copies(const struct bmd_bucket *bk);
+/* Does the bucket read through to a backend (a cloud bucket, or one with
+ * the backend property)? */
+int bmd_has_backend(const struct bmd_bucket *bk);
 
 json_t *bmd_to_json(const struct bmd *b);
 json_t *bmd_bucket_json(const struct bmd_bucket *bk);

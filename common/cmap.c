@@ -191,6 +191,18 @@ const struct cmap_node *cmap_owner(const struct cmap *m, const char *key, size_t
     return i < 0 ? NULL : &m->nodes[m->targets[i]];
 }
 
+int cmap_holders(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
+                 int k)
+{
+    int order[CMAP_COPIES_MAX];
+    if (k > CMAP_COPIES_MAX)
+        k = CMAP_COPIES_MAX;
+    int got = hrw_top(hrw_hash(key, n), m->target_hashes, m->n_targets, order, k);
+    for (int i = 0; i < got; i++)
+        out[i] = &m->nodes[m->targets[order[i]]];
+    return got;
+}
+
 int cmap_ranked(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
                 int k)
 {

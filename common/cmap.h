@@ -65,6 +65,12 @@ int cmap_count(const struct cmap *m, enum node_role role);
  * went into maintenance. */
 int cmap_ranked(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
                 int k);
+/* The targets that hold a key's copies when a bucket keeps k of them
+ * (mirror.copies): the k best active targets by HRW, the owner first,
+ * into out; returns how many (fewer when the map has fewer). */
+#define CMAP_COPIES_MAX 8
+int cmap_holders(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
+                 int k);
 /* Do a and b place names alike (the same active targets)? */
 int cmap_same_placement(const struct cmap *a, const struct cmap *b);
 

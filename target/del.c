@@ -22,9 +22,11 @@
 #include "err.h"
 #include "http.h"
 #include "iopool.h"
+#include "mirror.h"
 #include "target.h"
 #include "util.h"
 #include "wbq.h"
+#include "xfer.h"
 
 struct del {
     struct target *t;
@@ -58,9 +60,28 @@ static void del_work(void *arg)
         d->rc = 0; /* gone from the backend, or from where it was: we had no copy */
 }
 
+static void del_answer(struct del *d);
+
+static void del_spread(void *arg, int failed)
+{
+    (void)failed;                /* owed to the holders that did not take it (mirror.h) */
+    del_answer(arg);
+}
+
 static void del_done(void *arg)
 {
     struct del *d = arg;
+    if (!d->rc && !d->evict && mirror_copies(d->mkey, d->klen) > 1) {
+        /* the tombstone goes to the copies: none comes back as the object */
+        struct xfer_loop lp = {d->r->w->base, d->r->w->q, target_hc(d->r)};
+        mirror_spread(d->t, &lp, d->mkey, d->klen, 1, del_spread, d);
+        return;
+    }
+    del_answer(d);
+}
+
+static void del_answer(struct del *d)
+{
     if (d->rc == -ENOENT && target_is_s3(d->r))
         d->rc = 0; /* S3 deletes are idempotent: 204 for a missing key */
     int st = d->rc ? err_status(d->rc) : 204;

@@ -27,6 +27,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
+#include "repair.h"
 #include "s3.h"
 #include "target.h"
 #include "util.h"
@@ -105,8 +106,8 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
 
 /* 500 for an object whose bytes are not what its record says, logged;
  * never the bytes. */
-static void corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                      const char *why)
+void get_corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                   const char *why)
 {
     char *shown = xmalloc(klen);   /* provider/bucket/name */
     memcpy(shown, mkey + 1, klen - 1);
@@ -123,7 +124,7 @@ static void corrupted(struct target *t, struct http_req *r, const char *mkey, si
 
 int get_verifies(const struct bmd_bucket *bk)
 {
-    return json_is_true(json_object_get(bk->props, "verify_reads"));
+    return json_is_true(json_object_get(bk->props, "verify_reads")) ? GET_VERIFY : 0;
 }
 
 /* 304 or 412 for a condition that did not hold. */
@@ -159,6 +160,7 @@ struct verify {
     uint64_t got;
     int bad;                     /* 0, or what was wrong */
     int gone;                    /* the client left */
+    int flags;                   /* get_local's */
 };
 
 static void verify_work(void *arg)
@@ -205,8 +207,11 @@ static void verify_done(void *arg)
     v->r->on_abort = NULL;
     if (v->gone || v->bad)
         close(v->fd);
-    if (v->bad && !v->gone)
-        corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
+    if (v->bad && !v->gone && !(v->flags & GET_NO_REPAIR) &&
+        repair_read(v->t, v->r, v->mkey, v->klen, v->m.uid, v->flags))
+        ;                        /* answered once repaired */
+    else if (v->bad && !v->gone)
+        get_corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
     else if (!v->gone)
         serve(v->t, v->r, v->mkey, v->klen, v->cache, &v->m, v->fd);
     http_req_unref(v->r);
@@ -216,9 +221,10 @@ static void verify_done(void *arg)
 }
 
 static void verify_start(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                         const char *cache, const struct ometa *m, int fd)
+                         const char *cache, const struct ometa *m, int fd, int flags)
 {
     struct verify *v = xcalloc(1, sizeof(*v));
+    v->flags = flags;
     v->t = t;
     v->r = r;
     v->mkey = xmalloc(klen + 1);   /* NUL-separated parts: copied whole */
@@ -237,13 +243,14 @@ static void verify_start(struct target *t, struct http_req *r, const char *mkey,
 }
 
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-               const char *cache, int verify)
+               const char *cache, int flags)
 {
     enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
     if (fd == -EUCLEAN) {
-        corrupted(t, r, mkey, klen, "its data file is missing or short");
+        if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m.uid, flags))
+            get_corrupted(t, r, mkey, klen, "its data file is missing or short");
         return;
     }
     if (fd == -EAGAIN) {         /* rewritten again and again while we looked */
@@ -260,8 +267,8 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
-    if (op == ST_GET && verify) {
-        verify_start(t, r, mkey, klen, cache, &m, fd);
+    if (op == ST_GET && (flags & GET_VERIFY)) {
+        verify_start(t, r, mkey, klen, cache, &m, fd, flags);
         return;
     }
     serve(t, r, mkey, klen, cache, &m, fd);

@@ -10,17 +10,27 @@ struct bmd_bucket;
 struct target;
 struct http_req;
 
+/* get_local's flags */
+#define GET_VERIFY 0x1           /* a GET first checksums the whole file (verify_reads) */
+#define GET_NO_REPAIR 0x2        /* a damaged copy answers 500 at once (repaired already) */
+
 /* Answer r (GET or HEAD) with the object mkey (klen bytes) as the drives
  * hold it: 404 when they do not, 304/412 by its conditions, 416 for a
  * range outside it, else 200 or 206 with the bytes sent from the file.
  * cache is the X-Shoal-Cache value ("hit", "miss"), or NULL to omit it.
- * verify (get_verifies): a GET first checksums the whole file, and a
- * mismatch answers 500 rather than the bytes. The caller keeps mkey. On
- * r's worker. */
+ * A copy whose file is missing or short, or (GET_VERIFY) whose bytes do
+ * not match its checksum, is never sent: it is repaired from redundancy
+ * (repair.h) and served, or answered 500 ObjectCorrupted. The caller
+ * keeps mkey. On r's worker. */
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-               const char *cache, int verify);
+               const char *cache, int flags);
 
-/* Does bucket bk ask for every read to be checked (verify_reads)? */
+/* get_local's GET_VERIFY when bucket bk asks for every read to be checked
+ * (verify_reads), else 0. */
 int get_verifies(const struct bmd_bucket *bk);
+
+/* 500 ObjectCorrupted for mkey (why: what is wrong), logged. */
+void get_corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                   const char *why);
 
 #endif

@@ -22,7 +22,7 @@
 #include "xfer.h"
 
 #define RANKED 8                 /* targets looked at, best first */
-#define ASK_MAX 3                /* neighbours asked, at most */
+#define ASK_MAX 6                /* neighbours asked, at most */
 #define ASK_TIMEOUT_MS (10L * 60 * 1000)   /* an answer waits for the object's send */
 
 /* Where the name may be besides here, by the map of the moment. */
@@ -33,9 +33,15 @@ struct around {
     int maint_above;             /* one is in maintenance or leaving */
 };
 
+/* copies: the bucket's mirror copies. Asked below this one: the active
+ * targets that hold copies (else the one that owned names while this
+ * target was away). A target down above this one leaves a name missing
+ * here unsure, unless this one was among the name's copy holders even
+ * with it: every acknowledged write (and delete) came here too. */
 static void look_around(struct target *t, const struct cmap *m, const char *mkey, size_t klen,
-                        struct around *a)
+                        int copies, struct around *a)
 {
+    int below = copies > 1 ? copies - 1 : 1;
     memset(a, 0, sizeof(*a));
     size_t pl;
     char *pkey = m ? xfer_place_key(mkey, klen, &pl) : NULL;
@@ -48,6 +54,8 @@ static void look_around(struct target *t, const struct cmap *m, const char *mkey
     for (int i = 0; i < n; i++) {
         if (!strcmp(rk[i]->id, t->node.id)) {
             above = 0;
+            if (i < copies)
+                a->down_above = 0;   /* a holder with them all: nothing owed elsewhere */
             continue;
         }
         if (rk[i]->flags & CMAP_FLAG_DOWN) {
@@ -61,8 +69,8 @@ static void look_around(struct target *t, const struct cmap *m, const char *mkey
         }
         if (a->n_ask < ASK_MAX)
             a->ask[a->n_ask++] = rk[i];
-        if (!above)
-            break;               /* the first one below is the last asked */
+        if (!above && --below <= 0)
+            break;               /* the last one below that is asked */
     }
 }
 
@@ -357,7 +365,7 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         go_on(g);
         return;
     }
-    look_around(t, cm, mkey, klen, &a);
+    look_around(t, cm, mkey, klen, bmd_copies(bk), &a);
     if (!window && backed && !wb && !a.maint_above) {
         cmap_unref(cm);
         go_on(g);

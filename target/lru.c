@@ -64,8 +64,7 @@ static int bucket_evictable(struct scan *sc, const char *mkey, size_t klen)
         return sc->bucket_ok;
     snprintf(sc->bucket_key, sizeof(sc->bucket_key), "%s", bk_key);
     const struct bmd_bucket *bk = bmd_find(sc->bm, prov, bucket);
-    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
-    int backed = bk && (!strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && spec[0]));
+    int backed = bk && bmd_has_backend(bk);
     sc->bucket_ok = backed && !json_is_false(json_object_get(bk->props, "lru"));
     return sc->bucket_ok;
 }

@@ -38,6 +38,7 @@
 #include "hcli.h"
 #include "http.h"
 #include "iopool.h"
+#include "mirror.h"
 #include "node.h"
 #include "put.h"
 #include "space.h"
@@ -46,6 +47,7 @@
 #include "s3tag.h"
 #include "target.h"
 #include "util.h"
+#include "xfer.h"
 
 struct put {
     struct target *t;
@@ -192,12 +194,32 @@ static void put_commit_work(void *arg)
     }
 }
 
+static void put_answer(struct put *p);
+
+static void put_spread(void *arg, int failed)
+{
+    (void)failed;                /* owed to the holders that did not take it (mirror.h) */
+    put_answer(arg);
+}
+
 static void put_commit_done(void *arg)
 {
     struct put *p = arg;
     struct http_req *r = p->r;
     if (!p->rc && p->b.write_back && !p->part.num)
         wbq_kick();
+    if (!p->rc && !p->part.num && mirror_copies(p->mkey, p->klen) > 1) {
+        struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
+        mirror_spread(p->t, &lp, p->mkey, p->klen, 1, put_spread, p);
+        return;
+    }
+    put_answer(p);
+}
+
+/* The PUT's answer, once committed here and on the copy holders. */
+static void put_answer(struct put *p)
+{
+    struct http_req *r = p->r;
     if (p->rc) {
         int st = err_status(p->rc);
         node_count(&p->t->node, ST_PUT, st);

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "loopq.h"
 #include "metrics.h"
+#include "mirror.h"
 #include "node.h"
 #include "reb.h"
 #include "store.h"
@@ -143,7 +144,13 @@ static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t v
     }
     const struct cmap_node *owner = cmap_owner(sc->u->map, pkey, pl);
     free(pkey);
-    if (!owner || !strcmp(owner->id, sc->t->node.id)) {
+    int copies = owner ? mirror_copies(mkey, kl) : 1;
+    int rank = copies > 1 ? mirror_rank(sc->u->map, mkey, kl, copies, sc->t->node.id) : -1;
+    if (rank >= 0) {             /* a holder: the other holders must have it too */
+        sc->owned++;
+        sc->keys[sc->n] = mkey;
+        sc->lens[sc->n++] = kl;
+    } else if (!owner || !strcmp(owner->id, sc->t->node.id)) {
         sc->owned++;
         free(mkey);
     } else {
@@ -239,7 +246,8 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int bus
                                           ((uint64_t)rb.t->conf.rebalance_busy_mbps << 20);
     if (rc && rc != -ENOENT) {
         char why[96];
-        snprintf(why, sizeof(why), "sending it to its owner: %s", strerror(-rc));
+        snprintf(why, sizeof(why), "sending it to its owner or a copy holder: %s",
+                 strerror(-rc));
         job_note_error(j, o->name, why);
     }
     job_add(j, &j->done, 1, 0);
@@ -285,13 +293,21 @@ static void run_pump(struct run *u)
         size_t nl, pl;
         xfer_key_parts(mkey, kl, &prov, &bucket, &name, &nl);
         char *pkey = xfer_place_key(mkey, kl, &pl);
-        const struct cmap_node *owner = cmap_owner(u->map, pkey, pl);
+        const struct cmap_node *to[CMAP_COPIES_MAX];
+        int copies = mirror_copies(mkey, kl), n = 1;
+        to[0] = cmap_owner(u->map, pkey, pl);
         free(pkey);
-        struct one *o = xcalloc(1, sizeof(*o));
-        o->u = u;
-        o->name = xstrndup(name, nl);
-        u->inflight++;
-        xfer_send(rb.t, &rb.lp, owner->url, mkey, kl, 0, 0, sent, o);
+        if (copies > 1 && mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) >= 0)
+            n = mirror_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
+        for (int i = 0; i < n; i++) {
+            if (!strcmp(to[i]->id, rb.t->node.id))
+                continue;
+            struct one *o = xcalloc(1, sizeof(*o));
+            o->u = u;
+            o->name = xstrndup(name, nl);
+            u->inflight++;
+            xfer_send(rb.t, &rb.lp, to[i]->url, mkey, kl, 0, 0, sent, o);
+        }
         free(mkey);
     }
     if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {

@@ -24,6 +24,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
+#include "mirror.h"
 #include "node.h"
 #include "objname.h"
 #include "ometa.h"
@@ -187,9 +188,17 @@ static int owner_of(struct target *t, const char *mkey, size_t klen, const char 
     return who;
 }
 
-static int owns(struct target *t, const char *mkey, size_t klen)
+/* Does this target hold a copy of mkey under the current map (its owner,
+ * or a copy holder of a mirrored bucket)? */
+static int holds(struct target *t, const char *mkey, size_t klen)
 {
-    return owner_of(t, mkey, klen, NULL) == 1;
+    int copies = mirror_copies(mkey, klen);
+    if (copies == 1)
+        return owner_of(t, mkey, klen, NULL) == 1;
+    struct cmap *m = cmap_current();
+    int rank = m ? mirror_rank(m, mkey, klen, copies, t->node.id) : 0;
+    cmap_unref(m);
+    return rank >= 0;
 }
 
 /* On the I/O pool, once the receiver has it: our copy goes if the
@@ -199,8 +208,8 @@ static void drop_work(void *arg)
     struct xfer *x = arg;
     /* only when it went to its owner: a target that asked for it with an
      * older map keeps a copy for now, and sends it on (reb_stray) */
-    if (owner_of(x->t, x->mkey, x->klen, x->url) != 0)
-        return;
+    if (owner_of(x->t, x->mkey, x->klen, x->url) != 0 || holds(x->t, x->mkey, x->klen))
+        return;                  /* (a copy holder keeps its copy) */
     char *w = x->dirty ? store_side_key('w', x->mkey, x->klen) : NULL;
     struct store_x sx = {.drop = w, .drop_len = w ? x->klen : 0};
     struct store *st = &x->t->store;
@@ -458,7 +467,7 @@ static void recv_done(void *arg)
     } else {
         if (v->dirty)
             wbq_kick();
-        if (v->meta && !owns(v->t, v->mkey, v->klen))
+        if (v->meta && !holds(v->t, v->mkey, v->klen))
             reb_stray();         /* sent under an older map: on to its owner */
         http_reply(r, v->meta ? 201 : 204, NULL, NULL, 0);
     }

@@ -93,6 +93,21 @@ static void test_bmd(void)
     p1 = json_loads("[1]", 0, NULL);
     CHECK(bmd_props_check(p1, err, sizeof(err)) == -1);
     json_decref(p1);
+    static const char *const mirrors_bad[] = {
+        "{\"mirror\":{\"copies\":0}}", "{\"mirror\":{\"copies\":5}}",
+        "{\"mirror\":{\"copies\":\"2\"}}", "{\"mirror\":{\"copies\":2,\"x\":1}}",
+        "{\"mirror\":{}}", "{\"mirror\":2}", "{\"mirror\":{\"copies\":2.0}}"};
+    for (size_t i = 0; i < sizeof(mirrors_bad) / sizeof(mirrors_bad[0]); i++) {
+        p1 = json_loads(mirrors_bad[i], 0, NULL);
+        CHECK(bmd_props_check(p1, err, sizeof(err)) == -1 && strstr(err, "mirror"));
+        json_decref(p1);
+    }
+    p1 = json_loads("{\"mirror\":{\"copies\":3}}", 0, NULL);
+    CHECK(bmd_props_check(p1, err, sizeof(err)) == 0);
+    CHECK(bmd_add(b, "shoal", "mirrored", p1, 13) == 0);
+    CHECK(bmd_copies(bmd_find(b, "shoal", "mirrored")) == 3);
+    CHECK(bmd_copies(bmd_find(b, "shoal", "alpha")) == 1);
+    json_decref(p1);
 
     /* names */
     CHECK(bmd_valid_name("train-data.v2_x", 15));
@@ -152,6 +167,22 @@ static void test_flags(void)
         ranked_ok &= !strcmp(rk[i]->id, now->id);
     }
     CHECK(moved_ok && ranked_ok);
+    /* copies: the best active targets, the owner first, never a flagged one */
+    int held_ok = 1, stable = 1;
+    for (int k = 0; k < 2000; k++) {
+        int n = snprintf(key, sizeof(key), "shoal/b/o%d", k);
+        const struct cmap_node *h[CMAP_COPIES_MAX], *ha[CMAP_COPIES_MAX];
+        held_ok &= cmap_holders(m, key, (size_t)n, h, 3) == 2;
+        held_ok &= h[0] == cmap_owner(m, key, (size_t)n) && h[0] != h[1];
+        held_ok &= !h[0]->flags && !h[1]->flags;
+        /* with every target active, the active ones of m keep their order */
+        CHECK(cmap_holders(all, key, (size_t)n, ha, 4) == 4);
+        int j = 0;
+        for (int x = 0; x < 4; x++)
+            if (!strcmp(ha[x]->id, "t0") || !strcmp(ha[x]->id, "t3"))
+                stable &= !strcmp(ha[x]->id, h[j++]->id);
+    }
+    CHECK(held_ok && stable);
     /* a node that joins again is back */
     CHECK(cmap_put_node(m, "t1", NODE_TARGET, "http://x") == 1);
     CHECK(!(cmap_find(m, "t1")->flags & CMAP_FLAG_DOWN) && m->n_targets == 3);

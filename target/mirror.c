@@ -1,0 +1,100 @@
+/*
+ * mirror: where a mirrored bucket's copies live, and the PUT's spread of
+ * a new version to them (see mirror.h).
+ */
+#include "mirror.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "log.h"
+#include "reb.h"
+#include "target.h"
+#include "util.h"
+#include "xfer.h"
+
+int mirror_copies(const char *mkey, size_t klen)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    if (xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
+        return 1;
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, prov, bucket) : NULL;
+    int copies = bk ? bmd_copies(bk) : 1;
+    bmd_unref(b);
+    return copies;
+}
+
+int mirror_holders(const struct cmap *m, const char *mkey, size_t klen, int copies,
+                   const struct cmap_node **out)
+{
+    size_t pl;
+    char *pkey = m ? xfer_place_key(mkey, klen, &pl) : NULL;
+    if (!pkey)
+        return 0;
+    int n = cmap_holders(m, pkey, pl, out, copies);
+    free(pkey);
+    return n;
+}
+
+int mirror_rank(const struct cmap *m, const char *mkey, size_t klen, int copies, const char *id)
+{
+    const struct cmap_node *h[CMAP_COPIES_MAX];
+    int n = mirror_holders(m, mkey, klen, copies, h);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(h[i]->id, id))
+            return i;
+    return -1;
+}
+
+struct spread {
+    mirror_done_fn done;
+    void *arg;
+    int pending, failed;
+    char *name;                  /* for the log */
+};
+
+static void spread_sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int busy)
+{
+    struct spread *s = arg;
+    (void)what;
+    (void)bytes;
+    (void)busy;
+    if (rc && rc != -ENOENT) {   /* -ENOENT: a newer version replaced it here meanwhile */
+        s->failed++;
+        log_warn("a copy of %s was not taken (%s): owed, the next walk brings it", s->name,
+                 strerror(-rc));
+    }
+    if (--s->pending)
+        return;
+    if (s->failed)
+        reb_stray();
+    s->done(s->arg, s->failed);
+    free(s->name);
+    free(s);
+}
+
+void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                   int urgent, mirror_done_fn done, void *arg)
+{
+    int copies = mirror_copies(mkey, klen);
+    const struct cmap_node *h[CMAP_COPIES_MAX];
+    struct cmap *m = copies > 1 ? cmap_current() : NULL;
+    int n = mirror_holders(m, mkey, klen, copies, h);
+    struct spread *s = xcalloc(1, sizeof(*s));
+    s->done = done;
+    s->arg = arg;
+    s->name = xstrndup(mkey, klen);
+    s->pending = 1;              /* until every send started */
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(h[i]->id, t->node.id))
+            continue;
+        s->pending++;
+        xfer_send(t, lp, h[i]->url, mkey, klen, 0, urgent, spread_sent, s);
+    }
+    cmap_unref(m);
+    spread_sent(s, 0, XFER_NONE, 0, 0);
+}

@@ -1,0 +1,119 @@
+/*
+ * repair: a damaged copy replaced from redundancy, then served (see
+ * repair.h).
+ */
+#include "repair.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "cold.h"
+#include "err.h"
+#include "get.h"
+#include "gfn.h"
+#include "http.h"
+#include "iopool.h"
+#include "log.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "xfer.h"
+
+struct repair {
+    struct target *t;
+    struct http_req *r;          /* referenced until handed on */
+    char *mkey;
+    size_t klen;
+    uint64_t uid;
+    int flags;
+    int rc;
+};
+
+static void drop_work(void *arg)
+{
+    struct repair *p = arg;
+    struct store *st = &p->t->store;
+    p->rc = store_delete_if(st, store_pick(st, p->mkey, p->klen), p->mkey, p->klen, p->uid);
+}
+
+/* Once the copy holders sent what they had (or the backend is next). */
+static void brought(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                    int backed, char *mkey, size_t klen, const char *name, int unsure)
+{
+    (void)unsure;
+    struct ometa m;
+    if (backed) {
+        cold_get(t, r, bk, mkey, klen, name);   /* takes mkey: fetched again */
+        return;
+    }
+    if (store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m) == 0) {
+        log_info("a damaged copy of %s/%s was replaced from a copy holder", bk->name, name);
+        get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
+    } else {
+        get_corrupted(t, r, mkey, klen, "its data was damaged and no copy holder had a good "
+                                        "copy: the object is lost");
+    }
+    free(mkey);
+}
+
+static void dropped(void *arg)
+{
+    struct repair *p = arg;
+    struct http_req *r = p->r;
+    const char *prov, *bucket, *name;
+    size_t nl;
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = NULL;
+    if (!xfer_key_parts(p->mkey, p->klen, &prov, &bucket, &name, &nl) && b)
+        bk = bmd_find(b, prov, bucket);
+    if (p->rc == -ESTALE) {      /* written again meanwhile: the new version */
+        get_local(p->t, r, p->mkey, p->klen, NULL, p->flags | GET_NO_REPAIR);
+    } else if (p->rc && p->rc != -ENOENT) {
+        get_corrupted(p->t, r, p->mkey, p->klen,
+                      p->rc == -EEXIST ? "its data is damaged and it is still owed to its "
+                                         "write-back backend: kept for an operator"
+                                       : "its data is damaged and cannot be dropped");
+    } else if (!bk) {
+        err_reply(r, S3E_NO_SUCH_BUCKET, "bucket not found");
+    } else {
+        char *nm = xstrndup(name, nl);
+        char *mkey = xmalloc(p->klen + 1);
+        memcpy(mkey, p->mkey, p->klen + 1);
+        gfn_first(p->t, r, bk, bmd_has_backend(bk), mkey, p->klen, nm, brought); /* takes mkey */
+        free(nm);
+    }
+    bmd_unref(b);
+    http_req_unref(r);
+    free(p->mkey);
+    free(p);
+}
+
+int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                uint64_t uid, int flags)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = NULL;
+    if (!xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl) && b)
+        bk = bmd_find(b, prov, bucket);
+    int can = bk && (bmd_copies(bk) > 1 || bmd_has_backend(bk));
+    bmd_unref(b);
+    if (!can)
+        return 0;
+    log_warn("object %.*s of bucket %s: its copy here is damaged: repairing", (int)nl, name,
+             bucket);
+    struct repair *p = xcalloc(1, sizeof(*p));
+    p->t = t;
+    p->r = r;
+    p->mkey = xmalloc(klen + 1);   /* NUL-separated parts: copied whole */
+    memcpy(p->mkey, mkey, klen + 1);
+    p->klen = klen;
+    p->uid = uid;
+    p->flags = flags;
+    http_req_ref(r);
+    iopool_submit_first(t->io, r->w->q, drop_work, dropped, p);
+    return 1;
+}

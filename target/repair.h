@@ -1,0 +1,30 @@
+/*
+ * repair: a read that found the copy here damaged (repair.c). Its data
+ * file is missing, short, or does not match its checksum: the copy is
+ * dropped (only that version: a new one written meanwhile stays) and a
+ * good one brought in its place, from a copy holder of a mirrored bucket
+ * (gfn.h asks them, as for a name missing here) or, for a bucket with a
+ * backend, from the backend; then the read is served from it. When no
+ * good copy is anywhere, the read is 500 ObjectCorrupted and the object
+ * is gone (no ghost lingers in listings). A copy still owed to a
+ * write-back backend is never dropped: its read stays 500.
+ *
+ * Thread: r's worker; the drop on the I/O pool.
+ */
+#ifndef SHOAL_TARGET_REPAIR_H
+#define SHOAL_TARGET_REPAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct http_req;
+struct target;
+
+/* The copy of mkey (klen bytes, copied) with data file uid is damaged: 1
+ * when a repair started (r is answered once it is over, with flags as
+ * get_local's), 0 when the bucket has nothing to repair from (mirror
+ * copies 1, no backend): the caller answers. */
+int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                uint64_t uid, int flags);
+
+#endif

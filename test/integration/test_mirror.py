@@ -1,0 +1,176 @@
+"""Mirrored buckets: copies on distinct targets, reads through target
+losses, the copies re-protected after one, damaged copies repaired."""
+import concurrent.futures
+import os
+import signal
+import time
+import urllib.parse
+
+import requests
+
+from conftest import Cluster
+from test_rebalance import wait_rebalanced
+
+
+def url(c, bucket, name, api="v1/objects"):
+    return "%s/%s/%s/%s" % (c.url, api, bucket, urllib.parse.quote(name))
+
+
+def data_files(c, names=None):
+    """Every object data file under the targets' mountpaths: path -> target."""
+    out = {}
+    for t in names or c.target_names():
+        root = os.path.join(c.data, t)
+        for d, _, fs in os.walk(root):
+            if os.sep + "data" in d:
+                out.update({os.path.join(d, f): t for f in fs})
+    return out
+
+
+def put_all(c, bucket, data):
+    def one(k):
+        r = c.http.put(url(c, bucket, k), data[k])
+        assert r.status_code == 201, r.text
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        list(ex.map(one, data))
+
+
+def bad_reads(c, bucket, data, api="v1/objects"):
+    """The names that did not read back byte-identical."""
+    def one(k):
+        r = c.http.get(url(c, bucket, k, api), timeout=60)
+        return None if r.status_code == 200 and r.content == data[k] else \
+            (k, r.status_code, r.text[:200] if r.status_code != 200 else "wrong bytes")
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        return [x for x in ex.map(one, data) if x]
+
+
+def owner_of(c, bucket, name):
+    """The target (t0..) a GET of name is sent to."""
+    r = c.http.get(url(c, bucket, name), allow_redirects=False)
+    assert r.status_code == 307, r.text
+    port = urllib.parse.urlsplit(r.headers["Location"]).port
+    return next(t for t in c.target_names() if c.node_url(t).endswith(":%d" % port))
+
+
+def kill_and_wait_down(c, name):
+    os.kill(c.pid(name), signal.SIGKILL)
+    port = c.node_url(name)
+    c.wait_map(lambda m: any(n["url"] == port and n["state"] == "down" for n in m["nodes"]))
+
+
+def test_mirror_property_is_checked():
+    c = Cluster(targets=1, mountpaths=1).start()
+    try:
+        for bad in ({"copies": 0}, {"copies": 5}, {"copies": "2"}, {"copies": 2, "x": 1}, {}, 2):
+            r = c.http.put(c.url + "/v1/buckets/m", json={"mirror": bad})
+            assert r.status_code == 400 and "mirror" in r.text, (bad, r.text)
+        assert c.http.put(c.url + "/v1/buckets/m",
+                          json={"mirror": {"copies": 2}}).status_code == 201
+        r = c.http.patch(c.url + "/v1/buckets/m", json={"mirror": {"copies": 9}})
+        assert r.status_code == 400
+        # one target: one copy, acknowledged all the same
+        assert c.http.put(url(c, "m", "x"), b"one").status_code == 201
+        assert c.http.get(url(c, "m", "x")).content == b"one"
+    finally:
+        assert not c.cleanup()
+
+
+def test_two_copies_survive_two_target_losses():
+    """Four targets, copies 2: every object is on two of them; kill -9 one
+    and every object reads byte-identical (native and S3); after the
+    rebalance every object is on two survivors again, so a second kill -9
+    still loses nothing. A deleted name never comes back from a copy."""
+    c = Cluster(targets=4, mountpaths=1).start()
+    try:
+        r = c.http.put(c.url + "/v1/buckets/mir", json={"mirror": {"copies": 2}})
+        assert r.status_code == 201, r.text
+        sizes = [1024 << (i % 12) for i in range(118)] + [8 << 20, (8 << 20) - 7]
+        data = {"o/%03d" % i: os.urandom(n) for i, n in enumerate(sizes)}
+        put_all(c, "mir", data)
+        assert c.http.put(url(c, "mir", "del/x"), b"deleted").status_code == 201
+        files = data_files(c)
+        assert len(files) == 2 * (len(data) + 1), len(files)
+        # the deleted name: its tombstone goes to the copy, so when its
+        # owner is lost the copy holder answers 404, not the old bytes
+        first = owner_of(c, "mir", "del/x")
+        assert c.http.delete(url(c, "mir", "del/x")).status_code == 204
+        assert len(data_files(c)) == 2 * len(data)
+        kill_and_wait_down(c, first)
+        assert c.http.get(url(c, "mir", "del/x")).status_code == 404
+        assert bad_reads(c, "mir", data) == []
+        assert bad_reads(c, "mir", {k: data[k] for k in list(data)[:30]}, api="s3") == []
+        survivors = [t for t in c.target_names() if t != first]
+        wait_rebalanced(c)
+        wait_rebalanced(c)       # (a walk a failed send asked for ends too)
+        held = data_files(c, survivors)
+        assert len(held) == 2 * len(data), len(held)
+        second = owner_of(c, "mir", "o/000")
+        kill_and_wait_down(c, second)
+        assert bad_reads(c, "mir", data) == []
+        lst = c.http.get(c.url + "/v1/buckets/mir/objects").json()
+        assert sorted(o["name"] for o in lst["objects"]) == sorted(data)
+    finally:
+        assert not c.cleanup()
+
+
+def damage(path, how):
+    if how == "delete":
+        os.unlink(path)
+    elif how == "truncate":
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) // 2)
+    else:
+        size = os.path.getsize(path)
+        with open(path, "r+b") as f:
+            f.seek(size // 3)
+            chunk = f.read(16)
+            f.seek(size // 3)
+            f.write(bytes(16) if how == "zero" else bytes(x ^ 0xff for x in chunk))
+
+
+def test_damaged_copies_are_repaired_on_read():
+    """verify_reads and copies 2: ten owner copies damaged four ways (bytes
+    flipped, zero-filled, truncated, deleted): every GET returns the right
+    bytes and the damaged file is replaced by a good one; without a second
+    copy the same damage is 500 ObjectCorrupted, never wrong bytes."""
+    c = Cluster(targets=3, mountpaths=1).start()
+    try:
+        r = c.http.put(c.url + "/v1/buckets/rep",
+                       json={"mirror": {"copies": 2}, "verify_reads": True})
+        assert r.status_code == 201, r.text
+        r = c.http.put(c.url + "/v1/buckets/one", json={"verify_reads": True})
+        assert r.status_code == 201, r.text
+        data = {"r/%02d" % i: os.urandom(20000 + i * 7919) for i in range(20)}
+        where = {}
+        for k, v in data.items():
+            before = data_files(c)
+            assert c.http.put(url(c, "rep", k), v).status_code == 201
+            new = set(data_files(c)) - set(before)
+            assert len(new) == 2, new
+            owner = owner_of(c, "rep", k)
+            mine = [p for p in new if data_files(c)[p] == owner]
+            assert len(mine) == 1
+            where[k] = mine[0]
+        hows = ["flip", "zero", "truncate", "delete"]
+        broken = {k: hows[i % 4] for i, k in enumerate(list(data)[:10])}
+        for k, how in broken.items():
+            damage(where[k], how)
+        assert bad_reads(c, "rep", data) == []
+        # replaced: the owner holds a whole, good file again
+        assert len(data_files(c)) == 2 * len(data)
+        for k in broken:
+            r = c.http.get(url(c, "rep", k))
+            assert r.status_code == 200 and r.content == data[k]
+        logs = "".join(open(os.path.join(c.data, "logs", t + ".log")).read()
+                       for t in c.target_names())
+        assert logs.count("was replaced from a copy holder") >= 10, logs[-2000:]
+        # one copy only: nothing to repair from
+        before = data_files(c)
+        assert c.http.put(url(c, "one", "solo"), b"s" * 50000).status_code == 201
+        (path,) = set(data_files(c)) - set(before)
+        damage(path, "flip")
+        r = c.http.get(url(c, "one", "solo"))
+        assert r.status_code == 500 and "ObjectCorrupted" in r.text, r.text
+    finally:
+        assert not c.cleanup()
