@@ -65,6 +65,8 @@ static const struct opt opts[] = {
     {"rebalance_workers", OPT_INT, F(rebalance_workers), 1, 64, "4", "objects a target sends at once during a rebalance"},
     {"rebalance_busy_mbps", OPT_INT, F(rebalance_busy_mbps), 0, 100000, "48", "MiB/s a target sends during a rebalance while it serves clients, one object at a time (0: no limit)"},
     {"tombstone_ttl_s", OPT_INT, F(tombstone_ttl_s), 60, 31536000, "604800", "how long a deleted name's version is kept (longer than any target stays away)"},
+    {"scrub_mbps", OPT_INT, F(scrub_mbps), 1, 100000, "64", "MiB/s a scrub reads at most, per target"},
+    {"scrub_interval_h", OPT_INT, F(scrub_interval_h), 0, 87600, "168", "hours between scrubs of everything a target holds (0: only scrub jobs asked for)"},
     {"shutdown_grace_s", OPT_INT, F(shutdown_grace_s), 0, 3600, "10", "at SIGTERM, how long requests under way may take to finish (new ones get 503)"},
     {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends"},
     {"drain_timeout_s", OPT_INT, F(drain_timeout_s), 1, 86400, "600", "how long drain waits at most"},

@@ -43,6 +43,8 @@ struct conf {
     int rebalance_workers; /* objects in flight per target during a rebalance */
     int rebalance_busy_mbps; /* per target, while clients are served (0: no limit) */
     int tombstone_ttl_s;   /* how long a deleted name's version is kept */
+    int scrub_mbps;        /* how fast a scrub reads, per target */
+    int scrub_interval_h;  /* a scrub of everything this often (0: only when asked) */
     int shutdown_grace_s;  /* SIGTERM: requests under way get this long to finish */
     int drain;             /* SIGTERM: write back first */
     int drain_timeout_s;

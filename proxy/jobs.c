@@ -240,6 +240,11 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     const char *tm = json_string_value(json_object_get(j, "template"));
     char err[256];
     json_t *key = json_object_get(j, "key");
+    int every = kind && !strcmp(kind, "scrub") && !json_object_get(j, "bucket");
+    if (every) {                 /* a scrub of every bucket */
+        json_object_set_new(j, "bucket", json_string(""));
+        bucket = "";
+    }
     if (!kind || !bucket) {
         http_reply_error(r, 400, "a job needs \"kind\" and \"bucket\"");
         return 400;
@@ -250,11 +255,14 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         return 400;
     }
     if (strcmp(kind, "prefetch") && strcmp(kind, "evict") && strcmp(kind, "copy") &&
-        strcmp(kind, "download") && strcmp(kind, "flush")) {
+        strcmp(kind, "download") && strcmp(kind, "flush") && strcmp(kind, "scrub")) {
         http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download, "
-                                 "flush)", kind);
+                                 "flush, scrub)", kind);
         return 400;
     }
+    if (!strcmp(kind, "scrub") && (names || tm || (every && json_object_get(j, "prefix"))))
+        return bad(r, "a scrub reads every object, a bucket's, or those of a \"prefix\" in "
+                      "a bucket");
     if (kind_check(r, j, kind))
         return 400;
     json_t *prefix = json_object_get(j, "prefix");
@@ -305,7 +313,8 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         http_reply_error(r, 400, "a copy onto itself: give another bucket or a \"prepend\"");
         return 400;
     }
-    if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) >= sizeof(pj->bucket)) {
+    if ((!every && !bmd_valid_name(bucket, strlen(bucket))) ||
+        strlen(bucket) >= sizeof(pj->bucket)) {
         http_reply_error(r, 400, "invalid bucket name");
         return 400;
     }
@@ -409,6 +418,10 @@ static void launch(struct http_req *r)
     struct pjob *pj = r->data;
     r->data = NULL;
     int backed = olist_by_backend(pj->provider, pj->bucket);
+    if (!pj->bucket[0]) {        /* a scrub of every bucket */
+        fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
+        return;
+    }
     if (!buckets_exist(pj->provider, pj->bucket) ||
         (pj->to[0] && !buckets_exist(pj->to_provider, pj->to))) {
         http_reply_error(r, 404, "bucket '%s' not found",
@@ -464,7 +477,8 @@ static json_t *aggregate(const char *id, json_t *answers, json_t *on, const char
 {
     static const char *const sums[] = {"owned",  "present", "fetched", "evicted",
                                        "bytes",  "errors",  "copied",  "downloaded",
-                                       "done",   "moved"};
+                                       "done",   "moved",   "found",   "fixed",
+                                       "lost"};
     enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
     json_int_t tot[NSUMS] = {0}, start = 0, end = 0, selected = 0;
     int running = 0, aborted = 0, unreached = 0, waiting = 0, forgotten = 0;

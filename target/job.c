@@ -39,7 +39,7 @@ pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
 static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru",
-                                         "flush", "rebalance", "resilver"};
+                                         "flush", "rebalance", "resilver", "scrub"};
 
 const char *job_kind_name(enum job_kind k)
 {
@@ -286,10 +286,9 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     const char *bucket = json_string_value(json_object_get(spec, "bucket"));
     int kind = job_kind_parse(json_string_value(json_object_get(spec, "kind")));
     if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || kind == JK_LRU ||
-        kind == JK_REBALANCE || kind == JK_RESILVER || !bucket ||
-        !prov) {
-        snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download), "
-                              "provider and bucket");
+        kind == JK_REBALANCE || kind == JK_RESILVER || !bucket || !prov) {
+        snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download, flush, "
+                              "scrub), provider and bucket");
         return NULL;
     }
     struct bmd *bm = bmd_current();
@@ -298,12 +297,17 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     j->kind = (enum job_kind)kind;
     snprintf(j->provider, sizeof(j->provider), "%s", prov);
     snprintf(j->bucket, sizeof(j->bucket), "%s", bucket);
+    int every = kind == JK_SCRUB && !bucket[0];   /* a scrub of every bucket */
     if (bk)
         backend_resolve(t, bk, &j->b);
-    else
+    else if (!every)
         snprintf(err, errlen, "bucket %s/%s is not known here", prov, bucket);
-    int bad = !bk || job_options(t, j, spec, bm, err, errlen) ||
-              (j->kind != JK_FLUSH && job_select(j, spec, err, errlen));
+    if (kind == JK_SCRUB) {      /* it walks the drives itself (scrub.c) */
+        const char *prefix = json_string_value(json_object_get(spec, "prefix"));
+        j->prefix = xstrdup(prefix ? prefix : "");
+    }
+    int bad = (!bk && !every) || job_options(t, j, spec, bm, err, errlen) ||
+              (j->kind != JK_FLUSH && j->kind != JK_SCRUB && job_select(j, spec, err, errlen));
     bmd_unref(bm);
     if (bad) {
         job_free(j);
@@ -486,7 +490,8 @@ static const struct {
     {"owned", offsetof(struct job, owned)},     {"present", offsetof(struct job, present)},
     {"fetched", offsetof(struct job, fetched)}, {"evicted", offsetof(struct job, evicted)},
     {"done", offsetof(struct job, done)},       {"copied", offsetof(struct job, copied)},
-    {"moved", offsetof(struct job, moved)},
+    {"moved", offsetof(struct job, moved)},     {"found", offsetof(struct job, found)},
+    {"fixed", offsetof(struct job, fixed)},     {"lost", offsetof(struct job, lost)},
     {"downloaded", offsetof(struct job, downloaded)},
     {"bytes", offsetof(struct job, bytes)},     {"errors", offsetof(struct job, errors)},
     {"start_ns", offsetof(struct job, start_ns)},

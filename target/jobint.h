@@ -38,7 +38,8 @@ struct ometa;
 struct target;
 
 enum job_kind {
-    JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH, JK_REBALANCE, JK_RESILVER
+    JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH, JK_REBALANCE, JK_RESILVER,
+    JK_SCRUB
 };
 
 /* What a listed selection pages through: the backend's listing, or (a
@@ -91,6 +92,7 @@ struct job {
     /* progress, under jobs_mu */
     uint64_t owned, present, fetched, evicted, copied, downloaded, bytes, errors;
     uint64_t moved;              /* rebalance: objects sent to their owner */
+    uint64_t found, fixed, lost; /* scrub: damaged copies, replaced, gone for good */
     uint64_t done;               /* owned names whose work is over */
     char errs[JOB_ERRS][320];
     int nerrs;

@@ -25,6 +25,7 @@
 #include "lpage.h"
 #include "node.h"
 #include "objname.h"
+#include "scrub.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -347,10 +348,10 @@ void job_pump(struct job *j)
     char name[OBJNAME_MAX + 1], url[4096];
     if (j->kind == JK_LRU || j->kind == JK_REBALANCE || j->kind == JK_RESILVER)
         return;                  /* lru.c, reb.c, mpath.c run them, and see an abort themselves */
-    if (j->kind == JK_FLUSH) {   /* wbq.c runs it, and sees an abort itself */
+    if (j->kind == JK_FLUSH || j->kind == JK_SCRUB) {   /* wbq.c, scrub.c run them */
         if (!j->handed && !j->waiting) {
             j->handed = 1;
-            wbq_flush(j);
+            (j->kind == JK_FLUSH ? wbq_flush : scrub_run)(j);
         }
         return;
     }

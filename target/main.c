@@ -40,6 +40,7 @@
 #include "obj.h"
 #include "purge.h"
 #include "reb.h"
+#include "scrub.h"
 #include "route.h"
 #include "s3root.h"
 #include "space.h"
@@ -213,6 +214,7 @@ int main(int argc, char **argv)
     space_start(&t, http_server_worker(srv, 0));
     reb_start(&t, http_server_worker(srv, 0));
     mpath_start(&t, http_server_worker(srv, 0));
+    scrub_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     int sig = node_wait_signal();

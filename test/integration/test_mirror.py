@@ -174,3 +174,81 @@ def test_damaged_copies_are_repaired_on_read():
         assert r.status_code == 500 and "ObjectCorrupted" in r.text, r.text
     finally:
         assert not c.cleanup()
+
+
+def run_job(c, spec):
+    r = c.http.post(c.url + "/v1/jobs", json=spec)
+    assert r.status_code == 201, r.text
+    r = c.http.get("%s/v1/jobs/%s?wait=120" % (c.url, r.json()["id"]), timeout=150)
+    assert r.status_code == 200, r.text
+    print(r.text)                # shown when the test fails
+    return r.json()
+
+
+def test_scrub_finds_and_fixes_damaged_copies():
+    """Without verify_reads: ten copies damaged four ways, on owners and
+    copy holders alike; a scrub of everything finds all ten and fixes them
+    from the other copies; a second finds nothing. In a bucket with one
+    copy the damaged object is reported lost, named, and gone from the
+    listing (no ghost). Bad scrub specs are 400."""
+    c = Cluster(targets=3, mountpaths=1).start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/sm",
+                          json={"mirror": {"copies": 2}}).status_code == 201
+        assert c.http.put(c.url + "/v1/buckets/s1").status_code == 201
+        data = {"s/%02d" % i: os.urandom(30000 + i * 4099) for i in range(24)}
+        put_all(c, "sm", data)
+        files = sorted(data_files(c))
+        assert len(files) == 48
+        # one copy each of ten objects (a data file is named by the hash of
+        # its object's name), on whichever target holds it
+        picked = {}
+        for path in files:
+            picked.setdefault(os.path.basename(path).split(".")[0], path)
+        hows = ["flip", "zero", "truncate", "delete"]
+        for i, path in enumerate(sorted(picked.values())[:10]):
+            damage(path, hows[i % 4])
+        before = data_files(c)
+        assert c.http.put(url(c, "s1", "solo"), b"x" * 40000).status_code == 201
+        assert c.http.put(url(c, "s1", "fine"), b"y" * 40000).status_code == 201
+        (solo,) = [p for p in data_files(c) if p not in before and
+                   open(p, "rb").read(1) == b"x"]
+        damage(solo, "zero")
+        j = run_job(c, {"kind": "scrub"})
+        assert j["state"] == "failed", j          # the lost one is an error
+        assert j["found"] == 11 and j["fixed"] == 10 and j["lost"] == 1, j
+        assert j["done"] == 48 + 2, j
+        assert [e["name"] for e in j["error_names"]] == ["s1/solo"], j
+        assert len(data_files(c)) == 48 + 1
+        assert bad_reads(c, "sm", data) == []
+        again = run_job(c, {"kind": "scrub", "bucket": "sm"})
+        assert again["state"] == "finished" and again["found"] == 0 and again["done"] == 48
+        names = [o["name"] for o in c.http.get(c.url + "/v1/buckets/s1/objects").json()["objects"]]
+        assert names == ["fine"]
+        assert c.http.get(url(c, "s1", "solo")).status_code == 404
+        pre = run_job(c, {"kind": "scrub", "bucket": "sm", "prefix": "s/0"})
+        assert pre["done"] == 2 * 10 and pre["found"] == 0, pre
+        for spec in ({"kind": "scrub", "names": ["a"], "bucket": "sm"},
+                     {"kind": "scrub", "prefix": "s/"},
+                     {"kind": "scrub", "template": "x{0..3}", "bucket": "sm"}):
+            r = c.http.post(c.url + "/v1/jobs", json=spec)
+            assert r.status_code == 400, (spec, r.text)
+        r = c.http.post(c.url + "/v1/jobs", json={"kind": "scrub", "bucket": "nope"})
+        assert r.status_code == 404
+    finally:
+        assert not c.cleanup()
+
+
+def test_scrub_reads_at_its_rate():
+    """scrub_mbps bounds how fast a scrub reads: 4 MiB at 1 MiB/s take at
+    least three seconds (the first object starts at once)."""
+    c = Cluster(targets=1, mountpaths=1, extra="--scrub_mbps 1").start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/rate").status_code == 201
+        for i in range(4):
+            assert c.http.put(url(c, "rate", "m%d" % i), os.urandom(1 << 20)).status_code == 201
+        j = run_job(c, {"kind": "scrub", "bucket": "rate"})
+        assert j["state"] == "finished" and j["done"] == 4 and j["bytes"] == 4 << 20, j
+        assert j["end_ns"] - j["start_ns"] >= 2.9e9, j
+    finally:
+        assert not c.cleanup()

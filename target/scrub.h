@@ -1,0 +1,30 @@
+/*
+ * scrub: read every copy a target holds and check it against its record
+ * (scrub.c). A job of kind "scrub" (every bucket, a bucket, or a prefix
+ * in one) walks the drives' records, at most scrub_mbps, and reads each
+ * data file whole: a file missing, short, or whose bytes do not match
+ * the checksum is damaged (found). A damaged copy of a mirrored bucket is
+ * dropped and brought again from the other copy holders; one of a bucket
+ * with a backend is dropped (the next read fetches it again); both count
+ * as fixed. A damaged copy with nothing to repair it from is dropped too,
+ * counted lost and named in the job's errors, so no ghost lingers in
+ * listings; one still owed to a write-back backend is kept (an error).
+ * Every scrub_interval_h hours a target scrubs everything by itself.
+ *
+ * Thread: the job's loop; reading and checking on the I/O pool.
+ */
+#ifndef SHOAL_TARGET_SCRUB_H
+#define SHOAL_TARGET_SCRUB_H
+
+struct http_worker;
+struct job;
+struct target;
+
+/* Run j (kind scrub: its bucket, "" for every one, and prefix); it ends
+ * itself (job_ended). On j's loop. */
+void scrub_run(struct job *j);
+
+/* Scrub everything every scrub_interval_h, on w's loop. */
+void scrub_start(struct target *t, struct http_worker *w);
+
+#endif
