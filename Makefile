@@ -72,6 +72,8 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+$(TARGET_OBJ): CFLAGS += -Iec
+
 $(BUILD)/bin/shoal-target: $(TARGET_OBJ) $(COMMON_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -113,7 +115,7 @@ test-integration: all
 # leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
-FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage url
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage url ometa
 FUZZ_HTTP_SRC = common/http.c common/httpresp.c common/httptake.c common/hblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
@@ -127,8 +129,9 @@ FUZZ_s3auth_SRC = common/s3/s3auth.c common/s3/s3.c common/s3/sigv4.c common/s3/
 FUZZ_tmpl_SRC = common/tmpl.c common/util.c
 FUZZ_lpage_SRC = common/lpage.c common/util.c
 FUZZ_url_SRC = common/url.c common/util.c
+FUZZ_ometa_SRC = target/ometa.c
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
-              -I$(LLHTTP_INC) -Icommon -Icommon/s3 -MMD -MP
+              -I$(LLHTTP_INC) -Icommon -Icommon/s3 -Itarget -MMD -MP
 FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -ljansson -lcrypto
 fuzz_obj = $(patsubst %.c,build-fuzz/obj/%.o,$(subst $(LLHTTP_SRC)/,llhttp/,$(1)))
 

@@ -31,7 +31,57 @@ static const struct {
     {"verify_reads", JSON_TRUE}, /* boolean: every GET checks the checksum first */
     {"write_policy", JSON_STRING}, /* "write-through" or "write-back" */
     {"mirror", JSON_OBJECT},     /* {"copies": N}: full copies on N targets */
+    {"ec", JSON_OBJECT},         /* {"data", "parity", "objsize_limit"}: erasure coding */
 };
+
+/* ec: data 1..BMD_EC_DATA_MAX, parity 1..BMD_EC_PARITY_MAX, objsize_limit
+ * a size in bytes (optional), nothing else. */
+static int ec_check(const json_t *v, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        json_int_t lo, hi;
+    } keys[] = {{"data", 1, BMD_EC_DATA_MAX},
+                {"parity", 1, BMD_EC_PARITY_MAX},
+                {"objsize_limit", 0, (json_int_t)1 << 50}};
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x) {
+        size_t i;
+        for (i = 0; i < ARRAY_LEN(keys); i++)
+            if (!strcmp(k, keys[i].name))
+                break;
+        if (i == ARRAY_LEN(keys)) {
+            snprintf(err, errlen, "unknown ec property '%s' (data, parity, objsize_limit)", k);
+            return -1;
+        }
+        if (!json_is_integer(x) || json_integer_value(x) < keys[i].lo ||
+            json_integer_value(x) > keys[i].hi) {
+            snprintf(err, errlen, "ec.%s must be a whole number %lld..%lld", k,
+                     (long long)keys[i].lo, (long long)keys[i].hi);
+            return -1;
+        }
+    }
+    if (!json_object_get(v, "data") || !json_object_get(v, "parity")) {
+        snprintf(err, errlen, "ec needs \"data\" and \"parity\" slice counts");
+        return -1;
+    }
+    return 0;
+}
+
+int bmd_ec(const struct bmd_bucket *bk, struct bmd_ec *ec)
+{
+    json_t *v = json_object_get(bk->props, "ec");
+    json_int_t d = json_integer_value(json_object_get(v, "data"));
+    json_int_t p = json_integer_value(json_object_get(v, "parity"));
+    json_t *lim = json_object_get(v, "objsize_limit");
+    if (d < 1 || d > BMD_EC_DATA_MAX || p < 1 || p > BMD_EC_PARITY_MAX)
+        return 0;
+    ec->d = (int)d;
+    ec->p = (int)p;
+    ec->limit = json_is_integer(lim) ? (uint64_t)json_integer_value(lim) : BMD_EC_LIMIT;
+    return 1;
+}
 
 /* mirror: {"copies": 1..BMD_COPIES_MAX} and nothing else. */
 static int mirror_check(const json_t *v, char *err, size_t errlen)
@@ -253,6 +303,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         }
         if (!strcmp(k, "mirror") && mirror_check(v, err, errlen))
             return -1;
+        if (!strcmp(k, "ec") && ec_check(v, err, errlen))
+            return -1;
         if (!strcmp(k, "labels")) {
             const char *lk;
             json_t *lv;
@@ -263,6 +315,12 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
                 }
             }
         }
+    }
+    json_int_t copies = json_integer_value(json_object_get(json_object_get(props, "mirror"),
+                                                           "copies"));
+    if (copies > 1 && json_object_get(props, "ec")) {
+        snprintf(err, errlen, "a bucket is mirrored or erasure coded, not both");
+        return -1;
     }
     return 0;
 }

@@ -51,6 +51,17 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen);
 /* How many full copies the bucket keeps (its mirror.copies; 1 without). */
 #define BMD_COPIES_MAX 4
 int bmd_copies(const struct bmd_bucket *bk);
+/* A bucket's erasure coding (its ec property). */
+#define BMD_EC_DATA_MAX 16
+#define BMD_EC_PARITY_MAX 8
+#define BMD_EC_LIMIT (256u << 10)  /* default objsize_limit: smaller objects get copies */
+struct bmd_ec {
+    int d, p;
+    uint64_t limit;              /* objects this big or bigger are sliced */
+};
+/* 1 and *ec when the bucket is erasure coded, else 0. */
+int bmd_ec(const struct bmd_bucket *bk, struct bmd_ec *ec);
+
 /* Does the bucket read through to a backend (a cloud bucket, or one with
  * the backend property)? */
 int bmd_has_backend(const struct bmd_bucket *bk);

@@ -119,6 +119,10 @@ static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
         break;
     case BUCKETS_PATCH:
         refused = bmd_patch(b, c->provider, c->name, c->props) ? 404 : 0;
+        /* each property was checked; together they must agree too */
+        if (!refused && bmd_props_check(bmd_find(b, c->provider, c->name)->props, qc->err,
+                                        sizeof(qc->err)))
+            return 400;
         break;
     case BUCKETS_DESTROY:
         refused = bmd_del(b, c->provider, c->name) ? 404 : 0;

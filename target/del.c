@@ -64,20 +64,29 @@ static void del_answer(struct del *d);
 
 static void del_spread(void *arg, int failed)
 {
-    (void)failed;                /* owed to the holders that did not take it (mirror.h) */
-    del_answer(arg);
+    struct del *d = arg;
+    if (failed)                  /* gone here, not yet on every holder: not acknowledged */
+        d->rc = -EAGAIN;
+    del_answer(d);
 }
 
 static void del_done(void *arg)
 {
     struct del *d = arg;
-    if (!d->rc && !d->evict && mirror_copies(d->mkey, d->klen) > 1) {
-        /* the tombstone goes to the copies: none comes back as the object */
+    if (!d->rc && !d->evict && mirror_spreads(d->mkey, d->klen)) {
+        /* the tombstone goes to the copies and slices: none comes back */
         struct xfer_loop lp = {d->r->w->base, d->r->w->q, target_hc(d->r)};
-        mirror_spread(d->t, &lp, d->mkey, d->klen, 1, del_spread, d);
+        mirror_spread(d->t, &lp, d->mkey, d->klen, MIRROR_ANY_SIZE, 1, del_spread, d);
         return;
     }
     del_answer(d);
+}
+
+static void reply_unavailable(struct del *d)
+{
+    http_resp_header(d->r, "Retry-After", "2");
+    err_reply(d->r, S3E_SERVICE_UNAVAILABLE, "the object was deleted on its owner but not on "
+                                             "every copy holder: try again");
 }
 
 static void del_answer(struct del *d)
@@ -88,6 +97,8 @@ static void del_answer(struct del *d)
     node_count(&d->t->node, ST_DELETE, st);
     if (d->rc == -ENOENT)
         http_reply_error(d->r, 404, "object not found");
+    else if (d->rc == -EAGAIN)
+        reply_unavailable(d);
     else if (d->rc == -EEXIST)
         http_reply_error(d->r, 409, "the object is not yet written back to its backend: "
                                     "only a DELETE drops it");

@@ -14,8 +14,10 @@
 #include "gfn.h"
 #include "hc.h"
 #include "http.h"
+#include "mirror.h"
 #include "node.h"
 #include "reb.h"
+#include "repair.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -315,6 +317,12 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
         cold_get(t, r, bk, mkey, klen, name);   /* takes mkey */
         return;
     }
+    struct bmd_ec ec;            /* an erasure-coded object not here whole: its slices */
+    if (bmd_ec(bk, &ec) && !store_version(&t->store, store_pick(&t->store, mkey, klen), mkey,
+                                          klen)) {
+        repair_rebuild_get(t, r, mkey, klen, get_verifies(bk), unsure);   /* takes mkey */
+        return;
+    }
     /* a write-back bucket's newest copy may be owed to its backend on the
      * target that is down: the backend's could be older */
     if (unsure && store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m)) {
@@ -365,7 +373,7 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         go_on(g);
         return;
     }
-    look_around(t, cm, mkey, klen, bmd_copies(bk), &a);
+    look_around(t, cm, mkey, klen, mirror_bucket_copies(bk), &a);
     if (!window && backed && !wb && !a.maint_above) {
         cmap_unref(cm);
         go_on(g);

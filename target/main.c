@@ -9,7 +9,7 @@
  *   /v1/objects/BUCKET/NAME    any method     obj.c
  *   /v1/internal/...           cluster-signed only (403 otherwise), then
  *                              the internal table: list, uploads,
- *                              list-remote, jobs, space, wbq, xfer
+ *                              list-remote, jobs, space, wbq, xfer, slice
  *                              (objects between targets), rebalance,
  *                              mountpaths
  *   anything else under /v1/   404
@@ -41,6 +41,7 @@
 #include "purge.h"
 #include "reb.h"
 #include "scrub.h"
+#include "slice.h"
 #include "route.h"
 #include "s3root.h"
 #include "space.h"
@@ -74,6 +75,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/space", space_report, "space"},
     {RM_GET, "/v1/internal/wbq", wbq_report, "wbq"},
     {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
+    {RM_ANY, "/v1/internal/slice/*", slice_handle, "slice"},
     {RM_GET, "/v1/internal/rebalance", reb_report, "rebalance"},
     {RM_POST, "/v1/internal/shutdown", reb_shutdown, "shutdown"},
     {RM_ANY, "/v1/internal/mountpaths", mpath_handle, "mountpaths"},

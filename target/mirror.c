@@ -9,13 +9,30 @@
 #include <string.h>
 
 #include "bmd.h"
+#include "ecode.h"
 #include "log.h"
 #include "reb.h"
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
 
-int mirror_copies(const char *mkey, size_t klen)
+int mirror_bucket_copies(const struct bmd_bucket *bk)
+{
+    struct bmd_ec ec;
+    return bmd_ec(bk, &ec) ? ec.p + 1 : bmd_copies(bk);
+}
+
+static int copies_of(const struct bmd_bucket *bk, uint64_t size)
+{
+    struct bmd_ec ec;
+    if (!bmd_ec(bk, &ec))
+        return bmd_copies(bk);
+    if (size == MIRROR_ANY_SIZE)
+        return 1 + ec.d + ec.p;
+    return size < ec.limit ? ec.p + 1 : 1;
+}
+
+int mirror_copies(const char *mkey, size_t klen, uint64_t size)
 {
     const char *prov, *bucket, *name;
     size_t nl;
@@ -23,9 +40,15 @@ int mirror_copies(const char *mkey, size_t klen)
         return 1;
     struct bmd *b = bmd_current();
     const struct bmd_bucket *bk = b ? bmd_find(b, prov, bucket) : NULL;
-    int copies = bk ? bmd_copies(bk) : 1;
+    int copies = bk ? copies_of(bk, size) : 1;
     bmd_unref(b);
     return copies;
+}
+
+int mirror_spreads(const char *mkey, size_t klen)
+{
+    struct bmd_ec ec;
+    return mirror_copies(mkey, klen, 0) > 1 || ecode_of(mkey, klen, &ec);
 }
 
 int mirror_holders(const struct cmap *m, const char *mkey, size_t klen, int copies,
@@ -78,9 +101,14 @@ static void spread_sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, 
 }
 
 void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
-                   int urgent, mirror_done_fn done, void *arg)
+                   uint64_t size, int urgent, mirror_done_fn done, void *arg)
 {
-    int copies = mirror_copies(mkey, klen);
+    struct bmd_ec ec;
+    if (size != MIRROR_ANY_SIZE && ecode_of(mkey, klen, &ec) && size >= ec.limit) {
+        ecode_spread(t, lp, mkey, klen, done, arg);
+        return;
+    }
+    int copies = mirror_copies(mkey, klen, size);
     const struct cmap_node *h[CMAP_COPIES_MAX];
     struct cmap *m = copies > 1 ? cmap_current() : NULL;
     int n = mirror_holders(m, mkey, klen, copies, h);

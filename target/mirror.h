@@ -2,7 +2,7 @@
  * mirror: n-way mirroring (mirror.c). A bucket with the property
  * mirror {"copies": N} keeps full copies of each object on the N best
  * active targets by HRW (cmap_holders): the owner, which serves GETs, and
- * the next N-1. The owner's PUT sends the new version to the others
+ * the next N-1 (an erasure-coded bucket's small objects too: P+1). The owner's PUT sends the new version to the others
  * (xfer.h) before it is acknowledged; a holder that is down or does not
  * take it is owed the copy, which the next walk brings (reb.h: every
  * holder makes sure the others have what it holds, after every placement
@@ -21,12 +21,26 @@
 
 #include "cmap.h"
 
+struct bmd_bucket;
 struct target;
 struct xfer_loop;
 
-/* How many copies the bucket of store key mkey keeps (1: none extra, or
- * the bucket is not in the BMD). */
-int mirror_copies(const char *mkey, size_t klen);
+#define MIRROR_ANY_SIZE UINT64_MAX
+
+/* How many full copies of an object of size bytes the bucket of store
+ * key mkey keeps: a mirrored bucket's copies; in an erasure-coded one P+1
+ * below its objsize_limit, else 1 (the rest is slices, ecode.h); 1 when
+ * the bucket is neither, or not in the BMD. MIRROR_ANY_SIZE: how many of
+ * the best targets may hold anything of the name (copies or slices), as
+ * a delete's tombstone must reach. */
+int mirror_copies(const char *mkey, size_t klen, uint64_t size);
+
+/* The same for a bucket: its copies (P+1 in an erasure-coded one). */
+int mirror_bucket_copies(const struct bmd_bucket *bk);
+
+/* Does a write to the bucket of mkey go to other targets too (mirrored or
+ * erasure coded)? */
+int mirror_spreads(const char *mkey, size_t klen);
 
 /* mkey's holders under m, the owner first, for a bucket of copies copies;
  * how many (0: the key is malformed or the map has no target). */
@@ -40,11 +54,13 @@ int mirror_rank(const struct cmap *m, const char *mkey, size_t klen, int copies,
 /* failed: how many holders did not take the copy. */
 typedef void (*mirror_done_fn)(void *arg, int failed);
 
-/* Send the version of mkey held here (copied) to every other holder under
- * the current map; done on lp's loop once all answered (at once when the
- * bucket keeps one copy). urgent: a client waits. A failed send makes the
- * walk run again (reb_stray) so the copy is owed, not forgotten. */
+/* Send the version of mkey held here (copied), an object of size bytes or
+ * (MIRROR_ANY_SIZE) a delete's tombstone, to every other holder under the
+ * current map, or slice it (ecode_spread); done on lp's loop once all
+ * answered (at once when the bucket keeps one copy). urgent: a client
+ * waits. A failed send makes the walk run again (reb_stray) so the copy
+ * is owed, not forgotten. */
 void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
-                   int urgent, mirror_done_fn done, void *arg);
+                   uint64_t size, int urgent, mirror_done_fn done, void *arg);
 
 #endif

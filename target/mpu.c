@@ -603,17 +603,19 @@ static void complete_answer(struct job *j);
 
 static void complete_spread(void *arg, int failed)
 {
-    (void)failed;                /* owed to the holders that did not take it (mirror.h) */
-    complete_answer(arg);
+    struct job *j = arg;
+    if (failed)                  /* committed here, owed there: not acknowledged */
+        j->rc = -EAGAIN;
+    complete_answer(j);
 }
 
 static void commit_done(void *arg)
 {
     struct job *j = arg;
     struct http_req *r = j->r;
-    if (!j->rc && mirror_copies(j->mkey, j->klen) > 1) {
+    if (!j->rc && mirror_spreads(j->mkey, j->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-        mirror_spread(j->t, &lp, j->mkey, j->klen, 1, complete_spread, j);
+        mirror_spread(j->t, &lp, j->mkey, j->klen, j->m.size, 1, complete_spread, j);
         return;
     }
     complete_answer(j);
@@ -624,7 +626,11 @@ static void commit_done(void *arg)
 static void complete_answer(struct job *j)
 {
     struct http_req *r = j->r;
-    if (j->rc) {
+    if (j->rc == -EAGAIN) {
+        http_resp_header(r, "Retry-After", "2");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not on "
+                                            "every copy holder: try again");
+    } else if (j->rc) {
         http_reply_error(r, err_status(j->rc), "cannot commit the object: %s",
                          strerror(-j->rc));
     } else {

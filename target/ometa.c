@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4, TAG_TAGS = 5 };
+enum {
+    FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4, TAG_TAGS = 5,
+    TAG_EC = 6
+};
 
 static void put64(char *p, uint64_t v)
 {
@@ -57,6 +60,15 @@ size_t ometa_encode(const struct ometa *m, char *buf)
     p = put_field(p, TAG_CTYPE, m->ctype, strnlen(m->ctype, OMETA_CTYPE_MAX));
     p = put_field(p, TAG_UMETA, m->umeta, m->umeta_len);
     p = put_field(p, TAG_TAGS, m->tags, m->tags_len);
+    if (m->ec.d) {
+        char ec[OMETA_EC_LEN];
+        ec[0] = (char)m->ec.d;
+        ec[1] = (char)m->ec.p;
+        ec[2] = (char)m->ec.idx;
+        put64(ec + 3, m->ec.len);
+        put64(ec + 11, m->ec.cksum);
+        p = put_field(p, TAG_EC, ec, sizeof(ec));
+    }
     return (size_t)(p - buf);
 }
 
@@ -66,6 +78,7 @@ static void ometa_clear(struct ometa *m)
 {
     m->backend_etag[0] = m->etag[0] = m->ctype[0] = '\0';
     m->umeta_len = m->tags_len = 0;
+    m->ec.d = 0;
 }
 
 int ometa_decode(const char *buf, size_t len, struct ometa *m)
@@ -102,6 +115,15 @@ int ometa_decode(const char *buf, size_t len, struct ometa *m)
                 return -EINVAL;
             memcpy(m->umeta, p, l);
             m->umeta_len = l;
+        } else if (tag == TAG_EC) {
+            if (l != OMETA_EC_LEN || !p[0] || !p[1] ||
+                (uint8_t)p[2] >= (uint8_t)p[0] + (uint8_t)p[1])
+                return -EINVAL;
+            m->ec.d = (uint8_t)p[0];
+            m->ec.p = (uint8_t)p[1];
+            m->ec.idx = (uint8_t)p[2];
+            m->ec.len = get64(p + 3);
+            m->ec.cksum = get64(p + 11);
         } else if (tag == TAG_TAGS) {
             if (l > sizeof(m->tags))
                 return -EINVAL;

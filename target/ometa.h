@@ -35,11 +35,20 @@ struct ometa {
     /* S3 tags: "key\0value\0" pairs (tag 5) */
     char tags[OMETA_TAGS_MAX];
     size_t tags_len;
+    /* an erasure-coded slice's record (tag 6): size and checksum are the
+     * slice's, the rest (version, ETag, metadata) the object's, with the
+     * code, the slice's index and the object's size and checksum; d 0 for
+     * an object's record */
+    struct {
+        uint8_t d, p, idx;
+        uint64_t len, cksum;     /* the object's */
+    } ec;
 };
 
 /* Encode into buf (at least OMETA_MAX bytes); returns the length. */
-#define OMETA_MAX (1 + 5 * 8 + 4 + 5 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX + \
-                   OMETA_TAGS_MAX)
+#define OMETA_EC_LEN 19
+#define OMETA_MAX (1 + 5 * 8 + 4 + 6 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX + \
+                   OMETA_TAGS_MAX + OMETA_EC_LEN)
 size_t ometa_encode(const struct ometa *m, char *buf);
 /* The ETag clients see, quoted: the S3 one, else the backend's, else the
  * xxh3 checksum in hex. */

@@ -198,8 +198,10 @@ static void put_answer(struct put *p);
 
 static void put_spread(void *arg, int failed)
 {
-    (void)failed;                /* owed to the holders that did not take it (mirror.h) */
-    put_answer(arg);
+    struct put *p = arg;
+    if (failed)                  /* committed here, owed there: not acknowledged */
+        p->rc = -EAGAIN;
+    put_answer(p);
 }
 
 static void put_commit_done(void *arg)
@@ -208,9 +210,9 @@ static void put_commit_done(void *arg)
     struct http_req *r = p->r;
     if (!p->rc && p->b.write_back && !p->part.num)
         wbq_kick();
-    if (!p->rc && !p->part.num && mirror_copies(p->mkey, p->klen) > 1) {
+    if (!p->rc && !p->part.num && mirror_spreads(p->mkey, p->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-        mirror_spread(p->t, &lp, p->mkey, p->klen, 1, put_spread, p);
+        mirror_spread(p->t, &lp, p->mkey, p->klen, p->m.size, 1, put_spread, p);
         return;
     }
     put_answer(p);
@@ -220,7 +222,12 @@ static void put_commit_done(void *arg)
 static void put_answer(struct put *p)
 {
     struct http_req *r = p->r;
-    if (p->rc) {
+    if (p->rc == -EAGAIN) {
+        node_count(&p->t->node, ST_PUT, 503);
+        http_resp_header(r, "Retry-After", "2");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not "
+                                              "on every copy holder: try again");
+    } else if (p->rc) {
         int st = err_status(p->rc);
         node_count(&p->t->node, ST_PUT, st);
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bmd.h"
 #include "cmap.h"
+#include "ecode.h"
 #include "hc.h"
 #include "http.h"
 #include "iopool.h"
@@ -25,6 +27,7 @@
 #include "metrics.h"
 #include "mirror.h"
 #include "node.h"
+#include "ometa.h"
 #include "reb.h"
 #include "store.h"
 #include "target.h"
@@ -42,11 +45,12 @@ struct run {
     struct job *j;
     struct cmap *map;            /* the placement it works to */
     int mp_i;                    /* the mountpath walked, */
-    int phase;                   /* 0 objects, 1 tombstones, */
+    int phase;                   /* 0 objects, 1 tombstones, 2 slices, */
     char *after;                 /* after this key */
     size_t after_len;
     char **keys;                 /* the batch being sent */
     size_t *lens;
+    uint64_t *sizes;
     int nkeys, next;
     int scanning;                /* a batch is being read */
     int walked;                  /* every mountpath is */
@@ -90,6 +94,7 @@ static void run_free(struct run *u)
         free(u->keys[i]);
     free(u->keys);
     free(u->lens);
+    free(u->sizes);
     free(u->after);
     cmap_unref(u->map);
     free(u);
@@ -116,6 +121,7 @@ struct scan {
     struct target *t;
     char **keys;
     size_t *lens;
+    uint64_t *sizes;             /* of the objects (MIRROR_ANY_SIZE: a tombstone) */
     int n;
     uint64_t scanned, owned;
     char *last;
@@ -123,19 +129,32 @@ struct scan {
     int end;                     /* this mountpath's phase is over */
 };
 
+/* Into the batch: a key (NUL-ended) and the size of its object. */
+static void batch_add(struct scan *sc, char *key, size_t kl, uint64_t size)
+{
+    sc->keys[sc->n] = key;
+    sc->sizes[sc->n] = size;
+    sc->lens[sc->n++] = kl;
+}
+
 static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct scan *sc = arg;
-    (void)v;
-    (void)vl;
     free(sc->last);
     sc->last = xmalloc(kl);
     memcpy(sc->last, k, kl);
     sc->last_len = kl;
     sc->scanned++;
-    char *mkey = xmalloc(kl);
+    char *mkey = xmalloc(kl + 1);
     memcpy(mkey, k, kl);
+    mkey[kl] = '\0';
+    if (k[0] == 's') {           /* a slice: where it goes is ecode_walk_slice's */
+        batch_add(sc, mkey, kl, 0);
+        return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
+    }
     mkey[0] = 'o';               /* a tombstone's name */
+    struct ometa m;
+    uint64_t size = k[0] == 'o' && !ometa_decode(v, vl, &m) ? m.size : MIRROR_ANY_SIZE;
     size_t pl;
     char *pkey = xfer_place_key(mkey, kl, &pl);
     if (!pkey) {
@@ -144,18 +163,19 @@ static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t v
     }
     const struct cmap_node *owner = cmap_owner(sc->u->map, pkey, pl);
     free(pkey);
-    int copies = owner ? mirror_copies(mkey, kl) : 1;
+    int mine = !owner || !strcmp(owner->id, sc->t->node.id);
+    int copies = owner ? mirror_copies(mkey, kl, size) : 1;
     int rank = copies > 1 ? mirror_rank(sc->u->map, mkey, kl, copies, sc->t->node.id) : -1;
-    if (rank >= 0) {             /* a holder: the other holders must have it too */
+    struct bmd_ec ec;
+    int sliced = owner && size != MIRROR_ANY_SIZE && ecode_of(mkey, kl, &ec) && size >= ec.limit;
+    if (rank >= 0 || (mine && sliced)) {   /* the other holders must have it too */
         sc->owned++;
-        sc->keys[sc->n] = mkey;
-        sc->lens[sc->n++] = kl;
-    } else if (!owner || !strcmp(owner->id, sc->t->node.id)) {
+        batch_add(sc, mkey, kl, size);
+    } else if (mine) {
         sc->owned++;
         free(mkey);
     } else {
-        sc->keys[sc->n] = mkey;
-        sc->lens[sc->n++] = kl;
+        batch_add(sc, mkey, kl, size);
     }
     return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
 }
@@ -164,10 +184,11 @@ static void scan_work(void *arg)
 {
     struct scan *sc = arg;
     struct run *u = sc->u;
-    const char *prefix = u->phase ? "t" : "o";
+    static const char *const prefix[] = {"o", "t", "s"};   /* objects, tombstones, slices */
     sc->keys = xcalloc(BATCH_KEYS, sizeof(char *));
     sc->lens = xcalloc(BATCH_KEYS, sizeof(size_t));
-    int stopped = store_kv_scan_after(&sc->t->store, &sc->t->store.mp[u->mp_i], prefix, 1,
+    sc->sizes = xcalloc(BATCH_KEYS, sizeof(uint64_t));
+    int stopped = store_kv_scan_after(&sc->t->store, &sc->t->store.mp[u->mp_i], prefix[u->phase], 1,
                                       u->after, u->after_len, scan_one, sc);
     sc->end = !stopped;
 }
@@ -182,6 +203,7 @@ static void scanned(void *arg)
             free(sc->keys[i]);
         free(sc->keys);
         free(sc->lens);
+        free(sc->sizes);
         free(sc->last);
         free(sc);
         if (u->inflight == 0)
@@ -190,6 +212,7 @@ static void scanned(void *arg)
     }
     u->keys = sc->keys;
     u->lens = sc->lens;
+    u->sizes = sc->sizes;
     u->nkeys = sc->n;
     u->next = 0;
     job_add(u->j, &u->j->owned, sc->owned, 0);
@@ -201,7 +224,7 @@ static void scanned(void *arg)
         free(u->after);
         u->after = NULL;
         u->after_len = 0;
-        if (++u->phase == 2) {
+        if (++u->phase == 3) {
             u->phase = 0;
             if (++u->mp_i >= __atomic_load_n(&rb.t->store.n, __ATOMIC_ACQUIRE))
                 u->walked = 1;
@@ -270,6 +293,56 @@ static void paced(evutil_socket_t fd, short what, void *arg)
         run_pump(rb.run);
 }
 
+static struct one *one_new(struct run *u, const char *mkey, size_t kl)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    struct one *o = xcalloc(1, sizeof(*o));
+    o->u = u;
+    o->name = xfer_key_parts(mkey, kl, &prov, &bucket, &name, &nl) ? xstrdup("(a slice)")
+                                                                   : xstrndup(name, nl);
+    u->inflight++;
+    return o;
+}
+
+static void walked(void *arg, int rc)
+{
+    sent(arg, rc == -ENOENT ? 0 : rc, XFER_NONE, 0, 0);
+}
+
+static void sliced(void *arg, int failed)
+{
+    sent(arg, failed ? -EIO : 0, XFER_NONE, 0, 0);
+}
+
+/* One key of the batch: a slice to its holder; an erasure-coded object
+ * owned here sliced to the slices' holders; a copy holder's object to
+ * the other holders; anything else to its owner. */
+static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
+{
+    if (mkey[0] == 's') {
+        ecode_walk_slice(rb.t, &rb.lp, mkey, kl, walked, one_new(u, mkey, kl));
+        return;
+    }
+    size_t pl;
+    char *pkey = xfer_place_key(mkey, kl, &pl);
+    const struct cmap_node *to[CMAP_COPIES_MAX];
+    int copies = mirror_copies(mkey, kl, size), n = 1;
+    to[0] = cmap_owner(u->map, pkey, pl);
+    free(pkey);
+    struct bmd_ec ec;
+    if (size != MIRROR_ANY_SIZE && !strcmp(to[0]->id, rb.t->node.id) &&
+        ecode_of(mkey, kl, &ec) && size >= ec.limit) {
+        ecode_spread(rb.t, &rb.lp, mkey, kl, sliced, one_new(u, mkey, kl));
+        return;
+    }
+    if (copies > 1 && mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) >= 0)
+        n = mirror_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
+    for (int i = 0; i < n; i++)
+        if (strcmp(to[i]->id, rb.t->node.id))
+            xfer_send(rb.t, &rb.lp, to[i]->url, mkey, kl, 0, 0, sent, one_new(u, mkey, kl));
+}
+
 static void run_pump(struct run *u)
 {
     struct job *j = u->j;
@@ -288,26 +361,9 @@ static void run_pump(struct run *u)
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && u->inflight < cap &&
            u->next < u->nkeys) {
         char *mkey = u->keys[u->next];
+        uint64_t size = u->sizes[u->next];
         size_t kl = u->lens[u->next++];
-        const char *prov, *bucket, *name;
-        size_t nl, pl;
-        xfer_key_parts(mkey, kl, &prov, &bucket, &name, &nl);
-        char *pkey = xfer_place_key(mkey, kl, &pl);
-        const struct cmap_node *to[CMAP_COPIES_MAX];
-        int copies = mirror_copies(mkey, kl), n = 1;
-        to[0] = cmap_owner(u->map, pkey, pl);
-        free(pkey);
-        if (copies > 1 && mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) >= 0)
-            n = mirror_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
-        for (int i = 0; i < n; i++) {
-            if (!strcmp(to[i]->id, rb.t->node.id))
-                continue;
-            struct one *o = xcalloc(1, sizeof(*o));
-            o->u = u;
-            o->name = xstrndup(name, nl);
-            u->inflight++;
-            xfer_send(rb.t, &rb.lp, to[i]->url, mkey, kl, 0, 0, sent, o);
-        }
+        send_one(u, mkey, kl, size);
         free(mkey);
     }
     if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
@@ -318,8 +374,10 @@ static void run_pump(struct run *u)
     if (u->next == u->nkeys && !u->scanning && !u->walked) {
         free(u->keys);
         free(u->lens);
+        free(u->sizes);
         u->keys = NULL;
         u->lens = NULL;
+        u->sizes = NULL;
         u->nkeys = u->next = 0;
         struct scan *sc = xcalloc(1, sizeof(*sc));
         sc->u = u;
@@ -346,12 +404,13 @@ static void run_end(struct run *u)
     rb.run = NULL;
     run_free(u);
     __atomic_store_n(&rb.errors, errors, __ATOMIC_RELAXED);
-    if (rb.again) {              /* objects it does not own came in meanwhile */
+    if (rb.again && !errors) {   /* objects it does not own came in meanwhile */
         rb.again = 0;
         rb.pending = 1;
         maybe_begin();
         return;
     }
+    rb.again = 0;                /* after errors the retry below walks again anyway */
     if (errors) {                /* again, a while later */
         rb.retry_s = rb.retry_s ? (rb.retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : rb.retry_s * 2)
                                 : RETRY_MIN_S;

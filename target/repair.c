@@ -10,12 +10,14 @@
 
 #include "bmd.h"
 #include "cold.h"
+#include "ecode.h"
 #include "err.h"
 #include "get.h"
 #include "gfn.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
+#include "node.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -38,17 +40,68 @@ static void drop_work(void *arg)
     p->rc = store_delete_if(st, store_pick(st, p->mkey, p->klen), p->mkey, p->klen, p->uid);
 }
 
+struct rebuild {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;
+    size_t klen;
+    int flags, unsure;
+};
+
+static void rebuilt(void *arg, int rc)
+{
+    struct rebuild *b = arg;
+    enum stat_op op = b->r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
+    if (rc == 0) {
+        get_local(b->t, b->r, b->mkey, b->klen, NULL, b->flags | GET_NO_REPAIR);
+    } else if (rc == -ENOENT && !b->unsure) {
+        node_count(&b->t->node, op, 404);
+        err_reply(b->r, S3E_NO_SUCH_KEY, "object not found");
+    } else if (rc == -ENOENT) {
+        node_count(&b->t->node, op, 503);
+        http_resp_header(b->r, "Retry-After", "5");
+        err_reply(b->r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
+                                                 "or did not answer");
+    } else {
+        get_corrupted(b->t, b->r, b->mkey, b->klen, "it is not here whole and too few of its "
+                                                    "slices could be read to rebuild it");
+    }
+    http_req_unref(b->r);
+    free(b->mkey);
+    free(b);
+}
+
+void repair_rebuild_get(struct target *t, struct http_req *r, char *mkey, size_t klen,
+                        int flags, int unsure)
+{
+    struct rebuild *b = xcalloc(1, sizeof(*b));
+    b->t = t;
+    b->r = r;
+    b->mkey = mkey;
+    b->klen = klen;
+    b->flags = flags;
+    b->unsure = unsure;
+    http_req_ref(r);
+    struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
+    ecode_rebuild(t, &lp, mkey, klen, rebuilt, b);
+}
+
 /* Once the copy holders sent what they had (or the backend is next). */
 static void brought(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                     int backed, char *mkey, size_t klen, const char *name, int unsure)
 {
-    (void)unsure;
     struct ometa m;
+    struct bmd_ec ec;
     if (backed) {
         cold_get(t, r, bk, mkey, klen, name);   /* takes mkey: fetched again */
         return;
     }
-    if (store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m) == 0) {
+    int here = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m) == 0;
+    if (!here && bmd_ec(bk, &ec)) {
+        repair_rebuild_get(t, r, mkey, klen, get_verifies(bk), unsure);   /* takes mkey */
+        return;
+    }
+    if (here) {
         log_info("a damaged copy of %s/%s was replaced from a copy holder", bk->name, name);
         get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
     } else {
@@ -99,7 +152,8 @@ int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t k
     const struct bmd_bucket *bk = NULL;
     if (!xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl) && b)
         bk = bmd_find(b, prov, bucket);
-    int can = bk && (bmd_copies(bk) > 1 || bmd_has_backend(bk));
+    struct bmd_ec ec;
+    int can = bk && (bmd_copies(bk) > 1 || bmd_has_backend(bk) || bmd_ec(bk, &ec));
     bmd_unref(b);
     if (!can)
         return 0;

@@ -27,4 +27,11 @@ struct target;
 int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 uint64_t uid, int flags);
 
+/* A GET or HEAD of mkey (taken) in an erasure-coded bucket, not here:
+ * rebuilt from its slices and served with get_local's flags; 404 when no
+ * slice is anywhere (503 when unsure: a target that may hold it is down),
+ * 500 ObjectCorrupted when too few are. */
+void repair_rebuild_get(struct target *t, struct http_req *r, char *mkey, size_t klen,
+                        int flags, int unsure);
+
 #endif

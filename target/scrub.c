@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "bmd.h"
+#include "ecode.h"
 #include "hc.h"
 #include "http.h"
 #include "iopool.h"
@@ -37,6 +38,7 @@ struct scrub {
     struct job *j;
     struct target *t;
     struct hc *hc;
+    struct xfer_loop lp;         /* the job's loop, for rebuilds */
     char *prefix;                /* of the records walked */
     size_t plen;
     int mp_i;                    /* the mountpath walked */
@@ -236,7 +238,7 @@ static void asked(void *arg, int status, const char *body, size_t len, const cha
 /* The damaged copy is gone: the other holders send theirs (xfer.h). */
 static void ask_holders(struct scrub *s)
 {
-    int copies = mirror_copies(s->mkey, s->klen);
+    int copies = mirror_copies(s->mkey, s->klen, s->m.size);
     const struct cmap_node *h[CMAP_COPIES_MAX];
     struct cmap *m = cmap_current();
     int n = mirror_holders(m, s->mkey, s->klen, copies, h);
@@ -255,6 +257,15 @@ static void ask_holders(struct scrub *s)
     asked(s, 200, NULL, 0, NULL);
 }
 
+static void rebuilt(void *arg, int rc)
+{
+    struct scrub *s = arg;
+    if (rc == 0)
+        settled(s, &s->j->fixed, NULL);
+    else
+        settled(s, &s->j->lost, "damaged, and too few of its slices are left: lost");
+}
+
 static void drop_work(void *arg)
 {
     struct scrub *s = arg;
@@ -271,7 +282,9 @@ static void dropped(void *arg)
     const struct bmd_bucket *bk = NULL;
     if (!xfer_key_parts(s->mkey, s->klen, &prov, &bucket, &name, &nl) && b)
         bk = bmd_find(b, prov, bucket);
-    int copies = bk ? bmd_copies(bk) : 1, backed = bk && bmd_has_backend(bk);
+    struct bmd_ec ec;
+    int copies = mirror_copies(s->mkey, s->klen, s->m.size), backed = bk && bmd_has_backend(bk);
+    int sliced = bk && bmd_ec(bk, &ec) && s->m.size >= ec.limit;
     bmd_unref(b);
     if (s->rc == -ESTALE)        /* written again meanwhile: the new version stands */
         settled(s, &s->j->fixed, NULL);
@@ -281,6 +294,8 @@ static void dropped(void *arg)
         settled(s, NULL, "damaged, and cannot be dropped");
     else if (copies > 1)
         ask_holders(s);
+    else if (sliced)
+        ecode_rebuild(s->t, &s->lp, s->mkey, s->klen, rebuilt, s);
     else if (backed)             /* the next read fetches it again */
         settled(s, &s->j->fixed, NULL);
     else
@@ -341,6 +356,7 @@ void scrub_run(struct job *j)
     s->j = j;
     s->t = j->t;
     s->hc = j->hc;
+    s->lp = (struct xfer_loop){j->base, j->q, j->hc};
     size_t pl = strlen(j->provider), bl = strlen(j->bucket), xl = j->prefix ? strlen(j->prefix) : 0;
     s->prefix = xmalloc(3 + pl + bl + xl);
     s->prefix[0] = 'o';

@@ -21,10 +21,12 @@
 #include "cmap.h"
 #include "err.h"
 #include "hc.h"
+#include "inbody.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
 #include "mirror.h"
+#include "slice.h"
 #include "node.h"
 #include "objname.h"
 #include "ometa.h"
@@ -188,11 +190,11 @@ static int owner_of(struct target *t, const char *mkey, size_t klen, const char 
     return who;
 }
 
-/* Does this target hold a copy of mkey under the current map (its owner,
- * or a copy holder of a mirrored bucket)? */
-static int holds(struct target *t, const char *mkey, size_t klen)
+/* Does this target hold a copy of mkey (size bytes) under the current map
+ * (its owner, or a copy holder of a mirrored bucket)? */
+static int holds(struct target *t, const char *mkey, size_t klen, uint64_t size)
 {
-    int copies = mirror_copies(mkey, klen);
+    int copies = mirror_copies(mkey, klen, size);
     if (copies == 1)
         return owner_of(t, mkey, klen, NULL) == 1;
     struct cmap *m = cmap_current();
@@ -208,7 +210,8 @@ static void drop_work(void *arg)
     struct xfer *x = arg;
     /* only when it went to its owner: a target that asked for it with an
      * older map keeps a copy for now, and sends it on (reb_stray) */
-    if (owner_of(x->t, x->mkey, x->klen, x->url) != 0 || holds(x->t, x->mkey, x->klen))
+    if (owner_of(x->t, x->mkey, x->klen, x->url) != 0 ||
+        holds(x->t, x->mkey, x->klen, x->m.size))
         return;                  /* (a copy holder keeps its copy) */
     char *w = x->dirty ? store_side_key('w', x->mkey, x->klen) : NULL;
     struct store_x sx = {.drop = w, .drop_len = w ? x->klen : 0};
@@ -366,14 +369,7 @@ struct recv {
     struct http_req *r;
     char *mkey;
     size_t klen;
-    struct store_mp *mp;
-    int fd;                      /* the work file; -1 once handed to the commit */
-    char work[PATH_MAX];
-    uint64_t uid;
-    char *meta;                  /* the record, as it arrives */
-    size_t meta_len, meta_got;
-    XXH3_state_t *xs;
-    uint64_t size;
+    struct inbody b;             /* an object's record and bytes */
     int dirty;
     int urgent;                  /* a client waits for it */
     uint64_t version;            /* a tombstone's */
@@ -383,12 +379,7 @@ struct recv {
 
 static void recv_free(struct recv *v)
 {
-    if (v->fd >= 0) {
-        close(v->fd);
-        unlink(v->work);
-    }
-    XXH3_freeState(v->xs);
-    free(v->meta);
+    inbody_free(&v->b);
     free(v->mkey);
     free(v);
 }
@@ -396,36 +387,18 @@ static void recv_free(struct recv *v)
 static void recv_fail(struct recv *v, int status, const char *msg)
 {
     struct http_req *r = v->r;
-    r->data = NULL;
-    r->on_body = NULL;
-    r->on_end = NULL;
-    r->on_abort = NULL;
     recv_free(v);
-    http_resp_close(r);
-    http_reply_error(r, status, "%s", msg);
+    inbody_refuse(r, status, msg);
 }
 
 static int recv_body(struct http_req *r, const char *d, size_t n)
 {
     struct recv *v = r->data;
-    if (v->meta_got < v->meta_len)
-        xfer_meta_take(v->meta, v->meta_len, &v->meta_got, &d, &n);
-    XXH3_64bits_update(v->xs, d, n);
-    v->size += n;
-    while (n > 0) {
-        ssize_t w = write(v->fd, d, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            char msg[128];
-            int e = errno;
-            store_note_error(v->mp, -e);
-            snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(e));
-            recv_fail(v, e == ENOSPC ? 507 : 500, msg);
-            return 0;
-        }
-        d += w;
-        n -= (size_t)w;
+    int e = inbody_take(&v->b, d, n);
+    if (e) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(e));
+        recv_fail(v, e == ENOSPC ? 507 : 500, msg);
     }
     return 0;
 }
@@ -438,9 +411,9 @@ static void recv_commit_work(void *arg)
     if (v->dirty)                /* still owed to the backend: so it is here */
         wbq_record(&x, v->mkey, v->klen, 0, val);
     x.keep_version = v->m.version;
-    int fd = v->fd;
-    v->fd = -1;
-    v->rc = store_commit_x(&v->t->store, v->mp, v->mkey, v->klen, v->work, fd, &v->m, &x);
+    int fd = v->b.fd;
+    v->b.fd = -1;
+    v->rc = store_commit_x(&v->t->store, v->b.mp, v->mkey, v->klen, v->b.work, fd, &v->m, &x);
     free((char *)x.key);
 }
 
@@ -452,6 +425,8 @@ static void recv_tomb_work(void *arg)
     v->rc = store_delete_x(st, store_pick(st, v->mkey, v->klen), v->mkey, v->klen, 0, &x);
     if (v->rc == -ENOENT)
         v->rc = 0;               /* only the tombstone: applied all the same */
+    if (v->rc == 0)              /* and the slices of what it deleted go too */
+        slice_drop_older(st, v->mkey, v->klen, v->version);
 }
 
 static void recv_done(void *arg)
@@ -467,9 +442,9 @@ static void recv_done(void *arg)
     } else {
         if (v->dirty)
             wbq_kick();
-        if (v->meta && !holds(v->t, v->mkey, v->klen))
+        if (v->b.meta && !holds(v->t, v->mkey, v->klen, v->m.size))
             reb_stray();         /* sent under an older map: on to its owner */
-        http_reply(r, v->meta ? 201 : 204, NULL, NULL, 0);
+        http_reply(r, v->b.meta ? 201 : 204, NULL, NULL, 0);
     }
     r->data = NULL;
     recv_free(v);
@@ -479,12 +454,10 @@ static void recv_done(void *arg)
 static void recv_end(struct http_req *r)
 {
     struct recv *v = r->data;
-    if (v->meta_got < v->meta_len || ometa_decode(v->meta, v->meta_len, &v->m) ||
-        v->m.size != v->size || v->m.cksum != XXH3_64bits_digest(v->xs) || !v->m.version) {
+    if (inbody_check(&v->b, &v->m)) {
         recv_fail(v, 400, "the object arrived damaged: its bytes do not match its record");
         return;
     }
-    v->m.uid = v->uid;
     r->on_abort = NULL;          /* the commit owns v now */
     http_req_ref(r);
     (v->urgent ? iopool_submit_first : iopool_submit)(v->t->io, r->w->q, recv_commit_work,
@@ -500,23 +473,13 @@ static void recv_abort(struct http_req *r)
 
 static void recv_object(struct recv *v, struct http_req *r)
 {
-    char num[24], msg[512];
-    uint64_t ml = 0;
-    int n = http_query_get(r, "meta", num, sizeof(num));
-    if (n <= 0 || parse_u64(num, (size_t)n, &ml) || ml < 1 || ml > OMETA_MAX ||
-        r->content_length < (int64_t)ml) {
-        http_reply_error(r, 400, "meta (1..%d) must give the record's length, within the body",
-                         (int)OMETA_MAX);
-        recv_free(v);
-        return;
-    }
+    char num[24];
     v->dirty = http_query_get(r, "dirty", num, sizeof(num)) > 0;
     v->urgent = http_query_get(r, "urgent", num, sizeof(num)) > 0;
     struct store_mp *at = store_pick(&v->t->store, v->mkey, v->klen);
-    v->mp = store_place(&v->t->store, v->mkey, v->klen);   /* where it would go */
     /* what is here already as new or newer: the bytes need not come */
     uint64_t ver = 0;
-    n = http_query_get(r, "version", num, sizeof(num));
+    int n = http_query_get(r, "version", num, sizeof(num));
     if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
         store_version(&v->t->store, at, v->mkey, v->klen) >= ver) {
         recv_free(v);
@@ -526,23 +489,11 @@ static void recv_object(struct recv *v, struct http_req *r)
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
         return;
     }
-    if (space_admit(v->t, v->mp, (uint64_t)r->content_length - ml, msg, sizeof(msg))) {
-        http_reply_error(r, 507, "%s", msg);
+    /* where it would go */
+    if (inbody_open(&v->b, v->t, r, store_place(&v->t->store, v->mkey, v->klen))) {
         recv_free(v);
         return;
     }
-    v->fd = store_work_open(v->mp, &v->uid, v->work, sizeof(v->work));
-    if (v->fd < 0) {
-        int rc = v->fd;
-        v->fd = -1;
-        http_reply_error(r, err_status(rc), "cannot create work file: %s", strerror(-rc));
-        recv_free(v);
-        return;
-    }
-    v->meta_len = ml;
-    v->meta = xmalloc(ml);
-    v->xs = XXH3_createState();
-    XXH3_64bits_reset(v->xs);
     r->data = v;
     r->on_body = recv_body;
     r->on_end = recv_end;
@@ -656,7 +607,7 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
     struct recv *v = xcalloc(1, sizeof(*v));
     v->t = t;
     v->r = r;
-    v->fd = -1;
+    v->b.fd = -1;
     v->mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &v->klen);
     char num[24];
     int n;

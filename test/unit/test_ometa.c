@@ -52,6 +52,24 @@ int main(void)
     for (size_t i = n - 5; i < n; i++)
         CHECK(ometa_decode(buf, i, &d) == -EINVAL);
 
+    /* a slice's record: the code, its index, its own length and checksum */
+    m.ec.d = 16, m.ec.p = 8, m.ec.idx = 23, m.ec.len = 0x123456789aULL, m.ec.cksum = 99;
+    memset(m.tags, 't', OMETA_TAGS_MAX), m.tags_len = OMETA_TAGS_MAX;
+    n = ometa_encode(&m, buf);
+    CHECK(n <= OMETA_MAX && ometa_decode(buf, n, &d) == 0);
+    CHECK(d.ec.d == 16 && d.ec.p == 8 && d.ec.idx == 23 && d.ec.len == 0x123456789aULL &&
+          d.ec.cksum == 99 && d.size == m.size);
+    for (size_t i = n - OMETA_EC_LEN - 2; i < n; i++)
+        CHECK(ometa_decode(buf, i, &d) == -EINVAL);
+    buf[n - OMETA_EC_LEN + 2] = 24;      /* an index past d + p */
+    CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    buf[n - OMETA_EC_LEN + 2] = 0, buf[n - OMETA_EC_LEN] = 0;   /* d 0 */
+    CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    m.ec.d = 0;
+    n = ometa_encode(&m, buf);
+    CHECK(ometa_decode(buf, n, &d) == 0 && d.ec.d == 0);
+    m.tags_len = 0;
+
     /* user metadata: names lower-cased, bounded by OMETA_UMETA_MAX */
     struct ometa u = {0};
     CHECK(ometa_umeta_add(&u, "Color", "Blue") == 0 && u.umeta_len == 11);

@@ -1,0 +1,634 @@
+/*
+ * ecode: slicing objects of erasure-coded buckets, and rebuilding them
+ * from their slices (see ecode.h).
+ */
+#include "ecode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "bmd.h"
+#include "cmap.h"
+#include "ec.h"
+#include "iopool.h"
+#include "log.h"
+#include "mirror.h"
+#include "reb.h"
+#include "slice.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "xfer.h"
+
+#define CHUNK (1u << 20)         /* bytes of each slice coded at a time */
+
+int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    if (xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
+        return 0;
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, prov, bucket) : NULL;
+    int is = bk && bmd_ec(bk, ec);
+    bmd_unref(b);
+    return is;
+}
+
+/* All of n bytes of fd at off into buf (0), or -errno / -EIO at a short file. */
+static int read_at(int fd, char *buf, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, buf, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        buf += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+static int write_at(int fd, const char *buf, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(fd, buf, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        buf += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* The bytes of data slice i of an object of size bytes, slices of len. */
+static uint64_t data_len(uint64_t size, uint64_t len, int i)
+{
+    uint64_t start = (uint64_t)i * len;
+    return start >= size ? 0 : size - start < len ? size - start : len;
+}
+
+/* ---- slicing ------------------------------------------------------------------------- */
+
+struct spread {
+    struct target *t;
+    struct xfer_loop lp;
+    char *mkey;
+    size_t klen;
+    struct bmd_ec ec;
+    struct ometa m;              /* the object's, as sliced */
+    uint64_t len;                /* of a slice */
+    int fds[SLICE_MAX];          /* each slice's bytes, from offs */
+    uint64_t offs[SLICE_MAX], sums[SLICE_MAX];
+    int rc;
+    int pending, failed;
+    ecode_done_fn done;
+    void *arg;
+};
+
+/* The parity into p work files, reopened for reading (and unlinked: they
+ * go with their last descriptor); the checksums of every slice. */
+static int encode(struct spread *s, int fd)
+{
+    int d = s->ec.d, p = s->ec.p, rc = 0;
+    struct ec_code code;
+    if (ec_code_init(&code, d, p))
+        return -EINVAL;
+    struct store_mp *mp = store_place(&s->t->store, s->mkey, s->klen);
+    int pfd[EC_PARITY_MAX];
+    char path[EC_PARITY_MAX][4096];
+    uint8_t *buf[SLICE_MAX];
+    XXH3_state_t *xs[SLICE_MAX];
+    for (int i = 0; i < d + p; i++) {
+        buf[i] = xmalloc(CHUNK);
+        xs[i] = XXH3_createState();
+        XXH3_64bits_reset(xs[i]);
+    }
+    int made = 0;
+    while (made < p) {
+        uint64_t uid;
+        int f = store_work_open(mp, &uid, path[made], sizeof(path[made]));
+        if (f < 0) {
+            rc = f;
+            break;
+        }
+        pfd[made++] = f;
+    }
+    for (uint64_t off = 0; rc == 0 && off < s->len; off += CHUNK) {
+        size_t n = s->len - off < CHUNK ? (size_t)(s->len - off) : CHUNK;
+        for (int i = 0; i < d && rc == 0; i++) {
+            uint64_t have = data_len(s->m.size, s->len, i);
+            size_t avail = off >= have ? 0 : have - off < n ? (size_t)(have - off) : n;
+            rc = read_at(fd, (char *)buf[i], avail, (uint64_t)i * s->len + off);
+            memset(buf[i] + avail, 0, n - avail);
+            XXH3_64bits_update(xs[i], buf[i], avail);
+        }
+        if (rc == 0 && ec_encode(&code, n, (const uint8_t *const *)buf, buf + d))
+            rc = -EINVAL;
+        for (int j = 0; j < p && rc == 0; j++) {
+            rc = write_at(pfd[j], (char *)buf[d + j], n, off);
+            XXH3_64bits_update(xs[d + j], buf[d + j], n);
+        }
+    }
+    for (int i = 0; i < d + p; i++) {
+        s->sums[i] = XXH3_64bits_digest(xs[i]);
+        XXH3_freeState(xs[i]);
+        free(buf[i]);
+    }
+    for (int j = 0; j < made; j++) {
+        if (rc == 0) {
+            s->fds[d + j] = open(path[j], O_RDONLY | O_CLOEXEC);
+            rc = s->fds[d + j] < 0 ? -errno : 0;
+        }
+        close(pfd[j]);
+        unlink(path[j]);
+    }
+    ec_code_free(&code);
+    return rc;
+}
+
+static void encode_work(void *arg)
+{
+    struct spread *s = arg;
+    struct store *st = &s->t->store;
+    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
+    for (int i = 0; i < SLICE_MAX; i++)
+        s->fds[i] = -1;
+    if (s->rc || (s->rc = store_get(st, mp, s->mkey, s->klen, &s->m)))
+        return;                  /* gone, or replaced: its own PUT slices it */
+    int fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+    if (fd < 0) {
+        s->rc = fd;
+        return;
+    }
+    s->len = ec_slice_len(s->m.size, s->ec.d);
+    s->rc = encode(s, fd);
+    for (int i = 0; i < s->ec.d && s->rc == 0; i++) {   /* data slices: the object's bytes */
+        s->fds[i] = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+        s->offs[i] = (uint64_t)i * s->len;
+        if (s->fds[i] < 0)
+            s->rc = s->fds[i];
+    }
+    close(fd);
+    if (s->rc)
+        for (int i = 0; i < SLICE_MAX; i++)
+            if (s->fds[i] >= 0)
+                close(s->fds[i]);
+}
+
+static void spread_sent(void *arg, int rc)
+{
+    struct spread *s = arg;
+    s->failed += rc != 0;
+    if (--s->pending)
+        return;
+    if (s->failed)
+        reb_stray();             /* owed: the walk sends them again */
+    s->done(s->arg, s->failed);
+    free(s->mkey);
+    free(s);
+}
+
+static void encoded(void *arg)
+{
+    struct spread *s = arg;
+    int n = s->ec.d + s->ec.p;
+    s->pending = 1;
+    if (s->rc) {
+        if (s->rc != -ENOENT)
+            log_warn("cannot slice %s: %s", s->mkey + 1, strerror(-s->rc));
+        s->failed = s->rc == -ENOENT ? 0 : n;
+        spread_sent(s, 0);
+        return;
+    }
+    const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
+    struct cmap *m = cmap_current();
+    int k = mirror_holders(m, s->mkey, s->klen, 1 + n, h);
+    for (int i = 0; i < n; i++) {
+        if (1 + i >= k) {        /* fewer targets than slices: made once there are */
+            close(s->fds[i]);
+            continue;
+        }
+        struct ometa rec = s->m;
+        rec.ec.d = (uint8_t)s->ec.d;
+        rec.ec.p = (uint8_t)s->ec.p;
+        rec.ec.idx = (uint8_t)i;
+        rec.ec.len = s->m.size;
+        rec.ec.cksum = s->m.cksum;
+        rec.size = i < s->ec.d ? data_len(s->m.size, s->len, i) : s->len;
+        rec.cksum = s->sums[i];
+        s->pending++;
+        slice_send(s->t, &s->lp, h[1 + i]->url, s->mkey, s->klen, &rec, s->fds[i], s->offs[i],
+                   spread_sent, s);
+    }
+    cmap_unref(m);
+    spread_sent(s, 0);
+}
+
+void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                  ecode_done_fn done, void *arg)
+{
+    struct spread *s = xcalloc(1, sizeof(*s));
+    s->t = t;
+    s->lp = *lp;
+    s->mkey = xmalloc(klen + 1);
+    memcpy(s->mkey, mkey, klen);
+    s->mkey[klen] = '\0';
+    s->klen = klen;
+    s->done = done;
+    s->arg = arg;
+    if (!ecode_of(mkey, klen, &s->ec))
+        s->rc = -ENOENT;         /* no longer erasure coded: nothing to slice */
+    iopool_submit(t->io, lp->q, encode_work, encoded, s);   /* never done before this returns */
+}
+
+/* ---- rebuilding ---------------------------------------------------------------------- */
+
+struct part {
+    int fd;                      /* -1: not here */
+    char path[4096];             /* a fetched one's work file ("" for one of ours) */
+    struct ometa m;
+};
+
+struct build {
+    struct target *t;
+    struct xfer_loop lp;
+    char *mkey;
+    size_t klen;
+    struct part parts[SLICE_MAX];
+    int asks;                    /* fetches out */
+    int rc;
+    ecode_built_fn done;
+    void *arg;
+};
+
+static void part_drop(struct part *pt)
+{
+    if (pt->fd >= 0)
+        close(pt->fd);
+    if (pt->path[0])
+        unlink(pt->path);
+    pt->fd = -1;
+    pt->path[0] = '\0';
+}
+
+/* Keep a slice (fd, path "" when it is one of ours) unless one as new of
+ * its index is kept already. */
+static void part_take(struct build *b, int fd, const char *path, const struct ometa *m)
+{
+    struct part *pt = &b->parts[m->ec.idx];
+    struct part in = {.fd = fd, .m = *m};
+    snprintf(in.path, sizeof(in.path), "%s", path ? path : "");
+    if (pt->fd >= 0 && pt->m.version >= m->version) {
+        part_drop(&in);
+        return;
+    }
+    part_drop(pt);
+    *pt = in;
+}
+
+static void ours_work(void *arg)
+{
+    struct build *b = arg;
+    struct store *st = &b->t->store;
+    for (int i = 0; i < SLICE_MAX; i++) {
+        size_t sl;
+        char *sk = slice_key(b->mkey, b->klen, i, &sl);
+        struct store_mp *mp = store_pick(st, sk, sl);
+        struct ometa m;
+        int fd = store_get(st, mp, sk, sl, &m) ? -1 : store_data_open(mp, sk, sl, m.uid);
+        if (fd >= 0)
+            part_take(b, fd, NULL, &m);
+        free(sk);
+    }
+}
+
+static void decode_work(void *arg);
+static void decoded(void *arg);
+
+/* Every answer is in: the newest version's slices, if enough of them. */
+static void gathered(struct build *b)
+{
+    uint64_t newest = 0;
+    const struct ometa *any = NULL;
+    for (int i = 0; i < SLICE_MAX; i++)
+        if (b->parts[i].fd >= 0 && b->parts[i].m.version > newest)
+            newest = b->parts[i].m.version, any = &b->parts[i].m;
+    int have = 0;
+    for (int i = 0; i < SLICE_MAX; i++) {
+        struct part *pt = &b->parts[i];
+        if (pt->fd >= 0 && (pt->m.version != newest || pt->m.ec.d != any->ec.d ||
+                            pt->m.ec.p != any->ec.p || pt->m.ec.len != any->ec.len))
+            part_drop(pt);       /* an older version's, or of another code */
+        have += pt->fd >= 0;
+    }
+    if (!any || have < any->ec.d) {
+        b->rc = any ? -EIO : -ENOENT;
+        if (any)
+            log_error("object %s: %d of the %d slices it takes to rebuild it were found",
+                      b->mkey + 1, have, any->ec.d);
+        decoded(b);
+        return;
+    }
+    iopool_submit(b->t->io, b->lp.q, decode_work, decoded, b);
+}
+
+static void got(void *arg, int rc, int fd, const char *path, const struct ometa *m)
+{
+    struct build *b = arg;
+    if (rc == 0)
+        part_take(b, fd, path, m);
+    if (--b->asks == 0)
+        gathered(b);
+}
+
+/* Ours are in: ask every other target that may hold one. */
+static void ours_in(void *arg)
+{
+    struct build *b = arg;
+    struct bmd_ec ec = {0};
+    int n = ecode_of(b->mkey, b->klen, &ec) ? ec.d + ec.p : 0;
+    for (int i = 0; i < SLICE_MAX; i++)  /* slices made under other settings */
+        if (b->parts[i].fd >= 0 && b->parts[i].m.ec.d + b->parts[i].m.ec.p > n)
+            n = b->parts[i].m.ec.d + b->parts[i].m.ec.p;
+    const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
+    struct cmap *m = cmap_current();
+    int k = mirror_holders(m, b->mkey, b->klen, 1 + n, h);
+    b->asks = 1;
+    for (int i = 0; i < k; i++) {
+        if (!strcmp(h[i]->id, b->t->node.id))
+            continue;
+        b->asks++;
+        slice_fetch(b->t, &b->lp, h[i]->url, b->mkey, b->klen, -1, got, b);
+    }
+    cmap_unref(m);
+    got(b, -ENOENT, -1, NULL, NULL);
+}
+
+void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                   ecode_built_fn done, void *arg)
+{
+    struct build *b = xcalloc(1, sizeof(*b));
+    b->t = t;
+    b->lp = *lp;
+    b->mkey = xmalloc(klen + 1);
+    memcpy(b->mkey, mkey, klen);
+    b->mkey[klen] = '\0';
+    b->klen = klen;
+    b->done = done;
+    b->arg = arg;
+    for (int i = 0; i < SLICE_MAX; i++)
+        b->parts[i].fd = -1;
+    iopool_submit(t->io, lp->q, ours_work, ours_in, b);
+}
+
+/* The object's bytes from the slices into ofd (r: one of their records). */
+static int decode_into(struct build *b, const struct ometa *r, int ofd)
+{
+    int d = r->ec.d, p = r->ec.p, n = d + p, rc = 0, missing = 0;
+    uint64_t size = r->ec.len, len = ec_slice_len(size, d);
+    struct ec_code code;
+    if (ec_code_init(&code, d, p))
+        return -EINVAL;
+    uint8_t *buf[SLICE_MAX];
+    unsigned char present[SLICE_MAX];
+    for (int i = 0; i < n; i++) {
+        struct part *pt = &b->parts[i];
+        present[i] = pt->fd >= 0;
+        missing |= !present[i] && i < d;
+        uint64_t want = i < d ? data_len(size, len, i) : len;
+        if (present[i] && pt->m.size != want)
+            rc = -EIO;           /* not a slice of this code: never decoded from */
+        buf[i] = xmalloc(CHUNK);
+    }
+    for (uint64_t off = 0; rc == 0 && off < len; off += CHUNK) {
+        size_t nn = len - off < CHUNK ? (size_t)(len - off) : CHUNK;
+        for (int i = 0; i < n && rc == 0; i++) {
+            struct part *pt = &b->parts[i];
+            size_t avail = !present[i] || off >= pt->m.size ? 0
+                           : pt->m.size - off < nn          ? (size_t)(pt->m.size - off)
+                                                            : nn;
+            rc = avail ? read_at(pt->fd, (char *)buf[i], avail, off) : 0;
+            memset(buf[i] + avail, 0, nn - avail);
+        }
+        if (rc == 0 && missing && ec_decode(&code, nn, buf, present))
+            rc = -EIO;
+        for (int i = 0; i < d && rc == 0; i++) {
+            uint64_t have = data_len(size, len, i);
+            size_t w = off >= have ? 0 : have - off < nn ? (size_t)(have - off) : nn;
+            rc = write_at(ofd, (char *)buf[i], w, (uint64_t)i * len + off);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        free(buf[i]);
+    ec_code_free(&code);
+    return rc;
+}
+
+/* Is fd's file, size bytes, what sum says? */
+static int sum_is(int fd, uint64_t size, uint64_t sum)
+{
+    char *buf = xmalloc(CHUNK);
+    XXH3_state_t *xs = XXH3_createState();
+    XXH3_64bits_reset(xs);
+    int rc = 0;
+    for (uint64_t off = 0; rc == 0 && off < size; off += CHUNK) {
+        size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+        rc = read_at(fd, buf, n, off);
+        XXH3_64bits_update(xs, buf, n);
+    }
+    int same = rc == 0 && XXH3_64bits_digest(xs) == sum;
+    XXH3_freeState(xs);
+    free(buf);
+    return same;
+}
+
+static void decode_work(void *arg)
+{
+    struct build *b = arg;
+    struct store *st = &b->t->store;
+    const struct ometa *r = NULL;
+    for (int i = 0; i < SLICE_MAX && !r; i++)
+        if (b->parts[i].fd >= 0)
+            r = &b->parts[i].m;
+    struct store_mp *mp = store_place(st, b->mkey, b->klen);
+    char path[4096];
+    uint64_t uid;
+    int ofd = store_work_open(mp, &uid, path, sizeof(path));
+    if (ofd < 0) {
+        b->rc = ofd;
+        return;
+    }
+    b->rc = decode_into(b, r, ofd);
+    if (b->rc == 0 && !sum_is(ofd, r->ec.len, r->ec.cksum)) {
+        log_error("object %s: rebuilt from its slices, it fails its checksum", b->mkey + 1);
+        b->rc = -EIO;
+    }
+    if (b->rc) {
+        close(ofd);
+        unlink(path);
+        return;
+    }
+    struct ometa m = *r;
+    m.size = r->ec.len;
+    m.cksum = r->ec.cksum;
+    m.ec.d = 0;
+    m.uid = uid;
+    struct store_x x = {.keep_version = r->version};
+    b->rc = store_commit_x(st, mp, b->mkey, b->klen, path, ofd, &m, &x);
+    if (b->rc == -EALREADY)      /* as new or newer here meanwhile */
+        b->rc = 0;
+    if (b->rc == 0)
+        log_info("object %s was rebuilt from its slices", b->mkey + 1);
+}
+
+static void decoded(void *arg)
+{
+    struct build *b = arg;
+    for (int i = 0; i < SLICE_MAX; i++)
+        part_drop(&b->parts[i]);
+    b->done(b->arg, b->rc);
+    free(b->mkey);
+    free(b);
+}
+
+/* ---- the walk ------------------------------------------------------------------------ */
+
+struct walk {
+    struct target *t;
+    struct xfer_loop lp;
+    char *skey, *mkey;
+    size_t sklen, klen;
+    int idx;
+    struct ometa m;              /* the slice's */
+    int have_slice, have_whole, fd;
+    int rc;
+    ecode_built_fn done;
+    void *arg;
+};
+
+static void walk_end(struct walk *w, int rc)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->done(w->arg, rc);
+    free(w->skey);
+    free(w->mkey);
+    free(w);
+}
+
+static void look_work(void *arg)
+{
+    struct walk *w = arg;
+    struct store *st = &w->t->store;
+    struct store_mp *mp = store_pick(st, w->skey, w->sklen);
+    struct ometa whole;
+    if (!w->klen)
+        return;                  /* not a slice's key */
+    w->have_slice = store_get(st, mp, w->skey, w->sklen, &w->m) == 0;
+    w->have_whole = store_get(st, store_pick(st, w->mkey, w->klen), w->mkey, w->klen,
+                              &whole) == 0 && whole.version >= w->m.version;
+    w->fd = w->have_slice ? store_data_open(mp, w->skey, w->sklen, w->m.uid) : -1;
+}
+
+static void drop_work(void *arg)
+{
+    struct walk *w = arg;
+    struct store *st = &w->t->store;
+    w->rc = store_delete_if(st, store_pick(st, w->skey, w->sklen), w->skey, w->sklen,
+                            w->m.uid);
+    if (w->rc == -ESTALE || w->rc == -ENOENT)
+        w->rc = 0;               /* a newer one came meanwhile, or it went */
+}
+
+static void dropped(void *arg)
+{
+    struct walk *w = arg;
+    walk_end(w, w->rc);
+}
+
+static void moved(void *arg, int rc)
+{
+    struct walk *w = arg;
+    w->fd = -1;                  /* the send closed it */
+    if (rc)
+        walk_end(w, rc);
+    else
+        iopool_submit(w->t->io, w->lp.q, drop_work, dropped, w);
+}
+
+static void respread(void *arg, int failed)
+{
+    struct walk *w = arg;
+    if (failed) {
+        walk_end(w, -EIO);
+        return;
+    }
+    iopool_submit(w->t->io, w->lp.q, drop_work, dropped, w);   /* its slices are placed anew */
+}
+
+static void rebuilt(void *arg, int rc)
+{
+    struct walk *w = arg;
+    if (rc) {
+        walk_end(w, rc);
+        return;
+    }
+    ecode_spread(w->t, &w->lp, w->mkey, w->klen, respread, w);
+}
+
+static void looked(void *arg)
+{
+    struct walk *w = arg;
+    if (!w->have_slice || w->fd < 0) {
+        walk_end(w, 0);
+        return;
+    }
+    const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
+    struct cmap *m = cmap_current();
+    int k = mirror_holders(m, w->mkey, w->klen, 1 + w->m.ec.d + w->m.ec.p, h);
+    const struct cmap_node *to = 1 + w->idx < k ? h[1 + w->idx] : NULL;
+    int owner = k > 0 && !strcmp(h[0]->id, w->t->node.id);
+    char *url = to && strcmp(to->id, w->t->node.id) ? xstrdup(to->url) : NULL;
+    cmap_unref(m);
+    if (owner && !w->have_whole) {   /* the owner was lost: whole here again, sliced anew */
+        free(url);
+        ecode_rebuild(w->t, &w->lp, w->mkey, w->klen, rebuilt, w);
+    } else if (url) {            /* its holder is another target now */
+        int fd = w->fd;
+        w->fd = -1;
+        slice_send(w->t, &w->lp, url, w->mkey, w->klen, &w->m, fd, 0, moved, w);
+        free(url);
+    } else {
+        walk_end(w, 0);          /* in place, or nowhere to go yet */
+    }
+}
+
+void ecode_walk_slice(struct target *t, const struct xfer_loop *lp, const char *skey,
+                      size_t sklen, ecode_built_fn done, void *arg)
+{
+    struct walk *w = xcalloc(1, sizeof(*w));
+    w->t = t;
+    w->lp = *lp;
+    w->done = done;
+    w->arg = arg;
+    w->fd = -1;
+    w->mkey = slice_obj_key(skey, sklen, &w->klen, &w->idx);
+    if (!w->mkey)                /* not a slice key: look_work finds nothing */
+        w->mkey = xstrdup("");
+    w->skey = xmalloc(sklen + 1);
+    memcpy(w->skey, skey, sklen);
+    w->skey[sklen] = '\0';
+    w->sklen = sklen;
+    iopool_submit(t->io, lp->q, look_work, looked, w);
+}

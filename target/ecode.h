@@ -1,0 +1,57 @@
+/*
+ * ecode: erasure-coded buckets (ecode.c). A bucket with the property
+ * ec {"data": D, "parity": P, "objsize_limit": L} keeps each object of L
+ * bytes or more whole on its owner, for fast reads, and as D data and P
+ * parity slices (ec/, a Cauchy Reed-Solomon code) on the D+P targets
+ * after the owner in HRW order, one slice each (slice.h). A smaller object
+ * gets P full copies instead (as a mirrored bucket's: mirror.h).
+ *
+ * Encoding reads the committed object back from its file in turns of a
+ * MiB per slice (no object is held whole in memory), writes the parity to
+ * work files and sends every slice, the data ones straight from the
+ * object's file. A read whose whole copy is lost or damaged, on the owner
+ * or on the target that owns the name after the owner is lost, gathers D
+ * slices from the targets that may hold them, rebuilds the object into a
+ * work file, checks it against the object's checksum and commits it
+ * before serving it.
+ *
+ * Thread: the loop given; coding and file work on the I/O pool.
+ */
+#ifndef SHOAL_TARGET_ECODE_H
+#define SHOAL_TARGET_ECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bmd_ec;
+struct target;
+struct xfer_loop;
+
+/* 1 and *ec when the bucket of store key mkey is erasure coded. */
+int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec);
+
+/* failed: how many slices were not taken (owed: reb_stray walks again). */
+typedef void (*ecode_done_fn)(void *arg, int failed);
+
+/* Slice the version of mkey held here (owned) and send its slices to
+ * their holders under the current map; done on lp's loop. */
+void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                  ecode_done_fn done, void *arg);
+
+/* rc 0: the object is whole here again; -ENOENT: no slice of it anywhere
+ * asked; -EIO: fewer slices than it takes, or the rebuilt bytes failed
+ * the object's checksum. */
+typedef void (*ecode_built_fn)(void *arg, int rc);
+
+/* Rebuild mkey here from its slices; done on lp's loop. */
+void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                   ecode_built_fn done, void *arg);
+
+/* The rebalance walk's turn on slice key skey held here: send it to the
+ * target that holds that slice under the current map and drop it here;
+ * or, on the name's owner without the whole object, rebuild and slice it
+ * again. done(arg, 0) or a negative errno, on lp's loop. */
+void ecode_walk_slice(struct target *t, const struct xfer_loop *lp, const char *skey,
+                      size_t sklen, ecode_built_fn done, void *arg);
+
+#endif

@@ -1,0 +1,492 @@
+/*
+ * slice: erasure-coded slices between targets (see slice.h).
+ */
+#include "slice.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "bmd.h"
+#include "hc.h"
+#include "http.h"
+#include "inbody.h"
+#include "iopool.h"
+#include "log.h"
+#include "node.h"
+#include "objname.h"
+#include "ometa.h"
+#include "pump.h"
+#include "space.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "xfer.h"
+
+#define SLICE_TIMEOUT_MS (6L * 3600 * 1000)
+#define SLICE_IDLE_S 30
+
+char *slice_key(const char *mkey, size_t klen, int idx, size_t *sklen)
+{
+    char *k = xmalloc(klen + 3);
+    memcpy(k, mkey, klen);
+    k[0] = 's';
+    k[klen] = '\0';
+    k[klen + 1] = (char)(idx + 1);
+    k[klen + 2] = '\0';
+    *sklen = klen + 2;
+    return k;
+}
+
+char *slice_obj_key(const char *skey, size_t sklen, size_t *klen, int *idx)
+{
+    if (sklen < 4 || skey[0] != 's' || skey[sklen - 2] != '\0' || !skey[sklen - 1] ||
+        (uint8_t)skey[sklen - 1] > SLICE_MAX)
+        return NULL;
+    *idx = (uint8_t)skey[sklen - 1] - 1;
+    *klen = sklen - 2;
+    char *k = xmalloc(*klen + 1);
+    memcpy(k, skey, *klen);
+    k[0] = 'o';
+    k[*klen] = '\0';
+    return k;
+}
+
+/* The URL of the slice route at base for mkey, with query after provider. */
+static char *slice_url(struct target *t, const char *method, const char *base, const char *mkey,
+                       size_t klen, const char *query)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl);
+    char *en = http_pct_encode(name, nl, 1);
+    char *url = node_signed_urlf(&t->node, method, base,
+                                 "/v1/internal/slice/%s/%s?provider=%s&%s", bucket, en, prov,
+                                 query);
+    free(en);
+    return url;
+}
+
+/* ---- sending ---------------------------------------------------------------------------- */
+
+struct send {
+    int fd;
+    uint64_t off, len;
+    char meta[OMETA_MAX];
+    size_t meta_len, meta_sent;
+    struct event_base *base;
+    struct pump *pump;
+    struct hc_xfer *hx;
+    slice_done_fn done;
+    void *arg;
+};
+
+static ssize_t send_read(void *arg, char *buf, size_t n)
+{
+    struct send *s = arg;
+    if (s->meta_sent < s->meta_len) {
+        size_t k = s->meta_len - s->meta_sent < n ? s->meta_len - s->meta_sent : n;
+        memcpy(buf, s->meta + s->meta_sent, k);
+        s->meta_sent += k;
+        return (ssize_t)k;
+    }
+    return s->len ? HC_READ_SOCKET : 0;
+}
+
+static void send_pumped(void *arg, const char *err, enum pump_side side)
+{
+    struct send *s = arg;
+    (void)side;
+    pump_free(s->pump);
+    s->pump = NULL;
+    if (err)
+        log_warn("sending a slice: %s", err);
+    hc_upload_moved(s->hx, err == NULL);
+}
+
+static void send_socket(void *arg, struct hc_xfer *hx, int fd)
+{
+    struct send *s = arg;
+    s->pump = pump_start_file(s->base, s->fd, s->off, fd, s->len, SLICE_IDLE_S, send_pumped, s);
+    if (!s->pump)
+        hc_upload_moved(hx, 0);
+}
+
+static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
+{
+    struct send *s = arg;
+    (void)hx;
+    pump_free(s->pump);
+    close(s->fd);
+    if (status != 200 && status != 201)
+        log_warn("a slice was not taken: %s%d %s", status ? "answered " : "", status,
+                 status ? "" : (err ? err : "failed"));
+    s->done(s->arg, status == 200 || status == 201 ? 0 : status == 507 ? -ENOSPC : -EIO);
+    free(s);
+}
+
+static const struct hc_ops send_ops = {
+    .on_read = send_read,
+    .on_done = send_done,
+    .on_socket = send_socket,
+};
+
+void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
+                size_t klen, const struct ometa *rec, int fd, uint64_t off, slice_done_fn done,
+                void *arg)
+{
+    struct send *s = xcalloc(1, sizeof(*s));
+    s->fd = fd;
+    s->off = off;
+    s->len = rec->size;
+    s->meta_len = ometa_encode(rec, s->meta);
+    s->base = lp->base;
+    s->done = done;
+    s->arg = arg;
+    char q[64];
+    snprintf(q, sizeof(q), "idx=%d&meta=%zu&version=%llu", rec->ec.idx, s->meta_len,
+             (unsigned long long)rec->version);
+    char *u = slice_url(t, "PUT", url, mkey, klen, q);
+    s->hx = hc_start(lp->hc, "PUT", u, NULL, 0, (int64_t)(s->meta_len + s->len),
+                     SLICE_TIMEOUT_MS, &send_ops, s);
+    free(u);
+}
+
+/* ---- fetching --------------------------------------------------------------------------- */
+
+struct fetch {
+    struct target *t;
+    int fd;
+    char path[4096];
+    char *meta;
+    size_t meta_len, meta_got;
+    struct ometa m;
+    XXH3_state_t *xs;
+    uint64_t got;
+    int idx, bad;
+    slice_got_fn done;
+    void *arg;
+};
+
+static int fetch_headers(void *arg, struct hc_xfer *x, int status)
+{
+    struct fetch *f = arg;
+    const char *ml = hc_header(x, "X-Shoal-Meta-Len");
+    uint64_t n = 0;
+    if (status != 200 || !ml || parse_u64(ml, strlen(ml), &n) || !n || n > OMETA_MAX)
+        return 0;                /* none there (404), or a failure: on_done */
+    f->meta_len = n;
+    f->meta = xmalloc(n);
+    return 0;
+}
+
+static int fetch_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
+{
+    struct fetch *f = arg;
+    (void)x;
+    if (!f->meta)
+        return 0;
+    if (f->meta_got < f->meta_len) {
+        if (!xfer_meta_take(f->meta, f->meta_len, &f->meta_got, &d, &n))
+            return 0;
+        if (ometa_decode(f->meta, f->meta_len, &f->m) || !f->m.ec.d ||
+            (f->idx >= 0 && f->m.ec.idx != f->idx)) {
+            f->bad = 1;
+            return -1;
+        }
+    }
+    if (f->got + n > f->m.size) {
+        f->bad = 1;
+        return -1;
+    }
+    XXH3_64bits_update(f->xs, d, n);
+    f->got += n;
+    while (n > 0) {              /* a work file, as an upload's body is written */
+        ssize_t w = write(f->fd, d, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        d += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void fetch_done(void *arg, struct hc_xfer *x, int status, const char *err)
+{
+    struct fetch *f = arg;
+    (void)x;
+    (void)err;
+    int rc = status == 404 || status == 204 ? -ENOENT : status != 200 ? -EIO : 0;
+    if (!rc && (f->bad || f->meta_got < f->meta_len || !f->meta || f->got != f->m.size ||
+                XXH3_64bits_digest(f->xs) != f->m.cksum))
+        rc = -EBADMSG;           /* damaged on the way, or there */
+    if (rc) {
+        close(f->fd);
+        unlink(f->path);
+        f->done(f->arg, rc, -1, NULL, NULL);
+    } else {
+        f->done(f->arg, 0, f->fd, f->path, &f->m);
+    }
+    XXH3_freeState(f->xs);
+    free(f->meta);
+    free(f);
+}
+
+static const struct hc_ops fetch_ops = {
+    .on_headers = fetch_headers,
+    .on_data = fetch_data,
+    .on_done = fetch_done,
+};
+
+void slice_fetch(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
+                 size_t klen, int idx, slice_got_fn done, void *arg)
+{
+    struct fetch *f = xcalloc(1, sizeof(*f));
+    f->t = t;
+    f->idx = idx;
+    f->done = done;
+    f->arg = arg;
+    uint64_t uid;
+    f->fd = store_work_open(store_place(&t->store, mkey, klen), &uid, f->path, sizeof(f->path));
+    if (f->fd < 0) {
+        int rc = f->fd;
+        free(f);
+        done(arg, rc, -1, NULL, NULL);
+        return;
+    }
+    f->xs = XXH3_createState();
+    XXH3_64bits_reset(f->xs);
+    char q[32];
+    snprintf(q, sizeof(q), idx >= 0 ? "idx=%d" : "any=1", idx);
+    char *u = slice_url(t, "GET", url, mkey, klen, q);
+    hc_start(lp->hc, "GET", u, NULL, 0, -1, SLICE_TIMEOUT_MS, &fetch_ops, f);
+    free(u);
+}
+
+/* ---- receiving ------------------------------------------------------------------------ */
+
+struct recv {
+    struct target *t;
+    struct http_req *r;
+    char *mkey;                  /* the object's */
+    size_t klen;
+    char *skey;
+    size_t sklen;
+    int idx;
+    struct inbody b;             /* the slice's record and bytes */
+    uint64_t version;            /* a delete's */
+    struct ometa m;
+    int rc;
+};
+
+static void recv_free(struct recv *v)
+{
+    inbody_free(&v->b);
+    free(v->mkey);
+    free(v->skey);
+    free(v);
+}
+
+static void recv_fail(struct recv *v, int status, const char *msg)
+{
+    struct http_req *r = v->r;
+    recv_free(v);
+    inbody_refuse(r, status, msg);
+}
+
+static int recv_body(struct http_req *r, const char *d, size_t n)
+{
+    struct recv *v = r->data;
+    int e = inbody_take(&v->b, d, n);
+    if (e)
+        recv_fail(v, e == ENOSPC ? 507 : 500, "cannot write the slice");
+    return 0;
+}
+
+static void recv_commit_work(void *arg)
+{
+    struct recv *v = arg;
+    struct store_x x = {.keep_version = v->m.version};
+    int fd = v->b.fd;
+    v->b.fd = -1;
+    struct store *st = &v->t->store;
+    uint64_t tomb = 0;           /* a slice of a version deleted here is dead */
+    if (store_tomb_get(st, store_pick(st, v->mkey, v->klen), v->mkey, v->klen, &tomb) == 0 &&
+        tomb >= v->m.version) {
+        close(fd);
+        unlink(v->b.work);
+        v->rc = -EALREADY;
+        return;
+    }
+    v->rc = store_commit_x(st, v->b.mp, v->skey, v->sklen, v->b.work, fd, &v->m, &x);
+}
+
+static void recv_done(void *arg)
+{
+    struct recv *v = arg;
+    struct http_req *r = v->r;
+    if (v->rc == -EALREADY)
+        http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
+    else if (v->rc)
+        http_reply_error(r, err_status(v->rc), "cannot keep the slice: %s", strerror(-v->rc));
+    else
+        http_reply(r, 201, NULL, NULL, 0);
+    r->data = NULL;
+    recv_free(v);
+    http_req_unref(r);
+}
+
+static void recv_end(struct http_req *r)
+{
+    struct recv *v = r->data;
+    if (inbody_check(&v->b, &v->m) || !v->m.ec.d || v->m.ec.idx != v->idx) {
+        recv_fail(v, 400, "the slice arrived damaged: its bytes do not match its record");
+        return;
+    }
+    r->on_abort = NULL;          /* the commit owns v now */
+    http_req_ref(r);
+    iopool_submit(v->t->io, r->w->q, recv_commit_work, recv_done, v);
+}
+
+static void recv_abort(struct http_req *r)
+{
+    struct recv *v = r->data;
+    r->data = NULL;
+    recv_free(v);
+}
+
+static void recv_slice(struct recv *v, struct http_req *r)
+{
+    char num[24];
+    uint64_t ver = 0;            /* what is here as new or newer: the bytes need not come */
+    int n = http_query_get(r, "version", num, sizeof(num));
+    struct store *st = &v->t->store;
+    if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
+        store_version(st, store_pick(st, v->skey, v->sklen), v->skey, v->sklen) >= ver) {
+        recv_free(v);
+        http_resp_close(r);
+        http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
+        return;
+    }
+    if (inbody_open(&v->b, v->t, r, store_place(st, v->skey, v->sklen))) {
+        recv_free(v);
+        return;
+    }
+    r->data = v;
+    r->on_body = recv_body;
+    r->on_end = recv_end;
+    r->on_abort = recv_abort;
+}
+
+/* GET: the slice's record and bytes, unless the name was deleted since;
+ * without an index, the first slice of the name held here. */
+static void serve_slice(struct recv *v, struct http_req *r, int any)
+{
+    struct store *st = &v->t->store;
+    for (int i = 0; any && i < SLICE_MAX; i++) {
+        free(v->skey);
+        v->skey = slice_key(v->mkey, v->klen, i, &v->sklen);
+        if (store_get(st, store_pick(st, v->skey, v->sklen), v->skey, v->sklen, &v->m) == 0)
+            break;
+    }
+    struct store_mp *mp = store_pick(st, v->skey, v->sklen);
+    uint64_t tomb = 0;
+    int fd = -1;
+    struct stat sb;
+    if (store_get(st, mp, v->skey, v->sklen, &v->m) ||
+        (store_tomb_get(st, store_pick(st, v->mkey, v->klen), v->mkey, v->klen, &tomb) == 0 &&
+         tomb >= v->m.version) ||
+        (fd = store_data_open(mp, v->skey, v->sklen, v->m.uid)) < 0 || fstat(fd, &sb) ||
+        (uint64_t)sb.st_size != v->m.size) {
+        if (fd >= 0)
+            close(fd);
+        http_reply_error(r, 404, "no such slice here");
+    } else {
+        char meta[OMETA_MAX];
+        size_t ml = ometa_encode(&v->m, meta);
+        http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
+        http_resp_begin(r, 200, (int64_t)(ml + v->m.size));
+        http_resp_write(r, meta, ml);
+        http_resp_file(r, fd, 0, (int64_t)v->m.size);   /* takes fd */
+        http_resp_end(r);
+    }
+    recv_free(v);
+}
+
+void slice_drop_older(struct store *st, const char *mkey, size_t klen, uint64_t version)
+{
+    for (int i = 0; i < SLICE_MAX; i++) {
+        size_t sl;
+        char *sk = slice_key(mkey, klen, i, &sl);
+        struct store_mp *mp = store_pick(st, sk, sl);
+        struct ometa m;
+        if (store_get(st, mp, sk, sl, &m) == 0 && m.version < version)
+            store_delete_if(st, mp, sk, sl, m.uid);
+        free(sk);
+    }
+}
+
+static void drop_work(void *arg)
+{
+    struct recv *v = arg;
+    slice_drop_older(&v->t->store, v->mkey, v->klen, v->version);
+}
+
+static void drop_done(void *arg)
+{
+    struct recv *v = arg;
+    http_reply(v->r, 204, NULL, NULL, 0);
+    http_req_unref(v->r);
+    recv_free(v);
+}
+
+void slice_handle(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct target *t = r->w->ctx;
+    struct objname on;
+    char err[256], provider[16], num[24];
+    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
+        objname_provider(r, provider, err, sizeof(err))) {
+        http_reply_error(r, 400, "%s", err);
+        return;
+    }
+    struct recv *v = xcalloc(1, sizeof(*v));
+    v->t = t;
+    v->r = r;
+    v->b.fd = -1;
+    v->mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &v->klen);
+    uint64_t idx = 0;
+    int n = http_query_get(r, "idx", num, sizeof(num));
+    int has_idx = n > 0 && !parse_u64(num, (size_t)n, &idx) && idx < SLICE_MAX;
+    v->idx = (int)idx;
+    v->skey = slice_key(v->mkey, v->klen, v->idx, &v->sklen);
+    if (r->method == HTTP_M_DELETE) {
+        n = http_query_get(r, "version", num, sizeof(num));
+        if (n <= 0 || parse_u64(num, (size_t)n, &v->version) || !v->version) {
+            http_reply_error(r, 400, "version=V (> 0) is needed");
+            recv_free(v);
+            return;
+        }
+        http_req_ref(r);
+        iopool_submit(t->io, r->w->q, drop_work, drop_done, v);
+        return;
+    }
+    int any = r->method == HTTP_M_GET && http_query_get(r, "any", num, sizeof(num)) >= 0;
+    if (!has_idx && !any) {
+        http_reply_error(r, 400, "idx=0..%d is needed", SLICE_MAX - 1);
+        recv_free(v);
+    } else if (r->method == HTTP_M_GET) {
+        serve_slice(v, r, any);
+    } else if (r->method == HTTP_M_PUT) {
+        recv_slice(v, r);
+    } else {
+        http_reply_error(r, 405, "GET, PUT or DELETE");
+        recv_free(v);
+    }
+}

@@ -1,0 +1,73 @@
+/*
+ * slice: the slices of erasure-coded objects, kept and moved between
+ * targets (slice.c; the coding and placement are ecode.h's).
+ *
+ * A slice is kept under its own store key: 's', the object's key after
+ * its first byte, a NUL and the slice's index + 1. Its record is the
+ * slice's size and checksum with the object's version, ETag and metadata,
+ * and (ometa.ec) the code, the index and the object's size and checksum;
+ * its data file holds the slice's bytes (a data slice past the object's
+ * end is shorter: the rest are zeros). Slices never show in listings.
+ *
+ * Internal routes, behind the cluster signature:
+ *   PUT    /v1/internal/slice/BUCKET/NAME?provider=P&idx=I&meta=N&version=V
+ *          the body is the slice's record (N bytes) then its bytes,
+ *          checked against the record before the commit: 201 kept, 200
+ *          what is here is as new or newer (answered before the body).
+ *   GET    /v1/internal/slice/BUCKET/NAME?provider=P&idx=I (or &any=1)
+ *          the record (X-Shoal-Meta-Len bytes) then the bytes; 404 when
+ *          this target has no such slice newer than the name's delete.
+ *   DELETE /v1/internal/slice/BUCKET/NAME?provider=P&version=V
+ *          every slice of the name older than V goes: 204.
+ *
+ * Thread: sends and fetches run on the loop given; store work on the I/O
+ * pool.
+ */
+#ifndef SHOAL_TARGET_SLICE_H
+#define SHOAL_TARGET_SLICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct http_req;
+struct ometa;
+struct store;
+struct target;
+struct xfer_loop;
+
+#define SLICE_MAX 24             /* data + parity slices, at most */
+
+/* The store key of slice idx of the object with store key mkey (klen
+ * bytes): a new NUL-ended string of *sklen bytes. */
+char *slice_key(const char *mkey, size_t klen, int idx, size_t *sklen);
+/* The object's store key of a slice key (a new string, *klen bytes) and
+ * the index; NULL when skey is not one. */
+char *slice_obj_key(const char *skey, size_t sklen, size_t *klen, int *idx);
+
+/* rc 0 (the receiver has it, or as new) or -errno. */
+typedef void (*slice_done_fn)(void *arg, int rc);
+
+/* Send slice rec->ec.idx of mkey (record rec) to the target at url: its
+ * rec->size bytes are fd's from off (fd is taken and closed). done on
+ * lp's loop, later. */
+void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
+                size_t klen, const struct ometa *rec, int fd, uint64_t off, slice_done_fn done,
+                void *arg);
+
+/* rc 0 with fd open on a work file at path holding the slice's bytes
+ * (checked against rec), or -errno (-ENOENT: the target has none). */
+typedef void (*slice_got_fn)(void *arg, int rc, int fd, const char *path,
+                             const struct ometa *rec);
+
+/* Fetch slice idx of mkey (-1: whichever it holds) from the target at url
+ * into a work file of this target. done on lp's loop, later. */
+void slice_fetch(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
+                 size_t klen, int idx, slice_got_fn done, void *arg);
+
+/* Drop the slices of mkey held here older than version (I/O pool). */
+void slice_drop_older(struct store *st, const char *mkey, size_t klen, uint64_t version);
+
+/* The internal routes above (rest: "BUCKET/NAME"). */
+void slice_handle(struct http_req *r, const char *rest, size_t rlen);
+
+#endif
