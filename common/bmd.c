@@ -322,6 +322,12 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         snprintf(err, errlen, "a bucket is mirrored or erasure coded, not both");
         return -1;
     }
+    const char *wp = json_string_value(json_object_get(props, "write_policy"));
+    if ((copies > 1 || json_object_get(props, "ec")) && wp && !strcmp(wp, "write-back")) {
+        snprintf(err, errlen, "a write-back bucket is not mirrored or erasure coded (its "
+                              "uploads go from the owner only)");
+        return -1;
+    }
     return 0;
 }
 

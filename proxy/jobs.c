@@ -241,9 +241,11 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     char err[256];
     json_t *key = json_object_get(j, "key");
     int every = kind && !strcmp(kind, "scrub") && !json_object_get(j, "bucket");
-    if (every) {                 /* a scrub of every bucket */
+    if (every) {                 /* a scrub of every bucket, of every provider */
         json_object_set_new(j, "bucket", json_string(""));
+        json_object_del(j, "provider");
         bucket = "";
+        prov = NULL;
     }
     if (!kind || !bucket) {
         http_reply_error(r, 400, "a job needs \"kind\" and \"bucket\"");
@@ -512,6 +514,14 @@ static json_t *aggregate(const char *id, json_t *answers, json_t *on, const char
         json_array_foreach(json_object_get(b, "error_names"), k, en)
             if (json_array_size(errs) < 10)
                 json_array_append(errs, en);
+    }
+    size_t oi;
+    json_t *tid;
+    json_array_foreach(on, oi, tid) {  /* one that left the map, or is down: not asked */
+        int asked = 0;
+        json_array_foreach(answers, i, a)
+            asked |= json_equal(json_object_get(a, "target"), tid);
+        unreached += !asked;
     }
     *state = running     ? "running"
              : unreached || forgotten ? "unknown"

@@ -48,7 +48,7 @@ struct cold {
     struct target *t;
     struct http_req *r;          /* NULL once the client is gone */
     struct backend b;
-    int verify;                  /* the bucket's verify_reads */
+    int verify;                  /* get_local's flags: the bucket's verify_reads, ... */
     char *mkey;
     size_t klen;
     char *name;
@@ -320,11 +320,17 @@ static void validate_done(void *arg, const struct backend_obj *o)
 void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk, char *mkey,
               size_t klen, const char *name)
 {
+    cold_get_flags(t, r, bk, mkey, klen, name, 0);
+}
+
+void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                    char *mkey, size_t klen, const char *name, int flags)
+{
     struct cold *c = xcalloc(1, sizeof(*c));
     c->t = t;
     c->r = r;
     backend_resolve(t, bk, &c->b);
-    c->verify = get_verifies(bk);
+    c->verify = get_verifies(bk) | flags;
     c->mkey = mkey;
     c->klen = klen;
     c->name = xstrdup(name);

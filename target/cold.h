@@ -16,5 +16,8 @@ struct bmd_bucket;
  * r. On r's worker. */
 void cold_get(struct target *t, struct http_req *r, const struct bmd_bucket *bk, char *mkey,
               size_t klen, const char *name);
+/* The same with get_local's flags added (GET_NO_REPAIR: after a repair). */
+void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                    char *mkey, size_t klen, const char *name, int flags);
 
 #endif

@@ -29,12 +29,8 @@
 
 int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec)
 {
-    const char *prov, *bucket, *name;
-    size_t nl;
-    if (xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
-        return 0;
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = b ? bmd_find(b, prov, bucket) : NULL;
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
     int is = bk && bmd_ec(bk, ec);
     bmd_unref(b);
     return is;
@@ -85,6 +81,7 @@ struct spread {
     struct xfer_loop lp;
     char *mkey;
     size_t klen;
+    char *shown;                 /* for the log */
     struct bmd_ec ec;
     struct ometa m;              /* the object's, as sliced */
     uint64_t len;                /* of a slice */
@@ -196,6 +193,7 @@ static void spread_sent(void *arg, int rc)
         reb_stray();             /* owed: the walk sends them again */
     s->done(s->arg, s->failed);
     free(s->mkey);
+    free(s->shown);
     free(s);
 }
 
@@ -206,7 +204,7 @@ static void encoded(void *arg)
     s->pending = 1;
     if (s->rc) {
         if (s->rc != -ENOENT)
-            log_warn("cannot slice %s: %s", s->mkey + 1, strerror(-s->rc));
+            log_warn("cannot slice %s: %s", s->shown, strerror(-s->rc));
         s->failed = s->rc == -ENOENT ? 0 : n;
         spread_sent(s, 0);
         return;
@@ -245,6 +243,7 @@ void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey
     memcpy(s->mkey, mkey, klen);
     s->mkey[klen] = '\0';
     s->klen = klen;
+    s->shown = xfer_key_show(mkey, klen);
     s->done = done;
     s->arg = arg;
     if (!ecode_of(mkey, klen, &s->ec))
@@ -265,6 +264,7 @@ struct build {
     struct xfer_loop lp;
     char *mkey;
     size_t klen;
+    char *shown;                 /* for the log */
     struct part parts[SLICE_MAX];
     int asks;                    /* fetches out */
     int rc;
@@ -336,7 +336,7 @@ static void gathered(struct build *b)
         b->rc = any ? -EIO : -ENOENT;
         if (any)
             log_error("object %s: %d of the %d slices it takes to rebuild it were found",
-                      b->mkey + 1, have, any->ec.d);
+                      b->shown, have, any->ec.d);
         decoded(b);
         return;
     }
@@ -385,6 +385,7 @@ void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mke
     memcpy(b->mkey, mkey, klen);
     b->mkey[klen] = '\0';
     b->klen = klen;
+    b->shown = xfer_key_show(mkey, klen);
     b->done = done;
     b->arg = arg;
     for (int i = 0; i < SLICE_MAX; i++)
@@ -471,7 +472,7 @@ static void decode_work(void *arg)
     }
     b->rc = decode_into(b, r, ofd);
     if (b->rc == 0 && !sum_is(ofd, r->ec.len, r->ec.cksum)) {
-        log_error("object %s: rebuilt from its slices, it fails its checksum", b->mkey + 1);
+        log_error("object %s: rebuilt from its slices, it fails its checksum", b->shown);
         b->rc = -EIO;
     }
     if (b->rc) {
@@ -489,7 +490,7 @@ static void decode_work(void *arg)
     if (b->rc == -EALREADY)      /* as new or newer here meanwhile */
         b->rc = 0;
     if (b->rc == 0)
-        log_info("object %s was rebuilt from its slices", b->mkey + 1);
+        log_info("object %s was rebuilt from its slices", b->shown);
 }
 
 static void decoded(void *arg)
@@ -499,6 +500,7 @@ static void decoded(void *arg)
         part_drop(&b->parts[i]);
     b->done(b->arg, b->rc);
     free(b->mkey);
+    free(b->shown);
     free(b);
 }
 

@@ -31,6 +31,7 @@
 #include "s3.h"
 #include "target.h"
 #include "util.h"
+#include "xfer.h"
 
 /* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
 static int check_conditions(const struct http_req *r, const struct ometa *m, const char *etag)
@@ -109,12 +110,7 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
 void get_corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                    const char *why)
 {
-    char *shown = xmalloc(klen);   /* provider/bucket/name */
-    memcpy(shown, mkey + 1, klen - 1);
-    shown[klen - 1] = '\0';
-    for (size_t i = 0; i + 1 < klen; i++)
-        if (!shown[i])
-            shown[i] = '/';
+    char *shown = xfer_key_show(mkey, klen);
     node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 500);
     log_error("object %s: %s: not served", shown, why);
     err_reply(r, S3E_INTERNAL_ERROR, "ObjectCorrupted: object %s: %s on this target", shown,
@@ -251,6 +247,11 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     if (fd == -EUCLEAN) {
         if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m.uid, flags))
             get_corrupted(t, r, mkey, klen, "its data file is missing or short");
+        return;
+    }
+    if (fd >= 0 && (m.flags & OMETA_F_DAMAGED)) {
+        close(fd);
+        get_corrupted(t, r, mkey, klen, "a scrub found its data damaged, with no other copy");
         return;
     }
     if (fd == -EAGAIN) {         /* rewritten again and again while we looked */

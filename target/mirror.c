@@ -34,12 +34,8 @@ static int copies_of(const struct bmd_bucket *bk, uint64_t size)
 
 int mirror_copies(const char *mkey, size_t klen, uint64_t size)
 {
-    const char *prov, *bucket, *name;
-    size_t nl;
-    if (xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
-        return 1;
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = b ? bmd_find(b, prov, bucket) : NULL;
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
     int copies = bk ? copies_of(bk, size) : 1;
     bmd_unref(b);
     return copies;
@@ -115,7 +111,7 @@ void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mke
     struct spread *s = xcalloc(1, sizeof(*s));
     s->done = done;
     s->arg = arg;
-    s->name = xstrndup(mkey, klen);
+    s->name = xfer_key_show(mkey, klen);
     s->pending = 1;              /* until every send started */
     for (int i = 0; i < n; i++) {
         if (!strcmp(h[i]->id, t->node.id))

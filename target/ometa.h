@@ -18,6 +18,10 @@
 #define OMETA_UMETA_MAX 2048      /* S3's limit on user metadata */
 #define OMETA_TAGS_MAX 15380      /* S3's 10 tags, as UTF-8 (s3tag.h: S3TAG_OBJECT_BYTES) */
 
+/* flags */
+#define OMETA_F_DAMAGED 0x1u     /* a scrub found its bytes wrong, with no other copy:
+                                  * never served (500), kept for an operator */
+
 struct ometa {
     uint64_t size;
     uint64_t cksum;

@@ -14,6 +14,7 @@
 #include "iopool.h"
 #include "log.h"
 #include "purge.h"
+#include "reb.h"
 #include "target.h"
 #include "util.h"
 
@@ -37,11 +38,27 @@ static void purge_work(void *arg)
     free(p);
 }
 
+/* Do a bucket's copies or slices go elsewhere under new's properties? */
+static int redundancy_changed(const struct bmd_bucket *old, const struct bmd_bucket *new)
+{
+    return !json_equal(json_object_get(old->props, "mirror"),
+                       json_object_get(new->props, "mirror")) ||
+           !json_equal(json_object_get(old->props, "ec"), json_object_get(new->props, "ec"));
+}
+
 void purge_on_bmd(struct node *n, struct bmd *old_bmd, struct bmd *new_bmd)
 {
     struct target *t = n->owner;
     if (!old_bmd || !t->io)
         return;
+    int walk = 0;
+    for (int i = 0; i < new_bmd->n; i++) {
+        const struct bmd_bucket *was = bmd_find(old_bmd, new_bmd->b[i].provider,
+                                                new_bmd->b[i].name);
+        walk |= was && redundancy_changed(was, &new_bmd->b[i]);
+    }
+    if (walk)                    /* existing objects get their copies or slices (reb.h) */
+        reb_stray();
     for (int i = 0; i < old_bmd->n; i++) {
         const struct bmd_bucket *bk = &old_bmd->b[i];
         if (bmd_find(new_bmd, bk->provider, bk->name))

@@ -93,7 +93,8 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
     struct ometa m;
     struct bmd_ec ec;
     if (backed) {
-        cold_get(t, r, bk, mkey, klen, name);   /* takes mkey: fetched again */
+        /* takes mkey: fetched again, and not repaired again if damaged again */
+        cold_get_flags(t, r, bk, mkey, klen, name, GET_NO_REPAIR);
         return;
     }
     int here = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m) == 0;
@@ -104,6 +105,11 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
     if (here) {
         log_info("a damaged copy of %s/%s was replaced from a copy holder", bk->name, name);
         get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
+    } else if (unsure) {         /* a holder could not be asked: it may have it */
+        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 503);
+        http_resp_header(r, "Retry-After", "5");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the copy here was damaged and a copy holder "
+                                              "could not be asked: try again");
     } else {
         get_corrupted(t, r, mkey, klen, "its data was damaged and no copy holder had a good "
                                         "copy: the object is lost");
@@ -117,10 +123,9 @@ static void dropped(void *arg)
     struct http_req *r = p->r;
     const char *prov, *bucket, *name;
     size_t nl;
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = NULL;
-    if (!xfer_key_parts(p->mkey, p->klen, &prov, &bucket, &name, &nl) && b)
-        bk = bmd_find(b, prov, bucket);
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(p->mkey, p->klen, &b);
+    xfer_key_parts(p->mkey, p->klen, &prov, &bucket, &name, &nl);
     if (p->rc == -ESTALE) {      /* written again meanwhile: the new version */
         get_local(p->t, r, p->mkey, p->klen, NULL, p->flags | GET_NO_REPAIR);
     } else if (p->rc && p->rc != -ENOENT) {
@@ -146,19 +151,16 @@ static void dropped(void *arg)
 int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 uint64_t uid, int flags)
 {
-    const char *prov, *bucket, *name;
-    size_t nl;
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = NULL;
-    if (!xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl) && b)
-        bk = bmd_find(b, prov, bucket);
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
     struct bmd_ec ec;
     int can = bk && (bmd_copies(bk) > 1 || bmd_has_backend(bk) || bmd_ec(bk, &ec));
     bmd_unref(b);
     if (!can)
         return 0;
-    log_warn("object %.*s of bucket %s: its copy here is damaged: repairing", (int)nl, name,
-             bucket);
+    char *shown = xfer_key_show(mkey, klen);
+    log_warn("object %s: its copy here is damaged: repairing", shown);
+    free(shown);
     struct repair *p = xcalloc(1, sizeof(*p));
     p->t = t;
     p->r = r;

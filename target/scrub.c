@@ -28,11 +28,14 @@
 
 #define SCRUB_BATCH 64           /* records read per turn of the walk */
 #define READ_CHUNK (1u << 20)
+#define TURN (8u << 20)          /* bytes read per job on the I/O pool */
 #define ASK_TIMEOUT_MS (10L * 60 * 1000)
 #define SCHEDULE_CHECK_S 60
 #define LAST_KEY "Sscrub"        /* when the last scheduled scrub ended (ms) */
 
-enum verdict { V_GONE, V_OK, V_BAD };
+/* What reading a copy back found: gone meanwhile, more to read, whole
+ * and right, damaged, or an error that says nothing of its bytes. */
+enum verdict { V_GONE, V_MORE, V_OK, V_BAD, V_ERR };
 
 struct scrub {
     struct job *j;
@@ -47,17 +50,24 @@ struct scrub {
     char **keys;                 /* a batch of store keys (each NUL-ended) */
     size_t *lens;
     int n, next, end;
-    uint64_t t0_ms, read;        /* for scrub_mbps */
     struct event *wait;
     /* the copy being checked */
     const char *mkey;
     size_t klen;
     struct ometa m;
+    int fd;                      /* its data file, while read */
+    XXH3_state_t *xs;
+    uint64_t got, turn;          /* read so far, and in the last turn */
     enum verdict v;
     const char *why;
     int rc;
-    int asks;                    /* holders asked for their copy, not yet answered */
+    int asks, unasked;           /* holders asked for their copy; those that failed */
+    int marking;                 /* the only copy, bytes wrong: marked, not dropped */
 };
+
+/* scrub_mbps holds for a target's scrubs together: no read turn starts
+ * before this (mono ms), and time left idle is not saved up. */
+static uint64_t pace_ms;
 
 static void next_key(struct scrub *s);
 static void next_batch(struct scrub *s);
@@ -80,6 +90,7 @@ static void scrub_end(struct scrub *s)
     struct job *j = s->j;
     batch_free(s);
     event_free(s->wait);
+    XXH3_freeState(s->xs);
     free(s->prefix);
     free(s->after);
     free(s);
@@ -149,55 +160,77 @@ static void next_batch(struct scrub *s)
     iopool_submit(s->t->io, s->j->q, scan_work, scanned, s);
 }
 
-/* ---- one copy read back ------------------------------------------------------------ */
+/* ---- one copy read back, a turn at a time ---------------------------------------------- */
+
+/* The copy's record and open data file, or the verdict. */
+static enum verdict check_open(struct scrub *s)
+{
+    struct store *st = &s->t->store;
+    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
+    s->got = 0;
+    if (store_get(st, mp, s->mkey, s->klen, &s->m))
+        return V_GONE;           /* deleted or moved meanwhile */
+    s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+    struct ometa now;
+    if (s->fd == -ENOENT) {      /* rewritten meanwhile, or damage */
+        int same = !store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &now) &&
+                   now.uid == s->m.uid;
+        s->why = "its data file is missing";
+        return same ? V_BAD : V_GONE;
+    }
+    if (s->fd < 0) {             /* out of descriptors, a permission: says nothing of it */
+        s->rc = s->fd;
+        s->why = "its data file cannot be opened";
+        return V_ERR;
+    }
+    struct stat sb;
+    if (fstat(s->fd, &sb) || (uint64_t)sb.st_size != s->m.size) {
+        s->why = "its data file is short";
+        return V_BAD;
+    }
+    if (!s->xs)
+        s->xs = XXH3_createState();
+    XXH3_64bits_reset(s->xs);
+    return V_MORE;
+}
 
 static void check_work(void *arg)
 {
     struct scrub *s = arg;
-    struct store *st = &s->t->store;
-    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
-    s->v = V_GONE;
-    if (store_get(st, mp, s->mkey, s->klen, &s->m))
-        return;                  /* deleted or moved meanwhile */
-    int fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
-    struct ometa now;
-    if (fd < 0) {                /* rewritten meanwhile, or damage */
-        int same = !store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &now) &&
-                   now.uid == s->m.uid;
-        s->v = same ? V_BAD : V_GONE;
-        s->why = "its data file is missing";
+    s->turn = 0;
+    if (s->fd < 0 && (s->v = check_open(s)) != V_MORE)
         return;
-    }
-    struct stat sb;
-    s->v = V_BAD;
-    if (fstat(fd, &sb) || (uint64_t)sb.st_size != s->m.size) {
-        s->why = "its data file is short";
-        close(fd);
-        return;
-    }
-    XXH3_state_t *xs = XXH3_createState();
     char *buf = xmalloc(READ_CHUNK);
-    XXH3_64bits_reset(xs);
-    uint64_t got = 0;
-    ssize_t n = 0;
-    while (got < s->m.size && (n = read(fd, buf, READ_CHUNK)) > 0) {
-        XXH3_64bits_update(xs, buf, (size_t)n);
-        got += (uint64_t)n;
+    ssize_t n = 1;
+    while (s->got < s->m.size && s->turn < TURN) {
+        n = read(s->fd, buf, READ_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        XXH3_64bits_update(s->xs, buf, (size_t)n);
+        s->got += (uint64_t)n;
+        s->turn += (uint64_t)n;
     }
-    s->read += got;
-    s->v = n < 0 || got != s->m.size || XXH3_64bits_digest(xs) != s->m.cksum ? V_BAD : V_OK;
-    s->why = n < 0 ? "its data file cannot be read" : "its data does not match its checksum";
-    XXH3_freeState(xs);
     free(buf);
-    close(fd);
+    if (n < 0) {                 /* an I/O error is the drive's: damage, and noted */
+        s->rc = -errno;
+        store_note_error(store_pick(&s->t->store, s->mkey, s->klen), s->rc);
+        s->why = "its data file cannot be read";
+        s->v = s->rc == -EIO ? V_BAD : V_ERR;
+    } else if (s->got < s->m.size) {
+        s->v = n == 0 ? V_BAD : V_MORE;   /* shorter than it was at the start: damage */
+        s->why = "its data file is short";
+    } else {
+        s->v = XXH3_64bits_digest(s->xs) == s->m.cksum ? V_OK : V_BAD;
+        s->why = "its data does not match its checksum";
+    }
 }
 
 static void settled(struct scrub *s, uint64_t *counter, const char *err)
 {
-    const char *prov, *bucket, *name;
-    size_t nl;
-    if (err && !xfer_key_parts(s->mkey, s->klen, &prov, &bucket, &name, &nl)) {
-        char *nm = xasprintf("%s/%.*s", bucket, (int)nl, name);
+    if (err) {
+        char *nm = xfer_key_show(s->mkey, s->klen);
         job_note_error(s->j, nm, err);
         log_error("scrub: object %s: %s", nm, err);
         free(nm);
@@ -220,6 +253,9 @@ static void present_done(void *arg)
     struct scrub *s = arg;
     if (s->rc == 0)
         settled(s, &s->j->fixed, NULL);
+    else if (s->unasked)         /* a holder did not answer: it may have it still */
+        settled(s, NULL, "damaged and dropped; a copy holder could not be asked: the next "
+                         "walk brings its copy");
     else
         settled(s, &s->j->lost, "damaged, and no copy holder had a good copy: lost");
 }
@@ -227,15 +263,16 @@ static void present_done(void *arg)
 static void asked(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct scrub *s = arg;
-    (void)status;
     (void)body;
     (void)len;
     (void)err;
+    s->unasked += status != 200;
     if (--s->asks == 0)
         iopool_submit(s->t->io, s->j->q, present_work, present_done, s);
 }
 
-/* The damaged copy is gone: the other holders send theirs (xfer.h). */
+/* The damaged copy is gone: the other holders send theirs (xfer.h), if
+ * as new as it was. */
 static void ask_holders(struct scrub *s)
 {
     int copies = mirror_copies(s->mkey, s->klen, s->m.size);
@@ -243,8 +280,10 @@ static void ask_holders(struct scrub *s)
     struct cmap *m = cmap_current();
     int n = mirror_holders(m, s->mkey, s->klen, copies, h);
     char q[128];
-    snprintf(q, sizeof(q), "newer=0&to=%s", s->t->node.id);
+    snprintf(q, sizeof(q), "newer=%llu&to=%s", (unsigned long long)(s->m.version - 1),
+             s->t->node.id);
     s->asks = 1;
+    s->unasked = 0;
     for (int i = 0; i < n; i++) {
         if (!strcmp(h[i]->id, s->t->node.id))
             continue;
@@ -262,36 +301,51 @@ static void rebuilt(void *arg, int rc)
     struct scrub *s = arg;
     if (rc == 0)
         settled(s, &s->j->fixed, NULL);
-    else
+    else if (rc == -EIO)
         settled(s, &s->j->lost, "damaged, and too few of its slices are left: lost");
+    else
+        settled(s, NULL, "damaged and dropped; its slices could not be read: try again");
 }
 
-static void drop_work(void *arg)
+/* Marked damaged (ometa.h): never served, kept for an operator. */
+static int mark(struct ometa *m, void *arg)
+{
+    const struct scrub *s = arg;
+    if (m->uid != s->m.uid)
+        return -ESTALE;
+    m->flags |= OMETA_F_DAMAGED;
+    return 0;
+}
+
+static void repair_work(void *arg)
 {
     struct scrub *s = arg;
     struct store *st = &s->t->store;
-    s->rc = store_delete_if(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, s->m.uid);
+    if (s->marking)              /* the only copy, its bytes wrong: kept, marked */
+        s->rc = store_meta_update(st, s->mkey, s->klen, mark, s);
+    else
+        s->rc = store_delete_if(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen,
+                                s->m.uid);
 }
 
-static void dropped(void *arg)
+static void repaired(void *arg)
 {
     struct scrub *s = arg;
-    const char *prov, *bucket, *name;
-    size_t nl;
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = NULL;
-    if (!xfer_key_parts(s->mkey, s->klen, &prov, &bucket, &name, &nl) && b)
-        bk = bmd_find(b, prov, bucket);
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(s->mkey, s->klen, &b);
     struct bmd_ec ec;
     int copies = mirror_copies(s->mkey, s->klen, s->m.size), backed = bk && bmd_has_backend(bk);
     int sliced = bk && bmd_ec(bk, &ec) && s->m.size >= ec.limit;
     bmd_unref(b);
-    if (s->rc == -ESTALE)        /* written again meanwhile: the new version stands */
-        settled(s, &s->j->fixed, NULL);
+    if (s->rc == -ESTALE || s->rc == -ENOENT)   /* written again, or deleted, meanwhile */
+        settled(s, NULL, NULL);
     else if (s->rc == -EEXIST)
         settled(s, NULL, "damaged, and still owed to its write-back backend: kept");
-    else if (s->rc && s->rc != -ENOENT)
+    else if (s->rc)
         settled(s, NULL, "damaged, and cannot be dropped");
+    else if (s->marking)
+        settled(s, &s->j->lost, "its bytes do not match its checksum and it has no other "
+                                "copy: kept, marked damaged (reads answer 500)");
     else if (copies > 1)
         ask_holders(s);
     else if (sliced)
@@ -299,24 +353,58 @@ static void dropped(void *arg)
     else if (backed)             /* the next read fetches it again */
         settled(s, &s->j->fixed, NULL);
     else
-        settled(s, &s->j->lost, "damaged, and no other copy: dropped");
+        settled(s, &s->j->lost, "its data is gone, and it has no other copy: dropped");
+}
+
+/* A damaged copy: dropped to be brought again from redundancy; with none,
+ * dropped when its data is gone (no ghost in the listing), else marked. */
+static void repair(struct scrub *s)
+{
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(s->mkey, s->klen, &b);
+    struct bmd_ec ec;
+    int redundant = !bk || mirror_copies(s->mkey, s->klen, s->m.size) > 1 || bmd_ec(bk, &ec) ||
+                    bmd_has_backend(bk);
+    bmd_unref(b);
+    s->marking = !redundant && s->got == s->m.size;   /* its bytes are there, only wrong */
+    iopool_submit_first(s->t->io, s->j->q, repair_work, repaired, s);
+}
+
+static void pace(struct scrub *s, uint64_t bytes)
+{
+    uint64_t now = mono_ms(), start = pace_ms > now ? pace_ms : now;
+    pace_ms = start + bytes * 1000 / ((uint64_t)s->t->conf.scrub_mbps << 20);
 }
 
 static void checked(void *arg)
 {
     struct scrub *s = arg;
+    pace(s, s->turn);
+    if (s->v == V_MORE) {        /* the next turn, when the pace allows */
+        next_key(s);
+        return;
+    }
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
     if (s->v == V_GONE) {
         next_key(s);
         return;
     }
-    job_add(s->j, &s->j->done, 1, s->m.size);
+    job_add(s->j, &s->j->done, 1, s->got);
+    if (s->v == V_ERR) {
+        settled(s, NULL, s->why);
+        return;
+    }
     if (s->v == V_OK) {
         next_key(s);
         return;
     }
     job_add(s->j, &s->j->found, 1, 0);
-    log_warn("scrub: object %.*s: %s: repairing", (int)(s->klen - 1), s->mkey + 1, s->why);
-    iopool_submit_first(s->t->io, s->j->q, drop_work, dropped, s);
+    char *shown = xfer_key_show(s->mkey, s->klen);
+    log_warn("scrub: object %s: %s: repairing", shown, s->why);
+    free(shown);
+    repair(s);
 }
 
 static void resume(evutil_socket_t fd, short what, void *arg)
@@ -326,27 +414,31 @@ static void resume(evutil_socket_t fd, short what, void *arg)
     next_key(arg);
 }
 
+/* The next turn of the copy being read, or the next copy. */
 static void next_key(struct scrub *s)
 {
     if (__atomic_load_n(&s->j->aborted, __ATOMIC_RELAXED)) {
+        if (s->fd >= 0)
+            close(s->fd);
+        s->fd = -1;
         scrub_end(s);
         return;
     }
-    if (s->next == s->n) {
+    if (s->fd < 0 && s->next == s->n) {
         next_batch(s);
         return;
     }
-    /* at most scrub_mbps: what was read so far sets when the next may start */
-    uint64_t due_ms = s->t0_ms + s->read * 1000 / ((uint64_t)s->t->conf.scrub_mbps << 20);
     uint64_t now = mono_ms();
-    if (due_ms > now) {
-        struct timeval tv = {(time_t)((due_ms - now) / 1000),
-                             (suseconds_t)((due_ms - now) % 1000) * 1000};
+    if (pace_ms > now) {
+        struct timeval tv = {(time_t)((pace_ms - now) / 1000),
+                             (suseconds_t)((pace_ms - now) % 1000) * 1000};
         evtimer_add(s->wait, &tv);
         return;
     }
-    s->klen = s->lens[s->next];
-    s->mkey = s->keys[s->next++];
+    if (s->fd < 0) {
+        s->klen = s->lens[s->next];
+        s->mkey = s->keys[s->next++];
+    }
     iopool_submit(s->t->io, s->j->q, check_work, checked, s);
 }
 
@@ -356,6 +448,7 @@ void scrub_run(struct job *j)
     s->j = j;
     s->t = j->t;
     s->hc = j->hc;
+    s->fd = -1;
     s->lp = (struct xfer_loop){j->base, j->q, j->hc};
     size_t pl = strlen(j->provider), bl = strlen(j->bucket), xl = j->prefix ? strlen(j->prefix) : 0;
     s->prefix = xmalloc(3 + pl + bl + xl);
@@ -368,7 +461,6 @@ void scrub_run(struct job *j)
         s->plen = 3 + pl + bl + xl;
     }
     s->wait = evtimer_new(j->base, resume, s);
-    s->t0_ms = mono_ms();
     next_batch(s);
 }
 
@@ -404,10 +496,12 @@ static void last_work(void *arg)
 static void last_done(void *arg)
 {
     (void)arg;
-    if (!sched.loaded) {
-        sched.loaded = 1;
-        if (!sched.last_ms)      /* never scrubbed: the first is an interval away */
-            sched.last_ms = wall_ns() / 1000000;
+    if (sched.loaded)
+        return;
+    sched.loaded = 1;
+    if (!sched.last_ms) {        /* never scrubbed: the first is an interval from now */
+        sched.last_ms = wall_ns() / 1000000;
+        iopool_submit(sched.t->io, sched.w->q, last_work, NULL, NULL);
     }
 }
 
@@ -416,8 +510,10 @@ static void scheduled_end(struct job *j)
 {
     if (j != sched.j)
         return;
-    sched.last_ms = wall_ns() / 1000000;
     sched.j = NULL;
+    if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))
+        return;                  /* not a whole scrub: the next tick starts another */
+    sched.last_ms = wall_ns() / 1000000;
     iopool_submit(sched.t->io, sched.w->q, last_work, NULL, NULL);
 }
 

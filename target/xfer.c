@@ -58,6 +58,27 @@ int xfer_key_parts(const char *mkey, size_t klen, const char **provider, const c
     return 0;
 }
 
+const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct bmd **hold)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    *hold = bmd_current();
+    if (!*hold || xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
+        return NULL;
+    return bmd_find(*hold, prov, bucket);
+}
+
+char *xfer_key_show(const char *mkey, size_t klen)
+{
+    char *shown = xmalloc(klen + 1);
+    memcpy(shown, mkey + 1, klen - 1);
+    shown[klen - 1] = '\0';
+    for (size_t i = 0; i + 1 < klen; i++)
+        if (!shown[i])
+            shown[i] = '/';
+    return shown;
+}
+
 char *xfer_place_key(const char *mkey, size_t klen, size_t *len)
 {
     const char *prov, *bucket, *name;
@@ -567,6 +588,7 @@ static void serve_copy(struct recv *v, struct http_req *r)
     if (n > 0 && parse_u64(num, (size_t)n, &newer)) {
         http_reply_error(r, 400, "newer=VERSION");
     } else if (store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer ||
+               (v->m.flags & OMETA_F_DAMAGED) ||
                (fd = store_data_open(mp, v->mkey, v->klen, v->m.uid)) < 0 ||
                !file_has_size(fd, v->m.size)) {
         if (fd >= 0) {           /* a damaged copy is never handed on */

@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bmd;
+struct bmd_bucket;
 struct event_base;
 struct hc;
 struct http_req;
@@ -82,6 +84,11 @@ int xfer_meta_take(char *meta, size_t len, size_t *got, const char **d, size_t *
 /* The placement key of the object with store key mkey (node_obj_key's
  * "provider/bucket/name"), *len bytes and a NUL; NULL for a malformed key. */
 char *xfer_place_key(const char *mkey, size_t klen, size_t *len);
+/* The bucket of store key mkey in the current BMD, or NULL; *hold is set
+ * to that BMD, for bmd_unref once the bucket is no longer used. */
+const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct bmd **hold);
+/* A store key as people read it, "provider/bucket/name" (a new string). */
+char *xfer_key_show(const char *mkey, size_t klen);
 /* provider, bucket and name of a store key (pointers into it; the name
  * is not NUL-terminated: nlen bytes). 0 or -1. */
 int xfer_key_parts(const char *mkey, size_t klen, const char **provider, const char **bucket,

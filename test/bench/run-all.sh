@@ -2,6 +2,6 @@
 # make bench: every benchmark, one after another; each prints its table.
 set -euo pipefail
 here=$(dirname "$0")
-for b in warm_get cold_warm peer_cache put small jobs writeback evict rebalance ec verify; do
+for b in warm_get cold_warm peer_cache put small jobs writeback evict rebalance ec verify redundancy; do
   bash "$here/$b.sh"
 done

@@ -208,24 +208,30 @@ def test_scrub_finds_and_fixes_damaged_copies():
         hows = ["flip", "zero", "truncate", "delete"]
         for i, path in enumerate(sorted(picked.values())[:10]):
             damage(path, hows[i % 4])
-        before = data_files(c)
-        assert c.http.put(url(c, "s1", "solo"), b"x" * 40000).status_code == 201
-        assert c.http.put(url(c, "s1", "fine"), b"y" * 40000).status_code == 201
-        (solo,) = [p for p in data_files(c) if p not in before and
-                   open(p, "rb").read(1) == b"x"]
-        damage(solo, "zero")
+        where = {}
+        for n, b in (("gone", b"g"), ("flipped", b"f"), ("fine", b"y")):
+            before = data_files(c)
+            assert c.http.put(url(c, "s1", n), b * 40000).status_code == 201
+            (where[n],) = [p for p in data_files(c) if p not in before]
+        damage(where["gone"], "delete")
+        damage(where["flipped"], "flip")
         j = run_job(c, {"kind": "scrub"})
-        assert j["state"] == "failed", j          # the lost one is an error
-        assert j["found"] == 11 and j["fixed"] == 10 and j["lost"] == 1, j
-        assert j["done"] == 48 + 2, j
-        assert [e["name"] for e in j["error_names"]] == ["s1/solo"], j
-        assert len(data_files(c)) == 48 + 1
+        assert j["state"] == "failed", j          # the lost ones are errors
+        assert j["found"] == 12 and j["fixed"] == 10 and j["lost"] == 2, j
+        assert j["done"] == 48 + 3, j
+        assert sorted(e["name"] for e in j["error_names"]) == \
+            ["shoal/s1/flipped", "shoal/s1/gone"], j
+        assert len(data_files(c)) == 48 + 2
         assert bad_reads(c, "sm", data) == []
         again = run_job(c, {"kind": "scrub", "bucket": "sm"})
         assert again["state"] == "finished" and again["found"] == 0 and again["done"] == 48
+        # the one whose data is gone leaves the listing; the one whose bytes
+        # are wrong stays, for an operator, and is never served
         names = [o["name"] for o in c.http.get(c.url + "/v1/buckets/s1/objects").json()["objects"]]
-        assert names == ["fine"]
-        assert c.http.get(url(c, "s1", "solo")).status_code == 404
+        assert names == ["fine", "flipped"]
+        assert c.http.get(url(c, "s1", "gone")).status_code == 404
+        r = c.http.get(url(c, "s1", "flipped"))
+        assert r.status_code == 500 and "ObjectCorrupted" in r.text, r.text
         pre = run_job(c, {"kind": "scrub", "bucket": "sm", "prefix": "s/0"})
         assert pre["done"] == 2 * 10 and pre["found"] == 0, pre
         for spec in ({"kind": "scrub", "names": ["a"], "bucket": "sm"},
