@@ -257,14 +257,16 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         return 400;
     }
     if (strcmp(kind, "prefetch") && strcmp(kind, "evict") && strcmp(kind, "copy") &&
-        strcmp(kind, "download") && strcmp(kind, "flush") && strcmp(kind, "scrub")) {
+        strcmp(kind, "download") && strcmp(kind, "flush") && strcmp(kind, "scrub") &&
+        strcmp(kind, "ec-encode")) {
         http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download, "
-                                 "flush, scrub)", kind);
+                                 "flush, scrub, ec-encode)", kind);
         return 400;
     }
-    if (!strcmp(kind, "scrub") && (names || tm || (every && json_object_get(j, "prefix"))))
-        return bad(r, "a scrub reads every object, a bucket's, or those of a \"prefix\" in "
-                      "a bucket");
+    if ((!strcmp(kind, "scrub") || !strcmp(kind, "ec-encode")) &&
+        (names || tm || (every && json_object_get(j, "prefix"))))
+        return bad(r, "a scrub or ec-encode takes every object of a bucket, or those of a "
+                      "\"prefix\" in it (a scrub: every bucket too)");
     if (kind_check(r, j, kind))
         return 400;
     json_t *prefix = json_object_get(j, "prefix");

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "bmd.h"
 #include "cmap.h"
 #include "ec.h"
+#include "hc.h"
 #include "iopool.h"
 #include "log.h"
 #include "mirror.h"
@@ -589,13 +591,10 @@ static void rebuilt(void *arg, int rc)
     ecode_spread(w->t, &w->lp, w->mkey, w->klen, respread, w);
 }
 
-static void looked(void *arg)
+/* Where the slice goes under the current map (its owner: owner_url NULL
+ * when that is this target). */
+static void place(struct walk *w)
 {
-    struct walk *w = arg;
-    if (!w->have_slice || w->fd < 0) {
-        walk_end(w, 0);
-        return;
-    }
     const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
     struct cmap *m = cmap_current();
     int k = mirror_holders(m, w->mkey, w->klen, 1 + w->m.ec.d + w->m.ec.p, h);
@@ -614,6 +613,46 @@ static void looked(void *arg)
     } else {
         walk_end(w, 0);          /* in place, or nowhere to go yet */
     }
+}
+
+/* The owner's answer: does it hold a newer version (or delete) of the name? */
+static void superseded(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct walk *w = arg;
+    (void)err;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    int newer = json_is_true(json_object_get(j, "held"));
+    json_decref(j);
+    if (newer)                   /* a slice of an old version: an orphan */
+        iopool_submit(w->t->io, w->lp.q, drop_work, dropped, w);
+    else if (status != 200)
+        walk_end(w, -EIO);       /* the owner could not say: kept, tried again */
+    else
+        place(w);
+}
+
+static void looked(void *arg)
+{
+    struct walk *w = arg;
+    if (!w->have_slice || w->fd < 0) {
+        walk_end(w, 0);
+        return;
+    }
+    const struct cmap_node *h[1];
+    struct cmap *m = cmap_current();
+    int k = mirror_holders(m, w->mkey, w->klen, 1, h);
+    char *owner = k && strcmp(h[0]->id, w->t->node.id) ? xstrdup(h[0]->url) : NULL;
+    cmap_unref(m);
+    if (!owner) {
+        place(w);
+        return;
+    }
+    char q[48];                  /* is a newer version, or a delete, on the owner? */
+    snprintf(q, sizeof(q), "held=%llu", (unsigned long long)(w->m.version + 1));
+    char *url = xfer_url(w->t, "GET", owner, w->mkey, w->klen, q);
+    hc_request(w->lp.hc, "GET", url, NULL, 0, NULL, 30000, superseded, w);
+    free(url);
+    free(owner);
 }
 
 void ecode_walk_slice(struct target *t, const struct xfer_loop *lp, const char *skey,

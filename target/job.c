@@ -39,7 +39,8 @@ pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
 static const char *const kind_names[] = {"prefetch", "evict", "copy", "download", "lru",
-                                         "flush", "rebalance", "resilver", "scrub"};
+                                         "flush", "rebalance", "resilver", "scrub",
+                                         "ec-encode"};
 
 const char *job_kind_name(enum job_kind k)
 {
@@ -288,7 +289,7 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     if (!id || !id[0] || strlen(id) >= JOB_ID_MAX || kind < 0 || kind == JK_LRU ||
         kind == JK_REBALANCE || kind == JK_RESILVER || !bucket || !prov) {
         snprintf(err, errlen, "a job needs id, kind (prefetch, evict, copy, download, flush, "
-                              "scrub), provider and bucket");
+                              "scrub, ec-encode), provider and bucket");
         return NULL;
     }
     struct bmd *bm = bmd_current();
@@ -302,12 +303,18 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
         backend_resolve(t, bk, &j->b);
     else if (!every)
         snprintf(err, errlen, "bucket %s/%s is not known here", prov, bucket);
-    if (kind == JK_SCRUB) {      /* it walks the drives itself (scrub.c) */
+    struct bmd_ec ec;
+    if (bk && kind == JK_ECENCODE && !bmd_ec(bk, &ec) && bmd_copies(bk) == 1) {
+        snprintf(err, errlen, "bucket %s is neither erasure coded nor mirrored", bucket);
+        bk = NULL;
+    }
+    if (kind == JK_SCRUB || kind == JK_ECENCODE) {   /* they walk the drives (scrub.c) */
         const char *prefix = json_string_value(json_object_get(spec, "prefix"));
         j->prefix = xstrdup(prefix ? prefix : "");
     }
     int bad = (!bk && !every) || job_options(t, j, spec, bm, err, errlen) ||
-              (j->kind != JK_FLUSH && j->kind != JK_SCRUB && job_select(j, spec, err, errlen));
+              (j->kind != JK_FLUSH && j->kind != JK_SCRUB && j->kind != JK_ECENCODE &&
+               job_select(j, spec, err, errlen));
     bmd_unref(bm);
     if (bad) {
         job_free(j);

@@ -39,7 +39,7 @@ struct target;
 
 enum job_kind {
     JK_PREFETCH, JK_EVICT, JK_COPY, JK_DOWNLOAD, JK_LRU, JK_FLUSH, JK_REBALANCE, JK_RESILVER,
-    JK_SCRUB
+    JK_SCRUB, JK_ECENCODE
 };
 
 /* What a listed selection pages through: the backend's listing, or (a

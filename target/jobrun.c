@@ -348,7 +348,8 @@ void job_pump(struct job *j)
     char name[OBJNAME_MAX + 1], url[4096];
     if (j->kind == JK_LRU || j->kind == JK_REBALANCE || j->kind == JK_RESILVER)
         return;                  /* lru.c, reb.c, mpath.c run them, and see an abort themselves */
-    if (j->kind == JK_FLUSH || j->kind == JK_SCRUB) {   /* wbq.c, scrub.c run them */
+    if (j->kind == JK_FLUSH || j->kind == JK_SCRUB || j->kind == JK_ECENCODE) {
+        /* wbq.c, scrub.c run them */
         if (!j->handed && !j->waiting) {
             j->handed = 1;
             (j->kind == JK_FLUSH ? wbq_flush : scrub_run)(j);

@@ -407,6 +407,42 @@ static void checked(void *arg)
     repair(s);
 }
 
+/* ---- ec-encode: an object owned here brought to its bucket's settings ---------------- */
+
+static void spread_done(void *arg, int failed)
+{
+    struct scrub *s = arg;
+    if (failed)
+        settled(s, NULL, "not every copy or slice was taken (the next walk tries again)");
+    else
+        settled(s, &s->j->done, NULL);
+}
+
+static void record_work(void *arg)
+{
+    struct scrub *s = arg;
+    struct store *st = &s->t->store;
+    s->v = store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &s->m) ? V_GONE
+                                                                                 : V_OK;
+}
+
+static void record_in(void *arg)
+{
+    struct scrub *s = arg;
+    const struct cmap_node *h[1];
+    struct cmap *m = cmap_current();
+    int mine = s->v == V_OK && mirror_holders(m, s->mkey, s->klen, 1, h) == 1 &&
+               !strcmp(h[0]->id, s->t->node.id);
+    cmap_unref(m);
+    if (!mine) {                 /* its owner brings it */
+        next_key(s);
+        return;
+    }
+    job_add(s->j, &s->j->owned, 1, 0);
+    job_add(s->j, &s->j->bytes, 0, s->m.size);
+    mirror_spread(s->t, &s->lp, s->mkey, s->klen, s->m.size, 0, spread_done, s);
+}
+
 static void resume(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -439,7 +475,10 @@ static void next_key(struct scrub *s)
         s->klen = s->lens[s->next];
         s->mkey = s->keys[s->next++];
     }
-    iopool_submit(s->t->io, s->j->q, check_work, checked, s);
+    if (s->j->kind == JK_ECENCODE)
+        iopool_submit(s->t->io, s->j->q, record_work, record_in, s);
+    else
+        iopool_submit(s->t->io, s->j->q, check_work, checked, s);
 }
 
 void scrub_run(struct job *j)

@@ -11,6 +11,11 @@
  * listings; one still owed to a write-back backend is kept (an error).
  * Every scrub_interval_h hours a target scrubs everything by itself.
  *
+ * A job of kind "ec-encode" walks the same way (a bucket, or a prefix in
+ * it) and sends each object its target owns to the copy or slice holders
+ * the bucket's settings ask for now (mirror.h, ecode.h): owned, and done
+ * once every holder took its part.
+ *
  * Thread: the job's loop; reading and checking on the I/O pool.
  */
 #ifndef SHOAL_TARGET_SCRUB_H
@@ -20,8 +25,8 @@ struct http_worker;
 struct job;
 struct target;
 
-/* Run j (kind scrub: its bucket, "" for every one, and prefix); it ends
- * itself (job_ended). On j's loop. */
+/* Run j (kind scrub or ec-encode: its bucket, "" for every one, and
+ * prefix); it ends itself (job_ended). On j's loop. */
 void scrub_run(struct job *j);
 
 /* Scrub everything every scrub_interval_h, on w's loop. */
