@@ -140,6 +140,7 @@ struct xfer {
     int dirty;                   /* owed to its write-back backend */
     int urgent;                  /* a client waits: ahead of queued store work */
     int busy;                    /* the receiver said it serves clients */
+    int had;                     /* the receiver had it already: nothing moved */
     int rc;
     char *meta;                  /* the encoded record, sent first */
     size_t meta_len, meta_sent;
@@ -162,7 +163,8 @@ static void xfer_free(struct xfer *x)
 
 static void xfer_finish(struct xfer *x, int rc)
 {
-    x->done(x->arg, rc, x->what, x->what == XFER_OBJECT ? x->m.size : 0, x->busy);
+    enum xfer_what what = x->had ? XFER_NONE : x->what;
+    x->done(x->arg, rc, what, what == XFER_OBJECT ? x->m.size : 0, x->busy);
     xfer_free(x);
 }
 
@@ -316,6 +318,7 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
     pump_free(x->pump);          /* an answer before the whole body: the receiver had it */
     x->pump = NULL;
     if (status == 200 || status == 201 || status == 204) {
+        x->had = status == 200;  /* as new or newer there: counted as nothing sent */
         if (x->what == XFER_OBJECT) {
             close(x->fd);
             x->fd = -1;
