@@ -68,7 +68,7 @@ int cmap_ranked(const struct cmap *m, const char *key, size_t n, const struct cm
 /* The targets that hold a key's copies when a bucket keeps k of them
  * (mirror.copies): the k best active targets by HRW, the owner first,
  * into out; returns how many (fewer when the map has fewer). */
-#define CMAP_COPIES_MAX 8
+#define CMAP_COPIES_MAX 32           /* 1 + 16 data + 8 parity slices fit */
 int cmap_holders(const struct cmap *m, const char *key, size_t n, const struct cmap_node **out,
                  int k);
 /* Do a and b place names alike (the same active targets)? */

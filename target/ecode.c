@@ -241,9 +241,7 @@ void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey
     struct spread *s = xcalloc(1, sizeof(*s));
     s->t = t;
     s->lp = *lp;
-    s->mkey = xmalloc(klen + 1);
-    memcpy(s->mkey, mkey, klen);
-    s->mkey[klen] = '\0';
+    s->mkey = xfer_key_dup(mkey, klen);
     s->klen = klen;
     s->shown = xfer_key_show(mkey, klen);
     s->done = done;
@@ -251,6 +249,80 @@ void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey
     if (!ecode_of(mkey, klen, &s->ec))
         s->rc = -ENOENT;         /* no longer erasure coded: nothing to slice */
     iopool_submit(t->io, lp->q, encode_work, encoded, s);   /* never done before this returns */
+}
+
+/* ---- making sure the slices are there --------------------------------------------------- */
+
+struct ensure {
+    struct target *t;
+    struct xfer_loop lp;
+    char *mkey;
+    size_t klen;
+    struct bmd_ec ec;
+    struct ometa m;
+    int rc, pending, missing;
+    ecode_done_fn done;
+    void *arg;
+};
+
+static void ensure_end(struct ensure *e)
+{
+    if (e->missing)              /* sliced again: every holder gets its slice */
+        ecode_spread(e->t, &e->lp, e->mkey, e->klen, e->done, e->arg);
+    else
+        e->done(e->arg, 0);
+    free(e->mkey);
+    free(e);
+}
+
+static void held_in(void *arg, int held)
+{
+    struct ensure *e = arg;
+    e->missing += !held;
+    if (--e->pending == 0)
+        ensure_end(e);
+}
+
+static void record_work(void *arg)
+{
+    struct ensure *e = arg;
+    struct store *st = &e->t->store;
+    e->rc = !e->ec.d ? -ENOENT
+                     : store_get(st, store_pick(st, e->mkey, e->klen), e->mkey, e->klen, &e->m);
+}
+
+static void record_in(void *arg)
+{
+    struct ensure *e = arg;
+    int n = e->ec.d + e->ec.p;
+    e->pending = 1;
+    if (e->rc == 0) {
+        const struct cmap_node *h[CMAP_COPIES_MAX];
+        struct cmap *m = cmap_current();
+        int k = mirror_holders(m, e->mkey, e->klen, 1 + n, h);
+        for (int i = 0; i + 1 < k && i < n; i++) {
+            e->pending++;
+            slice_ask_held(e->t, &e->lp, h[1 + i]->url, e->mkey, e->klen, i, e->m.version,
+                           e->ec.d, e->ec.p, held_in, e);
+        }
+        cmap_unref(m);
+    }
+    if (--e->pending == 0)
+        ensure_end(e);
+}
+
+void ecode_ensure(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                  ecode_done_fn done, void *arg)
+{
+    struct ensure *e = xcalloc(1, sizeof(*e));
+    e->t = t;
+    e->lp = *lp;
+    e->mkey = xfer_key_dup(mkey, klen);
+    e->klen = klen;
+    e->done = done;
+    e->arg = arg;
+    ecode_of(mkey, klen, &e->ec);   /* d 0: no longer erasure coded, nothing to make */
+    iopool_submit(t->io, lp->q, record_work, record_in, e);
 }
 
 /* ---- rebuilding ---------------------------------------------------------------------- */
@@ -268,7 +340,9 @@ struct build {
     size_t klen;
     char *shown;                 /* for the log */
     struct part parts[SLICE_MAX];
+    struct bmd_ec want;          /* the bucket's code now: preferred between equals */
     int asks;                    /* fetches out */
+    int unreached;               /* targets that could not answer */
     int rc;
     ecode_built_fn done;
     void *arg;
@@ -291,13 +365,17 @@ static void part_take(struct build *b, int fd, const char *path, const struct om
     struct part *pt = &b->parts[m->ec.idx];
     struct part in = {.fd = fd, .m = *m};
     snprintf(in.path, sizeof(in.path), "%s", path ? path : "");
-    if (pt->fd >= 0 && pt->m.version >= m->version) {
+    int wanted = m->ec.d == b->want.d && m->ec.p == b->want.p;
+    if (pt->fd >= 0 && (pt->m.version > m->version ||
+                        (pt->m.version == m->version && !wanted))) {
         part_drop(&in);
         return;
     }
     part_drop(pt);
     *pt = in;
 }
+
+static int sum_is(int fd, uint64_t size, uint64_t sum);
 
 static void ours_work(void *arg)
 {
@@ -309,6 +387,11 @@ static void ours_work(void *arg)
         struct store_mp *mp = store_pick(st, sk, sl);
         struct ometa m;
         int fd = store_get(st, mp, sk, sl, &m) ? -1 : store_data_open(mp, sk, sl, m.uid);
+        if (fd >= 0 && !sum_is(fd, m.size, m.cksum)) {   /* damaged: never decoded from */
+            log_warn("object %s: slice %d here is damaged: not used", b->shown, i);
+            close(fd);
+            fd = -1;
+        }
         if (fd >= 0)
             part_take(b, fd, NULL, &m);
         free(sk);
@@ -318,27 +401,54 @@ static void ours_work(void *arg)
 static void decode_work(void *arg);
 static void decoded(void *arg);
 
-/* Every answer is in: the newest version's slices, if enough of them. */
+/* How many slices of the same version and code as pt's are kept. */
+static int group_size(const struct build *b, const struct part *pt)
+{
+    int n = 0;
+    for (int i = 0; i < SLICE_MAX; i++) {
+        const struct part *o = &b->parts[i];
+        n += o->fd >= 0 && o->m.version == pt->m.version && o->m.ec.d == pt->m.ec.d &&
+             o->m.ec.p == pt->m.ec.p && o->m.ec.len == pt->m.ec.len;
+    }
+    return n;
+}
+
+/* Every answer is in: of the newest version, the slices of a code with
+ * enough of them to decode (the most, when two codes have). */
 static void gathered(struct build *b)
 {
     uint64_t newest = 0;
-    const struct ometa *any = NULL;
     for (int i = 0; i < SLICE_MAX; i++)
         if (b->parts[i].fd >= 0 && b->parts[i].m.version > newest)
-            newest = b->parts[i].m.version, any = &b->parts[i].m;
+            newest = b->parts[i].m.version;
+    const struct ometa *any = NULL;
+    int best = 0, best_ok = 0;
+    for (int i = 0; i < SLICE_MAX; i++) {
+        const struct part *pt = &b->parts[i];
+        if (pt->fd < 0 || pt->m.version != newest)
+            continue;
+        int n = group_size(b, pt), ok = n >= pt->m.ec.d;
+        if (!any || ok > best_ok || (ok == best_ok && n > best)) {
+            any = &pt->m;
+            best = n;
+            best_ok = ok;
+        }
+    }
+    struct ometa pick = any ? *any : (struct ometa){0};
     int have = 0;
     for (int i = 0; i < SLICE_MAX; i++) {
         struct part *pt = &b->parts[i];
-        if (pt->fd >= 0 && (pt->m.version != newest || pt->m.ec.d != any->ec.d ||
-                            pt->m.ec.p != any->ec.p || pt->m.ec.len != any->ec.len))
+        if (pt->fd >= 0 && (pt->m.version != newest || pt->m.ec.d != pick.ec.d ||
+                            pt->m.ec.p != pick.ec.p || pt->m.ec.len != pick.ec.len))
             part_drop(pt);       /* an older version's, or of another code */
         have += pt->fd >= 0;
     }
-    if (!any || have < any->ec.d) {
-        b->rc = any ? -EIO : -ENOENT;
+    if (!any || have < pick.ec.d) {
+        b->rc = b->unreached ? -EAGAIN : any ? -EIO : -ENOENT;
         if (any)
-            log_error("object %s: %d of the %d slices it takes to rebuild it were found",
-                      b->shown, have, any->ec.d);
+            log_error("object %s: %d of the %d slices it takes to rebuild it were found%s",
+                      b->shown, have, pick.ec.d,
+                      b->unreached ? " (a target that may hold more did not answer)" : "");
         decoded(b);
         return;
     }
@@ -350,6 +460,7 @@ static void got(void *arg, int rc, int fd, const char *path, const struct ometa 
     struct build *b = arg;
     if (rc == 0)
         part_take(b, fd, path, m);
+    b->unreached += rc && rc != -ENOENT && rc != -EBADMSG;
     if (--b->asks == 0)
         gathered(b);
 }
@@ -383,13 +494,12 @@ void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mke
     struct build *b = xcalloc(1, sizeof(*b));
     b->t = t;
     b->lp = *lp;
-    b->mkey = xmalloc(klen + 1);
-    memcpy(b->mkey, mkey, klen);
-    b->mkey[klen] = '\0';
+    b->mkey = xfer_key_dup(mkey, klen);
     b->klen = klen;
     b->shown = xfer_key_show(mkey, klen);
     b->done = done;
     b->arg = arg;
+    ecode_of(mkey, klen, &b->want);
     for (int i = 0; i < SLICE_MAX; i++)
         b->parts[i].fd = -1;
     iopool_submit(t->io, lp->q, ours_work, ours_in, b);
@@ -647,8 +757,14 @@ static void looked(void *arg)
         place(w);
         return;
     }
-    char q[48];                  /* is a newer version, or a delete, on the owner? */
-    snprintf(q, sizeof(q), "held=%llu", (unsigned long long)(w->m.version + 1));
+    /* is a newer version, or a delete, on the owner? (for a slice of a code
+     * the bucket no longer uses, past the slices of the new one: is this
+     * version there, then sliced anew by its owner's walk?) */
+    struct bmd_ec now;
+    int gone_code = ecode_of(w->mkey, w->klen, &now) &&
+                    (now.d != w->m.ec.d || now.p != w->m.ec.p) && w->idx >= now.d + now.p;
+    char q[48];
+    snprintf(q, sizeof(q), "held=%llu", (unsigned long long)(w->m.version + !gone_code));
     char *url = xfer_url(w->t, "GET", owner, w->mkey, w->klen, q);
     hc_request(w->lp.hc, "GET", url, NULL, 0, NULL, 30000, superseded, w);
     free(url);

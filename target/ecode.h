@@ -38,6 +38,12 @@ typedef void (*ecode_done_fn)(void *arg, int failed);
 void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                   ecode_done_fn done, void *arg);
 
+/* The same when some holder lacks its slice of the version held here (or
+ * holds one of another code): first asks each (the rebalance walk, and
+ * ec-encode jobs, for objects sliced already). */
+void ecode_ensure(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                  ecode_done_fn done, void *arg);
+
 /* rc 0: the object is whole here again; -ENOENT: no slice of it anywhere
  * asked; -EIO: fewer slices than it takes, or the rebuilt bytes failed
  * the object's checksum. */

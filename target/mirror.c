@@ -101,7 +101,8 @@ void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mke
 {
     struct bmd_ec ec;
     if (size != MIRROR_ANY_SIZE && ecode_of(mkey, klen, &ec) && size >= ec.limit) {
-        ecode_spread(t, lp, mkey, klen, done, arg);
+        /* a client's write is sliced; background work first asks what is there */
+        (urgent ? ecode_spread : ecode_ensure)(t, lp, mkey, klen, done, arg);
         return;
     }
     int copies = mirror_copies(mkey, klen, size);

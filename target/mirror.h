@@ -56,10 +56,10 @@ typedef void (*mirror_done_fn)(void *arg, int failed);
 
 /* Send the version of mkey held here (copied), an object of size bytes or
  * (MIRROR_ANY_SIZE) a delete's tombstone, to every other holder under the
- * current map, or slice it (ecode_spread); done on lp's loop once all
- * answered (at once when the bucket keeps one copy). urgent: a client
- * waits. A failed send makes the walk run again (reb_stray) so the copy
- * is owed, not forgotten. */
+ * current map, or slice it (urgent: ecode_spread, else ecode_ensure);
+ * done on lp's loop once all answered (at once when the bucket keeps one
+ * copy). urgent: a client waits. A failed send makes the walk run again
+ * (reb_stray) so the copy is owed, not forgotten. */
 void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                    uint64_t size, int urgent, mirror_done_fn done, void *arg);
 

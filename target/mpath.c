@@ -217,7 +217,7 @@ static int move_object(struct store *s, struct store_mp *src, struct store_mp *d
 
 struct turn {
     int mp_i;
-    int phase;                   /* 0 objects, 1 tombstones */
+    int phase;                   /* 0 objects, 1 tombstones, 2 slices (moved as objects) */
     char *after;                 /* the walk goes on after this key */
     size_t after_len;
     char *last;                  /* the last key this turn looked at */
@@ -239,7 +239,8 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
     u->last_len = kl;
     char *mkey = xmalloc(kl);
     memcpy(mkey, k, kl);
-    mkey[0] = 'o';
+    if (u->phase == 1)
+        mkey[0] = 'o';           /* a tombstone's name */
     if (store_place(&rs.t->store, mkey, kl) != &rs.t->store.mp[u->mp_i]) {
         u->keys[u->n] = mkey;
         u->lens[u->n++] = kl;
@@ -254,7 +255,8 @@ static void turn_work(void *arg)
     struct turn *u = arg;
     struct store *s = &rs.t->store;
     struct store_mp *src = &s->mp[u->mp_i];
-    u->end = !store_kv_scan_after(s, src, u->phase ? "t" : "o", 1, u->after, u->after_len,
+    static const char *const prefix[] = {"o", "t", "s"};   /* objects, tombstones, slices */
+    u->end = !store_kv_scan_after(s, src, prefix[u->phase], 1, u->after, u->after_len,
                                   collect, u);
     if (u->last) {
         free(u->after);
@@ -267,13 +269,13 @@ static void turn_work(void *arg)
         struct ometa m;
         uint64_t tv;
         int rc = 0;
-        if (!u->phase && store_get(s, src, u->keys[i], u->lens[i], &m) == 0) {
+        if (u->phase != 1 && store_get(s, src, u->keys[i], u->lens[i], &m) == 0) {
             rc = move_object(s, src, dst, u->keys[i], u->lens[i], &m);
             if (!rc) {
                 u->moved++;
                 u->bytes += m.size;
             }
-        } else if (u->phase && store_tomb_get(s, src, u->keys[i], u->lens[i], &tv) == 0) {
+        } else if (u->phase == 1 && store_tomb_get(s, src, u->keys[i], u->lens[i], &tv) == 0) {
             struct store_x x = {.keep_version = tv};
             rc = store_delete_x(s, dst, u->keys[i], u->lens[i], 0, &x);
             rc = rc == -ENOENT || rc == -EALREADY ? 0 : rc;
@@ -350,7 +352,7 @@ static void turn_done(void *arg)
         free(u->after);
         u->after = NULL;
         u->after_len = 0;
-        if (++u->phase == 2) {
+        if (++u->phase == 3) {
             u->phase = 0;
             u->mp_i++;
         }

@@ -116,7 +116,8 @@ int ometa_decode(const char *buf, size_t len, struct ometa *m)
             memcpy(m->umeta, p, l);
             m->umeta_len = l;
         } else if (tag == TAG_EC) {
-            if (l != OMETA_EC_LEN || !p[0] || !p[1] ||
+            if (l != OMETA_EC_LEN || !p[0] || !p[1] || (uint8_t)p[0] > OMETA_EC_DATA_MAX ||
+                (uint8_t)p[1] > OMETA_EC_PARITY_MAX ||
                 (uint8_t)p[2] >= (uint8_t)p[0] + (uint8_t)p[1])
                 return -EINVAL;
             m->ec.d = (uint8_t)p[0];

@@ -51,6 +51,8 @@ struct ometa {
 
 /* Encode into buf (at least OMETA_MAX bytes); returns the length. */
 #define OMETA_EC_LEN 19
+#define OMETA_EC_DATA_MAX 16      /* a slice's code: at most 16 data, 8 parity */
+#define OMETA_EC_PARITY_MAX 8
 #define OMETA_MAX (1 + 5 * 8 + 4 + 6 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX + \
                    OMETA_TAGS_MAX + OMETA_EC_LEN)
 size_t ometa_encode(const struct ometa *m, char *buf);

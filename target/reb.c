@@ -333,7 +333,7 @@ static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
     struct bmd_ec ec;
     if (size != MIRROR_ANY_SIZE && !strcmp(to[0]->id, rb.t->node.id) &&
         ecode_of(mkey, kl, &ec) && size >= ec.limit) {
-        ecode_spread(rb.t, &rb.lp, mkey, kl, sliced, one_new(u, mkey, kl));
+        ecode_ensure(rb.t, &rb.lp, mkey, kl, sliced, one_new(u, mkey, kl));
         return;
     }
     if (copies > 1 && mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) >= 0)

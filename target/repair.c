@@ -57,7 +57,7 @@ static void rebuilt(void *arg, int rc)
     } else if (rc == -ENOENT && !b->unsure) {
         node_count(&b->t->node, op, 404);
         err_reply(b->r, S3E_NO_SUCH_KEY, "object not found");
-    } else if (rc == -ENOENT) {
+    } else if (rc == -ENOENT || rc == -EAGAIN) {
         node_count(&b->t->node, op, 503);
         http_resp_header(b->r, "Retry-After", "5");
         err_reply(b->r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "

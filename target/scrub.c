@@ -372,8 +372,11 @@ static void repair(struct scrub *s)
 
 static void pace(struct scrub *s, uint64_t bytes)
 {
-    uint64_t now = mono_ms(), start = pace_ms > now ? pace_ms : now;
-    pace_ms = start + bytes * 1000 / ((uint64_t)s->t->conf.scrub_mbps << 20);
+    uint64_t now = mono_ms(), was = __atomic_load_n(&pace_ms, __ATOMIC_RELAXED), next;
+    do                           /* scrubs on other workers move it too */
+        next = (was > now ? was : now) + bytes * 1000 / ((uint64_t)s->t->conf.scrub_mbps << 20);
+    while (!__atomic_compare_exchange_n(&pace_ms, &was, next, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
 }
 
 static void checked(void *arg)
@@ -464,10 +467,10 @@ static void next_key(struct scrub *s)
         next_batch(s);
         return;
     }
-    uint64_t now = mono_ms();
-    if (pace_ms > now) {
-        struct timeval tv = {(time_t)((pace_ms - now) / 1000),
-                             (suseconds_t)((pace_ms - now) % 1000) * 1000};
+    uint64_t now = mono_ms(), due = __atomic_load_n(&pace_ms, __ATOMIC_RELAXED);
+    if (due > now && s->j->kind == JK_SCRUB) {   /* (ec-encode reads nothing back) */
+        struct timeval tv = {(time_t)((due - now) / 1000),
+                             (suseconds_t)((due - now) % 1000) * 1000};
         evtimer_add(s->wait, &tv);
         return;
     }

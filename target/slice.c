@@ -4,6 +4,7 @@
 #include "slice.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,34 @@ static char *slice_url(struct target *t, const char *method, const char *base, c
     return url;
 }
 
+/* Does mp hold slice skey as new as version, of the code (d, p), with its
+ * data file whole? (An older one, or one of another code or with its file
+ * gone, is replaced by a copy of that version.) */
+static int slice_held(struct store *st, const char *skey, size_t sklen, uint64_t version,
+                      int d, int p)
+{
+    struct store_mp *mp = store_pick(st, skey, sklen);
+    struct ometa m;
+    if (store_get(st, mp, skey, sklen, &m) || m.version < version)
+        return 0;
+    if (m.version > version)
+        return 1;
+    int fd = store_data_open(mp, skey, sklen, m.uid);
+    struct stat sb;
+    int whole = fd >= 0 && !fstat(fd, &sb) && (uint64_t)sb.st_size == m.size;
+    if (fd >= 0)
+        close(fd);
+    return whole && m.ec.d == d && m.ec.p == p;
+}
+
 /* ---- sending ---------------------------------------------------------------------------- */
 
 struct send {
+    struct target *t;
+    struct hc *hc;
+    char *url, *mkey;            /* the receiver's; the object's */
+    size_t klen;
+    struct ometa rec;            /* the slice's */
     int fd;
     uint64_t off, len;
     char meta[OMETA_MAX];
@@ -116,17 +142,39 @@ static void send_socket(void *arg, struct hc_xfer *hx, int fd)
         hc_upload_moved(hx, 0);
 }
 
+static void send_end(struct send *s, int rc)
+{
+    s->done(s->arg, rc);
+    free(s->url);
+    free(s->mkey);
+    free(s);
+}
+
+static void held_done(void *arg, int held)
+{
+    struct send *s = arg;
+    if (!held)
+        log_warn("a slice was not taken (the upload broke, and it is not there)");
+    send_end(s, held ? 0 : -EIO);
+}
+
 static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
 {
     struct send *s = arg;
     (void)hx;
     pump_free(s->pump);
+    s->pump = NULL;
     close(s->fd);
+    if (!status) {               /* the receiver may have answered early and closed */
+        struct xfer_loop lp = {s->base, NULL, s->hc};
+        slice_ask_held(s->t, &lp, s->url, s->mkey, s->klen, s->rec.ec.idx, s->rec.version,
+                       s->rec.ec.d, s->rec.ec.p, held_done, s);
+        return;
+    }
     if (status != 200 && status != 201)
-        log_warn("a slice was not taken: %s%d %s", status ? "answered " : "", status,
-                 status ? "" : (err ? err : "failed"));
-    s->done(s->arg, status == 200 || status == 201 ? 0 : status == 507 ? -ENOSPC : -EIO);
-    free(s);
+        log_warn("a slice was not taken: answered %d", status);
+    (void)err;
+    send_end(s, status == 200 || status == 201 ? 0 : status == 507 ? -ENOSPC : -EIO);
 }
 
 static const struct hc_ops send_ops = {
@@ -140,6 +188,8 @@ void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, c
                 void *arg)
 {
     struct send *s = xcalloc(1, sizeof(*s));
+    s->t = t;
+    s->hc = lp->hc;
     s->fd = fd;
     s->off = off;
     s->len = rec->size;
@@ -147,12 +197,46 @@ void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, c
     s->base = lp->base;
     s->done = done;
     s->arg = arg;
-    char q[64];
-    snprintf(q, sizeof(q), "idx=%d&meta=%zu&version=%llu", rec->ec.idx, s->meta_len,
-             (unsigned long long)rec->version);
+    s->url = xstrdup(url);
+    s->mkey = xfer_key_dup(mkey, klen);
+    s->klen = klen;
+    s->rec = *rec;
+    char q[128];
+    snprintf(q, sizeof(q), "idx=%d&meta=%zu&version=%llu&d=%d&p=%d", rec->ec.idx, s->meta_len,
+             (unsigned long long)rec->version, rec->ec.d, rec->ec.p);
     char *u = slice_url(t, "PUT", url, mkey, klen, q);
     s->hx = hc_start(lp->hc, "PUT", u, NULL, 0, (int64_t)(s->meta_len + s->len),
                      SLICE_TIMEOUT_MS, &send_ops, s);
+    free(u);
+}
+
+struct ask {
+    void (*done)(void *arg, int held);
+    void *arg;
+};
+
+static void asked_held(void *arg, int status, const char *body, size_t len, const char *err)
+{
+    struct ask *a = arg;
+    (void)err;
+    json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    a->done(a->arg, json_is_true(json_object_get(j, "held")));
+    json_decref(j);
+    free(a);
+}
+
+void slice_ask_held(struct target *t, const struct xfer_loop *lp, const char *url,
+                    const char *mkey, size_t klen, int idx, uint64_t version, int d, int p,
+                    void (*done)(void *arg, int held), void *arg)
+{
+    struct ask *a = xcalloc(1, sizeof(*a));
+    a->done = done;
+    a->arg = arg;
+    char q[128];
+    snprintf(q, sizeof(q), "idx=%d&held=%llu&d=%d&p=%d", idx, (unsigned long long)version, d,
+             p);
+    char *u = slice_url(t, "GET", url, mkey, klen, q);
+    hc_request(lp->hc, "GET", u, NULL, 0, NULL, 30000, asked_held, a);
     free(u);
 }
 
@@ -324,6 +408,11 @@ static void recv_commit_work(void *arg)
         v->rc = -EALREADY;
         return;
     }
+    struct store_mp *at = store_pick(st, v->skey, v->sklen);
+    struct ometa old;            /* the same version of another code, or with its file gone */
+    if (store_get(st, at, v->skey, v->sklen, &old) == 0 && old.version == v->m.version &&
+        !slice_held(st, v->skey, v->sklen, old.version, v->m.ec.d, v->m.ec.p))
+        store_delete_if(st, at, v->skey, v->sklen, old.uid);
     v->rc = store_commit_x(st, v->b.mp, v->skey, v->sklen, v->b.work, fd, &v->m, &x);
 }
 
@@ -363,12 +452,14 @@ static void recv_abort(struct http_req *r)
 
 static void recv_slice(struct recv *v, struct http_req *r)
 {
-    char num[24];
+    char num[24], dn[8], pn[8];
     uint64_t ver = 0;            /* what is here as new or newer: the bytes need not come */
     int n = http_query_get(r, "version", num, sizeof(num));
     struct store *st = &v->t->store;
+    int d = http_query_get(r, "d", dn, sizeof(dn)) > 0 ? atoi(dn) : 0;
+    int p = http_query_get(r, "p", pn, sizeof(pn)) > 0 ? atoi(pn) : 0;
     if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
-        store_version(st, store_pick(st, v->skey, v->sklen), v->skey, v->sklen) >= ver) {
+        slice_held(st, v->skey, v->sklen, ver, d, p)) {
         recv_free(v);
         http_resp_close(r);
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
@@ -389,11 +480,29 @@ static void recv_slice(struct recv *v, struct http_req *r)
 static void serve_slice(struct recv *v, struct http_req *r, int any)
 {
     struct store *st = &v->t->store;
+    char num[24], dn[8], pn[8];
+    uint64_t want = 0;
+    int n = http_query_get(r, "held", num, sizeof(num));
+    if (n > 0 && !parse_u64(num, (size_t)n, &want)) {   /* ?held=V&d=D&p=P */
+        int d = http_query_get(r, "d", dn, sizeof(dn)) > 0 ? atoi(dn) : 0;
+        int p = http_query_get(r, "p", pn, sizeof(pn)) > 0 ? atoi(pn) : 0;
+        http_reply_json(r, 200, json_pack("{s:b}", "held",
+                                          slice_held(st, v->skey, v->sklen, want, d, p)));
+        recv_free(v);
+        return;
+    }
+    uint64_t newest = 0;         /* any: the newest slice of the name held here */
+    int pick = -1;
     for (int i = 0; any && i < SLICE_MAX; i++) {
+        size_t sl;
+        char *sk = slice_key(v->mkey, v->klen, i, &sl);
+        if (store_get(st, store_pick(st, sk, sl), sk, sl, &v->m) == 0 && v->m.version > newest)
+            newest = v->m.version, pick = i;
+        free(sk);
+    }
+    if (pick >= 0) {
         free(v->skey);
-        v->skey = slice_key(v->mkey, v->klen, i, &v->sklen);
-        if (store_get(st, store_pick(st, v->skey, v->sklen), v->skey, v->sklen, &v->m) == 0)
-            break;
+        v->skey = slice_key(v->mkey, v->klen, pick, &v->sklen);
     }
     struct store_mp *mp = store_pick(st, v->skey, v->sklen);
     uint64_t tomb = 0;

@@ -64,6 +64,13 @@ typedef void (*slice_got_fn)(void *arg, int rc, int fd, const char *path,
 void slice_fetch(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
                  size_t klen, int idx, slice_got_fn done, void *arg);
 
+/* Does the target at url hold slice idx of mkey as new as version, of the
+ * code (d, p), whole? done(arg, held) on lp's loop, later; 0 when it could
+ * not say. */
+void slice_ask_held(struct target *t, const struct xfer_loop *lp, const char *url,
+                    const char *mkey, size_t klen, int idx, uint64_t version, int d, int p,
+                    void (*done)(void *arg, int held), void *arg);
+
 /* Drop the slices of mkey held here older than version (I/O pool). */
 void slice_drop_older(struct store *st, const char *mkey, size_t klen, uint64_t version);
 

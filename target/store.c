@@ -578,10 +578,10 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     return 0;
 }
 
-long store_purge(struct store *s, const char *provider, const char *bucket)
+/* Every record under base (objects, or slices) on every mountpath, deleted
+ * through the normal path; how many. */
+static long purge_records(struct store *s, const char *base, size_t base_len)
 {
-    size_t base_len;
-    char *base = store_mkey(provider, bucket, "", 0, &base_len);
     long removed = 0;
     for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {
         if (__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED))
@@ -619,6 +619,16 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
                 break;
         }
     }
+    return removed;
+}
+
+long store_purge(struct store *s, const char *provider, const char *bucket)
+{
+    size_t base_len;
+    char *base = store_mkey(provider, bucket, "", 0, &base_len);
+    long removed = purge_records(s, base, base_len);
+    base[0] = 's';               /* and its slices (slice.h) */
+    purge_records(s, base, base_len);
     /* and the bucket's write-back records left (deletes of objects gone) */
     base[0] = 'w';
     for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {

@@ -306,13 +306,14 @@ struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen)
     return best;
 }
 
-/* Does mp hold no object record (and, with tombs, no tombstone)? */
+/* Does mp hold no object record or slice (and, with tombs, no tombstone)? */
 static int mp_empty(struct store *s, struct store_mp *mp, int tombs)
 {
     rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
     int any = 0;
-    for (int k = 0; k < 1 + tombs && !any; k++) {
-        const char *pre = k ? "t" : "o";
+    static const char *const kinds = "ost";
+    for (int k = 0; k < 2 + tombs && !any; k++) {
+        const char pre[2] = {kinds[k], '\0'};
         rocksdb_iter_seek(it, pre, 1);
         size_t kl;
         any = rocksdb_iter_valid(it) && (rocksdb_iter_key(it, &kl)[0] == pre[0]);

@@ -68,6 +68,14 @@ const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct b
     return bmd_find(*hold, prov, bucket);
 }
 
+char *xfer_key_dup(const char *mkey, size_t klen)
+{
+    char *k = xmalloc(klen + 1);
+    memcpy(k, mkey, klen);
+    k[klen] = '\0';
+    return k;
+}
+
 char *xfer_key_show(const char *mkey, size_t klen)
 {
     char *shown = xmalloc(klen + 1);

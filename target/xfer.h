@@ -87,6 +87,8 @@ char *xfer_place_key(const char *mkey, size_t klen, size_t *len);
 /* The bucket of store key mkey in the current BMD, or NULL; *hold is set
  * to that BMD, for bmd_unref once the bucket is no longer used. */
 const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct bmd **hold);
+/* A copy of store key mkey (klen bytes) with a NUL after it. */
+char *xfer_key_dup(const char *mkey, size_t klen);
 /* A store key as people read it, "provider/bucket/name" (a new string). */
 char *xfer_key_show(const char *mkey, size_t klen);
 /* provider, bucket and name of a store key (pointers into it; the name

@@ -151,3 +151,32 @@ def test_kill9_during_ec_puts():
         assert c.http.get(url(c, "k9", "over")).content == b"small"
     finally:
         assert not c.cleanup()
+
+
+def test_a_new_code_applies_to_existing_objects():
+    """2+1 changed to 1+2: an ec-encode job slices every object again under
+    the new code (the holders replace the old slices of the same version)
+    and gives small objects their third copy; then one target alone, with
+    a single slice, rebuilds a big object, which 2+1 could not."""
+    c = Cluster(targets=4, mountpaths=1).start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/code", json=EC).status_code == 201
+        data = {"c/%02d" % i: os.urandom(5000 + i * 30000) for i in range(12)}
+        put_all(c, "code", data)
+        assert len(data_files(c)) == expected_files(c, "code")
+        r = c.http.patch(c.url + "/v1/buckets/code",
+                         json={"ec": {"data": 1, "parity": 2, "objsize_limit": 65536}})
+        assert r.status_code == 200, r.text
+        j = run_job(c, {"kind": "ec-encode", "bucket": "code"})
+        assert j["state"] == "finished" and j["done"] == len(data), j
+        small = sum(1 for v in data.values() if len(v) < 65536)
+        assert len(data_files(c)) == expected_files(c, "code") + small   # three copies now
+        big = max(data, key=lambda k: len(data[k]))
+        survivor = next(t for t in c.target_names() if t != owner_of(c, "code", big))
+        for t in c.target_names():
+            if t != survivor:
+                kill_and_wait_down(c, t)
+        r = c.http.get(url(c, "code", big), timeout=60)
+        assert r.status_code == 200 and r.content == data[big], (r.status_code, r.text[:300])
+    finally:
+        assert not c.cleanup()

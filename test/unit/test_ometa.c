@@ -63,6 +63,12 @@ int main(void)
         CHECK(ometa_decode(buf, i, &d) == -EINVAL);
     buf[n - OMETA_EC_LEN + 2] = 24;      /* an index past d + p */
     CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    buf[n - OMETA_EC_LEN + 2] = 0, buf[n - OMETA_EC_LEN] = 17;   /* 17 data slices */
+    CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    buf[n - OMETA_EC_LEN] = 16, buf[n - OMETA_EC_LEN + 1] = 9;   /* 9 parity */
+    CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    buf[n - OMETA_EC_LEN + 1] = 8;
+    CHECK(ometa_decode(buf, n, &d) == 0);
     buf[n - OMETA_EC_LEN + 2] = 0, buf[n - OMETA_EC_LEN] = 0;   /* d 0 */
     CHECK(ometa_decode(buf, n, &d) == -EINVAL);
     m.ec.d = 0;
