@@ -346,6 +346,9 @@ static void start_body(struct http_req *r, json_t *j)
     pj->created_ns = wall_ns();
     json_object_set_new(j, "id", json_string(pj->id));
     json_object_set_new(j, "provider", json_string(pj->provider));
+    struct cmap *m = cmap_current();   /* every target judges ownership by this map or newer */
+    json_object_set_new(j, "map_version", json_integer(m ? m->snap.version : 0));
+    cmap_unref(m);
     pj->spec = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     char id[33];

@@ -76,6 +76,7 @@ static void job_free(struct job *j)
 {
     if (j->tick)
         event_free(j->tick);
+    cmap_unref(j->map);
     free(j->spec);
     free(j->pin);
     backend_free(&j->b);
@@ -334,6 +335,7 @@ static struct job *job_new(struct target *t, struct http_worker *w, json_t *spec
     j->start_ns = wall_ns();
     if (j->kind == JK_PREFETCH)
         j->pin = pin_record(spec, j->start_ns);
+    j->want_map = json_integer_value(json_object_get(spec, "map_version"));
     return j;
 }
 

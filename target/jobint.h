@@ -84,7 +84,12 @@ struct job {
     char *prepend;               /* and what its names begin with ("" none) */
     int to_backed;               /* download: the bucket writes through */
     uint64_t pos, total;         /* the next index, and the selection's size */
-    int64_t map_version;         /* of the cluster map ownership was last judged by */
+    int64_t map_version;         /* of the cluster map ownership is judged by */
+    struct cmap *map;            /* that map, held from the first name on: targets
+                                  * that judge by different maps would leave names
+                                  * between them (a change mid-job waits for a walk) */
+    int64_t want_map;            /* the proxy's map version at the start */
+    int map_waits;               /* turns waited for that version */
     int inflight;
     int waiting;                 /* over the target's job_max: not started yet */
     int handed;                  /* flush: given to its runner (wbq.c) */

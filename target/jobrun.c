@@ -343,6 +343,25 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
     }
 }
 
+#define MAP_WAITS 50              /* turns of 100 ms for the proxy's map version */
+
+/* Hold the map names are judged by: the current one once it is as new as
+ * the proxy's when it started the job (or after MAP_WAITS turns). 0 when
+ * the pump should come back later (armed). */
+static int pin_map(struct job *j)
+{
+    struct cmap *m = cmap_current();
+    if (!m || (m->snap.version < j->want_map && j->map_waits++ < MAP_WAITS)) {
+        cmap_unref(m);
+        struct timeval tv = {0, 100000};
+        event_add(j->tick, &tv);
+        return 0;
+    }
+    j->map = m;
+    __atomic_store_n(&j->map_version, m->snap.version, __ATOMIC_RELAXED);
+    return 1;
+}
+
 void job_pump(struct job *j)
 {
     char name[OBJNAME_MAX + 1], url[4096];
@@ -356,16 +375,15 @@ void job_pump(struct job *j)
         }
         return;
     }
-    struct cmap *m = cmap_current();
+    if (!j->map && !pin_map(j))
+        return;                  /* a turn later: the proxy's map is on its way */
+    struct cmap *m = j->map;
     int looked = 0, n = 0;
-    if (m)
-        __atomic_store_n(&j->map_version, m->snap.version, __ATOMIC_RELAXED);
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&j->waiting, __ATOMIC_RELAXED) &&
            j->inflight < j->t->conf.job_workers) {
         if (++looked > JOB_BATCH) {
             event_active(j->tick, EV_TIMEOUT, 0);   /* the rest after other work */
-            cmap_unref(m);
             return;
         }
         uint64_t i = 0;
@@ -384,7 +402,6 @@ void job_pump(struct job *j)
         else
             consider(j, m, name, (size_t)n, url);
     }
-    cmap_unref(m);
     if (__atomic_load_n(&j->waiting, __ATOMIC_RELAXED) &&
         !__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))
         return;                  /* job_ended of another job starts it */

@@ -142,9 +142,9 @@ def test_kill9_during_ec_puts():
         c.wait_healthy(victim)
         c.wait_map(lambda m: all(n["state"] == "active" for n in m["nodes"]))
         wait_rebalanced(c)
-        end = time.time() + 60
+        end = time.time() + 120  # strays and retried walks (their backoff) settle
         while time.time() < end and len(data_files(c)) != expected_files(c, "k9"):
-            time.sleep(1)        # strays and retried walks settle
+            time.sleep(1)
         assert len(data_files(c)) == expected_files(c, "k9")
         assert bad_reads(c, "k9", acked) == []
         assert c.http.get(url(c, "k9", "gone")).status_code == 404
