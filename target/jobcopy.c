@@ -30,6 +30,7 @@
 #include "iopool.h"
 #include "jobint.h"
 #include "log.h"
+#include "mirror.h"
 #include "node.h"
 #include "nodesig.h"
 #include "objname.h"
@@ -37,6 +38,7 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
+#include "xfer.h"
 
 #define SEND_IDLE_S 30           /* a destination that takes nothing for this long fails */
 #define SEND_TIMEOUT_MS (6L * 3600 * 1000)
@@ -231,6 +233,7 @@ struct cfetch {
     struct job *j;
     char *name, *dname, *mkey;
     size_t klen;
+    uint64_t size;               /* a download's, while its copies are made */
     int download;                /* a download: counted here unless it writes through */
 };
 
@@ -240,6 +243,21 @@ static void cfetch_free(struct cfetch *c)
     free(c->dname);
     free(c->mkey);
     free(c);
+}
+
+/* A download's copies or slices are made (mirror.h). */
+static void downloaded_spread(void *arg, int failed)
+{
+    struct cfetch *c = arg;
+    struct job *j = c->j;
+    if (failed)
+        job_note_error(j, c->name, "not every copy holder took it (the next walk tries again)");
+    else
+        job_add(j, &j->downloaded, 1, c->size);
+    job_add(j, &j->done, 1, 0);
+    cfetch_free(c);
+    j->inflight--;
+    job_pump(j);
 }
 
 /* The source is held now (or not): send it on. */
@@ -254,6 +272,12 @@ static void cfetched(void *arg, const struct fetch_result *res)
         struct ometa m;
         int got = store_get(&j->t->store, store_pick(&j->t->store, c->mkey, c->klen), c->mkey,
                             c->klen, &m) == 0;
+        if (got && mirror_spreads(c->mkey, c->klen)) {   /* its copies or slices first */
+            struct xfer_loop lp = {j->base, j->q, j->hc};
+            c->size = m.size;
+            mirror_spread(j->t, &lp, c->mkey, c->klen, m.size, 0, downloaded_spread, c);
+            return;
+        }
         job_add(j, &j->downloaded, 1, got ? m.size : 0);
         job_add(j, &j->done, 1, 0);
     } else {

@@ -30,6 +30,7 @@
 #include "err.h"
 #include "http.h"
 #include "iopool.h"
+#include "mirror.h"
 #include "mpu.h"
 #include "node.h"
 #include "s3.h"
@@ -38,6 +39,7 @@
 #include "subres.h"
 #include "target.h"
 #include "util.h"
+#include "xfer.h"
 
 #define SUB_BODY_MAX (64u << 10)  /* a Tagging or AccessControlPolicy body */
 
@@ -49,6 +51,7 @@ struct subreq {
     char *mkey;
     size_t klen;
     struct s3tags tags;          /* PUT ?tagging: the new set; DELETE: empty */
+    uint64_t size;               /* the object's, once its tags changed */
     int rc;
 };
 
@@ -113,14 +116,44 @@ static int tags_change(struct ometa *m, void *arg)
 static void tags_work(void *arg)
 {
     struct subreq *s = arg;
-    s->rc = store_meta_update(&s->t->store, s->mkey, s->klen, tags_change, s);
+    struct store *st = &s->t->store;
+    struct ometa m;
+    s->rc = store_meta_update(st, s->mkey, s->klen, tags_change, s);
+    if (!s->rc && !store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &m))
+        s->size = m.size;
 }
 
+static void tags_answer(struct subreq *s);
+
+static void tags_spread(void *arg, int failed)
+{
+    struct subreq *s = arg;
+    if (failed)                  /* changed here, not yet on every holder */
+        s->rc = -EAGAIN;
+    tags_answer(s);
+}
+
+/* The new version goes to the copy holders first (mirror.h). */
 static void tags_done(void *arg)
 {
     struct subreq *s = arg;
     struct http_req *r = s->r;
-    if (s->rc == -ENOENT)
+    if (!s->rc && mirror_spreads(s->mkey, s->klen)) {
+        struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
+        mirror_spread(s->t, &lp, s->mkey, s->klen, s->size, 1, tags_spread, s);
+        return;
+    }
+    tags_answer(s);
+}
+
+static void tags_answer(struct subreq *s)
+{
+    struct http_req *r = s->r;
+    if (s->rc == -EAGAIN) {
+        http_resp_header(r, "Retry-After", "2");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the tags changed on the owner but not on every "
+                                              "copy holder: try again");
+    } else if (s->rc == -ENOENT)
         no_key(r);
     else if (s->rc)
         http_reply_error(r, err_status(s->rc), "cannot change the tags: %s",

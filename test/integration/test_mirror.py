@@ -259,3 +259,43 @@ def test_scrub_reads_at_its_rate():
     finally:
         assert not c.cleanup()
 
+
+
+def test_downloads_and_tag_changes_reach_the_copies():
+    """A download job into a mirrored bucket makes both copies; a tag change
+    (a new version) reaches the copy holder, so the tags survive the loss
+    of the owner."""
+    import http.server
+    import threading
+    body = os.urandom(123457)
+
+    class Origin(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    c = Cluster(targets=3, mountpaths=1).start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/md",
+                          json={"mirror": {"copies": 2}}).status_code == 201
+        j = run_job(c, {"kind": "download", "bucket": "md",
+                        "urls": ["http://127.0.0.1:%d/d/one" % srv.server_address[1]]})
+        assert j["state"] == "finished" and j["downloaded"] == 1, j
+        assert len(data_files(c)) == 2
+        tags = "<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tagging>"
+        r = c.http.put(c.url + "/s3/md/d/one?tagging", data=tags)
+        assert r.status_code == 200, r.text
+        kill_and_wait_down(c, owner_of(c, "md", "d/one"))
+        r = c.http.get(url(c, "md", "d/one"))
+        assert r.status_code == 200 and r.content == body
+        r = c.http.get(c.url + "/s3/md/d/one?tagging")
+        assert r.status_code == 200 and "<Value>v</Value>" in r.text, r.text
+    finally:
+        srv.shutdown()
+        assert not c.cleanup()
