@@ -21,6 +21,7 @@
 #include "jobint.h"
 #include "log.h"
 #include "mirror.h"
+#include "slice.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -63,6 +64,9 @@ struct scrub {
     int rc;
     int asks, unasked;           /* holders asked for their copy; those that failed */
     int marking;                 /* the only copy, bytes wrong: marked, not dropped */
+    int slices;                  /* the walk is on slices now (objects first) */
+    char *okey;                  /* a damaged slice's object key, while it is made again */
+    size_t oklen;
 };
 
 /* scrub_mbps holds for a target's scrubs together: no read turn starts
@@ -152,8 +156,14 @@ static void next_batch(struct scrub *s)
         s->after = NULL;
         s->alen = 0;
     }
-    if (__atomic_load_n(&s->j->aborted, __ATOMIC_RELAXED) ||
-        s->mp_i >= __atomic_load_n(&s->t->store.n, __ATOMIC_ACQUIRE)) {
+    int walked = s->mp_i >= __atomic_load_n(&s->t->store.n, __ATOMIC_ACQUIRE);
+    if (walked && !s->slices && s->j->kind == JK_SCRUB) {   /* then the slices held here */
+        s->slices = 1;
+        s->mp_i = 0;
+        s->prefix[0] = 's';
+        walked = 0;
+    }
+    if (__atomic_load_n(&s->j->aborted, __ATOMIC_RELAXED) || walked) {
         scrub_end(s);
         return;
     }
@@ -370,6 +380,55 @@ static void repair(struct scrub *s)
     iopool_submit_first(s->t->io, s->j->q, repair_work, repaired, s);
 }
 
+/* ---- a damaged slice: dropped, made again by its object's owner (ecode.h) -------------- */
+
+static void slice_made(void *arg, int rc)
+{
+    struct scrub *s = arg;
+    free(s->okey);
+    s->okey = NULL;
+    if (rc)
+        settled(s, NULL, "a damaged slice, dropped; its owner could not make it again now "
+                         "(its next walk does)");
+    else
+        settled(s, &s->j->fixed, NULL);
+}
+
+static void slice_remade(void *arg, int failed)
+{
+    slice_made(arg, failed ? -EIO : 0);
+}
+
+static void drop_slice_work(void *arg)
+{
+    struct scrub *s = arg;
+    struct store *st = &s->t->store;
+    s->rc = store_delete_if(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, s->m.uid);
+}
+
+static void slice_dropped(void *arg)
+{
+    struct scrub *s = arg;
+    int idx;
+    s->okey = s->rc ? NULL : slice_obj_key(s->mkey, s->klen, &s->oklen, &idx);
+    if (!s->okey) {              /* written again or gone meanwhile */
+        settled(s, NULL, NULL);
+        return;
+    }
+    const struct cmap_node *h[1];
+    struct cmap *m = cmap_current();
+    int k = mirror_holders(m, s->okey, s->oklen, 1, h);
+    char *owner = k && strcmp(h[0]->id, s->t->node.id) ? xstrdup(h[0]->url) : NULL;
+    cmap_unref(m);
+    if (!k)
+        slice_made(s, -EIO);
+    else if (owner)
+        slice_ask_ensure(s->t, &s->lp, owner, s->okey, s->oklen, slice_made, s);
+    else
+        ecode_ensure(s->t, &s->lp, s->okey, s->oklen, slice_remade, s);
+    free(owner);
+}
+
 static void pace(struct scrub *s, uint64_t bytes)
 {
     uint64_t now = mono_ms(), was = __atomic_load_n(&pace_ms, __ATOMIC_RELAXED), next;
@@ -405,9 +464,12 @@ static void checked(void *arg)
     }
     job_add(s->j, &s->j->found, 1, 0);
     char *shown = xfer_key_show(s->mkey, s->klen);
-    log_warn("scrub: object %s: %s: repairing", shown, s->why);
+    log_warn("scrub: %s %s: %s: repairing", s->slices ? "a slice of" : "object", shown, s->why);
     free(shown);
-    repair(s);
+    if (s->slices)
+        iopool_submit_first(s->t->io, s->j->q, drop_slice_work, slice_dropped, s);
+    else
+        repair(s);
 }
 
 /* ---- ec-encode: an object owned here brought to its bucket's settings ---------------- */

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "bmd.h"
+#include "ecode.h"
 #include "hc.h"
 #include "http.h"
 #include "inbody.h"
@@ -237,6 +238,34 @@ void slice_ask_held(struct target *t, const struct xfer_loop *lp, const char *ur
              p);
     char *u = slice_url(t, "GET", url, mkey, klen, q);
     hc_request(lp->hc, "GET", u, NULL, 0, NULL, 30000, asked_held, a);
+    free(u);
+}
+
+struct ensure_ask {
+    void (*done)(void *arg, int rc);
+    void *arg;
+};
+
+static void ensure_answered(void *arg, int status, const char *body, size_t len,
+                            const char *err)
+{
+    struct ensure_ask *a = arg;
+    (void)body;
+    (void)len;
+    (void)err;
+    a->done(a->arg, status == 200 ? 0 : -EIO);
+    free(a);
+}
+
+void slice_ask_ensure(struct target *t, const struct xfer_loop *lp, const char *url,
+                      const char *mkey, size_t klen, void (*done)(void *arg, int rc),
+                      void *arg)
+{
+    struct ensure_ask *a = xcalloc(1, sizeof(*a));
+    a->done = done;
+    a->arg = arg;
+    char *u = slice_url(t, "POST", url, mkey, klen, "ensure=1");
+    hc_request(lp->hc, "POST", u, NULL, 0, NULL, 10L * 60 * 1000, ensure_answered, a);
     free(u);
 }
 
@@ -555,6 +584,16 @@ static void drop_done(void *arg)
     recv_free(v);
 }
 
+static void ensured(void *arg, int failed)
+{
+    struct http_req *r = arg;
+    if (failed)
+        http_reply_error(r, 503, "%d slices were not taken", failed);
+    else
+        http_reply_json(r, 200, json_pack("{s:b}", "ensured", 1));
+    http_req_unref(r);
+}
+
 void slice_handle(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
@@ -586,6 +625,13 @@ void slice_handle(struct http_req *r, const char *rest, size_t rlen)
         iopool_submit(t->io, r->w->q, drop_work, drop_done, v);
         return;
     }
+    if (r->method == HTTP_M_POST) {   /* the owner: make sure every slice is there */
+        struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
+        http_req_ref(r);
+        ecode_ensure(t, &lp, v->mkey, v->klen, ensured, r);
+        recv_free(v);
+        return;
+    }
     int any = r->method == HTTP_M_GET && http_query_get(r, "any", num, sizeof(num)) >= 0;
     if (!has_idx && !any) {
         http_reply_error(r, 400, "idx=0..%d is needed", SLICE_MAX - 1);
@@ -595,7 +641,7 @@ void slice_handle(struct http_req *r, const char *rest, size_t rlen)
     } else if (r->method == HTTP_M_PUT) {
         recv_slice(v, r);
     } else {
-        http_reply_error(r, 405, "GET, PUT or DELETE");
+        http_reply_error(r, 405, "GET, PUT, POST or DELETE");
         recv_free(v);
     }
 }

@@ -19,6 +19,12 @@
  *          this target has no such slice newer than the name's delete.
  *   DELETE /v1/internal/slice/BUCKET/NAME?provider=P&version=V
  *          every slice of the name older than V goes: 204.
+ *   POST   /v1/internal/slice/BUCKET/NAME?provider=P
+ *          (to the name's owner) every holder gets its slice of the version
+ *          held here if it lacks it (ecode_ensure): 200, or 503 when one
+ *          did not take it. A scrub that dropped a damaged slice asks so.
+ *   GET    ...&idx=I&held=V&d=D&p=P
+ *          {"held": this target has slice I as new as V, of that code, whole}
  *
  * Thread: sends and fetches run on the loop given; store work on the I/O
  * pool.
@@ -73,6 +79,12 @@ void slice_ask_held(struct target *t, const struct xfer_loop *lp, const char *ur
 
 /* Drop the slices of mkey held here older than version (I/O pool). */
 void slice_drop_older(struct store *st, const char *mkey, size_t klen, uint64_t version);
+
+/* Ask the owner at url to make sure every slice of mkey is there (POST
+ * above); done(arg, 0) or -EIO on lp's loop, later. */
+void slice_ask_ensure(struct target *t, const struct xfer_loop *lp, const char *url,
+                      const char *mkey, size_t klen, void (*done)(void *arg, int rc),
+                      void *arg);
 
 /* The internal routes above (rest: "BUCKET/NAME"). */
 void slice_handle(struct http_req *r, const char *rest, size_t rlen);

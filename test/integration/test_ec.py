@@ -180,3 +180,25 @@ def test_a_new_code_applies_to_existing_objects():
         assert r.status_code == 200 and r.content == data[big], (r.status_code, r.text[:300])
     finally:
         assert not c.cleanup()
+
+
+def test_scrub_remakes_a_damaged_slice():
+    """A slice's file flipped: a scrub finds it, drops it and the object's
+    owner makes it again (a good one, same size); a second scrub finds
+    nothing."""
+    from test_mirror import damage
+    c = Cluster(targets=4, mountpaths=1).start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/sc", json=EC).status_code == 201
+        body = os.urandom(200000)   # slices of 100032, 99968 and 100032 bytes
+        assert c.http.put(url(c, "sc", "one"), body).status_code == 201
+        (slice1,) = [p for p in data_files(c) if os.path.getsize(p) == 99968]
+        damage(slice1, "flip")
+        j = run_job(c, {"kind": "scrub"})
+        assert j["found"] == 1 and j["fixed"] == 1 and j["errors"] == 0, j
+        again = [p for p in data_files(c) if os.path.getsize(p) == 99968]
+        assert len(again) == 1 and open(again[0], "rb").read() == body[100032:]
+        assert run_job(c, {"kind": "scrub"})["found"] == 0
+        assert len(data_files(c)) == 4
+    finally:
+        assert not c.cleanup()
