@@ -142,7 +142,12 @@ def test_kill9_during_ec_puts():
         c.wait_healthy(victim)
         c.wait_map(lambda m: all(n["state"] == "active" for n in m["nodes"]))
         wait_rebalanced(c)
-        end = time.time() + 120  # strays and retried walks (their backoff) settle
+        # no orphan: never more files than the listed objects need; then an
+        # ec-encode job (the repair) makes whatever a broken PUT left owed
+        assert len(data_files(c)) <= expected_files(c, "k9")
+        j = run_job(c, {"kind": "ec-encode", "bucket": "k9"})
+        assert j["state"] == "finished", j
+        end = time.time() + 60
         while time.time() < end and len(data_files(c)) != expected_files(c, "k9"):
             time.sleep(1)
         assert len(data_files(c)) == expected_files(c, "k9")
