@@ -22,6 +22,7 @@
 #include "err.h"
 #include "http.h"
 #include "iopool.h"
+#include "lcopy.h"
 #include "mirror.h"
 #include "target.h"
 #include "util.h"
@@ -56,6 +57,8 @@ static void del_work(void *arg)
     struct store_mp *mp = store_pick(&d->t->store, d->mkey, d->klen);
     d->rc = d->evict ? store_delete(&d->t->store, mp, d->mkey, d->klen)
                      : store_delete_tomb(&d->t->store, mp, d->mkey, d->klen);
+    if (d->evict && !d->rc)      /* an eviction takes the copies on other drives too */
+        lcopy_drop(&d->t->store, d->mkey, d->klen);
     if (d->rc == -ENOENT && (d->remote_found || d->elsewhere))
         d->rc = 0; /* gone from the backend, or from where it was: we had no copy */
 }

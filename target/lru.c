@@ -11,6 +11,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "jobint.h"
+#include "lcopy.h"
 #include "log.h"
 #include "loopq.h"
 #include "lru.h"
@@ -138,6 +139,7 @@ static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
             atime_mem(c->mkey, c->klen) <= c->atime &&   /* not read since the scan */
             store_pick(st, c->mkey, c->klen) == mp &&
             store_delete_if(st, mp, c->mkey, c->klen, c->uid) == 0) {
+            lcopy_drop(st, c->mkey, c->klen);
             freed += c->size;
             job_add(sc->j, &sc->j->evicted, 1, c->size);
         }

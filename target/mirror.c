@@ -10,6 +10,7 @@
 
 #include "bmd.h"
 #include "ecode.h"
+#include "lcopy.h"
 #include "log.h"
 #include "reb.h"
 #include "target.h"
@@ -96,6 +97,11 @@ static void spread_sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, 
     free(s);
 }
 
+static void local_synced(void *arg, int failed)
+{
+    spread_sent(arg, failed ? -EIO : 0, XFER_NONE, 0, 0);
+}
+
 void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                    uint64_t size, int urgent, mirror_done_fn done, void *arg)
 {
@@ -119,6 +125,10 @@ void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mke
             continue;
         s->pending++;
         xfer_send(t, lp, h[i]->url, mkey, klen, 0, urgent, spread_sent, s);
+    }
+    if (copies > 1 && n > 0 && !strcmp(h[0]->id, t->node.id)) {   /* the owner's drives */
+        s->pending++;
+        lcopy_sync(t, lp, mkey, klen, lcopy_want(t, m, mkey, klen, size), local_synced, s);
     }
     cmap_unref(m);
     spread_sent(s, 0, XFER_NONE, 0, 0);

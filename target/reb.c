@@ -22,6 +22,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "jobint.h"
+#include "lcopy.h"
 #include "log.h"
 #include "loopq.h"
 #include "metrics.h"
@@ -336,11 +337,15 @@ static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
         ecode_ensure(rb.t, &rb.lp, mkey, kl, sliced, one_new(u, mkey, kl));
         return;
     }
-    if (copies > 1 && mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) >= 0)
+    int rank = copies > 1 ? mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) : -1;
+    if (rank >= 0)
         n = mirror_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
     for (int i = 0; i < n; i++)
         if (strcmp(to[i]->id, rb.t->node.id))
             xfer_send(rb.t, &rb.lp, to[i]->url, mkey, kl, 0, 0, sent, one_new(u, mkey, kl));
+    if (rank >= 0)               /* its copies on this target's other drives, or none */
+        lcopy_sync(rb.t, &rb.lp, mkey, kl, rank ? 0 : lcopy_want(rb.t, u->map, mkey, kl, size),
+                   sliced, one_new(u, mkey, kl));
 }
 
 static void run_pump(struct run *u)

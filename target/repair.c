@@ -15,8 +15,10 @@
 #include "get.h"
 #include "gfn.h"
 #include "http.h"
+#include "lcopy.h"
 #include "iopool.h"
 #include "log.h"
+#include "mirror.h"
 #include "node.h"
 #include "store.h"
 #include "target.h"
@@ -117,9 +119,43 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
     free(mkey);
 }
 
+static void after_drop(struct repair *p);
+
+/* A copy on another drive of this target became the object again, or none
+ * could (lcopy.h): then the copy holders, slices or backend. */
+static void local_restored(void *arg, int rc)
+{
+    struct repair *p = arg;
+    if (rc) {
+        after_drop(p);
+        return;
+    }
+    char *shown = xfer_key_show(p->mkey, p->klen);
+    log_info("a damaged copy of %s was replaced from a copy on another drive", shown);
+    free(shown);
+    get_local(p->t, p->r, p->mkey, p->klen, NULL, p->flags | GET_NO_REPAIR);
+    http_req_unref(p->r);
+    free(p->mkey);
+    free(p);
+}
+
 static void dropped(void *arg)
 {
     struct repair *p = arg;
+    struct bmd *b;
+    const struct bmd_bucket *bk = xfer_key_bucket(p->mkey, p->klen, &b);
+    int local = bk && (!p->rc || p->rc == -ENOENT) && mirror_bucket_copies(bk) > 1;
+    bmd_unref(b);
+    if (local) {
+        struct xfer_loop lp = {p->r->w->base, p->r->w->q, target_hc(p->r)};
+        lcopy_restore(p->t, &lp, p->mkey, p->klen, local_restored, p);
+        return;
+    }
+    after_drop(p);
+}
+
+static void after_drop(struct repair *p)
+{
     struct http_req *r = p->r;
     const char *prov, *bucket, *name;
     size_t nl;

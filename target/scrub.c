@@ -19,6 +19,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "jobint.h"
+#include "lcopy.h"
 #include "log.h"
 #include "mirror.h"
 #include "slice.h"
@@ -306,6 +307,15 @@ static void ask_holders(struct scrub *s)
     asked(s, 200, NULL, 0, NULL);
 }
 
+static void local_restored(void *arg, int rc)
+{
+    struct scrub *s = arg;
+    if (rc)
+        ask_holders(s);
+    else
+        settled(s, &s->j->fixed, NULL);
+}
+
 static void rebuilt(void *arg, int rc)
 {
     struct scrub *s = arg;
@@ -356,8 +366,8 @@ static void repaired(void *arg)
     else if (s->marking)
         settled(s, &s->j->lost, "its bytes do not match its checksum and it has no other "
                                 "copy: kept, marked damaged (reads answer 500)");
-    else if (copies > 1)
-        ask_holders(s);
+    else if (copies > 1)         /* a copy on another drive first (lcopy.h), then holders */
+        lcopy_restore(s->t, &s->lp, s->mkey, s->klen, local_restored, s);
     else if (sliced)
         ecode_rebuild(s->t, &s->lp, s->mkey, s->klen, rebuilt, s);
     else if (backed)             /* the next read fetches it again */

@@ -629,6 +629,8 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
     long removed = purge_records(s, base, base_len);
     base[0] = 's';               /* and its slices (slice.h) */
     purge_records(s, base, base_len);
+    base[0] = 'c';               /* and its copies on other drives (lcopy.h) */
+    purge_records(s, base, base_len);
     /* and the bucket's write-back records left (deletes of objects gone) */
     base[0] = 'w';
     for (int i = 0; i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE); i++) {

@@ -22,6 +22,7 @@
 #include "err.h"
 #include "hc.h"
 #include "inbody.h"
+#include "lcopy.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
@@ -250,6 +251,8 @@ static void drop_work(void *arg)
     int rc = store_delete_x(st, store_pick(st, x->mkey, x->klen), x->mkey, x->klen, x->m.uid, &sx);
     if (rc && rc != -ESTALE && rc != -ENOENT)
         log_warn("cannot drop a copy sent away: %s", strerror(-rc));
+    if (!rc)
+        lcopy_drop(st, x->mkey, x->klen);   /* and its copies on this target's other drives */
     free(w);
 }
 

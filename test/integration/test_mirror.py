@@ -299,3 +299,63 @@ def test_downloads_and_tag_changes_reach_the_copies():
     finally:
         srv.shutdown()
         assert not c.cleanup()
+
+
+def test_one_target_keeps_its_copies_on_other_drives():
+    """One target with three drives: copies 2 and 3 put each object's
+    copies on distinct drives; a damaged copy is restored from another
+    drive; a delete takes every copy; when a second target joins, the
+    copies a target now holds move there and the extra local ones go."""
+    c = Cluster(targets=1, mountpaths=3, spare=1).start()
+    try:
+        for b, n in (("two", 2), ("three", 3)):
+            r = c.http.put(c.url + "/v1/buckets/" + b,
+                           json={"mirror": {"copies": n}, "verify_reads": True})
+            assert r.status_code == 201, r.text
+        data = {"m/%02d" % i: os.urandom(10000 + i * 3001) for i in range(10)}
+        for b in ("two", "three"):
+            put_all(c, b, data)
+
+        per = {}                 # files per drive: every drive has a copy of each of three
+        for p in data_files(c, ["t0"]):
+            mp = p.split(os.sep + "t0" + os.sep)[1].split(os.sep)[0]
+            per[mp] = per.get(mp, 0) + 1
+        assert sum(per.values()) == 10 * 2 + 10 * 3, per
+        assert len(per) == 3 and min(per.values()) >= 10, per
+        # a damaged copy: the primary's file (found by its size) flipped
+        before = set(data_files(c))
+        assert c.http.put(url(c, "two", "victim"), b"v" * 77777).status_code == 201
+        new = [p for p in set(data_files(c)) - before]
+        assert len(new) == 2
+        for p in new:
+            damage(p, "flip")
+        r = c.http.get(url(c, "two", "victim"))
+        assert r.status_code == 500, r.status_code   # both copies bad: never wrong bytes
+        assert c.http.put(url(c, "two", "victim"), b"w" * 77777).status_code == 201
+        new = sorted(set(data_files(c)) - before)
+        log = os.path.join(c.data, "logs", "t0.log")
+        for p in new:            # one is the object's own file: its loss is repaired on read
+            damage(p, "delete")
+            r = c.http.get(url(c, "two", "victim"))
+            assert r.status_code == 200 and r.content == b"w" * 77777
+            if "replaced from a copy on another drive" in open(log).read():
+                break
+            # that was the copy: an ec-encode job (the repair) makes it again
+            assert run_job(c, {"kind": "ec-encode", "bucket": "two"})["state"] == "finished"
+        assert "replaced from a copy on another drive" in open(log).read()
+        assert c.http.delete(url(c, "two", "victim")).status_code == 204
+        assert len(data_files(c)) == 10 * 2 + 10 * 3
+        c.sh("start-node", "t1")
+        c.wait_map(lambda m: sum(n["role"] == "target" and n["state"] == "active"
+                                 for n in m["nodes"]) == 2)
+        wait_rebalanced(c)
+        # copies 2: one on each target; copies 3: two targets and one more drive
+        both = ["t0", "t1"]
+        end = time.time() + 30   # (the walk's last drops land after its report)
+        while time.time() < end and len(data_files(c, both)) != 10 * 2 + 10 * 3:
+            time.sleep(0.5)
+        assert len(data_files(c, both)) == 10 * 2 + 10 * 3
+        assert 20 <= len(data_files(c, ["t1"])) <= 30
+        assert bad_reads(c, "two", data) == [] and bad_reads(c, "three", data) == []
+    finally:
+        assert not c.cleanup()

@@ -1,0 +1,47 @@
+/*
+ * lcopy: a mirrored bucket's copies on the owner's other mountpaths
+ * (lcopy.c). When the map has fewer active targets than the bucket's
+ * copies (a one-target cluster, above all), the owner keeps the copies
+ * that have no target on its other drives: under the key 'c' + the
+ * object's key after its first byte, in those mountpaths' RocksDB, each
+ * with the object's record and its own data file. They are made when a
+ * write is spread (mirror.h) and by the walk, dropped once the targets
+ * are enough, with the object (delete, eviction, a send to its new owner,
+ * the bucket's purge), and a damaged copy of the object is restored from
+ * them before any other target is asked.
+ *
+ * Thread: the I/O pool (the _work functions), completions on the loop.
+ */
+#ifndef SHOAL_TARGET_LCOPY_H
+#define SHOAL_TARGET_LCOPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cmap;
+struct store;
+struct target;
+struct xfer_loop;
+
+/* How many copies of mkey (size bytes, MIRROR_ANY_SIZE for a delete) this
+ * target keeps on its other mountpaths under map m: the bucket's copies
+ * that have no target, when this one is the owner, at most its other
+ * mountpaths; 0 otherwise. */
+int lcopy_want(const struct target *t, const struct cmap *m, const char *mkey, size_t klen,
+               uint64_t size);
+
+/* Make want copies of the version held here on the mountpaths after its
+ * own, and drop any other copy of mkey here; done(arg, failed) on lp's
+ * loop. */
+void lcopy_sync(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                int want, void (*done)(void *arg, int failed), void *arg);
+
+/* The newest good local copy becomes the object again (its version kept);
+ * done(arg, 0), or -ENOENT when no copy here is good. */
+void lcopy_restore(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
+                   void (*done)(void *arg, int rc), void *arg);
+
+/* Drop every local copy of mkey (I/O pool). */
+void lcopy_drop(struct store *st, const char *mkey, size_t klen);
+
+#endif
