@@ -34,6 +34,7 @@
 #include "hdrparse.h"
 #include "http.h"
 #include "iopool.h"
+#include "lcopy.h"
 #include "log.h"
 #include "target.h"
 #include "lru.h"
@@ -264,7 +265,9 @@ struct drop {
 static void drop_work(void *arg)
 {
     struct drop *d = arg;
-    store_delete(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey, d->klen);
+    if (!store_delete(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
+                      d->klen))
+        lcopy_drop(&d->t->store, d->mkey, d->klen);   /* and its copies on other drives */
     free(d->mkey);
     free(d);
 }

@@ -204,7 +204,7 @@ static void verify_done(void *arg)
     if (v->gone || v->bad)
         close(v->fd);
     if (v->bad && !v->gone && !(v->flags & GET_NO_REPAIR) &&
-        repair_read(v->t, v->r, v->mkey, v->klen, v->m.uid, v->flags))
+        repair_read(v->t, v->r, v->mkey, v->klen, &v->m, v->flags))
         ;                        /* answered once repaired */
     else if (v->bad && !v->gone)
         get_corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
@@ -245,7 +245,7 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
     if (fd == -EUCLEAN) {
-        if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m.uid, flags))
+        if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, &m, flags))
             get_corrupted(t, r, mkey, klen, "its data file is missing or short");
         return;
     }

@@ -21,6 +21,7 @@
 #include "fetch.h"
 #include "iopool.h"
 #include "jobint.h"
+#include "lcopy.h"
 #include "log.h"
 #include "lpage.h"
 #include "node.h"
@@ -68,6 +69,8 @@ static void drop_work(void *arg)
     struct item *it = arg;
     struct store *st = &it->j->t->store;
     it->rc = store_delete(st, store_pick(st, it->mkey, it->klen), it->mkey, it->klen);
+    if (!it->rc)                 /* and its copies on other drives (lcopy.h) */
+        lcopy_drop(st, it->mkey, it->klen);
 }
 
 static void dropped(void *arg)

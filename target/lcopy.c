@@ -34,11 +34,30 @@ int lcopy_want(const struct target *t, const struct cmap *m, const char *mkey, s
     return copies - n < others ? copies - n : others;
 }
 
-/* Is mountpath mp one that holds objects (not failed, not gone)? */
+/* A copy's key: 'c' and the object's whole key, so that its side keys
+ * (store_side_key: tombstone, write-back, last read) are not the object's.
+ * A new string of *cl bytes. */
+static char *ckey_of(const char *mkey, size_t klen, size_t *cl)
+{
+    char *k = xmalloc(klen + 2);
+    k[0] = 'c';
+    memcpy(k + 1, mkey, klen);
+    k[klen + 1] = '\0';
+    *cl = klen + 1;
+    return k;
+}
+
+/* Can what mp holds be read (not failed, not gone)? */
 static int usable(struct store_mp *mp)
 {
     return !__atomic_load_n(&mp->gone, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&mp->failed, __ATOMIC_RELAXED);
+}
+
+/* May a new copy go to mp (readable, and not being emptied)? */
+static int placeable(struct store_mp *mp)
+{
+    return usable(mp) && __atomic_load_n(&mp->enabled, __ATOMIC_RELAXED);
 }
 
 /* Is copy c of ck on mp whole (its file there, of its size)? */
@@ -108,15 +127,16 @@ struct op {
     char *mkey;
     size_t klen;
     int want, failed;            /* a sync's */
-    int rc;                      /* a restore's */
+    int rc;                      /* a restore's, */
+    uint64_t since;              /* and the oldest version it may bring back */
     void (*done)(void *arg, int n);
     void *arg;
 };
 
-static void op_start(struct target *t, const struct xfer_loop *lp, const char *mkey,
-                     size_t klen, int want, void (*work)(void *), void (*in)(void *),
-                     void (*done)(void *arg, int n), void *arg)
+static struct op *op_start(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                           size_t klen, int want, void (*done)(void *arg, int n), void *arg)
 {
+    (void)lp;
     struct op *y = xcalloc(1, sizeof(*y));
     y->t = t;
     y->mkey = xfer_key_dup(mkey, klen);
@@ -124,7 +144,7 @@ static void op_start(struct target *t, const struct xfer_loop *lp, const char *m
     y->want = want;
     y->done = done;
     y->arg = arg;
-    iopool_submit_first(t->io, lp->q, work, in, y);
+    return y;
 }
 
 static void op_end(struct op *y, int n)
@@ -134,35 +154,58 @@ static void op_end(struct op *y, int n)
     free(y);
 }
 
+/* One of the copies on mp: made from the object (m, at src) unless one as
+ * new is there whole. 0, or -errno (-EBADMSG: the object's own bytes are
+ * wrong: nothing is replaced by them). */
+static int make_copy(struct store *st, struct store_mp *src, struct store_mp *mp,
+                     const char *mkey, size_t klen, const char *ck, size_t cl,
+                     const struct ometa *m)
+{
+    struct ometa c;
+    if (store_get(st, mp, ck, cl, &c) == 0) {
+        if (c.version > m->version || (c.version == m->version && whole(mp, ck, cl, &c)))
+            return 0;
+        if (c.version == m->version)   /* that version with its file gone: made again */
+            store_delete_if(st, mp, ck, cl, c.uid);
+    }
+    int in = store_data_open(src, mkey, klen, m->uid);
+    if (in == -ENOENT)
+        return 0;                /* replaced meanwhile: the next spread makes that one */
+    int rc = in < 0 ? in : put_copy(st, mp, ck, cl, in, m);   /* older ones replaced */
+    if (in >= 0)
+        close(in);
+    return rc == -EALREADY ? 0 : rc;
+}
+
 static void sync_work(void *arg)
 {
     struct op *y = arg;
     struct store *st = &y->t->store;
-    char *ck = store_side_key('c', y->mkey, y->klen);
+    size_t cl;
+    char *ck = ckey_of(y->mkey, y->klen, &cl);
     struct store_mp *src = store_pick(st, y->mkey, y->klen);
     struct ometa m, c;
-    int have = store_get(st, src, y->mkey, y->klen, &m) == 0, n = __atomic_load_n(&st->n,
-                                                                                 __ATOMIC_ACQUIRE);
-    int si = (int)(src - st->mp), made = 0;
-    for (int i = 1; i < n; i++) {
+    uint64_t gone = 0;           /* deleted here: copies as old as its tombstone go */
+    int grc = store_get(st, src, y->mkey, y->klen, &m);
+    if (grc == -ENOENT)
+        store_tomb_get(st, src, y->mkey, y->klen, &gone);
+    int n = __atomic_load_n(&st->n, __ATOMIC_ACQUIRE), si = (int)(src - st->mp), made = 0;
+    for (int i = 0; i < n && (grc == 0 || grc == -ENOENT); i++) {   /* else: cannot tell */
         struct store_mp *mp = &st->mp[(si + i) % n];
-        int held = usable(mp) && store_get(st, mp, ck, y->klen, &c) == 0;
-        if (have && made < y->want && usable(mp)) {   /* one of the copies */
-            made++;
-            if (held && c.version > m.version)
-                continue;
-            if (held && c.version == m.version && whole(mp, ck, y->klen, &c))
-                continue;
-            if (held)            /* the same version with its file gone: made again */
-                store_delete_if(st, mp, ck, y->klen, c.uid);
-            int in = store_data_open(src, y->mkey, y->klen, m.uid);
-            int rc = in < 0 ? in : put_copy(st, mp, ck, y->klen, in, &m);
-            if (in >= 0)
-                close(in);
-            y->failed += rc && rc != -EALREADY;
-        } else if (held) {       /* not wanted (any more) */
-            store_delete_if(st, mp, ck, y->klen, c.uid);
+        if (grc == 0 && i > 0 && made < y->want && placeable(mp)) {   /* one of the copies */
+            int rc = make_copy(st, src, mp, y->mkey, y->klen, ck, cl, &m);
+            made += rc == 0;
+            y->failed += rc != 0;
+            if (rc == -EBADMSG)
+                break;           /* the object's bytes are wrong: its repair comes first */
+            continue;
         }
+        if (!usable(mp) || store_get(st, mp, ck, cl, &c))
+            continue;
+        /* not wanted (any more): only what is as old as what this sync is about */
+        if ((grc == 0 && y->want >= 0 && c.version <= m.version) ||
+            (grc == -ENOENT && gone && c.version <= gone))
+            store_delete_if(st, mp, ck, cl, c.uid);
     }
     free(ck);
 }
@@ -178,35 +221,38 @@ static void synced(void *arg)
 void lcopy_sync(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                 int want, void (*done)(void *arg, int failed), void *arg)
 {
-    op_start(t, lp, mkey, klen, want, sync_work, synced, done, arg);
+    struct op *y = op_start(t, lp, mkey, klen, want, done, arg);
+    iopool_submit_first(t->io, lp->q, sync_work, synced, y);
 }
 
 static void restore_work(void *arg)
 {
     struct op *r = arg;
     struct store *st = &r->t->store;
-    char *ck = store_side_key('c', r->mkey, r->klen);
+    size_t cl;
+    char *ck = ckey_of(r->mkey, r->klen, &cl);
     int n = __atomic_load_n(&st->n, __ATOMIC_ACQUIRE);
     r->rc = -ENOENT;
-    for (int tries = 0; tries < n && r->rc; tries++) {   /* the newest first, then the next */
+    for (int tries = 0; tries < n && r->rc == -ENOENT; tries++) {   /* the newest, then on */
         struct store_mp *best = NULL;
         struct ometa c, bc;
         for (int i = 0; i < n; i++)
-            if (usable(&st->mp[i]) && store_get(st, &st->mp[i], ck, r->klen, &c) == 0 &&
-                (!best || c.version > bc.version))
+            if (usable(&st->mp[i]) && store_get(st, &st->mp[i], ck, cl, &c) == 0 &&
+                c.version >= r->since && (!best || c.version > bc.version))
                 best = &st->mp[i], bc = c;
         if (!best)
             break;
-        int in = store_data_open(best, ck, r->klen, bc.uid);
+        int in = store_data_open(best, ck, cl, bc.uid);
         r->rc = in < 0 ? in : put_copy(st, store_place(st, r->mkey, r->klen), r->mkey, r->klen,
                                        in, &bc);
         if (in >= 0)
             close(in);
         if (r->rc == -EALREADY)
             r->rc = 0;           /* as new here meanwhile */
-        if (r->rc) {             /* a bad copy goes: the next is tried */
-            log_warn("a copy on %s could not be restored: %s", best->dir, strerror(-r->rc));
-            store_delete_if(st, best, ck, r->klen, bc.uid);
+        if (r->rc == -EBADMSG || (in < 0 && r->rc == -ENOENT)) {   /* that copy is bad */
+            log_warn("a copy on %s is damaged: dropped", best->dir);
+            store_delete_if(st, best, ck, cl, bc.uid);
+            r->rc = -ENOENT;     /* the next one */
         }
     }
     free(ck);
@@ -219,19 +265,22 @@ static void restored(void *arg)
 }
 
 void lcopy_restore(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
-                   void (*done)(void *arg, int rc), void *arg)
+                   uint64_t since, void (*done)(void *arg, int rc), void *arg)
 {
-    op_start(t, lp, mkey, klen, 0, restore_work, restored, done, arg);
+    struct op *r = op_start(t, lp, mkey, klen, 0, done, arg);
+    r->since = since;
+    iopool_submit_first(t->io, lp->q, restore_work, restored, r);
 }
 
 void lcopy_drop(struct store *st, const char *mkey, size_t klen)
 {
-    char *ck = store_side_key('c', mkey, klen);
+    size_t cl;
+    char *ck = ckey_of(mkey, klen, &cl);
     int n = __atomic_load_n(&st->n, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++) {
         struct ometa c;
-        if (usable(&st->mp[i]) && store_get(st, &st->mp[i], ck, klen, &c) == 0)
-            store_delete_if(st, &st->mp[i], ck, klen, c.uid);
+        if (usable(&st->mp[i]) && store_get(st, &st->mp[i], ck, cl, &c) == 0)
+            store_delete_if(st, &st->mp[i], ck, cl, c.uid);
     }
     free(ck);
 }

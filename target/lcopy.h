@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct cmap;
+struct ometa;
 struct store;
 struct target;
 struct xfer_loop;
@@ -31,15 +32,19 @@ int lcopy_want(const struct target *t, const struct cmap *m, const char *mkey, s
                uint64_t size);
 
 /* Make want copies of the version held here on the mountpaths after its
- * own, and drop any other copy of mkey here; done(arg, failed) on lp's
- * loop. */
+ * own, and drop the other copies of mkey here that are no newer; want
+ * LCOPY_DELETED: only drop those no newer than the name's tombstone here.
+ * done(arg, failed) on lp's loop. Nothing is dropped while the object's
+ * record cannot be read. */
+#define LCOPY_DELETED (-1)
 void lcopy_sync(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                 int want, void (*done)(void *arg, int failed), void *arg);
 
-/* The newest good local copy becomes the object again (its version kept);
- * done(arg, 0), or -ENOENT when no copy here is good. */
+/* The newest good local copy, of version since or newer, becomes the
+ * object again (its version kept); done(arg, 0), -ENOENT when no copy
+ * here is good (a bad one is dropped), or the error that stopped it. */
 void lcopy_restore(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
-                   void (*done)(void *arg, int rc), void *arg);
+                   uint64_t since, void (*done)(void *arg, int rc), void *arg);
 
 /* Drop every local copy of mkey (I/O pool). */
 void lcopy_drop(struct store *st, const char *mkey, size_t klen);

@@ -97,6 +97,12 @@ static void spread_sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, 
     free(s);
 }
 
+static void nothing(void *arg, int failed)
+{
+    (void)arg;
+    (void)failed;
+}
+
 static void local_synced(void *arg, int failed)
 {
     spread_sent(arg, failed ? -EIO : 0, XFER_NONE, 0, 0);
@@ -107,7 +113,9 @@ void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mke
 {
     struct bmd_ec ec;
     if (size != MIRROR_ANY_SIZE && ecode_of(mkey, klen, &ec) && size >= ec.limit) {
-        /* a client's write is sliced; background work first asks what is there */
+        /* copies an older small version left on other drives go (lcopy.h); a
+         * client's write is sliced; background work first asks what is there */
+        lcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);
         (urgent ? ecode_spread : ecode_ensure)(t, lp, mkey, klen, done, arg);
         return;
     }
@@ -128,7 +136,9 @@ void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mke
     }
     if (copies > 1 && n > 0 && !strcmp(h[0]->id, t->node.id)) {   /* the owner's drives */
         s->pending++;
-        lcopy_sync(t, lp, mkey, klen, lcopy_want(t, m, mkey, klen, size), local_synced, s);
+        lcopy_sync(t, lp, mkey, klen,
+                   size == MIRROR_ANY_SIZE ? LCOPY_DELETED : lcopy_want(t, m, mkey, klen, size),
+                   local_synced, s);
     }
     cmap_unref(m);
     spread_sent(s, 0, XFER_NONE, 0, 0);

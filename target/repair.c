@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "node.h"
+#include "ometa.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -30,7 +31,7 @@ struct repair {
     struct http_req *r;          /* referenced until handed on */
     char *mkey;
     size_t klen;
-    uint64_t uid;
+    uint64_t uid, version, size;   /* of the damaged copy */
     int flags;
     int rc;
 };
@@ -144,11 +145,12 @@ static void dropped(void *arg)
     struct repair *p = arg;
     struct bmd *b;
     const struct bmd_bucket *bk = xfer_key_bucket(p->mkey, p->klen, &b);
-    int local = bk && (!p->rc || p->rc == -ENOENT) && mirror_bucket_copies(bk) > 1;
+    int local = bk && (!p->rc || p->rc == -ENOENT) &&
+                mirror_copies(p->mkey, p->klen, p->size) > 1;
     bmd_unref(b);
-    if (local) {
+    if (local) {                 /* no older copy than the damaged one comes back */
         struct xfer_loop lp = {p->r->w->base, p->r->w->q, target_hc(p->r)};
-        lcopy_restore(p->t, &lp, p->mkey, p->klen, local_restored, p);
+        lcopy_restore(p->t, &lp, p->mkey, p->klen, p->version, local_restored, p);
         return;
     }
     after_drop(p);
@@ -185,7 +187,7 @@ static void after_drop(struct repair *p)
 }
 
 int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                uint64_t uid, int flags)
+                const struct ometa *m, int flags)
 {
     struct bmd *b;
     const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
@@ -203,7 +205,9 @@ int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t k
     p->mkey = xmalloc(klen + 1);   /* NUL-separated parts: copied whole */
     memcpy(p->mkey, mkey, klen + 1);
     p->klen = klen;
-    p->uid = uid;
+    p->uid = m->uid;
+    p->version = m->version;
+    p->size = m->size;
     p->flags = flags;
     http_req_ref(r);
     iopool_submit_first(t->io, r->w->q, drop_work, dropped, p);

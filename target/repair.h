@@ -18,14 +18,15 @@
 #include <stdint.h>
 
 struct http_req;
+struct ometa;
 struct target;
 
-/* The copy of mkey (klen bytes, copied) with data file uid is damaged: 1
+/* The copy of mkey (klen bytes, copied) with record m is damaged: 1
  * when a repair started (r is answered once it is over, with flags as
  * get_local's), 0 when the bucket has nothing to repair from (mirror
  * copies 1, no backend): the caller answers. */
 int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                uint64_t uid, int flags);
+                const struct ometa *m, int flags);
 
 /* A GET or HEAD of mkey (taken) in an erasure-coded bucket, not here:
  * rebuilt from its slices and served with get_local's flags; 404 when no

@@ -367,7 +367,7 @@ static void repaired(void *arg)
         settled(s, &s->j->lost, "its bytes do not match its checksum and it has no other "
                                 "copy: kept, marked damaged (reads answer 500)");
     else if (copies > 1)         /* a copy on another drive first (lcopy.h), then holders */
-        lcopy_restore(s->t, &s->lp, s->mkey, s->klen, local_restored, s);
+        lcopy_restore(s->t, &s->lp, s->mkey, s->klen, s->m.version, local_restored, s);
     else if (sliced)
         ecode_rebuild(s->t, &s->lp, s->mkey, s->klen, rebuilt, s);
     else if (backed)             /* the next read fetches it again */

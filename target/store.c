@@ -627,9 +627,12 @@ long store_purge(struct store *s, const char *provider, const char *bucket)
     size_t base_len;
     char *base = store_mkey(provider, bucket, "", 0, &base_len);
     long removed = purge_records(s, base, base_len);
+    char *cbase = xmalloc(base_len + 1);   /* its copies on other drives: 'c' + the key */
+    cbase[0] = 'c';
+    memcpy(cbase + 1, base, base_len);
+    purge_records(s, cbase, base_len + 1);
+    free(cbase);
     base[0] = 's';               /* and its slices (slice.h) */
-    purge_records(s, base, base_len);
-    base[0] = 'c';               /* and its copies on other drives (lcopy.h) */
     purge_records(s, base, base_len);
     /* and the bucket's write-back records left (deletes of objects gone) */
     base[0] = 'w';

@@ -460,8 +460,31 @@ static void recv_tomb_work(void *arg)
     v->rc = store_delete_x(st, store_pick(st, v->mkey, v->klen), v->mkey, v->klen, 0, &x);
     if (v->rc == -ENOENT)
         v->rc = 0;               /* only the tombstone: applied all the same */
-    if (v->rc == 0)              /* and the slices of what it deleted go too */
+    if (v->rc == 0) {            /* and the slices and copies of what it deleted go too */
         slice_drop_older(st, v->mkey, v->klen, v->version);
+        lcopy_drop(st, v->mkey, v->klen);
+    }
+}
+
+static void copies_made(void *arg, int failed)
+{
+    (void)arg;
+    if (failed)
+        reb_stray();             /* owed: the walk makes them */
+}
+
+/* The owner of a mirrored object that came over keeps the copies that have
+ * no target on its other drives (lcopy.h). */
+static void local_copies(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                         uint64_t size)
+{
+    struct cmap *m = cmap_current();
+    int want = m ? lcopy_want(t, m, mkey, klen, size) : 0;
+    cmap_unref(m);
+    if (want > 0) {
+        struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
+        lcopy_sync(t, &lp, mkey, klen, want, copies_made, NULL);
+    }
 }
 
 static void recv_done(void *arg)
@@ -479,6 +502,8 @@ static void recv_done(void *arg)
             wbq_kick();
         if (v->b.meta && !holds(v->t, v->mkey, v->klen, v->m.size))
             reb_stray();         /* sent under an older map: on to its owner */
+        else if (v->b.meta)      /* its copies on this target's other drives, if any */
+            local_copies(v->t, r, v->mkey, v->klen, v->m.size);
         http_reply(r, v->b.meta ? 201 : 204, NULL, NULL, 0);
     }
     r->data = NULL;
