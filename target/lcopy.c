@@ -190,14 +190,15 @@ static void sync_work(void *arg)
     if (grc == -ENOENT)
         store_tomb_get(st, src, y->mkey, y->klen, &gone);
     int n = __atomic_load_n(&st->n, __ATOMIC_ACQUIRE), si = (int)(src - st->mp), made = 0;
+    int room = 0, bad = 0;       /* drives a copy may go to; the object's bytes are wrong */
+    for (int i = 1; i < n; i++)
+        room += placeable(&st->mp[(si + i) % n]);
     for (int i = 0; i < n && (grc == 0 || grc == -ENOENT); i++) {   /* else: cannot tell */
         struct store_mp *mp = &st->mp[(si + i) % n];
-        if (grc == 0 && i > 0 && made < y->want && placeable(mp)) {   /* one of the copies */
+        if (grc == 0 && i > 0 && made < y->want && !bad && placeable(mp)) {   /* a copy */
             int rc = make_copy(st, src, mp, y->mkey, y->klen, ck, cl, &m);
-            made += rc == 0;
-            y->failed += rc != 0;
-            if (rc == -EBADMSG)
-                break;           /* the object's bytes are wrong: its repair comes first */
+            made += rc == 0;     /* (a drive that failed: the next one) */
+            bad = rc == -EBADMSG;   /* its repair comes first */
             continue;
         }
         if (!usable(mp) || store_get(st, mp, ck, cl, &c))
@@ -207,6 +208,8 @@ static void sync_work(void *arg)
             (grc == -ENOENT && gone && c.version <= gone))
             store_delete_if(st, mp, ck, cl, c.uid);
     }
+    int could = y->want < room ? y->want : room;
+    y->failed = grc && grc != -ENOENT ? 1 : grc == 0 && made < could ? could - made : 0;
     free(ck);
 }
 
