@@ -18,6 +18,7 @@
 #include "log.h"
 #include "loopq.h"
 #include "mpath.h"
+#include "reb.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -336,6 +337,7 @@ static void rs_end(uint64_t errors)
         return;
     }
     __atomic_store_n(&s->moving, 0, __ATOMIC_RELEASE);
+    reb_stray();                 /* copies on other drives follow the objects (lcopy.h) */
 }
 
 static void turn_done(void *arg)

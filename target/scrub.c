@@ -65,7 +65,8 @@ struct scrub {
     int rc;
     int asks, unasked;           /* holders asked for their copy; those that failed */
     int marking;                 /* the only copy, bytes wrong: marked, not dropped */
-    int slices;                  /* the walk is on slices now (objects first) */
+    int slices;                  /* the walk is on slices now (objects first), */
+    int copies;                  /* then on copies on other drives (lcopy.h) */
     char *okey;                  /* a damaged slice's object key, while it is made again */
     size_t oklen;
 };
@@ -158,10 +159,18 @@ static void next_batch(struct scrub *s)
         s->alen = 0;
     }
     int walked = s->mp_i >= __atomic_load_n(&s->t->store.n, __ATOMIC_ACQUIRE);
-    if (walked && !s->slices && s->j->kind == JK_SCRUB) {   /* then the slices held here */
-        s->slices = 1;
+    if (walked && !s->copies && s->j->kind == JK_SCRUB) {   /* slices, then copies */
+        s->copies = s->slices;
+        s->slices = !s->slices;
         s->mp_i = 0;
-        s->prefix[0] = 's';
+        if (s->copies) {         /* 'c' and the object's whole key */
+            memmove(s->prefix + 1, s->prefix, s->plen);
+            s->prefix[0] = 'c';
+            s->prefix[1] = 'o';
+            s->plen++;
+        } else {
+            s->prefix[0] = 's';
+        }
         walked = 0;
     }
     if (__atomic_load_n(&s->j->aborted, __ATOMIC_RELAXED) || walked) {
@@ -173,18 +182,26 @@ static void next_batch(struct scrub *s)
 
 /* ---- one copy read back, a turn at a time ---------------------------------------------- */
 
+/* The mountpath the copy being read is on: a copy on another drive is on
+ * the one walked; anything else where its key is found. */
+static struct store_mp *where(struct scrub *s)
+{
+    struct store *st = &s->t->store;
+    return s->copies ? &st->mp[s->mp_i] : store_pick(st, s->mkey, s->klen);
+}
+
 /* The copy's record and open data file, or the verdict. */
 static enum verdict check_open(struct scrub *s)
 {
     struct store *st = &s->t->store;
-    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
+    struct store_mp *mp = where(s);
     s->got = 0;
     if (store_get(st, mp, s->mkey, s->klen, &s->m))
         return V_GONE;           /* deleted or moved meanwhile */
     s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
     struct ometa now;
     if (s->fd == -ENOENT) {      /* rewritten meanwhile, or damage */
-        int same = !store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &now) &&
+        int same = !store_get(st, where(s), s->mkey, s->klen, &now) &&
                    now.uid == s->m.uid;
         s->why = "its data file is missing";
         return same ? V_BAD : V_GONE;
@@ -226,7 +243,7 @@ static void check_work(void *arg)
     free(buf);
     if (n < 0) {                 /* an I/O error is the drive's: damage, and noted */
         s->rc = -errno;
-        store_note_error(store_pick(&s->t->store, s->mkey, s->klen), s->rc);
+        store_note_error(where(s), s->rc);
         s->why = "its data file cannot be read";
         s->v = s->rc == -EIO ? V_BAD : V_ERR;
     } else if (s->got < s->m.size) {
@@ -240,8 +257,9 @@ static void check_work(void *arg)
 
 static void settled(struct scrub *s, uint64_t *counter, const char *err)
 {
-    if (err) {
-        char *nm = xfer_key_show(s->mkey, s->klen);
+    if (err) {                   /* (a copy on another drive: 'c' + the object's key) */
+        char *nm = s->copies ? xfer_key_show(s->mkey + 1, s->klen - 1)
+                             : xfer_key_show(s->mkey, s->klen);
         job_note_error(s->j, nm, err);
         log_error("scrub: object %s: %s", nm, err);
         free(nm);
@@ -409,11 +427,38 @@ static void slice_remade(void *arg, int failed)
     slice_made(arg, failed ? -EIO : 0);
 }
 
-static void drop_slice_work(void *arg)
+static void drop_slice_work(void *arg)   /* (or a copy on another drive) */
 {
     struct scrub *s = arg;
     struct store *st = &s->t->store;
-    s->rc = store_delete_if(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, s->m.uid);
+    s->rc = store_delete_if(st, where(s), s->mkey, s->klen, s->m.uid);
+}
+
+static void copy_made(void *arg, int failed)
+{
+    struct scrub *s = arg;
+    if (failed)
+        settled(s, NULL, "a damaged copy on another drive, dropped; not made again now (the "
+                         "next walk does)");
+    else
+        settled(s, &s->j->fixed, NULL);
+}
+
+/* A damaged copy on another drive is gone: the object's copies are made
+ * again (lcopy.h). */
+static void copy_dropped(void *arg)
+{
+    struct scrub *s = arg;
+    if (s->rc) {                 /* written again or gone meanwhile */
+        settled(s, NULL, NULL);
+        return;
+    }
+    const char *okey = s->mkey + 1;   /* 'c' + the object's key */
+    size_t oklen = s->klen - 1;
+    struct cmap *m = cmap_current();
+    int want = m ? lcopy_want(s->t, m, okey, oklen, s->m.size) : 0;
+    cmap_unref(m);
+    lcopy_sync(s->t, &s->lp, okey, oklen, want, copy_made, s);
 }
 
 static void slice_dropped(void *arg)
@@ -473,11 +518,15 @@ static void checked(void *arg)
         return;
     }
     job_add(s->j, &s->j->found, 1, 0);
-    char *shown = xfer_key_show(s->mkey, s->klen);
-    log_warn("scrub: %s %s: %s: repairing", s->slices ? "a slice of" : "object", shown, s->why);
+    char *shown = s->copies ? xfer_key_show(s->mkey + 1, s->klen - 1)
+                            : xfer_key_show(s->mkey, s->klen);
+    log_warn("scrub: %s %s: %s: repairing",
+             s->slices ? "a slice of" : s->copies ? "a copy on another drive of" : "object",
+             shown, s->why);
     free(shown);
-    if (s->slices)
-        iopool_submit_first(s->t->io, s->j->q, drop_slice_work, slice_dropped, s);
+    if (s->slices || s->copies)
+        iopool_submit_first(s->t->io, s->j->q, drop_slice_work,
+                            s->slices ? slice_dropped : copy_dropped, s);
     else
         repair(s);
 }
@@ -565,7 +614,7 @@ void scrub_run(struct job *j)
     s->fd = -1;
     s->lp = (struct xfer_loop){j->base, j->q, j->hc};
     size_t pl = strlen(j->provider), bl = strlen(j->bucket), xl = j->prefix ? strlen(j->prefix) : 0;
-    s->prefix = xmalloc(3 + pl + bl + xl);
+    s->prefix = xmalloc(4 + pl + bl + xl);   /* (room for a copy's 'c') */
     s->prefix[0] = 'o';
     s->plen = 1;
     if (j->bucket[0]) {          /* 'o' provider NUL bucket NUL prefix */
