@@ -206,9 +206,8 @@ static void relay_drained(struct http_req *r)
 static int relay_headers(void *arg, struct hc_xfer *x, int status)
 {
     struct gfn *g = arg;
-    const char *ml = hc_header(x, "X-Shoal-Meta-Len");
-    uint64_t n = 0;
-    if (status != 200 || !ml || parse_u64(ml, strlen(ml), &n) || !n || n > OMETA_MAX)
+    size_t n = xfer_record_len(x, status);
+    if (!n)
         return 0;                /* nothing newer there (204), or a failure: on_done */
     g->meta_len = n;
     g->meta = xmalloc(n);

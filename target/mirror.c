@@ -44,8 +44,12 @@ int mirror_copies(const char *mkey, size_t klen, uint64_t size)
 
 int mirror_spreads(const char *mkey, size_t klen)
 {
+    struct bmd *b;               /* one look at the BMD on every write */
+    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
     struct bmd_ec ec;
-    return mirror_copies(mkey, klen, 0) > 1 || ecode_of(mkey, klen, &ec);
+    int spreads = bk && (bmd_copies(bk) > 1 || bmd_ec(bk, &ec));
+    bmd_unref(b);
+    return spreads;
 }
 
 int mirror_holders(const struct cmap *m, const char *mkey, size_t klen, int copies,

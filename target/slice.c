@@ -288,9 +288,8 @@ struct fetch {
 static int fetch_headers(void *arg, struct hc_xfer *x, int status)
 {
     struct fetch *f = arg;
-    const char *ml = hc_header(x, "X-Shoal-Meta-Len");
-    uint64_t n = 0;
-    if (status != 200 || !ml || parse_u64(ml, strlen(ml), &n) || !n || n > OMETA_MAX)
+    size_t n = xfer_record_len(x, status);
+    if (!n)
         return 0;                /* none there (404), or a failure: on_done */
     f->meta_len = n;
     f->meta = xmalloc(n);
@@ -546,13 +545,7 @@ static void serve_slice(struct recv *v, struct http_req *r, int any)
             close(fd);
         http_reply_error(r, 404, "no such slice here");
     } else {
-        char meta[OMETA_MAX];
-        size_t ml = ometa_encode(&v->m, meta);
-        http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
-        http_resp_begin(r, 200, (int64_t)(ml + v->m.size));
-        http_resp_write(r, meta, ml);
-        http_resp_file(r, fd, 0, (int64_t)v->m.size);   /* takes fd */
-        http_resp_end(r);
+        xfer_reply_record(r, &v->m, fd);
     }
     recv_free(v);
 }

@@ -69,6 +69,27 @@ const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct b
     return bmd_find(*hold, prov, bucket);
 }
 
+void xfer_reply_record(struct http_req *r, const struct ometa *m, int fd)
+{
+    char *meta = xmalloc(OMETA_MAX);
+    size_t ml = ometa_encode(m, meta);
+    http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
+    http_resp_begin(r, 200, (int64_t)(ml + m->size));
+    http_resp_write(r, meta, ml);
+    http_resp_file(r, fd, 0, (int64_t)m->size);   /* takes fd */
+    http_resp_end(r);
+    free(meta);
+}
+
+size_t xfer_record_len(struct hc_xfer *x, int status)
+{
+    const char *ml = status == 200 ? hc_header(x, "X-Shoal-Meta-Len") : NULL;
+    uint64_t n = 0;
+    if (!ml || parse_u64(ml, strlen(ml), &n) || !n || n > OMETA_MAX)
+        return 0;
+    return (size_t)n;
+}
+
 char *xfer_key_dup(const char *mkey, size_t klen)
 {
     char *k = xmalloc(klen + 1);
@@ -636,14 +657,7 @@ static void serve_copy(struct recv *v, struct http_req *r)
         }
         http_reply(r, 204, NULL, NULL, 0);   /* nothing newer here */
     } else {
-        char *meta = xmalloc(OMETA_MAX);
-        size_t ml = ometa_encode(&v->m, meta);
-        http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
-        http_resp_begin(r, 200, (int64_t)(ml + v->m.size));
-        http_resp_write(r, meta, ml);
-        http_resp_file(r, fd, 0, (int64_t)v->m.size);   /* takes fd */
-        http_resp_end(r);
-        free(meta);
+        xfer_reply_record(r, &v->m, fd);
     }
     recv_free(v);
 }

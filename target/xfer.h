@@ -42,6 +42,8 @@
 struct bmd;
 struct bmd_bucket;
 struct event_base;
+struct hc_xfer;
+struct ometa;
 struct hc;
 struct http_req;
 struct loopq;
@@ -76,6 +78,13 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen);
  * base, for method, with query (after "provider=P&"); a new string. */
 char *xfer_url(struct target *t, const char *method, const char *base, const char *mkey,
                size_t klen, const char *query);
+/* Answer r 200 with record m (X-Shoal-Meta-Len bytes) and then m->size
+ * bytes of fd (taken), as a neighbour's copy or slice is served. */
+void xfer_reply_record(struct http_req *r, const struct ometa *m, int fd);
+/* The record length such an answer (status) announces: 1..OMETA_MAX, or
+ * 0 when it is not one. */
+size_t xfer_record_len(struct hc_xfer *x, int status);
+
 /* Take the part of a body that belongs to its leading metadata record:
  * up to len - *got bytes of *d (n bytes) into meta, moving *d and *n on.
  * 1 once the record is whole. */
