@@ -267,6 +267,38 @@ int fsync_dir_of(const char *path)
     return rc;
 }
 
+int pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+    char *b = buf;
+    while (n > 0) {
+        ssize_t r = pread(fd, b, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        b += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const char *b = buf;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, b, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        b += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
 int file_write_atomic(const char *path, const void *data, size_t len, int sync)
 {
     char tmp[PATH_MAX];

@@ -60,6 +60,10 @@ char *file_read(const char *path, size_t max, size_t *len);
 /* Write through a temporary file and rename; fsync file and directory when
  * sync is set. Returns 0 or -errno. */
 int file_write_atomic(const char *path, const void *data, size_t len, int sync);
+/* All n bytes of fd at off into buf: 0, -errno, or -EIO at a short file. */
+int pread_full(int fd, void *buf, size_t n, uint64_t off);
+/* All n bytes of buf to fd at off: 0 or -errno. */
+int pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
 /*
  * A persistent identifier kept in a one-line file: the file's content when
  * it exists, else prefix + nbytes random bytes in hex, written (fsync'd)

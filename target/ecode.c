@@ -16,9 +16,11 @@
 #include "bmd.h"
 #include "cmap.h"
 #include "ec.h"
+#include "ecstream.h"
 #include "hc.h"
 #include "iopool.h"
 #include "log.h"
+#include "metrics.h"
 #include "mirror.h"
 #include "reb.h"
 #include "slice.h"
@@ -38,37 +40,6 @@ int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec)
     return is;
 }
 
-/* All of n bytes of fd at off into buf (0), or -errno / -EIO at a short file. */
-static int read_at(int fd, char *buf, size_t n, uint64_t off)
-{
-    while (n > 0) {
-        ssize_t r = pread(fd, buf, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? -errno : -EIO;
-        buf += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
-}
-
-static int write_at(int fd, const char *buf, size_t n, uint64_t off)
-{
-    while (n > 0) {
-        ssize_t w = pwrite(fd, buf, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        buf += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
 /* The bytes of data slice i of an object of size bytes, slices of len. */
 static uint64_t data_len(uint64_t size, uint64_t len, int i)
 {
@@ -78,6 +49,23 @@ static uint64_t data_len(uint64_t size, uint64_t len, int i)
 
 /* ---- slicing ------------------------------------------------------------------------- */
 
+/* Count a version sliced: its parity coded as the PUT arrived, or read
+ * back from the committed file. */
+static void count_sliced(int on_arrival)
+{
+    static struct metric_series *s[2];
+    if (!__atomic_load_n(&s[1], __ATOMIC_ACQUIRE)) {
+        struct metric_family *f = metrics_family(
+            METRIC_COUNTER, "shoal_ec_sliced_total",
+            "Object versions cut into erasure-coded slices, by where the parity was coded "
+            "(arrival: as the PUT's body came; file: from the committed object).",
+            "coded", NULL, 0);
+        __atomic_store_n(&s[0], metrics_series(f, "file"), __ATOMIC_RELEASE);
+        __atomic_store_n(&s[1], metrics_series(f, "arrival"), __ATOMIC_RELEASE);
+    }
+    metrics_add(__atomic_load_n(&s[on_arrival], __ATOMIC_ACQUIRE), 1);
+}
+
 struct spread {
     struct target *t;
     struct xfer_loop lp;
@@ -86,6 +74,7 @@ struct spread {
     char *shown;                 /* for the log */
     struct bmd_ec ec;
     struct ometa m;              /* the object's, as sliced */
+    struct ecstream_out coded;   /* parity coded as the PUT arrived, d 0: none */
     uint64_t len;                /* of a slice */
     int fds[SLICE_MAX];          /* each slice's bytes, from offs */
     uint64_t offs[SLICE_MAX], sums[SLICE_MAX];
@@ -128,14 +117,14 @@ static int encode(struct spread *s, int fd)
         for (int i = 0; i < d && rc == 0; i++) {
             uint64_t have = data_len(s->m.size, s->len, i);
             size_t avail = off >= have ? 0 : have - off < n ? (size_t)(have - off) : n;
-            rc = read_at(fd, (char *)buf[i], avail, (uint64_t)i * s->len + off);
+            rc = pread_full(fd, (char *)buf[i], avail, (uint64_t)i * s->len + off);
             memset(buf[i] + avail, 0, n - avail);
             XXH3_64bits_update(xs[i], buf[i], avail);
         }
         if (rc == 0 && ec_encode(&code, n, (const uint8_t *const *)buf, buf + d))
             rc = -EINVAL;
         for (int j = 0; j < p && rc == 0; j++) {
-            rc = write_at(pfd[j], (char *)buf[d + j], n, off);
+            rc = pwrite_full(pfd[j], (char *)buf[d + j], n, off);
             XXH3_64bits_update(xs[d + j], buf[d + j], n);
         }
     }
@@ -170,8 +159,20 @@ static void encode_work(void *arg)
         s->rc = fd;
         return;
     }
-    s->len = ec_slice_len(s->m.size, s->ec.d);
-    s->rc = encode(s, fd);
+    struct ecstream_out *c = &s->coded;
+    int on_arrival = c->d && c->uid == s->m.uid && c->d == s->ec.d && c->p == s->ec.p;
+    count_sliced(on_arrival);
+    if (on_arrival) {
+        s->len = c->len;         /* coded as it arrived */
+        memcpy(s->sums, c->sums, sizeof(c->sums));
+        for (int j = 0; j < c->p; j++)
+            s->fds[c->d + j] = c->pfd[j];
+        c->d = 0;                /* handed to fds */
+    } else {
+        ecstream_out_close(c);   /* of another version or code, if any */
+        s->len = ec_slice_len(s->m.size, s->ec.d);
+        s->rc = encode(s, fd);
+    }
     for (int i = 0; i < s->ec.d && s->rc == 0; i++) {   /* data slices: the object's bytes */
         s->fds[i] = store_data_open(mp, s->mkey, s->klen, s->m.uid);
         s->offs[i] = (uint64_t)i * s->len;
@@ -194,6 +195,7 @@ static void spread_sent(void *arg, int rc)
     if (s->failed)
         reb_stray();             /* owed: the walk sends them again */
     s->done(s->arg, s->failed);
+    ecstream_out_close(&s->coded);
     free(s->mkey);
     free(s->shown);
     free(s);
@@ -235,10 +237,37 @@ static void encoded(void *arg)
     spread_sent(s, 0);
 }
 
+struct ecstream *ecode_stream(struct store_mp *mp, int fd, uint64_t uid, const char *mkey,
+                              size_t klen, uint64_t size)
+{
+    struct bmd_ec ec;
+    if (!ecode_of(mkey, klen, &ec) || size < ec.limit)
+        return NULL;
+    int pfd[EC_PARITY_MAX], made = 0;
+    while (made < ec.p) {
+        uint64_t puid;
+        char path[4096];
+        int f = store_work_open(mp, &puid, path, sizeof(path));
+        if (f < 0)
+            break;
+        unlink(path);            /* goes with its last descriptor */
+        pfd[made++] = f;
+    }
+    struct ecstream *e = made == ec.p ? ecstream_new(fd, uid, ec.d, ec.p, size, pfd) : NULL;
+    if (!e)
+        while (made > 0)
+            close(pfd[--made]);
+    return e;
+}
+
 void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
-                  ecode_done_fn done, void *arg)
+                  struct ecstream_out *coded, ecode_done_fn done, void *arg)
 {
     struct spread *s = xcalloc(1, sizeof(*s));
+    if (coded) {
+        s->coded = *coded;
+        coded->d = 0;            /* taken */
+    }
     s->t = t;
     s->lp = *lp;
     s->mkey = xfer_key_dup(mkey, klen);
@@ -268,7 +297,7 @@ struct ensure {
 static void ensure_end(struct ensure *e)
 {
     if (e->missing)              /* sliced again: every holder gets its slice */
-        ecode_spread(e->t, &e->lp, e->mkey, e->klen, e->done, e->arg);
+        ecode_spread(e->t, &e->lp, e->mkey, e->klen, NULL, e->done, e->arg);
     else
         e->done(e->arg, 0);
     free(e->mkey);
@@ -531,7 +560,7 @@ static int decode_into(struct build *b, const struct ometa *r, int ofd)
             size_t avail = !present[i] || off >= pt->m.size ? 0
                            : pt->m.size - off < nn          ? (size_t)(pt->m.size - off)
                                                             : nn;
-            rc = avail ? read_at(pt->fd, (char *)buf[i], avail, off) : 0;
+            rc = avail ? pread_full(pt->fd, (char *)buf[i], avail, off) : 0;
             memset(buf[i] + avail, 0, nn - avail);
         }
         if (rc == 0 && missing && ec_decode(&code, nn, buf, present))
@@ -539,7 +568,7 @@ static int decode_into(struct build *b, const struct ometa *r, int ofd)
         for (int i = 0; i < d && rc == 0; i++) {
             uint64_t have = data_len(size, len, i);
             size_t w = off >= have ? 0 : have - off < nn ? (size_t)(have - off) : nn;
-            rc = write_at(ofd, (char *)buf[i], w, (uint64_t)i * len + off);
+            rc = pwrite_full(ofd, (char *)buf[i], w, (uint64_t)i * len + off);
         }
     }
     for (int i = 0; i < n; i++)
@@ -557,7 +586,7 @@ static int sum_is(int fd, uint64_t size, uint64_t sum)
     int rc = 0;
     for (uint64_t off = 0; rc == 0 && off < size; off += CHUNK) {
         size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
-        rc = read_at(fd, buf, n, off);
+        rc = pread_full(fd, buf, n, off);
         XXH3_64bits_update(xs, buf, n);
     }
     int same = rc == 0 && XXH3_64bits_digest(xs) == sum;
@@ -698,7 +727,7 @@ static void rebuilt(void *arg, int rc)
         walk_end(w, rc);
         return;
     }
-    ecode_spread(w->t, &w->lp, w->mkey, w->klen, respread, w);
+    ecode_spread(w->t, &w->lp, w->mkey, w->klen, NULL, respread, w);
 }
 
 /* Where the slice goes under the current map (its owner: owner_url NULL

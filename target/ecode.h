@@ -6,10 +6,11 @@
  * after the owner in HRW order, one slice each (slice.h). A smaller object
  * gets P full copies instead (as a mirrored bucket's: mirror.h).
  *
- * Encoding reads the committed object back from its file in turns of a
- * MiB per slice (no object is held whole in memory), writes the parity to
- * work files and sends every slice, the data ones straight from the
- * object's file. A read whose whole copy is lost or damaged, on the owner
+ * A client's PUT of a known length is coded as its body arrives
+ * (ecstream.h: ecode_stream); any other slicing reads the committed
+ * object back from its file in turns of a MiB per slice. Either way no
+ * object is held whole in memory, the parity goes to work files, and
+ * every slice is sent, the data ones straight from the object's file. A read whose whole copy is lost or damaged, on the owner
  * or on the target that owns the name after the owner is lost, gathers D
  * slices from the targets that may hold them, rebuilds the object into a
  * work file, checks it against the object's checksum and commits it
@@ -24,6 +25,9 @@
 #include <stdint.h>
 
 struct bmd_ec;
+struct ecstream;
+struct ecstream_out;
+struct store_mp;
 struct target;
 struct xfer_loop;
 
@@ -33,10 +37,19 @@ int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec);
 /* failed: how many slices were not taken (owed: reb_stray walks again). */
 typedef void (*ecode_done_fn)(void *arg, int failed);
 
+/* A coder for the body of a new version of mkey, of size bytes, being
+ * written to work file fd (uid) on mp, when the bucket slices objects of
+ * that size; NULL when it does not (or the parity files cannot be made:
+ * the commit's slicing codes it then). */
+struct ecstream *ecode_stream(struct store_mp *mp, int fd, uint64_t uid, const char *mkey,
+                              size_t klen, uint64_t size);
+
 /* Slice the version of mkey held here (owned) and send its slices to
- * their holders under the current map; done on lp's loop. */
+ * their holders under the current map; done on lp's loop. coded (NULL:
+ * none; taken): the parity of that version, coded as it arrived, used
+ * when it is still the version here and its code the bucket's. */
 void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
-                  ecode_done_fn done, void *arg);
+                  struct ecstream_out *coded, ecode_done_fn done, void *arg);
 
 /* The same when some holder lacks its slice of the version held here (or
  * holds one of another code): first asks each (the rebalance walk, and

@@ -10,6 +10,7 @@
 
 #include "bmd.h"
 #include "ecode.h"
+#include "ecstream.h"
 #include "lcopy.h"
 #include "log.h"
 #include "reb.h"
@@ -115,12 +116,25 @@ static void local_synced(void *arg, int failed)
 void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                    uint64_t size, int urgent, mirror_done_fn done, void *arg)
 {
+    mirror_spread_coded(t, lp, mkey, klen, size, urgent, NULL, done, arg);
+}
+
+void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                         size_t klen, uint64_t size, int urgent, struct ecstream_out *coded,
+                         mirror_done_fn done, void *arg)
+{
     struct bmd_ec ec;
-    if (size != MIRROR_ANY_SIZE && ecode_of(mkey, klen, &ec) && size >= ec.limit) {
-        /* copies an older small version left on other drives go (lcopy.h); a
-         * client's write is sliced; background work first asks what is there */
+    int sliced = size != MIRROR_ANY_SIZE && ecode_of(mkey, klen, &ec) && size >= ec.limit;
+    if (sliced && urgent) {      /* a client's write is sliced */
+        lcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);   /* an older small version's copies go */
+        ecode_spread(t, lp, mkey, klen, coded, done, arg);
+        return;
+    }
+    if (coded)
+        ecstream_out_close(coded);   /* unused: not sliced at this size, or asked first */
+    if (sliced) {                /* background work first asks what is there */
         lcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);
-        (urgent ? ecode_spread : ecode_ensure)(t, lp, mkey, klen, done, arg);
+        ecode_ensure(t, lp, mkey, klen, done, arg);
         return;
     }
     int copies = mirror_copies(mkey, klen, size);

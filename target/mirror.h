@@ -22,6 +22,7 @@
 #include "cmap.h"
 
 struct bmd_bucket;
+struct ecstream_out;
 struct target;
 struct xfer_loop;
 
@@ -62,5 +63,11 @@ typedef void (*mirror_done_fn)(void *arg, int failed);
  * (reb_stray) so the copy is owed, not forgotten. */
 void mirror_spread(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                    uint64_t size, int urgent, mirror_done_fn done, void *arg);
+
+/* The same with the parity a PUT coded as it arrived (ecode_stream; NULL:
+ * none), taken: used if the version is still sliced with that code. */
+void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                         size_t klen, uint64_t size, int urgent, struct ecstream_out *coded,
+                         mirror_done_fn done, void *arg);
 
 #endif

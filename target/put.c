@@ -33,6 +33,8 @@
 #include "auth.h"
 #include "awschunk.h"
 #include "backend.h"
+#include "ecode.h"
+#include "ecstream.h"
 #include "err.h"
 #include "hc.h"
 #include "hcli.h"
@@ -68,6 +70,11 @@ struct put {
     int want_md5;                /* Content-MD5 was given */
     unsigned char md5_want[16];
     struct awschunk *chunks;     /* the body is aws-chunked: its decoder */
+    int64_t body_len;            /* the object's length announced, -1: not known */
+    struct ecstream *ecs;        /* erasure coding the body as it comes */
+    struct ecstream_out coded;   /* what it coded, for the slicing */
+    int end_wait;                /* the body is in: commit once the coding turn ends */
+    int dropped;                 /* put_free came during a coding turn */
     /* CopyObject, UploadPartCopy: the body comes from the source's target */
     struct hc_xfer *x;         /* the source's GET, while it runs */
     int copy;
@@ -81,6 +88,10 @@ struct put {
 
 static void put_free(struct put *p)
 {
+    if (p->ecs && ecstream_busy(p->ecs)) {   /* a coding turn reads the work file */
+        p->dropped = 1;          /* freed when it ends */
+        return;
+    }
     if (p->x)
         hc_cancel(p->x);
     backend_free(&p->b);
@@ -91,6 +102,8 @@ static void put_free(struct put *p)
     XXH3_freeState(p->xs);
     EVP_MD_CTX_free(p->md5);
     awschunk_free(p->chunks);
+    ecstream_free(p->ecs);
+    ecstream_out_close(&p->coded);
     free(p->mkey);
     free(p->name);
     free(p);
@@ -135,6 +148,35 @@ static void put_refuse(struct put *p, int rc)
     s3_fail(put_drop(p, err_s3_status(e)), e, "%s", msg);
 }
 
+static void put_go(struct put *p);
+
+static void turn_work(void *arg)
+{
+    struct put *p = arg;
+    ecstream_turn(p->ecs);
+}
+
+static void put_turn(struct put *p);
+
+/* A coding turn ended: the PUT was dropped meanwhile, its body is whole
+ * (on to the commit), or the next turn. */
+static void put_turned(void *arg)
+{
+    struct put *p = arg;
+    ecstream_turned(p->ecs);
+    if (p->dropped)
+        put_free(p);
+    else if (p->end_wait)
+        put_go(p);
+    else if (ecstream_start(p->ecs))
+        put_turn(p);
+}
+
+static void put_turn(struct put *p)
+{
+    iopool_submit(p->t->io, p->r->w->q, turn_work, put_turned, p);
+}
+
 /* Bytes of the object into the work file: 0 or -errno. */
 static int put_write(struct put *p, const char *d, size_t n)
 {
@@ -142,16 +184,17 @@ static int put_write(struct put *p, const char *d, size_t n)
     if (p->md5)
         EVP_DigestUpdate(p->md5, d, n);
     p->size += n;
-    while (n > 0) {
-        ssize_t w = write(p->fd, d, n);
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(p->fd, d + done, n - done);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
         }
-        d += w;
-        n -= (size_t)w;
+        done += (size_t)w;
     }
+    if (p->ecs && ecstream_feed(p->ecs, d, n))
+        put_turn(p);
     return 0;
 }
 
@@ -185,6 +228,8 @@ static void put_commit_work(void *arg)
     struct put *p = arg;
     int fd = p->fd;
     p->fd = -1; /* the commit closes it */
+    if (p->ecs)
+        ecstream_finish(p->ecs, &p->coded);   /* failed: the slicing codes it from the file */
     if (p->part.num) {
         p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
     } else if (p->b.write_back) {   /* acknowledged here; the backend gets it later */
@@ -212,7 +257,8 @@ static void put_commit_done(void *arg)
         wbq_kick();
     if (!p->rc && !p->part.num && mirror_spreads(p->mkey, p->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-        mirror_spread(p->t, &lp, p->mkey, p->klen, p->m.size, 1, put_spread, p);
+        mirror_spread_coded(p->t, &lp, p->mkey, p->klen, p->m.size, 1,
+                            p->coded.d ? &p->coded : NULL, put_spread, p);
         return;
     }
     put_answer(p);
@@ -317,6 +363,17 @@ static void put_end(struct http_req *r)
     /* From here the commit owns p; a dying connection must not free it. */
     r->on_abort = NULL;
     http_req_ref(r);
+    if (p->ecs && ecstream_busy(p->ecs))
+        p->end_wait = 1;         /* put_turned goes on */
+    else
+        put_go(p);
+}
+
+/* The body is whole and checked: to the backend first when the bucket
+ * writes through, then committed. */
+static void put_go(struct put *p)
+{
+    struct http_req *r = p->r;
     if (p->b.kind == BK_S3 && !p->part.num && !p->b.write_back)
         backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
                     p);
@@ -370,6 +427,7 @@ static int put_chunks(struct target *t, struct put *p, struct http_req *r)
         return 403;
     }
     p->chunks = awschunk_new(is_signed ? signer : NULL, decoded, put_chunk_out, p);
+    p->body_len = (int64_t)decoded;
     return 0;
 }
 
@@ -570,6 +628,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     }
     p->xs = XXH3_createState();
     XXH3_64bits_reset(p->xs);
+    p->body_len = r->content_length;
     const char *ct = http_req_header(r, "Content-Type");
     if (ct)
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct);
@@ -597,6 +656,8 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         copy_start(p, r, from);
         return;
     }
+    if (!p->part.num && p->body_len >= 0)
+        p->ecs = ecode_stream(p->mp, p->fd, p->m.uid, mkey, klen, (uint64_t)p->body_len);
     r->data = p;
     r->on_body = put_body;
     r->on_end = put_end;

@@ -1,16 +1,19 @@
 """Erasure-coded buckets: slices on distinct targets, reads rebuilt from
 them, the slices placed again after a loss, kill -9 during PUTs."""
 import concurrent.futures
+import re
 import os
 import signal
 import threading
 import time
 
+import boto3
 import requests
 
 from conftest import Cluster
 from test_mirror import bad_reads, data_files, kill_and_wait_down, owner_of, put_all, run_job, url
 from test_rebalance import wait_rebalanced
+from test_s3_subresources import owner_root, trailer_body, trailer_put
 
 EC = {"ec": {"data": 2, "parity": 1, "objsize_limit": 65536}}
 
@@ -205,5 +208,84 @@ def test_scrub_remakes_a_damaged_slice():
         assert len(again) == 1 and open(again[0], "rb").read() == body[100032:]
         assert run_job(c, {"kind": "scrub"})["found"] == 0
         assert len(data_files(c)) == 4
+    finally:
+        assert not c.cleanup()
+
+
+def sliced_counts(c):
+    """shoal_ec_sliced_total summed over the targets: {"arrival": n, "file": n}."""
+    out = {"arrival": 0, "file": 0}
+    for t in c.target_names():
+        for line in c.http.get(c.node_url(t) + "/metrics").text.splitlines():
+            m = re.match(r'shoal_ec_sliced_total\{[^}]*coded="(\w+)"[^}]*\} (\d+)', line)
+            if m:
+                out[m.group(1)] += int(m.group(2))
+    return out
+
+
+class Pieces:
+    """A body sent with chunked transfer, again from its start after a
+    redirect."""
+    def __init__(self, v):
+        self.v = v
+
+    def __iter__(self):
+        return (self.v[i:i + 100000] for i in range(0, len(self.v), 100000))
+
+
+def test_puts_are_coded_as_they_arrive():
+    """A PUT of announced length to an erasure-coded bucket is coded as its
+    body arrives: through the native API, and through S3 (boto3, and
+    aws-chunked bodies whose decoded length is announced; one longer than
+    it announced is refused); a body of unknown length (chunked transfer)
+    is coded from the committed object. The parity coded on arrival
+    rebuilds an object whose whole copy and first data slice are gone.
+    With one target lost, every object reads back byte-identical (rebuilt
+    from slices where its owner was the one)."""
+    c = Cluster(targets=4, mountpaths=1).start()
+    try:
+        r = c.http.put(c.url + "/v1/buckets/ec", json=EC)
+        assert r.status_code == 201, r.text
+        sizes = [65536, 65537, 1 << 20, (3 << 20) + 5, (5 << 20) + 123, 700001]
+        native = {"n/%d" % i: os.urandom(n) for i, n in enumerate(sizes)}
+        put_all(c, "ec", native)
+        s3 = boto3.client("s3", endpoint_url=c.url + "/s3", aws_access_key_id="AK",
+                          aws_secret_access_key="SK", region_name="us-east-1")
+        viaS3 = {"s/%d" % i: os.urandom(n) for i, n in enumerate(sizes[:4])}
+        for k, v in viaS3.items():
+            s3.put_object(Bucket="ec", Key=k, Body=v)
+        for i, n in enumerate(sizes[:2]):   # aws-chunked, straight to the owner's S3 root
+            k = "a/%d" % i
+            viaS3[k] = os.urandom(n)
+            r = trailer_put(owner_root(c, "ec", k), viaS3[k])
+            assert r.status_code == 200, r.text
+        r = trailer_put(owner_root(c, "ec", "a/long"), b"y" * 99999, trailer_body(b"y" * 100000))
+        assert r.status_code == 400 and "IncompleteBody" in r.text, r.text
+        chunked = {"c/%d" % i: os.urandom(n) for i, n in enumerate(sizes[:3])}
+        for k, v in chunked.items():
+            r = c.http.put(url(c, "ec", k), data=Pieces(v))
+            assert r.status_code == 201 and r.json()["size"] == len(v), r.text
+        counts = sliced_counts(c)
+        assert counts == {"arrival": len(native) + len(viaS3), "file": len(chunked)}, counts
+        data = dict(native, **viaS3, **chunked)
+        assert len(data_files(c)) == 4 * len(data)
+        # the parity coded on arrival rebuilds: the whole copy and data slice 0
+        # gone, a read decodes from slice 1 and the parity (checked against the
+        # object's checksum, so wrong parity would be a 500)
+        body = os.urandom(200000)   # slices of 100032 (data 0, parity) and 99968 bytes
+        assert c.http.put(url(c, "ec", "p/one"), body).status_code == 201
+        assert sliced_counts(c)["arrival"] == counts["arrival"] + 1
+        whole = [f for f in data_files(c) if os.path.getsize(f) == 200000]
+        first = [f for f in data_files(c) if os.path.getsize(f) == 100032
+                 and open(f, "rb").read() == body[:100032]]
+        assert len(whole) == 1 and len(first) == 1, (whole, first)
+        os.unlink(whole[0])
+        os.unlink(first[0])
+        r = c.http.get(url(c, "ec", "p/one"))
+        assert r.status_code == 200 and r.content == body, (r.status_code, r.text[:200])
+        data["p/one"] = body
+        victim = owner_of(c, "ec", "n/4")
+        kill_and_wait_down(c, victim)
+        assert bad_reads(c, "ec", data) == []
     finally:
         assert not c.cleanup()
