@@ -18,6 +18,11 @@ else
 endif
 
 CC ?= cc
+VERSION = 0.9.0
+# the commit built from, "-dirty" with uncommitted changes; kept in a stamp
+# that changes only when it does, so only version.o is rebuilt
+GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+             git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 LLHTTP_SRC = /usr/share/llhttp
 LLHTTP_INC = /usr/share/include/llhttp
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
@@ -48,7 +53,7 @@ TARGET_LIB_OBJ = $(BUILD)/target/ecstream.o $(BUILD)/target/ometa.o $(BUILD)/tar
 
 DEPS_STAMP = .deps-ok
 
-.PHONY: all deps run stop test test-unit test-integration fuzz bench clean FORCE
+.PHONY: all deps run stop install test test-unit test-integration fuzz bench clean FORCE
 
 all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader \
      $(BUILD)/bin/shoal
@@ -73,6 +78,13 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(TARGET_OBJ): CFLAGS += -Iec
+
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION) $(GIT_REV)' | cmp -s - $@ || echo '$(VERSION) $(GIT_REV)' > $@
+
+$(BUILD)/common/version.o: $(BUILD)/version.stamp
+$(BUILD)/common/version.o: CFLAGS += -DSHOAL_VERSION='"$(VERSION)"' -DSHOAL_GIT_REV='"$(GIT_REV)"'
 
 $(BUILD)/bin/shoal-target: $(TARGET_OBJ) $(COMMON_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
@@ -100,6 +112,32 @@ $(BUILD)/bench/ec_bench: test/bench/ec_bench.c $(EC_OBJ)
 
 run: all
 	./deploy/local/cluster.sh start
+
+# make install [PREFIX=/usr/local] [DESTDIR=...] [SYSCONFDIR=/etc]: the
+# binaries, the systemd units (their paths rewritten to PREFIX and
+# SYSCONFDIR), the shoal user (sysusers.d), the example configs (never over
+# existing ones) and the README.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+UNIT_PATHS = s|/usr/local/bin/|$(PREFIX)/bin/|g; s|/usr/local/share/|$(PREFIX)/share/|g; \
+             s|/etc/shoal/|$(SYSCONFDIR)/shoal/|g
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/sysusers.d \
+	    $(DESTDIR)$(PREFIX)/share/doc/shoal
+	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/shoal
+	install -m 0755 $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader \
+	    $(BUILD)/bin/shoal $(DESTDIR)$(PREFIX)/bin/
+	for u in shoal-proxy.service shoal-target@.service; do \
+	  sed '$(UNIT_PATHS)' deploy/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 deploy/systemd/shoal.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/shoal.conf
+	for c in proxy target; do \
+	  [ -e $(DESTDIR)$(SYSCONFDIR)/shoal/$$c.json ] || \
+	    install -m 0640 deploy/config/$$c.json $(DESTDIR)$(SYSCONFDIR)/shoal/$$c.json || exit 1; \
+	done
+	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/shoal/README.md
 
 stop:
 	./deploy/local/cluster.sh stop

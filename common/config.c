@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "util.h"
+#include "version.h"
 
 enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST };
 
@@ -30,7 +31,12 @@ struct opt {
     const char *def;   /* default, as text; NULL: another name of the option
                         * before it (an alias) */
     const char *help;
+    unsigned roles;    /* which daemons use it (R_*); the others accept and ignore it */
 };
+
+#define R_PROXY 1u
+#define R_TARGET 2u
+#define R_BOTH 3u
 
 /* A list's count is the int right after its pointer in struct conf. */
 #define LIST_COUNT(c, o) ((int *)((char *)(c) + (o)->off + sizeof(char **)))
@@ -43,65 +49,65 @@ _Static_assert(offsetof(struct conf, n_auth_keys) ==
 
 #define F(f) offsetof(struct conf, f)
 static const struct opt opts[] = {
-    {"id", OPT_STR, F(id), 0, 0, "", "node id (generated and kept in state_dir when empty)"},
-    {"host", OPT_STR, F(host), 0, 0, "127.0.0.1", "listen address"},
-    {"port", OPT_INT, F(port), 1, 65535, "8080", "listen port"},
-    {"public_url", OPT_STR, F(public_url), 0, 0, "", "URL clients reach this node at (default http://host:port)"},
-    {"primary_url", OPT_STR, F(primary_url), 0, 0, "", "proxies to join through (comma-separated URLs); empty on the first proxy, which founds the cluster"},
-    {"raft_port", OPT_INT, F(raft_port), 0, 65535, "0", "proxy: port of the consensus among proxies (0: port + 1000)"},
-    {"state_dir", OPT_STR, F(state_dir), 0, 0, "", "directory for node id, cluster map and bucket metadata"},
-    {"mountpaths", OPT_LIST, F(mountpaths), 0, 0, "", "target data directories, one per drive (comma-separated)"},
-    {"workers", OPT_INT, F(workers), 1, 256, "2", "HTTP worker threads"},
-    {"io_threads", OPT_INT, F(io_threads), 1, 256, "4", "threads for blocking disk and metadata calls"},
-    {"job_workers", OPT_INT, F(job_workers), 1, 64, "4", "objects a target works on at once, per batch job"},
-    {"job_max", OPT_INT, F(job_max), 1, 256, "8", "batch jobs a target runs at once (more wait)"},
-    {"job_ttl_s", OPT_INT, F(job_ttl_s), 1, 31536000, "86400", "how long an ended job is kept"},
-    {"space_low_wm", OPT_INT, F(space_low_wm), 1, 99, "75", "a mountpath's use (percent) that eviction brings it back under"},
-    {"space_high_wm", OPT_INT, F(space_high_wm), 2, 100, "90", "a mountpath's use (percent) above which eviction starts"},
-    {"space_oos", OPT_INT, F(space_oos), 2, 100, "95", "a mountpath's use (percent) at which PUTs of Shoal-only buckets get 507"},
-    {"lru_dont_evict_s", OPT_INT, F(lru_dont_evict_s), 0, 31536000, "120", "an object read this recently is not evicted"},
-    {"wbq_workers", OPT_INT, F(wbq_workers), 1, 64, "4", "write-back uploads a target runs at once"},
-    {"rebalance", OPT_BOOL, F(rebalance), 0, 1, "true", "a change of the targets moves objects to their new owners"},
-    {"rebalance_workers", OPT_INT, F(rebalance_workers), 1, 64, "4", "objects a target sends at once during a rebalance"},
-    {"rebalance_busy_mbps", OPT_INT, F(rebalance_busy_mbps), 0, 100000, "48", "MiB/s a target sends during a rebalance while it serves clients, one object at a time (0: no limit)"},
-    {"tombstone_ttl_s", OPT_INT, F(tombstone_ttl_s), 60, 31536000, "604800", "how long a deleted name's version is kept (longer than any target stays away)"},
-    {"scrub_mbps", OPT_INT, F(scrub_mbps), 1, 100000, "64", "MiB/s a scrub reads at most, per target"},
-    {"scrub_interval_h", OPT_INT, F(scrub_interval_h), 0, 87600, "168", "hours between scrubs of everything a target holds (0: only scrub jobs asked for)"},
-    {"shutdown_grace_s", OPT_INT, F(shutdown_grace_s), 0, 3600, "10", "at SIGTERM, how long requests under way may take to finish (new ones get 503)"},
-    {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends"},
-    {"drain_timeout_s", OPT_INT, F(drain_timeout_s), 1, 86400, "600", "how long drain waits at most"},
-    {"wbq_multipart_mb", OPT_INT, F(wbq_multipart_mb), 5, 5120, "64", "write-back uploads of objects larger than this go in parts"},
-    {"wbq_part_mb", OPT_INT, F(wbq_part_mb), 5, 5120, "16", "the size of a write-back upload's parts"},
-    {"wbq_defer_max_s", OPT_INT, F(wbq_defer_max_s), 1, 3600, "30", "write-back uploads wait for a quiet moment at most this long"},
-    {"wbq_quiet_ms", OPT_INT, F(wbq_quiet_ms), 0, 60000, "1000", "write-back uploads wait until no PUT came for this long (30 s at most)"},
-    {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives"},
-    {"space_census_s", OPT_INT, F(space_census_s), 1, 86400, "30", "how often the space gauges count objects, evictable, pinned and dirty bytes"},
-    {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)"},
-    {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
-    {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary"},
-    {"node_timeout_ms", OPT_INT, F(node_timeout_ms), 200, 3600000, "10000", "a node silent this long leaves the map"},
-    {"max_header_bytes", OPT_INT, F(max_header_bytes), 1024, 1048576, "16384", "request header block limit"},
-    {"max_headers", OPT_INT, F(max_headers), 8, 1024, "100", "request header count limit"},
-    {"idle_timeout_s", OPT_INT, F(idle_timeout_s), 1, 86400, "120", "idle keep-alive connection limit"},
-    {"cluster_secret_file", OPT_STR, F(cluster_secret_file), 0, 0, "", "file (mode 0600) with the key that signs redirects and cluster messages; required, the same on every node"},
-    {"fsync", OPT_BOOL, F(fsync), 0, 1, "true", "fsync data and metadata before a PUT is acknowledged"},
-    {"redirect_ttl_s", OPT_INT, F(redirect_ttl_s), 1, 86400, "300", "lifetime of a signed redirect"},
-    {"s3_endpoint", OPT_STR, F(s3_endpoint), 0, 0, "", "S3 endpoint URL (else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS)"},
-    {"s3_region", OPT_STR, F(s3_region), 0, 0, "", "S3 region (else AWS_REGION, us-east-1)"},
-    {"s3_addressing", OPT_STR, F(s3_addressing), 0, 0, "", "path or virtual (default: path with an endpoint, else virtual)"},
-    {"s3_access_key", OPT_STR, F(s3_access_key), 0, 0, "", "S3 access key (else AWS_ACCESS_KEY_ID, ~/.aws/credentials)"},
-    {"s3_secret_key", OPT_STR, F(s3_secret_key), 0, 0, "", "S3 secret key (else AWS_SECRET_ACCESS_KEY, ~/.aws/credentials)"},
-    {"s3_session_token", OPT_STR, F(s3_session_token), 0, 0, "", "S3 session token (else AWS_SESSION_TOKEN)"},
-    {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)"},
-    {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request"},
-    {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors"},
-    {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated); none: anonymous"},
-    {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys"},
-    {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address"},
-    {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this"},
-    {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses"},
-    {"s3_api_port", OPT_INT, F(s3_api_port), 0, 65535, "0", "extra port serving the S3 API at the root (0: none)"},
-    {"s3_redirect", OPT_BOOL, F(s3_redirect), 0, 1, "false", "S3 object requests get a redirect to the target instead of a forward"},
+    {"id", OPT_STR, F(id), 0, 0, "", "node id (generated and kept in state_dir when empty)", R_BOTH},
+    {"host", OPT_STR, F(host), 0, 0, "127.0.0.1", "listen address", R_BOTH},
+    {"port", OPT_INT, F(port), 1, 65535, "8080", "listen port", R_BOTH},
+    {"public_url", OPT_STR, F(public_url), 0, 0, "", "URL clients reach this node at (default http://host:port)", R_BOTH},
+    {"primary_url", OPT_STR, F(primary_url), 0, 0, "", "proxies to join through (comma-separated URLs); empty on the first proxy, which founds the cluster", R_BOTH},
+    {"raft_port", OPT_INT, F(raft_port), 0, 65535, "0", "proxy: port of the consensus among proxies (0: port + 1000)", R_PROXY},
+    {"state_dir", OPT_STR, F(state_dir), 0, 0, "", "directory for node id, cluster map and bucket metadata", R_BOTH},
+    {"mountpaths", OPT_LIST, F(mountpaths), 0, 0, "", "target data directories, one per drive (comma-separated)", R_TARGET},
+    {"workers", OPT_INT, F(workers), 1, 256, "2", "HTTP worker threads", R_BOTH},
+    {"io_threads", OPT_INT, F(io_threads), 1, 256, "4", "threads for blocking disk and metadata calls", R_TARGET},
+    {"job_workers", OPT_INT, F(job_workers), 1, 64, "4", "objects a target works on at once, per batch job", R_TARGET},
+    {"job_max", OPT_INT, F(job_max), 1, 256, "8", "batch jobs a target runs at once (more wait)", R_TARGET},
+    {"job_ttl_s", OPT_INT, F(job_ttl_s), 1, 31536000, "86400", "how long an ended job is kept", R_TARGET},
+    {"space_low_wm", OPT_INT, F(space_low_wm), 1, 99, "75", "a mountpath's use (percent) that eviction brings it back under", R_TARGET},
+    {"space_high_wm", OPT_INT, F(space_high_wm), 2, 100, "90", "a mountpath's use (percent) above which eviction starts", R_TARGET},
+    {"space_oos", OPT_INT, F(space_oos), 2, 100, "95", "a mountpath's use (percent) at which PUTs of Shoal-only buckets get 507", R_TARGET},
+    {"lru_dont_evict_s", OPT_INT, F(lru_dont_evict_s), 0, 31536000, "120", "an object read this recently is not evicted", R_TARGET},
+    {"wbq_workers", OPT_INT, F(wbq_workers), 1, 64, "4", "write-back uploads a target runs at once", R_TARGET},
+    {"rebalance", OPT_BOOL, F(rebalance), 0, 1, "true", "a change of the targets moves objects to their new owners", R_TARGET},
+    {"rebalance_workers", OPT_INT, F(rebalance_workers), 1, 64, "4", "objects a target sends at once during a rebalance", R_TARGET},
+    {"rebalance_busy_mbps", OPT_INT, F(rebalance_busy_mbps), 0, 100000, "48", "MiB/s a target sends during a rebalance while it serves clients, one object at a time (0: no limit)", R_TARGET},
+    {"tombstone_ttl_s", OPT_INT, F(tombstone_ttl_s), 60, 31536000, "604800", "how long a deleted name's version is kept (longer than any target stays away)", R_TARGET},
+    {"scrub_mbps", OPT_INT, F(scrub_mbps), 1, 100000, "64", "MiB/s a scrub reads at most, per target", R_TARGET},
+    {"scrub_interval_h", OPT_INT, F(scrub_interval_h), 0, 87600, "168", "hours between scrubs of everything a target holds (0: only scrub jobs asked for)", R_TARGET},
+    {"shutdown_grace_s", OPT_INT, F(shutdown_grace_s), 0, 3600, "10", "at SIGTERM, how long requests under way may take to finish (new ones get 503)", R_BOTH},
+    {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends", R_TARGET},
+    {"drain_timeout_s", OPT_INT, F(drain_timeout_s), 1, 86400, "600", "how long drain waits at most", R_TARGET},
+    {"wbq_multipart_mb", OPT_INT, F(wbq_multipart_mb), 5, 5120, "64", "write-back uploads of objects larger than this go in parts", R_TARGET},
+    {"wbq_part_mb", OPT_INT, F(wbq_part_mb), 5, 5120, "16", "the size of a write-back upload's parts", R_TARGET},
+    {"wbq_defer_max_s", OPT_INT, F(wbq_defer_max_s), 1, 3600, "30", "write-back uploads wait for a quiet moment at most this long", R_TARGET},
+    {"wbq_quiet_ms", OPT_INT, F(wbq_quiet_ms), 0, 60000, "1000", "write-back uploads wait until no PUT came for this long (30 s at most)", R_TARGET},
+    {"atime_flush_s", OPT_INT, F(atime_flush_s), 1, 86400, "60", "how often last reads are written to the drives", R_TARGET},
+    {"space_census_s", OPT_INT, F(space_census_s), 1, 86400, "30", "how often the space gauges count objects, evictable, pinned and dirty bytes", R_TARGET},
+    {"space_sample_ms", OPT_INT, F(space_sample_ms), 100, 600000, "2000", "how often a target measures its drives (statvfs)", R_TARGET},
+    {"log_level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug", R_BOTH},
+    {"keepalive_ms", OPT_INT, F(keepalive_ms), 100, 600000, "2000", "heartbeat period to the primary", R_BOTH},
+    {"node_timeout_ms", OPT_INT, F(node_timeout_ms), 200, 3600000, "10000", "a node silent this long leaves the map", R_PROXY},
+    {"max_header_bytes", OPT_INT, F(max_header_bytes), 1024, 1048576, "16384", "request header block limit", R_BOTH},
+    {"max_headers", OPT_INT, F(max_headers), 8, 1024, "100", "request header count limit", R_BOTH},
+    {"idle_timeout_s", OPT_INT, F(idle_timeout_s), 1, 86400, "120", "idle keep-alive connection limit", R_BOTH},
+    {"cluster_secret_file", OPT_STR, F(cluster_secret_file), 0, 0, "", "file (mode 0600) with the key that signs redirects and cluster messages; required, the same on every node", R_BOTH},
+    {"fsync", OPT_BOOL, F(fsync), 0, 1, "true", "fsync data and metadata before a PUT is acknowledged", R_TARGET},
+    {"redirect_ttl_s", OPT_INT, F(redirect_ttl_s), 1, 86400, "300", "lifetime of a signed redirect", R_BOTH},
+    {"s3_endpoint", OPT_STR, F(s3_endpoint), 0, 0, "", "S3 endpoint URL (else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS)", R_TARGET},
+    {"s3_region", OPT_STR, F(s3_region), 0, 0, "", "S3 region (else AWS_REGION, us-east-1)", R_TARGET},
+    {"s3_addressing", OPT_STR, F(s3_addressing), 0, 0, "", "path or virtual (default: path with an endpoint, else virtual)", R_TARGET},
+    {"s3_access_key", OPT_STR, F(s3_access_key), 0, 0, "", "S3 access key (else AWS_ACCESS_KEY_ID, ~/.aws/credentials)", R_TARGET},
+    {"s3_secret_key", OPT_STR, F(s3_secret_key), 0, 0, "", "S3 secret key (else AWS_SECRET_ACCESS_KEY, ~/.aws/credentials)", R_TARGET},
+    {"s3_session_token", OPT_STR, F(s3_session_token), 0, 0, "", "S3 session token (else AWS_SESSION_TOKEN)", R_TARGET},
+    {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)", R_TARGET},
+    {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request", R_TARGET},
+    {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors", R_TARGET},
+    {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated); none: anonymous", R_BOTH},
+    {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys", R_BOTH},
+    {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
+    {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
+    {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses", R_BOTH},
+    {"s3_api_port", OPT_INT, F(s3_api_port), 0, 65535, "0", "extra port serving the S3 API at the root (0: none)", R_PROXY},
+    {"s3_redirect", OPT_BOOL, F(s3_redirect), 0, 1, "false", "S3 object requests get a redirect to the target instead of a forward", R_PROXY},
 };
 #undef F
 
@@ -249,10 +255,37 @@ static int conf_set_json(struct conf *c, const char *name, json_t *v, char *err,
     return -1;
 }
 
+/* Blank out the lines whose first non-blank character is # (so the
+ * parser's line numbers stay right). */
+static void blank_comments(char *t, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && (t[j] == ' ' || t[j] == '\t'))
+            j++;
+        int comment = j < n && t[j] == '#';
+        while (j < n && t[j] != '\n') {
+            if (comment)
+                t[j] = ' ';
+            j++;
+        }
+        i = j + 1;
+    }
+}
+
+#define CONF_FILE_MAX (1u << 20)
+
 static int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 {
+    size_t n;
+    char *text = file_read(path, CONF_FILE_MAX, &n);
+    if (!text)
+        return fail(err, errlen, "config file %s: %s", path, strerror(errno));
+    blank_comments(text, n);
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = json_loadb(text, n, 0, &je);
+    free(text);
     if (!root)
         return fail(err, errlen, "config file %s: line %d: %s", path, je.line, je.text);
     if (!json_is_object(root)) {
@@ -311,7 +344,9 @@ static int conf_read_secret(struct conf *c, char *err, size_t errlen)
     return 0;
 }
 
-int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
+/* conf_load; as_given: for --example-config, nothing derived (public_url)
+ * or read (the secret). */
+static int load(struct conf *c, int argc, char **argv, int as_given, char *err, size_t errlen)
 {
     conf_defaults(c);
     /* The file first, wherever --config stands, so flags override it. */
@@ -354,6 +389,8 @@ int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
         if (conf_set(c, name, val, err, errlen))
             return -1;
     }
+    if (as_given)
+        return 0;
     if (log_level_parse(c->log_level) < 0)
         return fail(err, errlen, "option 'log_level': '%s' is not error, warn, info or debug",
                     c->log_level);
@@ -377,6 +414,11 @@ int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
     return 0;
 }
 
+int conf_load(struct conf *c, int argc, char **argv, char *err, size_t errlen)
+{
+    return load(c, argc, argv, 0, err, errlen);
+}
+
 void conf_free(struct conf *c)
 {
     free(c->cluster_secret);
@@ -397,14 +439,116 @@ void conf_free(struct conf *c)
     }
 }
 
-void conf_usage(const char *prog)
+/* The role bit of a daemon's name. */
+static unsigned role_bit(enum conf_role role)
 {
-    fprintf(stderr, "usage: %s [--config FILE] [--OPTION VALUE ...]\n\noptions:\n", prog);
+    return role == CONF_PROXY ? R_PROXY : R_TARGET;
+}
+
+void conf_usage(FILE *out, const char *prog, enum conf_role role)
+{
+    fprintf(out,
+            "usage: %s [--config FILE] [--OPTION VALUE ...]\n"
+            "       %s --version | --help\n"
+            "       %s [--config FILE] [--OPTION VALUE ...] --check-config | --example-config\n\n"
+            "Options (also as \"name\": value in the JSON config file; a value on the\n"
+            "command line wins over the file's):\n",
+            prog, prog, prog);
     for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+        if (!(opts[i].roles & role_bit(role)))
+            continue;
         if (!opts[i].def)
-            fprintf(stderr, "  --%-18s another name of --%s\n", opts[i].name, opts[i - 1].name);
+            fprintf(out, "  --%-20s another name of --%s\n", opts[i].name, opts[i - 1].name);
         else
-            fprintf(stderr, "  --%-18s %s (default: %s)\n", opts[i].name, opts[i].help,
+            fprintf(out, "  --%-20s %s (default: %s)\n", opts[i].name, opts[i].help,
                     opts[i].def[0] ? opts[i].def : "none");
     }
+}
+
+/* o's value in c as the config file writes it. */
+static void example_value(FILE *out, const struct conf *c, const struct opt *o)
+{
+    const char *base = (const char *)c;
+    json_t *v;
+    if (o->type == OPT_INT) {
+        v = json_integer(*(const int *)(base + o->off));
+    } else if (o->type == OPT_BOOL) {
+        v = json_boolean(*(const int *)(base + o->off));
+    } else if (o->type == OPT_STR) {
+        v = json_string(*(char *const *)(base + o->off));
+    } else {
+        v = json_array();
+        char *const *list = *(char *const *const *)(base + o->off);
+        for (int i = 0; i < *LIST_COUNT(c, o); i++)
+            json_array_append_new(v, json_string(list[i]));
+    }
+    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    fputs(t, out);
+    free(t);
+    json_decref(v);
+}
+
+/* Every option of role, at its value in c, under its help. */
+static void example(FILE *out, const char *prog, enum conf_role role, const struct conf *c)
+{
+    fprintf(out, "# %s configuration (--config FILE): JSON, with whole-line # comments.\n"
+                 "# Every option of a %s; a value on the command line (--name value)\n"
+                 "# wins over this file's.\n{\n",
+            prog, role == CONF_PROXY ? "proxy" : "target");
+    int first = 1;
+    for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
+        if (!(opts[i].roles & role_bit(role)) || !opts[i].def)
+            continue;
+        fprintf(out, "%s  # %s", first ? "" : ",\n", opts[i].help);
+        if (opts[i].def[0])
+            fprintf(out, " (default: %s)", opts[i].def);
+        fprintf(out, "\n  \"%s\": ", opts[i].name);
+        example_value(out, c, &opts[i]);
+        first = 0;
+    }
+    fputs("\n}\n", out);
+}
+
+/* argv without the argument flag (an option of conf_info's, no value). */
+static char **without(int argc, char **argv, const char *flag, int *n)
+{
+    char **rest = xcalloc((size_t)argc + 1, sizeof(*rest));
+    *n = 0;
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], flag))
+            rest[(*n)++] = argv[i];
+    return rest;
+}
+
+int conf_info(int argc, char **argv, const char *prog, enum conf_role role)
+{
+    int ex = 0, check = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            conf_usage(stdout, prog, role);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            printf("%s %s\n", prog, shoal_version());
+            return 0;
+        }
+        ex = ex || !strcmp(argv[i], "--example-config");
+        check = check || !strcmp(argv[i], "--check-config");
+    }
+    if (!ex && !check)
+        return -1;
+    int n;
+    char **rest = without(argc, argv, ex ? "--example-config" : "--check-config", &n);
+    struct conf c;
+    char err[512];
+    int rc = load(&c, n, rest, ex, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "%s: %s\n", prog, err);
+    else if (ex)
+        example(stdout, prog, role, &c);
+    else
+        printf("%s: the configuration is valid\n", prog);
+    conf_free(&c);
+    free(rest);
+    return rc ? 2 : 0;
 }

@@ -1,7 +1,8 @@
 /*
  * config: node configuration. Values come from, in order of precedence,
  * command-line overrides (--name value or --name=value), a JSON config file
- * (--config PATH), then the defaults in the table in config.c. Every value
+ * (--config PATH; lines whose first non-blank character is # are
+ * comments), then the defaults in the table in config.c. Every value
  * is validated against its table entry; errors name the option and say what
  * was expected.
  */
@@ -9,6 +10,7 @@
 #define SHOAL_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define CONF_SECRET_MIN 16 /* bytes of cluster secret */
 
@@ -92,7 +94,19 @@ int conf_set(struct conf *conf, const char *name, const char *value, char *err,
              size_t errlen);
 void conf_defaults(struct conf *conf);
 void conf_free(struct conf *conf);
-/* Print the option table with defaults, for --help. */
-void conf_usage(const char *prog);
+enum conf_role { CONF_PROXY, CONF_TARGET };
+
+/* The options role's daemon uses, with their defaults (--help). Options
+ * of the other role are accepted and ignored, so one file may serve both. */
+void conf_usage(FILE *out, const char *prog, enum conf_role role);
+
+/* --help, --version, --check-config or --example-config among the
+ * arguments: printed to stdout, and the exit status (0, or 2 after a bad
+ * option or file); else -1. --check-config loads the configuration the
+ * other arguments give as the daemon would and says whether it is valid;
+ * --example-config prints a config file with every option of role, under
+ * its help as a comment, at its default or at the value the other
+ * arguments give it (deploy/config/ is made so). */
+int conf_info(int argc, char **argv, const char *prog, enum conf_role role);
 
 #endif

@@ -103,10 +103,9 @@ int main(int argc, char **argv)
 {
     static struct proxy p;
     char err[512];
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        conf_usage(argv[0]);
-        return 0;
-    }
+    int info = conf_info(argc, argv, "shoal-proxy", CONF_PROXY);
+    if (info >= 0)
+        return info;
     node_block_signals();
     if (conf_load(&p.conf, argc, argv, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);

@@ -139,10 +139,9 @@ int main(int argc, char **argv)
 {
     static struct target t;
     char err[512];
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        conf_usage(argv[0]);
-        return 0;
-    }
+    int info = conf_info(argc, argv, "shoal-target", CONF_TARGET);
+    if (info >= 0)
+        return info;
     node_block_signals();
     if (conf_load(&t.conf, argc, argv, err, sizeof(err))) {
         fprintf(stderr, "shoal-target: %s\n", err);

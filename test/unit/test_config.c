@@ -103,6 +103,23 @@ int main(void)
     conf_free(&c);
     unlink(path);
 
+    /* whole-line # comments; a # inside a value is the value's */
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    text = "# a comment\n{\n  # the port\n  \"port\": 9200,\n\t# \"port\": 1,\n"
+           "  \"host\": \"#h\"\n}\n";
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(load(&c, err, 3, "--config", path) == 0);
+    CHECK(c.port == 9200 && !strcmp(c.host, "#h"));
+    conf_free(&c);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    text = "# one\n# two\n{\"port\": 1,\n}\n";   /* the error's line counts the comments */
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(load(&c, err, 3, "--config", path) == -1 && strstr(err, "line 4"));
+    conf_free(&c);
+    unlink(path);
+
     CHECK(load(&c, err, 3, "--config", "/nonexistent/shoal.json") == -1);
     conf_free(&c);
 
