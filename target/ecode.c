@@ -371,6 +371,7 @@ struct build {
     struct part parts[SLICE_MAX];
     struct bmd_ec want;          /* the bucket's code now: preferred between equals */
     int asks;                    /* fetches out */
+    int by_index;                /* the second round: each missing slice asked by its index */
     int unreached;               /* targets that could not answer */
     int rc;
     ecode_built_fn done;
@@ -444,6 +445,30 @@ static int group_size(const struct build *b, const struct part *pt)
 
 /* Every answer is in: of the newest version, the slices of a code with
  * enough of them to decode (the most, when two codes have). */
+static void got(void *arg, int rc, int fd, const char *path, const struct ometa *m);
+
+/* Too few slices came back asking every target for any one it holds: with
+ * fewer targets than slices, a target holds several (the walk leaves a
+ * slice that has no place of its own where it is). Ask every other target
+ * for each missing slice by its index. */
+static void ask_by_index(struct build *b, const struct ometa *pick)
+{
+    int n = pick->ec.d + pick->ec.p;
+    const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
+    struct cmap *m = cmap_current();
+    int k = mirror_holders(m, b->mkey, b->klen, 1 + n, h);
+    b->by_index = 1;
+    b->asks = 1;
+    for (int i = 0; i < k; i++)
+        for (int idx = 0; idx < n && strcmp(h[i]->id, b->t->node.id); idx++)
+            if (b->parts[idx].fd < 0) {
+                b->asks++;
+                slice_fetch(b->t, &b->lp, h[i]->url, b->mkey, b->klen, idx, got, b);
+            }
+    cmap_unref(m);
+    got(b, -ENOENT, -1, NULL, NULL);
+}
+
 static void gathered(struct build *b)
 {
     uint64_t newest = 0;
@@ -471,6 +496,10 @@ static void gathered(struct build *b)
                             pt->m.ec.p != pick.ec.p || pt->m.ec.len != pick.ec.len))
             part_drop(pt);       /* an older version's, or of another code */
         have += pt->fd >= 0;
+    }
+    if (any && have < pick.ec.d && !b->by_index) {
+        ask_by_index(b, &pick);  /* a target may hold more than one */
+        return;
     }
     if (!any || have < pick.ec.d) {
         b->rc = b->unreached ? -EAGAIN : any ? -EIO : -ENOENT;
