@@ -8,6 +8,11 @@
  * Response headers are gathered line by line; a new status line (after a
  * 100 Continue, say) starts the set afresh, and on_headers fires at the
  * blank line that ends a final (>= 200) response's headers.
+ *
+ * Every transfer is counted as it ends, by backend (the URL's host and
+ * port) and operation (the method): requests, errors (failed transfers,
+ * 5xx, and 4xx but 404 and 412, which are answers), bytes each way and
+ * duration.
  */
 #include "hcli.h"
 
@@ -15,9 +20,11 @@
 #include <event2/event.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "metrics.h"
 #include "util.h"
 
 struct hcli {
@@ -41,7 +48,63 @@ struct hcli_xfer {
     int stopped;                 /* a callback asked to stop */
     int pause_bits;              /* CURLPAUSE_RECV when in force */
     char errbuf[CURL_ERROR_SIZE];
+    char labels[160];            /* "backend,op" of the metrics */
 };
+
+static struct metric_family *m_req, *m_err, *m_bytes, *m_lat;
+
+static void metrics_register(void)
+{
+    static const double bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                    0.5,   1,      2.5,   5,    10,   30,   60,  300};
+    m_req = metrics_family(METRIC_COUNTER, "shoal_backend_requests_total",
+                           "Requests to remote backends, by backend (host:port) and operation.",
+                           "backend,op", NULL, 0);
+    m_err = metrics_family(METRIC_COUNTER, "shoal_backend_errors_total",
+                           "Backend requests that failed: no answer, 5xx, or a 4xx other than "
+                           "404 and 412.",
+                           "backend,op", NULL, 0);
+    m_bytes = metrics_family(METRIC_COUNTER, "shoal_backend_bytes_total",
+                             "Bytes to and from remote backends (bodies), by backend and "
+                             "direction (in: received, out: sent).",
+                             "backend,direction", NULL, 0);
+    m_lat = metrics_family(METRIC_HISTOGRAM, "shoal_backend_request_duration_seconds",
+                           "Backend requests from start to end, by backend and operation.",
+                           "backend,op", bounds, (int)ARRAY_LEN(bounds));
+}
+
+/* "host[:port],method" of url, lower-case method. */
+static void labels_of(char *out, size_t n, const char *method, const char *url)
+{
+    const char *h = strstr(url, "://");
+    h = h ? h + 3 : url;
+    size_t hl = strcspn(h, "/?#");
+    char m[16];
+    size_t ml = 0;
+    for (; method[ml] && ml < sizeof(m) - 1; ml++)
+        m[ml] = (char)(method[ml] >= 'A' && method[ml] <= 'Z' ? method[ml] + 32 : method[ml]);
+    m[ml] = '\0';
+    snprintf(out, n, "%.*s,%s", (int)(hl < 120 ? hl : 120), h, m);
+}
+
+/* x ended with status (0: no answer): counted. */
+static void count(struct hcli_xfer *x, long status)
+{
+    curl_off_t us = 0, down = 0, up = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &us);
+    curl_easy_getinfo(x->easy, CURLINFO_SIZE_DOWNLOAD_T, &down);
+    curl_easy_getinfo(x->easy, CURLINFO_SIZE_UPLOAD_T, &up);
+    metrics_add(metrics_series(m_req, x->labels), 1);
+    if (status == 0 || status >= 500 || (status >= 400 && status != 404 && status != 412))
+        metrics_add(metrics_series(m_err, x->labels), 1);
+    metrics_observe(metrics_series(m_lat, x->labels), (double)us / 1e6);
+    char l[160];
+    size_t bl = strcspn(x->labels, ",");
+    snprintf(l, sizeof(l), "%.*s,in", (int)bl, x->labels);
+    metrics_add(metrics_series(m_bytes, l), (uint64_t)down);
+    snprintf(l, sizeof(l), "%.*s,out", (int)bl, x->labels);
+    metrics_add(metrics_series(m_bytes, l), (uint64_t)up);
+}
 
 struct sock {
     struct event *ev;
@@ -83,6 +146,7 @@ static void check_done(struct hcli *c)
             if (x->ops->on_headers(x->arg, x, (int)status))
                 x->stopped = 1;
         }
+        count(x, x->stopped || res != CURLE_OK ? 0 : status);
         const char *err = x->stopped        ? "cancelled"
                           : res == CURLE_OK ? NULL
                           : x->errbuf[0]    ? x->errbuf
@@ -220,8 +284,9 @@ static void global_init(void)
 
 struct hcli *hcli_new(struct event_base *base)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    static pthread_once_t once = PTHREAD_ONCE_INIT, met_once = PTHREAD_ONCE_INIT;
     pthread_once(&once, global_init);
+    pthread_once(&met_once, metrics_register);
     struct hcli *c = xcalloc(1, sizeof(*c));
     c->base = base;
     c->multi = curl_multi_init();
@@ -258,6 +323,7 @@ struct hcli_xfer *hcli_start(struct hcli *c, const char *method, const char *url
     x->c = c;
     x->ops = ops;
     x->arg = arg;
+    labels_of(x->labels, sizeof(x->labels), method, url);
     x->easy = curl_easy_init();
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, url);

@@ -983,6 +983,14 @@ void http_server_halt(struct http_server *s)
         pthread_join(s->threads[i], NULL);
 }
 
+int http_server_conns(const struct http_server *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        n += __atomic_load_n(&s->w[i].nconns, __ATOMIC_RELAXED);
+    return n;
+}
+
 void http_server_stop(struct http_server *s)
 {
     http_server_halt(s);

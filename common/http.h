@@ -152,6 +152,8 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
 /* Stop every loop, join the threads and free the server. Any thread but a
  * worker's. */
 void http_server_stop(struct http_server *s);
+/* Open client connections, over every worker (any thread). */
+int http_server_conns(const struct http_server *s);
 /* Its first half: stop every loop and join the threads, keeping the
  * workers' loopqs, so that work still under way elsewhere (an I/O pool)
  * can finish posting to them; http_server_free then frees it. */

@@ -242,8 +242,8 @@ void metrics_render(struct gbuf *out, const char *const_labels)
         const struct metric_family *f = families[i];
         int64_t (*fn)(void *) = __atomic_load_n(&f->fn, __ATOMIC_ACQUIRE);
         int ns = __atomic_load_n(&f->n_series, __ATOMIC_ACQUIRE);
-        if (!fn && ns == 0)
-            continue;
+        /* a family with no series yet is declared all the same: scrapers and
+         * dashboards know it before its first sample */
         gbuf_str(out, "# HELP ");
         gbuf_str(out, f->name);
         gbuf_str(out, " ");

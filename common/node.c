@@ -478,6 +478,7 @@ static void push_done(struct http_req *r, json_t *j)
 int node_handle(struct node *n, struct http_req *r)
 {
     if (http_path_is(r, "/v1/health")) {
+        r->op = "health";
         struct cmap *m = cmap_current();
         int in = m && cmap_find(m, n->id);
         cmap_unref(m);
@@ -490,6 +491,7 @@ int node_handle(struct node *n, struct http_req *r)
         return 1;
     }
     if (http_path_is(r, "/v1/cluster") && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)) {
+        r->op = "cluster";
         struct cmap *m = cmap_current();
         if (!m)
             http_reply_error(r, 503, "no cluster map yet");
@@ -499,6 +501,7 @@ int node_handle(struct node *n, struct http_req *r)
         return 1;
     }
     if (http_path_is(r, "/v1/internal/push") && r->method == HTTP_M_PUT) {
+        r->op = "push";
         if (node_check_sig(n, r) != 1) {
             http_reply_error(r, 403, "cluster pushes must be signed by the primary");
             return 1;
@@ -507,10 +510,12 @@ int node_handle(struct node *n, struct http_req *r)
         return 1;
     }
     if (http_path_is(r, "/metrics")) {
+        r->op = "metrics";
         node_metrics_reply(n, r);
         return 1;
     }
     if (http_path_is(r, "/v1/tokens") && r->method == HTTP_M_POST) {
+        r->op = "tokens";
         node_token_issue(n, r);
         return 1;
     }

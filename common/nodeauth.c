@@ -24,7 +24,6 @@ int node_authenticate(struct node *n, struct http_req *r)
         return 1;
     if (sig < 0) {
         err_reply(r, S3E_ACCESS_DENIED, "bad or expired cluster signature");
-        node_count(n, ST_OTHER, 403);
         return 0;
     }
     if (!auth_enabled(&n->auth))
@@ -36,7 +35,6 @@ int node_authenticate(struct node *n, struct http_req *r)
     if (st) {
         free(res);
         err_reply(r, code, "%s", msg);
-        node_count(n, ST_OTHER, st);
         return 0;
     }
     free(r->auth);

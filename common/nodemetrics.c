@@ -7,14 +7,13 @@
 #include "nodemetrics.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "http.h"
 #include "metrics.h"
 #include "node.h"
+#include "s3.h"
 #include "util.h"
-
-/* The op label of each enum stat_op. */
-static const char *const op_names[ST_N] = {"get", "head", "put", "delete", "list", "other"};
 
 static int64_t map_version(void *arg)
 {
@@ -36,17 +35,18 @@ void node_metrics_init(struct node *n)
     static const double lat_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                         0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
                                         1,      2.5,     5,      10};
-    struct metric_family *req = metrics_family(
-        METRIC_COUNTER, "shoal_requests_total", "Requests answered, by operation.", "op",
-        NULL, 0);
-    for (int i = 0; i < ST_N; i++)
-        n->met.req[i] = metrics_series(req, op_names[i]);
-    struct metric_family *err = metrics_family(
+    n->met.req = metrics_family(METRIC_COUNTER, "shoal_requests_total",
+                                "Requests answered, by API (native, s3, internal) and operation.",
+                                "api,op", NULL, 0);
+    n->met.err = metrics_family(
         METRIC_COUNTER, "shoal_errors_total",
-        "Requests answered with an error, by class (4xx: the client's, 5xx: Shoal's or a backend's).",
-        "class", NULL, 0);
-    n->met.err4 = metrics_series(err, "4xx");
-    n->met.err5 = metrics_series(err, "5xx");
+        "Requests answered with an error, by API and class (4xx: the client's, 5xx: Shoal's or "
+        "a backend's).",
+        "api,class", NULL, 0);
+    static const char *const zero[] = {"native,4xx", "native,5xx", "s3,4xx",
+                                       "s3,5xx",     "internal,4xx", "internal,5xx"};
+    for (size_t i = 0; i < ARRAY_LEN(zero); i++)   /* there from 0, for rates and alerts */
+        metrics_series(n->met.err, zero[i]);
     n->met.in = metrics_series(metrics_family(METRIC_COUNTER, "shoal_bytes_in_total",
                                               "Object bytes received from clients.", "", NULL,
                                               0),
@@ -56,21 +56,12 @@ void node_metrics_init(struct node *n)
                                 "");
     n->met.lat = metrics_family(METRIC_HISTOGRAM, "shoal_request_duration_seconds",
                                 "Time from a request's head to its whole response queued, by "
-                                "operation.",
-                                "op", lat_bounds, (int)ARRAY_LEN(lat_bounds));
+                                "API and operation.",
+                                "api,op", lat_bounds, (int)ARRAY_LEN(lat_bounds));
     metrics_fn(METRIC_COUNTER, "shoal_redirects_total",
                "Requests answered with a redirect to the owning target.", redirects, n);
     metrics_fn(METRIC_GAUGE, "shoal_cluster_map_version", "Version of the installed cluster map.",
                map_version, NULL);
-}
-
-void node_count(struct node *n, enum stat_op op, int status)
-{
-    metrics_add(n->met.req[op], 1);
-    if (status >= 500)
-        metrics_add(n->met.err5, 1);
-    else if (status >= 400)
-        metrics_add(n->met.err4, 1);
 }
 
 void node_count_bytes(struct node *n, uint64_t in, uint64_t out)
@@ -79,11 +70,64 @@ void node_count_bytes(struct node *n, uint64_t in, uint64_t out)
     metrics_add(n->met.out, out);
 }
 
+/* An object request's operation: its method. */
+static const char *method_op(int m)
+{
+    switch (m) {
+    case HTTP_M_GET: return "get";
+    case HTTP_M_HEAD: return "head";
+    case HTTP_M_PUT: return "put";
+    case HTTP_M_DELETE: return "delete";
+    default: return "other";
+    }
+}
+
 void node_on_done(struct http_req *r)
 {
     struct node *n = r->w->ctx;
-    struct metric_series *s = metrics_series(n->met.lat, r->op ? r->op : "other");
-    metrics_observe(s, (double)(mono_ns() - r->t_start_ns) / 1e9);
+    const char *op = r->op ? r->op : "other", *api = "native";
+    if (!strncmp(op, "s3.", 3)) {
+        api = "s3";
+        op += 3;
+    } else if (r->path_len >= 13 && !memcmp(r->path, "/v1/internal/", 13)) {
+        api = "internal";
+    } else if (r->on_error == s3_error_reply) {
+        api = "s3";
+    }
+    if (!strcmp(op, "object") || !strcmp(op, "s3"))
+        op = method_op(r->method);
+    if (strcmp(api, "internal"))
+        __atomic_add_fetch(&n->st.client_requests, 1, __ATOMIC_RELAXED);
+    char l[96];
+    snprintf(l, sizeof(l), "%s,%s", api, op);
+    metrics_add(metrics_series(n->met.req, l), 1);
+    metrics_observe(metrics_series(n->met.lat, l), (double)(mono_ns() - r->t_start_ns) / 1e9);
+    if (r->status >= 400) {
+        snprintf(l, sizeof(l), "%s,%s", api, r->status >= 500 ? "5xx" : "4xx");
+        metrics_add(metrics_series(n->met.err, l), 1);
+    }
+}
+
+static struct http_server *servers[4];
+static int n_servers;
+
+static int64_t open_conns(void *arg)
+{
+    (void)arg;
+    int64_t n = 0;
+    for (int i = 0; i < __atomic_load_n(&n_servers, __ATOMIC_ACQUIRE); i++)
+        n += http_server_conns(servers[i]);
+    return n;
+}
+
+void node_metrics_server(struct http_server *s)
+{
+    if (n_servers == (int)ARRAY_LEN(servers))
+        return;
+    servers[n_servers] = s;
+    __atomic_store_n(&n_servers, n_servers + 1, __ATOMIC_RELEASE);
+    metrics_fn(METRIC_GAUGE, "shoal_open_connections", "Open client connections.", open_conns,
+               NULL);
 }
 
 void node_metrics_reply(struct node *n, struct http_req *r)

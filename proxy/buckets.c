@@ -388,8 +388,9 @@ static void list_done(void *arg, struct olist_page *pg, int status, const char *
     http_req_unref(r);
 }
 
-static void list_objects(struct proxy *p, struct http_req *r, const struct bucket_req *br)
+static void list_objects(struct http_req *r, const struct bucket_req *br)
 {
+    r->op = "list";             /* counted apart from the other bucket requests */
     char prefix[OBJNAME_MAX + 1], token[TOKEN_MAX + 1], lim[16];
     int limit = LIST_DEFAULT;
     int pn = http_query_get(r, "prefix", prefix, sizeof(prefix));
@@ -414,7 +415,6 @@ static void list_objects(struct proxy *p, struct http_req *r, const struct bucke
     char flag[8];
     int cached_only = http_query_get(r, "cached", flag, sizeof(flag)) >= 0 &&
                       strcmp(flag, "false") && strcmp(flag, "0");
-    node_count(&p->node, ST_LIST, 200);
     http_req_ref(r);
     olist_start(r, br->provider, br->name, prefix, token, limit, cached_only, list_done, r);
 }
@@ -442,18 +442,18 @@ static void list_buckets(struct http_req *r)
     http_reply_json(r, 200, json_pack("{s:o}", "buckets", arr));
 }
 
-static void bucket_api(struct proxy *p, struct http_req *r, const char *rest, size_t rl);
+static void bucket_api(struct http_req *r, const char *rest, size_t rl);
 
 static void list_again(struct http_req *r)
 {
     static const char pre[] = "/v1/buckets/";
-    bucket_api(r->w->ctx, r, r->path + sizeof(pre) - 1, r->path_len - (sizeof(pre) - 1));
+    bucket_api(r, r->path + sizeof(pre) - 1, r->path_len - (sizeof(pre) - 1));
 }
 
 /* GET /v1/buckets/BUCKET/objects and /summary; other paths under a
  * bucket are 404. */
-static void bucket_sub(struct proxy *p, struct http_req *r, const struct bucket_req *br,
-                       const char *sub, size_t sl)
+static void bucket_sub(struct http_req *r, const struct bucket_req *br, const char *sub,
+                       size_t sl)
 {
     int objects = sl == 8 && !memcmp(sub, "/objects", 8);
     int summary = sl == 8 && !memcmp(sub, "/summary", 8);
@@ -470,11 +470,11 @@ static void bucket_sub(struct proxy *p, struct http_req *r, const struct bucket_
     else if (summary)
         summary_bucket(r, br->provider, br->name);
     else
-        list_objects(p, r, br);
+        list_objects(r, br);
 }
 
 /* rest: what follows "/v1/buckets/" ("" for the list of buckets). */
-static void bucket_api(struct proxy *p, struct http_req *r, const char *rest, size_t rl)
+static void bucket_api(struct http_req *r, const char *rest, size_t rl)
 {
     if (rl == 0) {
         if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD)
@@ -488,7 +488,7 @@ static void bucket_api(struct proxy *p, struct http_req *r, const char *rest, si
     if (bucket_req_parse(r, rest, slash ? (size_t)(slash - rest) : rl, &br))
         return;
     if (slash) {
-        bucket_sub(p, r, &br, slash, rl - (size_t)(slash - rest));
+        bucket_sub(r, &br, slash, rl - (size_t)(slash - rest));
         return;
     }
     switch (r->method) {
@@ -519,5 +519,5 @@ void buckets_route(struct http_req *r, const char *rest, size_t rlen)
 {
     struct proxy *p = r->w->ctx;
     if (node_authenticate(&p->node, r))
-        bucket_api(p, r, rest, rlen);
+        bucket_api(r, rest, rlen);
 }

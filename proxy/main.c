@@ -35,7 +35,6 @@ static void no_endpoint(struct http_req *r, const char *rest, size_t rlen)
     (void)rlen;
     if (!node_authenticate(&p->node, r))
         return;
-    node_count(&p->node, ST_OTHER, 404);
     http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
                      r->path);
 }
@@ -78,14 +77,6 @@ static const struct route s3_port_routes[] = {
     {RM_ANY, "/metrics", node_endpoint, "metrics"},
     {RM_ANY, "/*", s3route, "s3"},
 };
-
-/* Once a request's answer is queued whole: S3 requests counted, every
- * request's latency by its operation. */
-static void on_done(struct http_req *r)
-{
-    s3route_done(r);
-    node_on_done(r);
-}
 
 static void handle(struct http_req *r)
 {
@@ -135,7 +126,7 @@ int main(int argc, char **argv)
         .ctx = &p,
         .worker_init = worker_init,
         .worker_fini = worker_fini,
-        .on_done = on_done,
+        .on_done = node_on_done,
     };
     struct http_server *srv = http_server_start(&o, err, sizeof(err));
     if (!srv) {
@@ -155,7 +146,9 @@ int main(int argc, char **argv)
             return 1;
         }
         log_info("S3 API at the root of %s:%d", p.conf.host, p.conf.s3_api_port);
+        node_metrics_server(s3srv);
     }
+    node_metrics_server(srv);
     p.node.raft_addr = quorum_address(&p.conf, err, sizeof(err));   /* before the first join */
     if (!p.node.raft_addr) {
         fprintf(stderr, "shoal-proxy: %s\n", err);

@@ -42,17 +42,6 @@ char *objects_url(const struct node *n, const struct cmap_node *owner, const cha
     return url;
 }
 
-static enum stat_op method_op(int m)
-{
-    switch (m) {
-    case HTTP_M_GET: return ST_GET;
-    case HTTP_M_HEAD: return ST_HEAD;
-    case HTTP_M_PUT: return ST_PUT;
-    case HTTP_M_DELETE: return ST_DELETE;
-    default: return ST_OTHER;
-    }
-}
-
 static int has_ctl(const char *s)
 {
     for (; *s; s++)
@@ -85,10 +74,8 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
 {
     struct objname on;
     char err[256], provider[16];
-    enum stat_op op = method_op(r->method);
     if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
-        node_count(&p->node, op, 400);
         http_reply_error(r, 400, "%s", err);
         return;
     }
@@ -105,7 +92,6 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
         return;
     }
     if (!exists) {
-        node_count(&p->node, op, 404);
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
         return;
     }
@@ -115,7 +101,6 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
     if (!owner) {
         cmap_unref(m);
         free(name);
-        node_count(&p->node, op, 503);
         http_reply_error(r, 503, "no storage target is in the cluster");
         return;
     }
@@ -124,7 +109,6 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
                             r->query);
     http_resp_header(r, "Location", "%s", url);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
-    node_count(&p->node, op, 307);
     char *body = redirect_body(owner->id, url);
     cmap_unref(m);
     free(url);

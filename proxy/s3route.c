@@ -7,8 +7,8 @@
  * Then it is a request on the service (ListBuckets), on a bucket
  * (s3bucket.c, s3listing.c: a subresource is served or refused, never
  * taken for the plain operation), or on an object (s3fwd.c). Each is
- * named an operation (r->op: s3.get, s3.list ...) by which the proxy
- * counts it once it is answered (s3route_done).
+ * named an operation (r->op: s3.get, s3.list ...) by which the node
+ * counts it once it is answered (nodemetrics.h).
  *
  * Thread: the worker's loop.
  */
@@ -116,41 +116,25 @@ static enum s3what s3_parse(const struct http_req *r, const char *rest, size_t r
 
 /* ---- metrics ------------------------------------------------------------------ */
 
-/* The operations S3 requests are counted as (r->op, also the label of
- * their latencies): object requests by method, the object and upload
- * listings as list, the rest (bucket operations, ListBuckets, POST on
- * objects, paths that name no valid bucket) as other. */
-static const char *const op_names[] = {
-    [ST_GET] = "s3.get",       [ST_HEAD] = "s3.head", [ST_PUT] = "s3.put",
-    [ST_DELETE] = "s3.delete", [ST_LIST] = "s3.list", [ST_OTHER] = "s3.other",
-};
-
+/* The operations S3 requests are counted as (r->op, by which the node
+ * labels their counts and latencies: nodemetrics.h): object requests by
+ * method, the object and upload listings as list, the rest (bucket
+ * operations, ListBuckets, POST on objects, paths that name no valid
+ * bucket) as other. */
 static const char *op_of(const struct http_req *r, enum s3what w)
 {
-    enum stat_op st = ST_OTHER;
-    if (w == S3W_OBJECT) {
-        st = r->method == HTTP_M_GET      ? ST_GET
-             : r->method == HTTP_M_HEAD   ? ST_HEAD
-             : r->method == HTTP_M_PUT    ? ST_PUT
-             : r->method == HTTP_M_DELETE ? ST_DELETE
-                                          : ST_OTHER;
-    } else if (w == S3W_BUCKET && r->method == HTTP_M_GET) {
+    if (w == S3W_OBJECT)
+        return r->method == HTTP_M_GET      ? "s3.get"
+               : r->method == HTTP_M_HEAD   ? "s3.head"
+               : r->method == HTTP_M_PUT    ? "s3.put"
+               : r->method == HTTP_M_DELETE ? "s3.delete"
+                                            : "s3.other";
+    if (w == S3W_BUCKET && r->method == HTTP_M_GET) {
         const struct s3sub *sub = s3sub_find(r);
         if (!sub || sub->id == S3SUB_VERSIONS || sub->id == S3SUB_UPLOADS)
-            st = ST_LIST;
+            return "s3.list";
     }
-    return op_names[st];
-}
-
-void s3route_done(struct http_req *r)
-{
-    struct proxy *p = r->w->ctx;
-    for (size_t i = 0; i < ARRAY_LEN(op_names); i++) {
-        if (op_names[i] && r->op == op_names[i]) {
-            node_count(&p->node, (enum stat_op)i, r->status);
-            return;
-        }
-    }
+    return "s3.other";
 }
 
 /* ---- entry -------------------------------------------------------------------- */

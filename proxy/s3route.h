@@ -14,9 +14,4 @@ struct http_req;
  * port. Verifies r's signature first; every answer is S3's. */
 void s3route(struct http_req *r, const char *rest, size_t rlen);
 
-/* The server's on_done part for S3 requests (r->op one of s3route's):
- * r counted in the node's requests and errors by its operation and
- * status. Other requests are left alone. */
-void s3route_done(struct http_req *r);
-
 #endif

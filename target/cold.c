@@ -40,6 +40,7 @@
 #include "lru.h"
 #include "pass.h"
 #include "space.h"
+#include "tmet.h"
 #include "util.h"
 #include "wbq.h"
 
@@ -65,6 +66,7 @@ struct cold {
     int streaming;               /* the client's response has begun */
     int transferred;             /* the backend's bytes are all in */
     int held;                    /* the client's last byte waits for the commit */
+    uint64_t sent;               /* bytes streamed to the client */
     char held_byte;
 };
 
@@ -186,6 +188,7 @@ static void tap_data(void *arg, uint64_t a, const char *p, size_t n)
         c->held_byte = p[hi - 1 - a];
         hi--;
     }
+    c->sent += hi > lo ? hi - lo : 0;
     if (hi > lo && c->seg)
         http_resp_segment(r, c->seg, (int64_t)lo, (int64_t)(hi - lo));
     else if (hi > lo)
@@ -198,8 +201,10 @@ static void tap_transferred(void *arg)
 {
     struct cold *c = arg;
     c->transferred = 1;
-    if (c->r && c->range >= 0 && !c->held)
+    if (c->r && c->range >= 0 && !c->held) {
         http_resp_end(c->r);
+        tmet_get(1, c->sent);
+    }
 }
 
 static const struct fetch_tap cold_tap = {tap_begin, tap_data, tap_transferred};
@@ -221,6 +226,7 @@ static void fetched(void *arg, const struct fetch_result *res)
         if (r && c->held) {
             http_resp_write(r, &c->held_byte, 1);
             http_resp_end(r);
+            tmet_get(1, c->sent + 1);
         }
     } else if (r) {
         if (c->streaming && c->range >= 0)
@@ -342,7 +348,6 @@ void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucke
                                &c->m) == 0;
     if (!have_local && c->b.write_back && wbq_owed(&t->store, mkey, klen)) {
         /* deleted here, the backend not yet told: it must not come back */
-        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 404);
         http_reply_error(r, 404, "object not found");
         cold_free(c);
         return;

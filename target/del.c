@@ -97,7 +97,6 @@ static void del_answer(struct del *d)
     if (d->rc == -ENOENT && target_is_s3(d->r))
         d->rc = 0; /* S3 deletes are idempotent: 204 for a missing key */
     int st = d->rc ? err_status(d->rc) : 204;
-    node_count(&d->t->node, ST_DELETE, st);
     if (d->rc == -ENOENT)
         http_reply_error(d->r, 404, "object not found");
     else if (d->rc == -EAGAIN)
@@ -119,7 +118,6 @@ static void del_backend_done(void *arg, const struct backend_obj *o)
     if (o->status != 404 && (o->status < 200 || o->status > 299)) {
         char msg[300];
         int st = backend_status(&d->b, o, msg, sizeof(msg));
-        node_count(&d->t->node, ST_DELETE, st);
         http_reply_error(d->r, st, "%s", msg);
         del_free(d);
         return;

@@ -20,12 +20,12 @@
 #include "hc.h"
 #include "iopool.h"
 #include "log.h"
-#include "metrics.h"
 #include "mirror.h"
 #include "reb.h"
 #include "slice.h"
 #include "store.h"
 #include "target.h"
+#include "tmet.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -48,23 +48,6 @@ static uint64_t data_len(uint64_t size, uint64_t len, int i)
 }
 
 /* ---- slicing ------------------------------------------------------------------------- */
-
-/* Count a version sliced: its parity coded as the PUT arrived, or read
- * back from the committed file. */
-static void count_sliced(int on_arrival)
-{
-    static struct metric_series *s[2];
-    if (!__atomic_load_n(&s[1], __ATOMIC_ACQUIRE)) {
-        struct metric_family *f = metrics_family(
-            METRIC_COUNTER, "shoal_ec_sliced_total",
-            "Object versions cut into erasure-coded slices, by where the parity was coded "
-            "(arrival: as the PUT's body came; file: from the committed object).",
-            "coded", NULL, 0);
-        __atomic_store_n(&s[0], metrics_series(f, "file"), __ATOMIC_RELEASE);
-        __atomic_store_n(&s[1], metrics_series(f, "arrival"), __ATOMIC_RELEASE);
-    }
-    metrics_add(__atomic_load_n(&s[on_arrival], __ATOMIC_ACQUIRE), 1);
-}
 
 struct spread {
     struct target *t;
@@ -161,7 +144,7 @@ static void encode_work(void *arg)
     }
     struct ecstream_out *c = &s->coded;
     int on_arrival = c->d && c->uid == s->m.uid && c->d == s->ec.d && c->p == s->ec.p;
-    count_sliced(on_arrival);
+    tmet_add(on_arrival ? TM_SLICED_ARRIVAL : TM_SLICED_FILE, 1);
     if (on_arrival) {
         s->len = c->len;         /* coded as it arrived */
         memcpy(s->sums, c->sums, sizeof(c->sums));
@@ -666,6 +649,8 @@ static void decode_work(void *arg)
 static void decoded(void *arg)
 {
     struct build *b = arg;
+    if (!b->rc || b->rc == -EIO)   /* not for nothing found, or a holder that did not answer */
+        tmet_add(b->rc ? TM_REBUILD_FAILED : TM_REBUILT, 1);
     for (int i = 0; i < SLICE_MAX; i++)
         part_drop(&b->parts[i]);
     b->done(b->arg, b->rc);

@@ -23,6 +23,7 @@
 #include "err.h"
 #include "atime.h"
 #include "get.h"
+#include "tmet.h"
 #include "hdrparse.h"
 #include "http.h"
 #include "iopool.h"
@@ -107,11 +108,10 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
 
 /* 500 for an object whose bytes are not what its record says, logged;
  * never the bytes. */
-void get_corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                   const char *why)
+void get_corrupted(struct http_req *r, const char *mkey, size_t klen, const char *why)
 {
     char *shown = xfer_key_show(mkey, klen);
-    node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 500);
+    tmet_add(TM_UNSERVED, 1);
     log_error("object %s: %s: not served", shown, why);
     err_reply(r, S3E_INTERNAL_ERROR, "ObjectCorrupted: object %s: %s on this target", shown,
               why);
@@ -207,7 +207,7 @@ static void verify_done(void *arg)
         repair_read(v->t, v->r, v->mkey, v->klen, &v->m, v->flags))
         ;                        /* answered once repaired */
     else if (v->bad && !v->gone)
-        get_corrupted(v->t, v->r, v->mkey, v->klen, why[v->bad]);
+        get_corrupted(v->r, v->mkey, v->klen, why[v->bad]);
     else if (!v->gone)
         serve(v->t, v->r, v->mkey, v->klen, v->cache, &v->m, v->fd);
     http_req_unref(v->r);
@@ -241,34 +241,31 @@ static void verify_start(struct target *t, struct http_req *r, const char *mkey,
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                const char *cache, int flags)
 {
-    enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
     if (fd == -EUCLEAN) {
         if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, &m, flags))
-            get_corrupted(t, r, mkey, klen, "its data file is missing or short");
+            get_corrupted(r, mkey, klen, "its data file is missing or short");
         return;
     }
     if (fd >= 0 && (m.flags & OMETA_F_DAMAGED)) {
         close(fd);
-        get_corrupted(t, r, mkey, klen, "a scrub found its data damaged, with no other copy");
+        get_corrupted(r, mkey, klen, "a scrub found its data damaged, with no other copy");
         return;
     }
     if (fd == -EAGAIN) {         /* rewritten again and again while we looked */
-        node_count(&t->node, op, 503);
         http_resp_header(r, "Retry-After", "1");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object is being rewritten; try again");
         return;
     }
     if (fd < 0) {
-        node_count(&t->node, op, err_status(fd));
         if (fd == -ENOENT)
             http_reply_error(r, 404, "object not found");
         else
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
-    if (op == ST_GET && (flags & GET_VERIFY)) {
+    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY)) {
         verify_start(t, r, mkey, klen, cache, &m, fd, flags);
         return;
     }
@@ -279,12 +276,11 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                   const char *cache, const struct ometa *mp, int fd)
 {
-    enum stat_op op = r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
     struct ometa m = *mp;
     uint64_t off = 0, len = m.size;
     if (cache)
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
-    if (cache && op == ST_GET)
+    if (cache && r->method != HTTP_M_HEAD)
         atime_touch(mkey, klen); /* a backed bucket's copy: its place in the LRU order */
     target_meta_headers(r, &m);
     char etag[OMETA_ETAG_MAX + 1];
@@ -292,7 +288,6 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
     int cond = check_conditions(r, &m, etag);
     if (cond) {
         close(fd);
-        node_count(&t->node, op, cond);
         reply_condition(r, cond);
         return;
     }
@@ -300,7 +295,6 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
     if (rg < 0) {
         close(fd);
         http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m.size);
-        node_count(&t->node, ST_GET, 416);
         http_reply_error(r, 416, "range not satisfiable for %llu bytes",
                          (unsigned long long)m.size);
         return;
@@ -318,7 +312,8 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
     http_resp_begin(r, status, (int64_t)len);
     http_resp_file(r, fd, (int64_t)off, (int64_t)len);
     http_resp_end(r);
-    node_count(&t->node, op, status);
-    if (r->method != HTTP_M_HEAD)
+    if (r->method != HTTP_M_HEAD) {
         node_count_bytes(&t->node, 0, len);
+        tmet_get(cache && !strcmp(cache, "miss"), len);
+    }
 }

@@ -30,7 +30,6 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
 int get_verifies(const struct bmd_bucket *bk);
 
 /* 500 ObjectCorrupted for mkey (why: what is wrong), logged. */
-void get_corrupted(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                   const char *why);
+void get_corrupted(struct http_req *r, const char *mkey, size_t klen, const char *why);
 
 #endif

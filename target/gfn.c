@@ -250,9 +250,7 @@ static void relay_done(void *arg, struct hc_xfer *x, int status, const char *err
     (void)err;
     g->x = NULL;
     if (g->begun) {
-        enum stat_op op = ST_GET;
         if (status == 200 && r->data == g) {
-            node_count(&g->t->node, op, 200);
             http_resp_end(r);
         } else if (r->data == g) {
             http_resp_abort(r);  /* never a body that looks whole */
@@ -325,7 +323,6 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
     /* a write-back bucket's newest copy may be owed to its backend on the
      * target that is down: the backend's could be older */
     if (unsure && store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m)) {
-        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 503);
         http_resp_header(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
                                               "or did not answer");

@@ -30,6 +30,7 @@
 #include "pin.h"
 #include "store.h"
 #include "target.h"
+#include "tmet.h"
 #include "util.h"
 
 #define JOB_KEEP 64              /* ended jobs remembered */
@@ -62,6 +63,25 @@ void job_note_error(struct job *j, const char *name, const char *why)
     if (j->nerrs < JOB_ERRS)
         snprintf(j->errs[j->nerrs++], sizeof(j->errs[0]), "%.200s\n%.100s", name, why);
     pthread_mutex_unlock(&jobs_mu);
+    tmet_job_add(kind_names[j->kind], "errors", 1, 0);
+}
+
+/* The name of one of j's counters, for the metrics. */
+static const char *counter_name(const struct job *j, const uint64_t *c)
+{
+    return c == &j->owned        ? "owned"
+           : c == &j->present    ? "present"
+           : c == &j->fetched    ? "fetched"
+           : c == &j->evicted    ? "evicted"
+           : c == &j->copied     ? "copied"
+           : c == &j->downloaded ? "downloaded"
+           : c == &j->moved      ? "moved"
+           : c == &j->found      ? "found"
+           : c == &j->fixed      ? "fixed"
+           : c == &j->lost       ? "lost"
+           : c == &j->errors     ? "errors"
+           : c == &j->done       ? "done"
+                                 : "other";
 }
 
 void job_add(struct job *j, uint64_t *counter, uint64_t n, uint64_t b)
@@ -70,6 +90,7 @@ void job_add(struct job *j, uint64_t *counter, uint64_t n, uint64_t b)
     *counter += n;
     j->bytes += b;
     pthread_mutex_unlock(&jobs_mu);
+    tmet_job_add(kind_names[j->kind], counter_name(j, counter), n, b);
 }
 
 static void job_free(struct job *j)
@@ -156,6 +177,8 @@ static void registry_add(struct job *j)
         running += o->tick && !o->end_ns && !__atomic_load_n(&o->waiting, __ATOMIC_RELAXED);
     if (j->tick && running >= j->t->conf.job_max)
         __atomic_store_n(&j->waiting, 1, __ATOMIC_RELAXED);
+    if (!j->end_ns)
+        tmet_job_running(kind_names[j->kind], 1);
     j->next = jobs;
     jobs = j;
 }
@@ -173,6 +196,7 @@ void job_ended(struct job *j)
 {
     pthread_mutex_lock(&jobs_mu);
     j->end_ns = wall_ns();
+    tmet_job_running(kind_names[j->kind], -1);
     struct job *next = NULL;     /* the oldest waiting one begins (a batch job's place) */
     for (struct job *o = jobs; j->tick && o; o = o->next)
         if (!o->end_ns && __atomic_load_n(&o->waiting, __ATOMIC_RELAXED))

@@ -64,7 +64,6 @@ static void list_work(void *arg)
 static void list_done(void *arg)
 {
     struct list *l = arg;
-    node_count(&l->t->node, ST_LIST, l->rc ? 500 : 200);
     if (l->rc)
         http_reply_error(l->r, 500, "cannot list: %s", strerror(-l->rc));
     else
@@ -135,7 +134,6 @@ static void rlist_done(void *arg, const struct backend_obj *o, const char *body,
         http_reply_json(r, 200, json_pack("{s:o, s:s}", "objects", arr, "next", next));
         s3list_free(&sl);
     }
-    node_count(&l->t->node, ST_LIST, o->status == 200 ? 200 : 502);
     backend_free(&l->b);
     http_req_unref(r);
     free(l);

@@ -47,6 +47,7 @@
 #include "space.h"
 #include "store.h"
 #include "target.h"
+#include "tmet.h"
 #include "util.h"
 #include "wbq.h"
 #include "xfer.h"
@@ -83,10 +84,8 @@ static const struct route internal_routes[] = {
 
 static void not_found(struct http_req *r, const char *rest, size_t rlen)
 {
-    struct target *t = r->w->ctx;
     (void)rest;
     (void)rlen;
-    node_count(&t->node, ST_OTHER, 404);
     http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
                      r->path);
 }
@@ -97,7 +96,6 @@ static void internal(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
     if (node_check_sig(&t->node, r) != 1) {
-        node_count(&t->node, ST_OTHER, 403);
         err_reply(r, S3E_ACCESS_DENIED, "internal endpoints take only cluster-signed requests");
         return;
     }
@@ -159,6 +157,7 @@ int main(int argc, char **argv)
         conf_free(&t.conf);
         return 1;
     }
+    tmet_init();
     char **placed, **off;
     int np, noff;
     mpath_load(&t, &placed, &np, &off, &noff);  /* as added and removed at run time */
@@ -208,6 +207,7 @@ int main(int argc, char **argv)
         conf_free(&t.conf);
         return 1;
     }
+    node_metrics_server(srv);
     node_start(&t.node);
     job_resume(&t, http_server_worker(srv, 0));
     lru_start(&t, http_server_worker(srv, 0));

@@ -648,7 +648,6 @@ static void complete_answer(struct job *j)
         s3_xml_elem(&b, "Key", j->name);
         s3_xml_elem(&b, "ETag", j->m.etag);
         gbuf_str(&b, "</CompleteMultipartUploadResult>\n");
-        node_count(&j->t->node, ST_PUT, 200);
         node_count_bytes(&j->t->node, j->m.size, 0);
         http_reply(r, 200, "application/xml", b.p, b.n);
         gbuf_free(&b);

@@ -56,7 +56,6 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
     int read_only = spec && strncmp(spec, "s3://", 5) != 0; /* an HTTP origin */
     if (read_only && !evict && (r->method == HTTP_M_PUT || r->method == HTTP_M_DELETE)) {
         free(mkey);
-        node_count(&t->node, ST_OTHER, 405);
         http_resp_header(r, "Allow", "GET, HEAD");
         http_reply_error(r, 405, "bucket '%s' reads a read-only HTTP origin (%s)", bk->name,
                          spec);
@@ -127,7 +126,6 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
         return;
     if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
-        node_count(&t->node, ST_OTHER, 400);
         http_reply_error(r, 400, "%s", err);
         return;
     }
@@ -135,7 +133,6 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     const struct bmd_bucket *bk = b ? bmd_find(b, provider, on.bucket) : NULL;
     if (!bk) {
         bmd_unref(b);
-        node_count(&t->node, ST_OTHER, 404);
         err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", on.bucket);
         return;
     }

@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "pass.h"
 #include "target.h"
+#include "tmet.h"
 #include "util.h"
 
 #define PASS_HIGH (8u << 20)     /* the client's unsent bytes that pause the backend */
@@ -21,6 +22,7 @@ struct pass {
     struct backend b;
     int begun;                   /* the client's answer has begun */
     int paused;
+    uint64_t sent;               /* bytes passed to the client */
 };
 
 static struct metric_series *passed(void)
@@ -87,6 +89,7 @@ static int on_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
     if (!p->begun)
         return 0;                /* an error's body */
     http_resp_write(p->r, d, n);
+    p->sent += n;
     if (http_resp_pending(p->r) > PASS_HIGH) {
         p->paused = 1;
         hcli_pause(x);
@@ -99,9 +102,10 @@ static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
     struct pass *p = arg;
     struct http_req *r = p->r;
     if (r && p->begun) {
-        if ((status == 200 || status == 206) && !err)
+        if ((status == 200 || status == 206) && !err) {
             http_resp_end(r);
-        else
+            tmet_get(1, p->sent);
+        } else
             http_resp_abort(r);  /* never a body that looks whole */
     } else if (r) {
         struct backend_obj o;

@@ -110,10 +110,9 @@ static void put_free(struct put *p)
 }
 
 /* The PUT ends unanswered and uncommitted: the request's hooks are
- * detached, the work file dropped, and the error counted; returns r for
- * the answer (after which the connection closes, the rest of the body
- * unread). */
-static struct http_req *put_drop(struct put *p, int status)
+ * detached and the work file dropped; returns r for the answer (after
+ * which the connection closes, the rest of the body unread). */
+static struct http_req *put_drop(struct put *p)
 {
     struct http_req *r = p->r;
     r->data = NULL;
@@ -121,7 +120,6 @@ static struct http_req *put_drop(struct put *p, int status)
     r->on_end = NULL;
     r->on_abort = NULL;
     put_free(p);
-    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, status);
     http_resp_close(r);
     return r;
 }
@@ -137,7 +135,7 @@ static void put_fail(struct put *p, int rc)
         snprintf(msg, sizeof(msg), "out of space on mountpath %s", dir);
     else
         snprintf(msg, sizeof(msg), "cannot write object: %s", strerror(-rc));
-    http_reply_error(put_drop(p, st), st == 507 ? 507 : 500, "%s", msg);
+    http_reply_error(put_drop(p), st == 507 ? 507 : 500, "%s", msg);
 }
 
 /* The aws-chunked body was refused (awschunk_feed or _finish's rc). */
@@ -145,7 +143,7 @@ static void put_refuse(struct put *p, int rc)
 {
     const char *msg;
     enum s3e e = s3_chunk_error(rc, &msg);
-    s3_fail(put_drop(p, err_s3_status(e)), e, "%s", msg);
+    s3_fail(put_drop(p), e, "%s", msg);
 }
 
 static void put_go(struct put *p);
@@ -269,17 +267,14 @@ static void put_answer(struct put *p)
 {
     struct http_req *r = p->r;
     if (p->rc == -EAGAIN) {
-        node_count(&p->t->node, ST_PUT, 503);
         http_resp_header(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not "
                                               "on every copy holder: try again");
     } else if (p->rc) {
         int st = err_status(p->rc);
-        node_count(&p->t->node, ST_PUT, st);
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
     } else if (p->part.num && !p->copy) {
         http_resp_header(r, "ETag", "%s", p->m.etag);
-        node_count(&p->t->node, ST_PUT, 200);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, NULL, NULL, 0);
     } else if (p->copy) {
@@ -295,20 +290,17 @@ static void put_answer(struct put *p)
         gbuf_str(&b, "</");
         gbuf_str(&b, root);
         gbuf_str(&b, ">\n");
-        node_count(&p->t->node, ST_PUT, 200);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, "application/xml", b.p, b.n);
         gbuf_free(&b);
     } else if (target_is_s3(r)) {
         target_meta_headers(r, &p->m);
-        node_count(&p->t->node, ST_PUT, 200);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, NULL, NULL, 0);
     } else {
         char ck[17];
         snprintf(ck, sizeof(ck), "%016llx", (unsigned long long)p->m.cksum);
         target_meta_headers(r, &p->m);
-        node_count(&p->t->node, ST_PUT, 201);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply_json(r, 201,
                         json_pack("{s:s, s:s, s:I, s:s, s:I}", "bucket",
@@ -329,7 +321,6 @@ static void put_backend_done(void *arg, const struct backend_obj *o)
     if (o->status < 200 || o->status > 299) {
         char msg[300];
         int st = backend_status(&p->b, o, msg, sizeof(msg));
-        node_count(&p->t->node, ST_PUT, st);
         http_reply_error(r, st, "write-through failed: %s", msg);
         r->data = NULL;
         put_free(p);
@@ -354,7 +345,7 @@ static void put_end(struct http_req *r)
         unsigned char md[16];
         EVP_DigestFinal_ex(p->md5, md, NULL);
         if (p->want_md5 && memcmp(md, p->md5_want, 16)) {
-            s3_fail(put_drop(p, err_s3_status(S3E_BAD_DIGEST)), S3E_BAD_DIGEST,
+            s3_fail(put_drop(p), S3E_BAD_DIGEST,
                     "the Content-MD5 you specified did not match what was received");
             return;
         }
@@ -518,7 +509,6 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
              p->rc ? strerror(-p->rc) : err ? err : "the source answered an error");
     r->data = NULL;
     put_free(p);
-    node_count(&((struct target *)r->w->ctx)->node, ST_PUT, st);
     if (st == 404)
         err_reply(r, S3E_NO_SUCH_KEY, "the copy source does not exist");
     else if (bad_range)
@@ -612,7 +602,6 @@ void put_object(struct target *t, struct http_req *r, const char *name,
                     sizeof(full))) {
         p->fd = -1;              /* no work file yet */
         put_free(p);
-        node_count(&t->node, ST_PUT, 507);
         /* before any of the body: the server drops what the client still sends */
         http_reply_error(r, 507, "%s", full);
         return;
@@ -622,7 +611,6 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         int rc = p->fd;
         p->fd = -1;
         put_free(p);
-        node_count(&t->node, ST_PUT, err_status(rc));
         http_reply_error(r, err_status(rc), "cannot create work file: %s", strerror(-rc));
         return;
     }
@@ -641,7 +629,6 @@ void put_object(struct target *t, struct http_req *r, const char *name,
             st = put_chunks(t, p, r);
         if (st) {
             put_free(p);
-            node_count(&t->node, ST_PUT, st);
             http_resp_close(r);
             return; /* answered */
         }

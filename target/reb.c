@@ -569,9 +569,7 @@ static void tick(evutil_socket_t fd, short what, void *arg)
     uint64_t now = mono_ms();
     if (!rb.lp.hc)               /* the worker's, made on its loop */
         rb.lp.hc = ((struct target_worker *)rb.w->local)->hc;
-    const struct node_met *met = &rb.t->node.met;
-    int64_t seen = metrics_value(met->req[ST_GET]) + metrics_value(met->req[ST_HEAD]) +
-                   metrics_value(met->req[ST_PUT]);
+    int64_t seen = (int64_t)__atomic_load_n(&rb.t->node.st.client_requests, __ATOMIC_RELAXED);
     __atomic_store_n(&rb.busy, seen - rb.client_seen >= BUSY_REQS, __ATOMIC_RELAXED);
     rb.client_seen = seen;
     struct cmap *m = cmap_current();

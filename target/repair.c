@@ -23,6 +23,7 @@
 #include "ometa.h"
 #include "store.h"
 #include "target.h"
+#include "tmet.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -54,19 +55,17 @@ struct rebuild {
 static void rebuilt(void *arg, int rc)
 {
     struct rebuild *b = arg;
-    enum stat_op op = b->r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET;
     if (rc == 0) {
+        tmet_add(TM_REPAIRED, 1);
         get_local(b->t, b->r, b->mkey, b->klen, NULL, b->flags | GET_NO_REPAIR);
     } else if (rc == -ENOENT && !b->unsure) {
-        node_count(&b->t->node, op, 404);
         err_reply(b->r, S3E_NO_SUCH_KEY, "object not found");
     } else if (rc == -ENOENT || rc == -EAGAIN) {
-        node_count(&b->t->node, op, 503);
         http_resp_header(b->r, "Retry-After", "5");
         err_reply(b->r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
                                                  "or did not answer");
     } else {
-        get_corrupted(b->t, b->r, b->mkey, b->klen, "it is not here whole and too few of its "
+        get_corrupted(b->r, b->mkey, b->klen, "it is not here whole and too few of its "
                                                     "slices could be read to rebuild it");
     }
     http_req_unref(b->r);
@@ -107,14 +106,14 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
     }
     if (here) {
         log_info("a damaged copy of %s/%s was replaced from a copy holder", bk->name, name);
+        tmet_add(TM_REPAIRED, 1);
         get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
     } else if (unsure) {         /* a holder could not be asked: it may have it */
-        node_count(&t->node, r->method == HTTP_M_HEAD ? ST_HEAD : ST_GET, 503);
         http_resp_header(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the copy here was damaged and a copy holder "
                                               "could not be asked: try again");
     } else {
-        get_corrupted(t, r, mkey, klen, "its data was damaged and no copy holder had a good "
+        get_corrupted(r, mkey, klen, "its data was damaged and no copy holder had a good "
                                         "copy: the object is lost");
     }
     free(mkey);
@@ -133,6 +132,7 @@ static void local_restored(void *arg, int rc)
     }
     char *shown = xfer_key_show(p->mkey, p->klen);
     log_info("a damaged copy of %s was replaced from a copy on another drive", shown);
+    tmet_add(TM_REPAIRED, 1);
     free(shown);
     get_local(p->t, p->r, p->mkey, p->klen, NULL, p->flags | GET_NO_REPAIR);
     http_req_unref(p->r);
@@ -167,7 +167,7 @@ static void after_drop(struct repair *p)
     if (p->rc == -ESTALE) {      /* written again meanwhile: the new version */
         get_local(p->t, r, p->mkey, p->klen, NULL, p->flags | GET_NO_REPAIR);
     } else if (p->rc && p->rc != -ENOENT) {
-        get_corrupted(p->t, r, p->mkey, p->klen,
+        get_corrupted(r, p->mkey, p->klen,
                       p->rc == -EEXIST ? "its data is damaged and it is still owed to its "
                                          "write-back backend: kept for an operator"
                                        : "its data is damaged and cannot be dropped");

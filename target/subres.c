@@ -160,7 +160,6 @@ static void tags_answer(struct subreq *s)
                          strerror(-s->rc));
     else
         http_reply(r, r->method == HTTP_M_DELETE ? 204 : 200, NULL, NULL, 0);
-    node_count(&s->t->node, ST_OTHER, s->rc ? err_status(s->rc) : 200);
     subreq_free(s);
 }
 
@@ -263,7 +262,6 @@ int subres_handle(struct target *t, struct http_req *r, const struct bmd_bucket 
         }
     }
     free(mkey);
-    node_count(&t->node, ST_OTHER, 501);
     s3sub_refuse(r, s, 1);
     return 1;
 }

@@ -20,6 +20,7 @@
 #include "objname.h"
 #include "store.h"
 #include "target.h"
+#include "tmet.h"
 #include "util.h"
 #include "wbq.h"
 
@@ -164,9 +165,12 @@ static void backend_done(void *arg, const struct backend_obj *o)
     struct up *u = arg;
     int del = u->val[0] == 'D';
     if ((o->status >= 200 && o->status < 300) || (del && o->status == 404)) {
+        tmet_add(TM_WB_OK, 1);
+        tmet_add(TM_WB_BYTES, del ? 0 : u->size);
         settle(u);
         return;
     }
+    tmet_add(TM_WB_FAILED, 1);
     char msg[300];
     backend_status(&u->b, o, msg, sizeof(msg));
     q.failures++;

@@ -361,8 +361,12 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
         xfer_finish(x, 0);
         return;
     }
-    if (!status && x->what == XFER_OBJECT) {
-        ask_held(x);             /* the receiver may have answered early and closed */
+    if (x->what == XFER_OBJECT && status != 507) {
+        /* the receiver may have answered early and closed, or refused a copy
+         * it came to hold meanwhile (a read there brought it over) */
+        if (status)
+            log_warn("sending to %s: answered %d: does it hold the object?", x->url, status);
+        ask_held(x);
         return;
     }
     log_warn("sending to %s: %s%d %s", x->url, status ? "answered " : "", status,

@@ -622,13 +622,13 @@ def test_metadata_limit(s3, bkt):
 
 
 def proxy_metrics(c):
-    """The proxy's counters from /metrics: {(family, op or class): value}."""
+    """The proxy's counters from /metrics: {(family, api, op or class): value}."""
     out = {}
     for line in requests.get(c.url + "/metrics").text.splitlines():
         m = re.match(r'(\w+)\{([^}]*)\} (\S+)$', line)
         if m:
             labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
-            key = (m.group(1), labels.get("op") or labels.get("class") or "")
+            key = (m.group(1), labels.get("api", ""), labels.get("op") or labels.get("class") or "")
             out[key] = float(m.group(3))
     return out
 
@@ -646,10 +646,12 @@ def test_s3_requests_are_counted(s3c, s3, bkt):
         s3.get_object(Bucket=bkt, Key="never-stored")
     assert err(e) == ("NoSuchKey", 404)
     s3.delete_object(Bucket=bkt, Key="m1")
-    want = {("shoal_requests_total", "put"): 1, ("shoal_requests_total", "get"): 2,
-            ("shoal_requests_total", "head"): 1, ("shoal_requests_total", "list"): 2,
-            ("shoal_requests_total", "delete"): 1, ("shoal_requests_total", "other"): 1,
-            ("shoal_errors_total", "4xx"): 1, ("shoal_errors_total", "5xx"): 0}
+    want = {("shoal_requests_total", "s3", "put"): 1, ("shoal_requests_total", "s3", "get"): 2,
+            ("shoal_requests_total", "s3", "head"): 1, ("shoal_requests_total", "s3", "list"): 2,
+            ("shoal_requests_total", "s3", "delete"): 1,
+            ("shoal_requests_total", "s3", "other"): 1,
+            ("shoal_errors_total", "s3", "4xx"): 1, ("shoal_errors_total", "s3", "5xx"): 0,
+            ("shoal_requests_total", "native", "get"): 0}
     deadline = time.time() + 5  # a relayed answer is counted as its last byte leaves
     while True:
         after = proxy_metrics(s3c)
@@ -659,9 +661,9 @@ def test_s3_requests_are_counted(s3c, s3, bkt):
         time.sleep(0.1)
     assert got == want
     moved = {k: after.get(k, 0) - before.get(k, 0)
-             for k in (("shoal_bytes_in_total", ""), ("shoal_bytes_out_total", ""))}
-    assert moved[("shoal_bytes_in_total", "")] >= len(body), moved
-    assert moved[("shoal_bytes_out_total", "")] >= len(body), moved
+             for k in (("shoal_bytes_in_total", "", ""), ("shoal_bytes_out_total", "", ""))}
+    assert moved[("shoal_bytes_in_total", "", "")] >= len(body), moved
+    assert moved[("shoal_bytes_out_total", "", "")] >= len(body), moved
 
 
 def test_list_names_that_need_escaping(s3, bkt):
