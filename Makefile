@@ -29,7 +29,8 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS = -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -pthread \
          -I$(LLHTTP_INC) -Icommon -Icommon/s3 -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -levent_core -levent_extra -levent_pthreads -ljansson -lxxhash -lcurl -lcrypto -lrocksdb -lexpat -lisal
+LIBS = -levent_core -levent_extra -levent_pthreads -levent_openssl -ljansson -lxxhash -lcurl -lssl \
+       -lcrypto -lrocksdb -lexpat -lisal
 
 COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
 TARGET_SRC = $(wildcard target/*.c)
@@ -154,7 +155,7 @@ test-integration: all
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
 FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage url ometa
-FUZZ_HTTP_SRC = common/http.c common/httpresp.c common/httptake.c common/hblock.c common/log.c common/loopq.c common/util.c \
+FUZZ_HTTP_SRC = common/http.c common/httpresp.c common/httptake.c common/httpstop.c common/hblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
 FUZZ_s3xml_SRC = common/s3/s3xml.c common/util.c
@@ -170,7 +171,7 @@ FUZZ_url_SRC = common/url.c common/util.c
 FUZZ_ometa_SRC = target/ometa.c
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
               -I$(LLHTTP_INC) -Icommon -Icommon/s3 -Itarget -MMD -MP
-FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -ljansson -lcrypto
+FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -levent_openssl -ljansson -lssl -lcrypto
 fuzz_obj = $(patsubst %.c,build-fuzz/obj/%.o,$(subst $(LLHTTP_SRC)/,llhttp/,$(1)))
 
 FUZZ_LLHTTP_OBJ = build-fuzz/obj/llhttp/llhttp.o build-fuzz/obj/llhttp/api.o \

@@ -107,6 +107,10 @@ static const struct opt opts[] = {
     {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
     {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses", R_BOTH},
     {"s3_api_port", OPT_INT, F(s3_api_port), 0, 65535, "0", "extra port serving the S3 API at the root (0: none)", R_PROXY},
+    {"tls_cert_file", OPT_STR, F(tls_cert_file), 0, 0, "", "PEM certificate chain: with tls_key_file, port serves HTTPS (and public_url defaults to https://)", R_BOTH},
+    {"tls_key_file", OPT_STR, F(tls_key_file), 0, 0, "", "PEM private key of tls_cert_file", R_BOTH},
+    {"tls_ca_file", OPT_STR, F(tls_ca_file), 0, 0, "", "PEM CA certificates that nodes verify each other's HTTPS with (default: the system's)", R_BOTH},
+    {"plain_port", OPT_INT, F(plain_port), 0, 65535, "0", "with TLS on: an extra port serving plain HTTP (0: none)", R_BOTH},
     {"s3_redirect", OPT_BOOL, F(s3_redirect), 0, 1, "false", "S3 object requests get a redirect to the target instead of a forward", R_PROXY},
 };
 #undef F
@@ -394,9 +398,15 @@ static int load(struct conf *c, int argc, char **argv, int as_given, char *err, 
     if (log_level_parse(c->log_level) < 0)
         return fail(err, errlen, "option 'log_level': '%s' is not error, warn, info or debug",
                     c->log_level);
+    if (!c->tls_cert_file[0] != !c->tls_key_file[0])
+        return fail(err, errlen, "options 'tls_cert_file' and 'tls_key_file' go together");
+    if (c->plain_port && !c->tls_cert_file[0])
+        return fail(err, errlen, "option 'plain_port' is for a node with TLS on (port is "
+                                 "plain HTTP already)");
     if (!c->public_url[0]) {
         free(c->public_url);
-        c->public_url = xasprintf("http://%s:%d", c->host, c->port);
+        c->public_url =
+            xasprintf("%s://%s:%d", c->tls_cert_file[0] ? "https" : "http", c->host, c->port);
     }
     if (c->space_low_wm >= c->space_high_wm || c->space_high_wm > c->space_oos)
         return fail(err, errlen, "options 'space_low_wm' (%d), 'space_high_wm' (%d) and "

@@ -81,6 +81,10 @@ struct conf {
     /* the S3 API served by proxies */
     int s3_api_port;       /* a second port serving S3 at the root; 0: none */
     int s3_redirect;       /* redirect object requests instead of forwarding them */
+    char *tls_cert_file;   /* with tls_key_file: port serves HTTPS */
+    char *tls_key_file;
+    char *tls_ca_file;     /* CAs that verify other nodes' HTTPS; "": the system's */
+    int plain_port;        /* with TLS: an extra plain-HTTP port; 0: none */
 };
 
 /*

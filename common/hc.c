@@ -17,12 +17,16 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/buffer.h>
 #include <event2/dns.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <llhttp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +36,8 @@
 
 #include "hblock.h"
 #include "hc.h"
+#include "hc_int.h"
+#include "tls.h"
 #include "url.h"
 #include "util.h"
 
@@ -45,75 +51,6 @@
 #define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
 #define HC_EXPECT_S 1            /* a 100 Continue awaited this long at most */
 
-struct hc_conn {
-    struct hc *c;
-    struct hc_conn *next;        /* in c->idle */
-    struct bufferevent *bev;
-    char host[HC_HOST_MAX];
-    int port;
-    int reused;                  /* has carried a transfer before */
-    int connected;
-    struct event *rev;           /* reads, around the bufferevent (read_on) */
-    int reading;                 /* wanted: started once connected */
-    int idle_on;                 /* reading has a deadline of no progress */
-    int starting;                /* inside bev_connect: events are only noted */
-    int start_failed;            /* an event during bev_connect said it failed */
-    struct hc_xfer *x;           /* the transfer it carries, or NULL (idle) */
-};
-
-struct hc_xfer {
-    struct hc *c;
-    struct hc_xfer *prev, *next; /* in c->xfers */
-    struct hc_conn *conn;
-    const struct hc_ops *ops;
-    void *arg;
-    char host[HC_HOST_MAX];
-    int port;
-    int head;                    /* a HEAD: the answer has no body */
-    int idempotent;              /* GET, HEAD, PUT, DELETE: safe to send twice */
-    struct gbuf out;             /* the request's head (and a buffered body) */
-    int64_t up_len;              /* bytes from ops->on_read; -1: none */
-    int64_t up_sent;
-    int up_waiting;              /* the source said HC_READ_PAUSE */
-    int up_socket;               /* HC_READ_SOCKET: 1 to hand over, 2 handed */
-    const char *up_mem;          /* hc_start_mem's body (up_len bytes), by reference */
-    int expect;                  /* the request says Expect: 100-continue */
-    int expect_wait;             /* ... and the body waits for the 100 */
-    enum hc_fail fail;           /* why a failed transfer failed */
-
-    llhttp_t parser;
-    struct hblock hb;            /* the answer's header block: name\0value\0... */
-    int n_hdrs;
-    struct http_hdr *hdr;        /* n_hdrs entries pointing into hb, after the head */
-    int got_bytes;               /* any of the answer has arrived */
-    int headers_done;
-    int complete;                /* the whole answer has arrived */
-    int stopped;                 /* a callback asked to stop */
-    int paused;
-    int in_cb;                   /* inside the read path: resume later, not now */
-    int tries;
-    int taking;                  /* on_headers asked for the body's socket */
-
-    char err[400];               /* set: the timer reports this failure */
-    struct event *timer;         /* the deadline, or an immediate failure */
-    struct event *kick;          /* resume reading or uploading, from the loop */
-    struct event *expect_ev;     /* no 100 Continue in time: the body goes anyway */
-
-    /* hc_request's buffered answer */
-    struct gbuf body;
-    hc_done_fn cb;
-};
-
-struct hc {
-    struct event_base *base;
-    struct evdns_base *dns;      /* made on the first name to resolve */
-    struct hc_conn *idle;
-    int n_idle;
-    struct hc_xfer *xfers;       /* in flight */
-    llhttp_settings_t settings;
-    char *rbuf;                  /* HC_FEED bytes: where reads land */
-    struct hc_conn *rbuf_conn;   /* whose input refers to rbuf, while one does */
-};
 
 static void conn_free(struct hc_conn *k)
 {
@@ -243,8 +180,8 @@ static int on_headers_complete(llhttp_t *p)
     }
     if (x->head || p->status_code == 204 || p->status_code == 304)
         return 1;
-    if (rc == HC_TAKE_BODY && (p->flags & F_CONTENT_LENGTH) && !(p->flags & F_CHUNKED) &&
-        p->content_length > 0) {
+    if (rc == HC_TAKE_BODY && !x->tls && (p->flags & F_CONTENT_LENGTH) &&
+        !(p->flags & F_CHUNKED) && p->content_length > 0) {
         x->taking = 1;
         return HPE_PAUSED;       /* parse_input hands the socket over */
     }
@@ -339,6 +276,25 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* HTTPS: OpenSSL's bufferevent decrypted bytes into k's input. */
+static void tls_readable(struct bufferevent *bev, void *arg)
+{
+    struct hc_conn *k = arg;
+    (void)bev;
+    if (k->idle_on > 0) {
+        struct timeval tv = {k->idle_on, 0};
+        evtimer_add(k->rev, &tv);
+    }
+    on_read(k);
+}
+
+static void tls_idle(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    conn_broke(arg, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+}
+
 /* Read k's socket (once it is connected), failing after idle_s without a
  * byte when idle_s > 0. */
 static void read_on(struct hc_conn *k, int idle_s)
@@ -347,6 +303,17 @@ static void read_on(struct hc_conn *k, int idle_s)
     k->idle_on = idle_s;
     if (!k->connected)
         return;                  /* on_event starts it */
+    if (k->tls) {
+        if (!k->rev)
+            k->rev = evtimer_new(k->c->base, tls_idle, k);
+        struct timeval tv = {idle_s, 0};
+        if (idle_s > 0)
+            evtimer_add(k->rev, &tv);
+        else
+            evtimer_del(k->rev);
+        bufferevent_enable(k->bev, EV_READ);
+        return;
+    }
     if (!k->rev)
         k->rev = event_new(k->c->base, bufferevent_getfd(k->bev), EV_READ | EV_PERSIST,
                            on_readable, k);
@@ -359,6 +326,8 @@ static void read_off(struct hc_conn *k)
     k->reading = 0;
     if (k->rev)
         event_del(k->rev);
+    if (k->tls)
+        bufferevent_disable(k->bev, EV_READ);
 }
 
 /* A new deadline for reading, kept while reading is off. */
@@ -449,7 +418,6 @@ void hc_body_end(struct hc_body *b, int whole)
     free(b);
 }
 
-static void send_on(struct hc_xfer *x, int fresh);
 
 /* The connection under x ended before x's whole answer. A pooled
  * connection the peer closed (EOF or a reset, not a timeout) before any of
@@ -464,7 +432,7 @@ static void conn_lost(struct hc_xfer *x, int closed, const char *why)
         !x->up_waiting && x->tries < 2) {
         /* a pooled connection the peer had closed: send again, fresh */
         drop_conn(x);
-        send_on(x, 1);
+        hc_send_on(x, 1);
         return;
     }
     finish(x, 0, why);
@@ -546,6 +514,28 @@ void hc_upload_moved(struct hc_xfer *x, int whole)
     read_idle(x->conn, HC_IDLE_S);
 }
 
+/* HTTPS has no socket to hand over: the rest of the upload is the
+ * source's file range (on_file), queued for OpenSSL to read (mapped, not
+ * copied into the output). Returns -1 when x failed (and is gone), else 0. */
+static int upload_file(struct hc_xfer *x)
+{
+    int fd = -1, dup_fd = -1;
+    uint64_t off = 0;
+    if (!x->ops->on_file || x->ops->on_file(x->arg, &fd, &off) ||
+        (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+        evbuffer_add_file(bufferevent_get_output(x->conn->bev), dup_fd, (ev_off_t)off,
+                          (ev_off_t)(x->up_len - x->up_sent)) < 0) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        x->fail = HC_FAIL_REQUEST;
+        finish(x, 0, "this upload cannot go over HTTPS");
+        return -1;
+    }
+    x->up_sent = x->up_len;
+    read_idle(x->conn, HC_IDLE_S);
+    return 0;
+}
+
 /* Move upload bytes from the source to the socket while it takes them.
  * Returns -1 when x failed (and is gone), else 0. */
 static int pump_upload(struct hc_xfer *x)
@@ -562,6 +552,8 @@ static int pump_upload(struct hc_xfer *x)
             x->up_waiting = 1;
             return 0;
         }
+        if (got == HC_READ_SOCKET && x->tls)
+            return upload_file(x);
         if (got == HC_READ_SOCKET) {
             x->up_socket = 1;    /* handed over once the output is out */
             return hand_socket(x);
@@ -640,8 +632,15 @@ static void conn_broke(struct hc_conn *k, short what, int err)
         snprintf(why, sizeof(why), "%s:%d: no progress for %d s", x->host, x->port, HC_IDLE_S);
     } else if (what & BEV_EVENT_ERROR) {
         int dns = bufferevent_socket_get_dns_error(k->bev);
-        snprintf(why, sizeof(why), "%s:%d: %s", x->host, x->port,
-                 dns ? evutil_gai_strerror(dns) : evutil_socket_error_to_string(err));
+        unsigned long tls_err = k->tls ? bufferevent_get_openssl_error(k->bev) : 0;
+        char tls_why[256];
+        if (tls_err)
+            ERR_error_string_n(tls_err, tls_why, sizeof(tls_why));
+        snprintf(why, sizeof(why), "%.200s:%d: %s%.120s", x->host, x->port,
+                 tls_err ? "TLS: " : "",
+                 tls_err ? tls_why
+                 : dns   ? evutil_gai_strerror(dns)
+                         : evutil_socket_error_to_string(err));
     } else {
         snprintf(why, sizeof(why), "%s:%d closed the connection", x->host, x->port);
     }
@@ -668,11 +667,11 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
 
 /* ---- sending ------------------------------------------------------------------ */
 
-static struct hc_conn *pool_take(struct hc *c, const char *host, int port)
+static struct hc_conn *pool_take(struct hc *c, const char *host, int port, int tls)
 {
     for (struct hc_conn **pp = &c->idle; *pp; pp = &(*pp)->next) {
         struct hc_conn *k = *pp;
-        if (k->port == port && !strcmp(k->host, host)) {
+        if (k->port == port && k->tls == tls && !strcmp(k->host, host)) {
             *pp = k->next;
             c->n_idle--;
             return k;
@@ -702,16 +701,30 @@ static int bev_connect(struct hc *c, struct bufferevent *bev, const char *host, 
     return c->dns ? bufferevent_socket_connect_hostname(bev, c->dns, AF_UNSPEC, host, port) : -1;
 }
 
-/* A new connection to host:port, connecting; NULL with why set. */
-static struct hc_conn *conn_open(struct hc *c, const char *host, int port, char *why,
+/* A new connection to host:port (tls: HTTPS), connecting; NULL with why
+ * set. */
+static struct hc_conn *conn_open(struct hc *c, const char *host, int port, int tls, char *why,
                                  size_t whylen)
 {
+    SSL *ssl = tls ? tls_client_ssl(host) : NULL;
+    if (tls && !ssl) {
+        snprintf(why, whylen, "https://%s:%d: this node has no TLS client context", host, port);
+        return NULL;
+    }
     struct hc_conn *k = xcalloc(1, sizeof(*k));
     k->c = c;
     snprintf(k->host, sizeof(k->host), "%s", host);
     k->port = port;
-    k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    bufferevent_setcb(k->bev, NULL, on_write, on_event, k);
+    k->tls = tls;
+    if (tls) {
+        k->bev = bufferevent_openssl_socket_new(c->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
+        bufferevent_openssl_set_allow_dirty_shutdown(k->bev, 1);
+        bufferevent_setcb(k->bev, tls_readable, on_write, on_event, k);
+    } else {
+        k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
+        bufferevent_setcb(k->bev, NULL, on_write, on_event, k);
+    }
     /* a name resolved at once (the hosts file) whose connect fails at once
      * reports the failure from inside bev_connect */
     k->starting = 1;
@@ -750,12 +763,12 @@ static void on_expect_timeout(evutil_socket_t fd, short what, void *arg)
         send_mem(x);
 }
 
-static void send_on(struct hc_xfer *x, int fresh)
+void hc_send_on(struct hc_xfer *x, int fresh)
 {
     struct hc *c = x->c;
-    struct hc_conn *k = fresh ? NULL : pool_take(c, x->host, x->port);
+    struct hc_conn *k = fresh ? NULL : pool_take(c, x->host, x->port, x->tls);
     char why[400];
-    if (!k && !(k = conn_open(c, x->host, x->port, why, sizeof(why)))) {
+    if (!k && !(k = conn_open(c, x->host, x->port, x->tls, why, sizeof(why)))) {
         x->fail = HC_FAIL_CONNECT;
         fail_later(x, why);
         return;
@@ -793,9 +806,9 @@ static void send_on(struct hc_xfer *x, int fresh)
 /* A transfer with its head written (Content-Length: clen unless clen < 0)
  * and its deadline set, not sent yet; one whose URL is bad is already
  * failing (x->err set). */
-static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *url,
-                                const char *const *hdrs, int n, int64_t clen, long timeout_ms,
-                                const struct hc_ops *ops, void *arg)
+struct hc_xfer *hc_xfer_new(struct hc *c, const char *method, const char *url,
+                            const char *const *hdrs, int n, int64_t clen, long timeout_ms,
+                            const struct hc_ops *ops, void *arg)
 {
     struct hc_xfer *x = xcalloc(1, sizeof(*x));
     x->c = c;
@@ -816,9 +829,10 @@ static struct hc_xfer *xfer_new(struct hc *c, const char *method, const char *ur
     const char *path;
     if (url_split(url, x->host, sizeof(x->host), &x->port, &path)) {
         x->fail = HC_FAIL_REQUEST;
-        fail_later(x, "not an http:// URL");
+        fail_later(x, "not an http:// or https:// URL");
         return x;
     }
+    x->tls = url_is_https(url);
     char line[HC_HOST_MAX + 64];
     int v6 = strchr(x->host, ':') != NULL;
     gbuf_str(&x->out, method);
@@ -847,10 +861,10 @@ struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
                          const char *const *hdrs, int n, int64_t upload_len, long timeout_ms,
                          const struct hc_ops *ops, void *arg)
 {
-    struct hc_xfer *x = xfer_new(c, method, url, hdrs, n, upload_len, timeout_ms, ops, arg);
+    struct hc_xfer *x = hc_xfer_new(c, method, url, hdrs, n, upload_len, timeout_ms, ops, arg);
     x->up_len = upload_len;
     if (!x->err[0])
-        send_on(x, 0);
+        hc_send_on(x, 0);
     return x;
 }
 
@@ -858,14 +872,14 @@ struct hc_xfer *hc_start_mem(struct hc *c, const char *method, const char *url,
                              const char *const *hdrs, int n, const void *body, size_t len,
                              long timeout_ms, const struct hc_ops *ops, void *arg)
 {
-    struct hc_xfer *x = xfer_new(c, method, url, hdrs, n, (int64_t)len, timeout_ms, ops, arg);
+    struct hc_xfer *x = hc_xfer_new(c, method, url, hdrs, n, (int64_t)len, timeout_ms, ops, arg);
     x->up_len = (int64_t)len;
     x->up_mem = len ? body : "";
     for (int i = 0; i < n; i++)
         if (!strcasecmp(hdrs[i], "Expect: 100-continue"))
             x->expect = len > 0;
     if (!x->err[0])
-        send_on(x, 0);
+        hc_send_on(x, 0);
     return x;
 }
 
@@ -891,6 +905,11 @@ const char *hc_header_at(const struct hc_xfer *x, int i, const char **value)
 {
     *value = x->hdr[i].value;
     return x->hdr[i].name;
+}
+
+int hc_xfer_tls(const struct hc_xfer *x)
+{
+    return x->tls;
 }
 
 void hc_pause(struct hc_xfer *x)
@@ -919,44 +938,6 @@ void hc_resume_upload(struct hc_xfer *x)
 void hc_cancel(struct hc_xfer *x)
 {
     xfer_free(x);
-}
-
-/* ---- the buffered form ------------------------------------------------------ */
-
-static int buf_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
-{
-    (void)arg;
-    if (x->body.n + n > HC_BODY_MAX)
-        return -1;
-    gbuf_add(&x->body, p, n);
-    return 0;
-}
-
-static void buf_done(void *arg, struct hc_xfer *x, int status, const char *err)
-{
-    if (status == 0 && x->stopped)
-        err = "answer too large";
-    x->cb(arg, status, status && x->body.p ? x->body.p : "", status ? x->body.n : 0, err);
-}
-
-static const struct hc_ops buf_ops = {
-    .on_data = buf_data,
-    .on_done = buf_done,
-};
-
-void hc_request(struct hc *c, const char *method, const char *url, const void *body,
-                size_t len, const char *extra_hdr, long timeout_ms, hc_done_fn cb, void *arg)
-{
-    /* the body goes out with the head, so that a retry can send it again */
-    const char *hdrs[1] = {extra_hdr};
-    struct hc_xfer *x = xfer_new(c, method, url, hdrs, extra_hdr ? 1 : 0, (int64_t)len,
-                                 timeout_ms, &buf_ops, arg);
-    x->cb = cb;
-    if (x->err[0])
-        return;
-    if (len)
-        gbuf_add(&x->out, body, len);
-    send_on(x, 0);
 }
 
 struct hc *hc_new(struct event_base *base)

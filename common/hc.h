@@ -90,6 +90,12 @@ struct hc_ops {
      * and reads the answer as usual: on_done may come first, then stop),
      * then call hc_upload_moved. */
     void (*on_socket)(void *arg, struct hc_xfer *x, int fd);
+    /* Over HTTPS, where no socket is handed over: after HC_READ_SOCKET, the
+     * file the rest of the upload is read from and the offset of its next
+     * byte (hc reads it itself, the rest of the upload's length); 0, or -1
+     * (the transfer fails). NULL: an upload that needs the socket fails
+     * over HTTPS. */
+    int (*on_file)(void *arg, int *fd, uint64_t *off);
 };
 
 #define HC_BODY_MAX (64u << 20)   /* an answer's body, at most */
@@ -145,6 +151,8 @@ enum hc_fail hc_failure(const struct hc_xfer *x);
 const char *hc_header(const struct hc_xfer *x, const char *name);
 int hc_header_count(const struct hc_xfer *x);
 const char *hc_header_at(const struct hc_xfer *x, int i, const char **value);
+/* Is x over HTTPS (an https:// URL)? */
+int hc_xfer_tls(const struct hc_xfer *x);
 void hc_pause(struct hc_xfer *x);
 void hc_resume(struct hc_xfer *x);
 void hc_resume_upload(struct hc_xfer *x);

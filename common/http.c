@@ -40,12 +40,14 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
 #include <llhttp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
@@ -77,7 +79,6 @@ struct http_listener {
 
 static llhttp_settings_t parser_settings;
 
-static void conn_free(struct http_conn *c);
 static void conn_process(struct http_conn *c);
 
 /* (Re)arm the connection's one deadline (see conn_deadline_cb). */
@@ -552,7 +553,7 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
     struct http_conn *c = arg;
     if (c->aborting) {
         if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-            conn_free(c);
+            http_conn_free(c);
         return;
     }
     if (c->closing && !c->lingering) {
@@ -565,7 +566,8 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
         if (c->req && !c->req->resp_done && c->req->on_abort)
             c->req->on_abort(c->req);
         http_conn_finish(c);
-        shutdown(bufferevent_getfd(bev), SHUT_WR);
+        if (!c->tls)
+            shutdown(bufferevent_getfd(bev), SHUT_WR);
         struct timeval tv = {LINGER_S, 0};
         bufferevent_set_timeouts(bev, &tv, NULL);
         /* and at most that long in all, however the client trickles */
@@ -577,7 +579,8 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
     if (c->req && c->req->on_drain && !c->req->resp_done)
         c->req->on_drain(c->req);
     /* Drained: new output goes through conn_flush_cb again. */
-    if (evbuffer_get_length(bufferevent_get_output(bev)) == 0 && !c->closing && !c->aborting)
+    if (evbuffer_get_length(bufferevent_get_output(bev)) == 0 && !c->closing && !c->aborting &&
+        !c->tls)
         bufferevent_disable(bev, EV_WRITE);
 }
 
@@ -630,9 +633,11 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct http_conn *c = arg;
     (void)bev;
+    if (what & BEV_EVENT_CONNECTED)
+        return;                  /* HTTPS: the handshake is done */
     if (what & BEV_EVENT_TIMEOUT && !c->lingering)
         log_debug("%s: connection timed out", c->peer);
-    conn_free(c);
+    http_conn_free(c);
 }
 
 /*
@@ -646,7 +651,7 @@ static void conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct http_conn *c = arg;
     if (c->closing || c->aborting || c->lingering) {
-        conn_free(c);
+        http_conn_free(c);
         return;
     }
     log_debug("%s: request head not complete in %d s", c->peer, c->w->srv->o.header_timeout_s);
@@ -670,7 +675,7 @@ static void listener_update(struct http_worker *w)
         evconnlistener_disable(l->lis);
 }
 
-static void conn_free(struct http_conn *c)
+void http_conn_free(struct http_conn *c)
 {
     struct http_worker *w = c->w;
     if (c->prev)
@@ -709,8 +714,19 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
     c->w = w;
     c->hb.max = (size_t)w->srv->o.max_header_bytes;
     snprintf(c->peer, sizeof(c->peer), "%s", peer);
-    c->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    SSL *ssl = w->srv->o.tls ? SSL_new(w->srv->o.tls) : NULL;
+    if (ssl) {
+        c->tls = 1;
+        c->bev = bufferevent_openssl_socket_new(w->base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
+        if (c->bev)      /* a client that closes without close_notify is no error */
+            bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+    } else if (!w->srv->o.tls) {
+        c->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    }
     if (!c->bev) {
+        if (ssl && !c->bev)
+            SSL_free(ssl);
         close(fd);
         free(c);
         return;
@@ -735,8 +751,14 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
     bufferevent_set_timeouts(c->bev, &idle, &idle);
     /* the first request's head is due this long after the accept */
     deadline_set(c, w->srv->o.header_timeout_s);
-    bufferevent_disable(c->bev, EV_WRITE); /* on by default; see conn_flush_cb */
+    if (!c->tls)   /* on by default; see conn_flush_cb (OpenSSL's writes as it needs) */
+        bufferevent_disable(c->bev, EV_WRITE);
     bufferevent_enable(c->bev, EV_READ);
+}
+
+int http_req_tls(const struct http_req *r)
+{
+    return r->conn && r->conn->tls;
 }
 
 static void peer_name(const struct sockaddr *sa, char *out, size_t outlen)
@@ -816,7 +838,7 @@ static void *worker_main(void *arg)
         w->srv->o.worker_init(w);
     event_base_dispatch(w->base);
     while (w->conns)
-        conn_free(w->conns);
+        http_conn_free(w->conns);
     if (w->srv->o.worker_fini)
         w->srv->o.worker_fini(w);
     return NULL;
@@ -884,7 +906,7 @@ void http_server_free(struct http_server *s)
     for (int i = 0; i < s->n; i++) {
         struct http_worker *w = &s->w[i];
         while (w->conns)
-            conn_free(w->conns);
+            http_conn_free(w->conns);
         if (s->lis[i].lis)
             evconnlistener_free(s->lis[i].lis);
         event_free(s->lis[i].retry_ev);
@@ -941,58 +963,3 @@ struct http_worker *http_server_worker(struct http_server *s, int i)
     return &s->w[i];
 }
 
-/* On w's loop: the connections between requests close. (New ones are
- * still taken, so that their requests get a 503 rather than a refusal.) */
-static void drain_on_loop(void *arg)
-{
-    struct http_worker *w = arg;
-    for (struct http_conn *c = w->conns, *next; c; c = next) {
-        next = c->next;
-        if (c->req || c->closing || c->aborting || c->lingering)
-            continue;
-        if (evbuffer_get_length(bufferevent_get_output(c->bev)))
-            c->closing = 1;      /* an answer still going out: close after it */
-        else
-            conn_free(c);
-    }
-}
-
-void http_server_drain(struct http_server *s, int grace_s)
-{
-    for (int i = 0; i < s->n; i++) {
-        __atomic_store_n(&s->w[i].draining, 1, __ATOMIC_RELAXED);
-        loopq_post(s->w[i].q, drain_on_loop, &s->w[i]);
-    }
-    uint64_t end = mono_ms() + (uint64_t)grace_s * 1000u;
-    while (mono_ms() < end) {
-        int open = 0;
-        for (int i = 0; i < s->n; i++)
-            open += __atomic_load_n(&s->w[i].nconns, __ATOMIC_RELAXED);
-        if (!open)
-            return;
-        struct timespec ts = {0, 20 * 1000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-void http_server_halt(struct http_server *s)
-{
-    for (int i = 0; i < s->n; i++)
-        event_base_loopbreak(s->w[i].base);
-    for (int i = 0; i < s->n; i++)
-        pthread_join(s->threads[i], NULL);
-}
-
-int http_server_conns(const struct http_server *s)
-{
-    int n = 0;
-    for (int i = 0; i < s->n; i++)
-        n += __atomic_load_n(&s->w[i].nconns, __ATOMIC_RELAXED);
-    return n;
-}
-
-void http_server_stop(struct http_server *s)
-{
-    http_server_halt(s);
-    http_server_free(s);
-}

@@ -75,6 +75,10 @@ struct http_server_opts {
      * accepting until one of its connections closes; new connections wait
      * in the kernel's backlog meanwhile. 0: the default. */
     int max_connections;
+    /* HTTPS with this context (tls.h); NULL: plain HTTP. Every connection
+     * then reads and writes through OpenSSL's bufferevent: the paths that
+     * hand the raw socket out (http_req_take_body, http_resp_fd) decline. */
+    struct ssl_ctx_st *tls;
     http_handler_fn handler;
     void *ctx;
     /* Optional, run on each worker's thread before and after its loop. */
@@ -152,6 +156,8 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
 /* Stop every loop, join the threads and free the server. Any thread but a
  * worker's. */
 void http_server_stop(struct http_server *s);
+/* Is r's connection HTTPS? */
+int http_req_tls(const struct http_req *r);
 /* Open client connections, over every worker (any thread). */
 int http_server_conns(const struct http_server *s);
 /* Its first half: stop every loop and join the threads, keeping the

@@ -1,6 +1,6 @@
 /*
- * http_int: what http.c (connections, parsing, the server) and httpresp.c
- * (responses) share. Internal to the HTTP layer; users include http.h.
+ * http_int: what http.c (connections, parsing, the server), httpresp.c
+ * (responses), httptake.c and httpstop.c share. Internal to the HTTP layer; users include http.h.
  */
 #ifndef SHOAL_HTTP_INT_H
 #define SHOAL_HTTP_INT_H
@@ -45,6 +45,7 @@ struct http_conn {
     int paused;                  /* waiting for the current response */
     int closing;                 /* close once output is flushed */
     int lingering;               /* output flushed, dropping input until EOF */
+    int tls;                     /* HTTPS: the bufferevent encrypts; no raw-socket paths */
     int aborting;                /* close, without completing, once flushed */
     int read_paused;             /* the handler asked for a pause */
     int body_out;                /* 1: the handler takes the body's socket; 2: it has it */
@@ -63,6 +64,8 @@ void http_date_update(struct http_worker *w);
 /* The conn lets go of its finished request (c->req, if any), dropping the
  * conn's reference to it. Runs on the conn's worker thread. */
 void http_conn_finish(struct http_conn *c);
+/* Close c and free it (its request's on_abort first, when one is under way). */
+void http_conn_free(struct http_conn *c);
 /* The head was parsed and the handler takes the body (httptake.c): hand it
  * the bytes that came with the head and the socket, reading nothing more. */
 void http_conn_hand_body(struct http_conn *c);

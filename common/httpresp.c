@@ -320,7 +320,7 @@ void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, in
 
 int http_resp_fd(const struct http_req *r)
 {
-    if (!r->conn || r->head_only || r->resp_done || r->resp_chunked ||
+    if (!r->conn || r->conn->tls || r->head_only || r->resp_done || r->resp_chunked ||
         evbuffer_get_length(bufferevent_get_output(r->conn->bev)))
         return -1;
     return bufferevent_getfd(r->conn->bev);

@@ -17,7 +17,7 @@
 int http_req_take_body(struct http_req *r, http_body_taken_fn taken)
 {
     struct http_conn *c = r->conn;
-    if (!c || !c->in_parse || r->chunked || r->content_length <= 0 || r->body_received ||
+    if (!c || c->tls || !c->in_parse || r->chunked || r->content_length <= 0 || r->body_received ||
         r->resp_started || r->on_body || r->on_end)
         return -1;
     c->body_out = 1;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <event2/event.h>
+#include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include "http.h"
 #include "log.h"
 #include "loopq.h"
+#include "tls.h"
 #include "util.h"
 
 /* ---- identity and persistence ----------------------------------------- */
@@ -195,6 +197,42 @@ static void load_persisted(struct node *n)
     free(path);
 }
 
+/* The server context when the node serves HTTPS, the client context when
+ * it may call https:// URLs (TLS on, or a CA given). */
+static int tls_init(struct node *n, char *err, size_t errlen)
+{
+    const struct conf *c = n->conf;
+    if (c->tls_cert_file[0] &&
+        !(n->tls = tls_server_ctx(c->tls_cert_file, c->tls_key_file, err, errlen)))
+        return -1;
+    if (c->tls_cert_file[0] || c->tls_ca_file[0]) {
+        SSL_CTX *client = tls_client_ctx(c->tls_ca_file, err, errlen);
+        if (!client)
+            return -1;
+        tls_set_client(client);
+    }
+    if (n->tls)
+        log_info("HTTPS on %s:%d (%s)%s", c->host, c->port, tls_kernel_why(),
+                 c->plain_port ? "; plain HTTP on plain_port" : "");
+    return 0;
+}
+
+int node_plain_server(struct node *n, const struct http_server_opts *o, struct http_server **out,
+                      char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!n->tls || !n->conf->plain_port)
+        return 0;
+    struct http_server_opts po = *o;
+    po.port = n->conf->plain_port;
+    po.tls = NULL;
+    if (!(*out = http_server_start(&po, err, errlen)))
+        return -1;
+    log_info("plain HTTP on %s:%d", n->conf->host, n->conf->plain_port);
+    node_metrics_server(*out);
+    return 0;
+}
+
 int node_init(struct node *n, struct conf *c, enum node_role role, char *err, size_t errlen)
 {
     memset(n, 0, sizeof(*n));
@@ -231,6 +269,8 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
         snprintf(err, errlen, "option 'primary_url' is required for a target");
         return -1;
     }
+    if (tls_init(n, err, errlen))
+        return -1;
     node_sig_init(n);
     node_metrics_init(n);
     load_persisted(n);

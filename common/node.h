@@ -37,6 +37,7 @@ struct node {
     int is_primary;              /* set by the proxies' consensus (node_primary) */
     int founder;                 /* a proxy without primary_url: it founds the cluster */
     char *raft_addr;             /* a proxy's consensus address, sent when it joins */
+    struct ssl_ctx_st *tls;      /* HTTPS on port (tls_cert_file): the server context */
 
     /* control thread */
     struct event_base *ctl_base;
@@ -69,8 +70,17 @@ struct node {
     struct evp_md_ctx_st *mac_in, *mac_out;
 };
 
-/* Identity, state directory, persisted map and BMD. 0 or -1 with err. */
+/* Identity, state directory, persisted map and BMD; the TLS contexts
+ * (tls.h) when TLS is configured. 0 or -1 with err. */
 int node_init(struct node *n, struct conf *c, enum node_role role, char *err, size_t errlen);
+
+/* With TLS on and plain_port set: start the extra plain-HTTP server (the
+ * main one's options o, on plain_port, without TLS) into *out. 0 (*out
+ * NULL when there is none), or -1 with err. */
+struct http_server;
+struct http_server_opts;
+int node_plain_server(struct node *n, const struct http_server_opts *o, struct http_server **out,
+                      char *err, size_t errlen);
 /* Start the control thread (join + keepalives, or on_tick on the primary). */
 void node_start(struct node *n);
 void node_stop(struct node *n);

@@ -6,11 +6,17 @@
 #include "url.h"
 #include "util.h"
 
+int url_is_https(const char *url)
+{
+    return !strncmp(url, "https://", 8);
+}
+
 int url_split(const char *url, char *host, size_t hostlen, int *port, const char **path)
 {
-    if (strncmp(url, "http://", 7))
+    int tls = url_is_https(url);
+    if (!tls && strncmp(url, "http://", 7))
         return -1;
-    const char *a = url + 7;
+    const char *a = url + (tls ? 8 : 7);
     size_t alen = strcspn(a, "/?");
     const char *aend = a + alen, *hs = a, *he, *portp = NULL;
     if (memchr(a, '@', alen) || memchr(a, '#', alen) || strchr(aend, '#'))
@@ -31,7 +37,7 @@ int url_split(const char *url, char *host, size_t hostlen, int *port, const char
         return -1;
     memcpy(host, hs, (size_t)(he - hs));
     host[he - hs] = '\0';
-    *port = 80;
+    *port = tls ? 443 : 80;
     if (portp) {
         uint64_t v;
         if (parse_u64(portp, (size_t)(aend - portp), &v) || v < 1 || v > 65535)

@@ -56,6 +56,7 @@ extern const char *const err_names[E_N];
 
 struct loader_opts {
     char *endpoint, *bucket, *provider, *prefix, *names_file;
+    const char *ca_file;         /* https: CAs that verify the cluster (else the system's) */
     char *access_key, *secret_key, *region; /* credentials: every mode signs with them */
     int list_names;
     enum mode mode;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "tls.h"
+#include "url.h"
 
 struct loader_opts opt;
 
@@ -67,6 +69,8 @@ static void usage(FILE *f)
             "                               s3: path-style S3 with SigV4 (AWS_* variables);\n"
             "                               http: GET/PUT <endpoint>/<bucket>/<name>\n"
             "  --provider NAME            remote bucket's provider (e.g. s3) in shoal/direct modes\n"
+            "  --ca FILE                  https endpoint: verify it with these CAs (PEM; default:\n"
+            "                               the system's)\n"
             "  --access-key K --secret-key S  sign every request (SigV4) with this key; default:\n"
             "                               AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n"
             "  --region R                 region in the signature (default AWS_REGION, us-east-1)\n"
@@ -118,13 +122,14 @@ static int parse_args(int argc, char **argv)
         {"verify", 0, 0, 'v'}, {"cleanup", 0, 0, 'c'}, {"seed", 1, 0, 'r'},
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
         {"access-key", 1, 0, 'A'}, {"secret-key", 1, 0, 'K'}, {"region", 1, 0, 'R'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"ca", 1, 0, 'C'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     uint64_t u;
     double d;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
         case 'e': opt.endpoint = optarg; break;
+        case 'C': opt.ca_file = optarg; break;
         case 'A': opt.access_key = optarg; break;
         case 'K': opt.secret_key = optarg; break;
         case 'R': opt.region = optarg; break;
@@ -172,11 +177,18 @@ static void check_opts(int argc, char **argv)
         die("unexpected argument '%s' (see --help)", argv[optind]);
     if (!opt.endpoint || !opt.bucket)
         die("--endpoint and --bucket are required (see --help)");
-    if (strncmp(opt.endpoint, "http://", 7))
-        die("--endpoint must be an http:// URL");
+    if (strncmp(opt.endpoint, "http://", 7) && !url_is_https(opt.endpoint))
+        die("--endpoint must be an http:// or https:// URL");
     size_t el = strlen(opt.endpoint);
-    while (el > 7 && opt.endpoint[el - 1] == '/')
+    while (el > 8 && opt.endpoint[el - 1] == '/')
         opt.endpoint[--el] = '\0';
+    if (url_is_https(opt.endpoint) || opt.ca_file) {   /* redirects may lead to https too */
+        char err[512];
+        SSL_CTX *ctx = tls_client_ctx(opt.ca_file ? opt.ca_file : "", err, sizeof(err));
+        if (!ctx)
+            die("--ca: %s", err);
+        tls_set_client(ctx);
+    }
     if (opt.min_size > opt.max_size)
         die("--min-size is larger than --max-size");
     if (opt.max_size > (1ull << 32))

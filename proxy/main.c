@@ -127,10 +127,13 @@ int main(int argc, char **argv)
         .worker_init = worker_init,
         .worker_fini = worker_fini,
         .on_done = node_on_done,
+        .tls = p.node.tls,
     };
-    struct http_server *srv = http_server_start(&o, err, sizeof(err));
-    if (!srv) {
+    struct http_server *srv = http_server_start(&o, err, sizeof(err)), *plain = NULL;
+    if (!srv || node_plain_server(&p.node, &o, &plain, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);
+        if (srv)
+            http_server_stop(srv);
         conf_free(&p.conf);
         return 1;
     }
@@ -166,13 +169,18 @@ int main(int argc, char **argv)
      * them first (a grace of 0 waits for nothing), then each is waited for */
     if (s3srv)
         http_server_drain(s3srv, 0);
+    if (plain)
+        http_server_drain(plain, 0);
     http_server_drain(srv, p.conf.shutdown_grace_s);
-    if (s3srv) {
+    if (s3srv)
         http_server_drain(s3srv, p.conf.shutdown_grace_s);
-    }
+    if (plain)
+        http_server_drain(plain, p.conf.shutdown_grace_s);
     quorum_stop(&p);             /* changes still waiting get 503 on their workers */
     if (s3srv)
         http_server_stop(s3srv);
+    if (plain)
+        http_server_stop(plain);
     http_server_stop(srv);
     node_stop(&p.node);
     quorum_free(&p);

@@ -46,6 +46,7 @@
 #include "s3relay.h"
 #include "s3front.h"
 #include "s3sub.h"
+#include "url.h"
 #include "util.h"
 #include "worker.h"
 
@@ -487,7 +488,7 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
     r->on_drain = fwd_drain;
     /* a large body nothing needs to look at moves without a copy */
     int spliced = upload && !f->sha && !f->chunks && f->up_len >= SPLICE_MIN &&
-                  http_req_take_body(r, fwd_taken) == 0;
+                  !url_is_https(full) && http_req_take_body(r, fwd_taken) == 0;
     if (upload && !spliced) {
         r->on_body = fwd_body;
         r->on_end = fwd_end;

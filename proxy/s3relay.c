@@ -4,7 +4,9 @@
  * hc (its pooled keep-alive connections); the answer's head is relayed
  * as it comes. A body of up to RELAY_COPY_MAX comes through hc as bytes;
  * a larger one is taken as hc's socket (HC_TAKE_BODY) and spliced to the
- * client's socket by a pump (common/pump.h) once the head is out. The
+ * client's socket by a pump (common/pump.h) once the head is out. Over
+ * HTTPS (either side) there is no socket to splice: every body comes as
+ * bytes, hc paused while the client's output is over RELAY_HIGH. The
  * connection goes back to hc's pool after a whole body.
  *
  * Thread: everything runs on the worker's loop.
@@ -28,6 +30,7 @@
 #define RELAY_COPY_MAX (64 * 1024)
 #define RELAY_HEAD_MS 300000     /* the target's head and a small body, at most */
 #define RELAY_IDLE_S 60          /* a large body moving nowhere for this long fails */
+#define RELAY_HIGH (8u << 20)    /* HTTPS: the client's unsent bytes that pause hc */
 
 enum rstate { R_HEAD, R_WAIT_DRAIN, R_BODY };
 
@@ -136,15 +139,27 @@ static int on_head(void *arg, struct hc_xfer *hx, int status)
     http_resp_begin(r, status, (int64_t)clen);
     x->st = R_WAIT_DRAIN;
     x->body_len = nobody ? 0 : clen;
-    return x->body_len > RELAY_COPY_MAX ? HC_TAKE_BODY : 0;
+    int splice = x->body_len > RELAY_COPY_MAX && !http_req_tls(r) && !hc_xfer_tls(hx);
+    return splice ? HC_TAKE_BODY : 0;
 }
 
-/* A small body, as bytes. */
+static void relay_resume(struct http_req *r)
+{
+    struct relay *x = r->data;
+    r->on_drain = NULL;
+    if (x && x->hx)
+        hc_resume(x->hx);
+}
+
+/* A body as bytes: a small one, or any over HTTPS. */
 static int on_piece(void *arg, struct hc_xfer *hx, const char *p, size_t n)
 {
     struct relay *x = arg;
-    (void)hx;
     http_resp_write(x->r, p, n);
+    if (http_resp_pending(x->r) > RELAY_HIGH) {
+        hc_pause(hx);
+        x->r->on_drain = relay_resume;
+    }
     return 0;
 }
 

@@ -148,12 +148,21 @@ static void send_done(void *arg, struct hc_xfer *x, int status, const char *err)
     send_failed(s, why);
 }
 
+static int send_file(void *arg, int *fd, uint64_t *off)
+{
+    struct send *s = arg;
+    *fd = s->fd;
+    *off = 0;
+    return 0;
+}
+
 static const struct hc_ops send_ops = {
     .on_headers = send_headers,
     .on_data = send_data,
     .on_read = send_read,
     .on_done = send_done,
     .on_socket = send_socket,
+    .on_file = send_file,
 };
 
 /* On the I/O pool: the source's metadata and data file, of one version. */

@@ -133,6 +133,34 @@ static void worker_fini(struct http_worker *w)
     free(tw);
 }
 
+/* After signal sig: requests under way finish (with drain, what is owed to
+ * backends goes first), then everything stops. */
+static void shut_down(struct target *t, int sig, struct http_server *srv,
+                      struct http_server *plain)
+{
+    log_info("signal %d: shutting down", sig);
+    if (sig == SIGTERM && t->conf.drain)
+        wbq_drain(t->conf.drain_timeout_s);   /* what is owed to backends first */
+    if (plain)
+        http_server_drain(plain, 0);
+    http_server_drain(srv, t->conf.shutdown_grace_s);   /* requests under way finish */
+    if (plain)
+        http_server_drain(plain, t->conf.shutdown_grace_s);
+    /* the loops stop; jobs of the I/O pool still running post their ends to
+     * the workers' queues, which stay until the pool is stopped */
+    http_server_halt(srv);
+    if (plain)
+        http_server_halt(plain);
+    node_stop(&t->node);
+    iopool_free(t->io);
+    http_server_free(srv);
+    if (plain)
+        http_server_free(plain);
+    store_close(&t->store);
+    s3_cfg_free(&t->s3);
+    conf_free(&t->conf);
+}
+
 int main(int argc, char **argv)
 {
     static struct target t;
@@ -198,10 +226,13 @@ int main(int argc, char **argv)
         .worker_init = worker_init,
         .worker_fini = worker_fini,
         .on_done = node_on_done,
+        .tls = t.node.tls,
     };
-    struct http_server *srv = http_server_start(&o, err, sizeof(err));
-    if (!srv) {
+    struct http_server *srv = http_server_start(&o, err, sizeof(err)), *plain = NULL;
+    if (!srv || node_plain_server(&t.node, &o, &plain, err, sizeof(err))) {
         fprintf(stderr, "shoal-target: %s\n", err);
+        if (srv)
+            http_server_stop(srv);
         iopool_free(t.io);
         store_close(&t.store);
         conf_free(&t.conf);
@@ -218,19 +249,6 @@ int main(int argc, char **argv)
     scrub_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
-    int sig = node_wait_signal();
-    log_info("signal %d: shutting down", sig);
-    if (sig == SIGTERM && t.conf.drain)
-        wbq_drain(t.conf.drain_timeout_s);   /* what is owed to backends first */
-    http_server_drain(srv, t.conf.shutdown_grace_s);   /* requests under way finish */
-    /* the loops stop; jobs of the I/O pool still running post their ends to
-     * the workers' queues, which stay until the pool is stopped */
-    http_server_halt(srv);
-    node_stop(&t.node);
-    iopool_free(t.io);
-    http_server_free(srv);
-    store_close(&t.store);
-    s3_cfg_free(&t.s3);
-    conf_free(&t.conf);
+    shut_down(&t, node_wait_signal(), srv, plain);
     return 0;
 }

@@ -178,10 +178,19 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
     send_end(s, status == 200 || status == 201 ? 0 : status == 507 ? -ENOSPC : -EIO);
 }
 
+static int send_file(void *arg, int *fd, uint64_t *off)
+{
+    struct send *s = arg;
+    *fd = s->fd;
+    *off = s->off;
+    return 0;
+}
+
 static const struct hc_ops send_ops = {
     .on_read = send_read,
     .on_done = send_done,
     .on_socket = send_socket,
+    .on_file = send_file,
 };
 
 void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,

@@ -374,10 +374,19 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
     xfer_finish(x, status == 507 ? -ENOSPC : -EIO);
 }
 
+static int send_file(void *arg, int *fd, uint64_t *off)
+{
+    struct xfer *x = arg;
+    *fd = x->fd;
+    *off = 0;
+    return 0;
+}
+
 static const struct hc_ops send_ops = {   /* the answer's body is not wanted */
     .on_read = send_read,
     .on_done = send_done,
     .on_socket = send_socket,
+    .on_file = send_file,
 };
 
 static void opened(void *arg)

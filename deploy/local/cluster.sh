@@ -17,6 +17,9 @@
 #   SHOAL_AUTH_KEYS   client credentials, ACCESS:SECRET[,...] (default none:
 #                     anonymous access, loopback only)
 #   SHOAL_EXTRA_ARGS  extra daemon options, e.g. "--log_level debug"
+#   SHOAL_TLS         1: every node serves HTTPS, with a CA and a certificate
+#                     for SHOAL_HOST made once in $SHOAL_DATA/tls (clients
+#                     verify with $SHOAL_DATA/tls/ca.pem)
 # Node NAMEs are p0.. for proxies and t0.. for targets.
 set -euo pipefail
 
@@ -32,7 +35,10 @@ BIN="$here/$BUILD/bin"
 EXTRA=${SHOAL_EXTRA_ARGS:-}
 AUTH_KEYS=${SHOAL_AUTH_KEYS:-}
 HOST=${SHOAL_HOST:-127.0.0.1}
-PRIMARY="http://$HOST:$PORT"
+TLS=${SHOAL_TLS:-0}
+SCHEME=http
+[ "$TLS" = 1 ] && SCHEME=https
+PRIMARY="$SCHEME://$HOST:$PORT"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
@@ -63,10 +69,36 @@ secret_file() {
   echo "$DATA/cluster.secret"
 }
 
+# SHOAL_TLS=1: a CA and one certificate every node serves (for SHOAL_HOST,
+# localhost and 127.0.0.1), made once.
+tls_files() {
+  local d="$DATA/tls"
+  if [ ! -s "$d/cert.pem" ]; then
+    mkdir -p "$d"
+    (umask 077
+     openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=Shoal local CA" \
+       -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+     openssl req -newkey rsa:2048 -nodes -subj "/CN=$HOST" -keyout "$d/key.pem" \
+       -out "$d/node.csr" 2>/dev/null
+     local san="subjectAltName=DNS:localhost,IP:127.0.0.1"
+     [[ "$HOST" =~ ^[0-9.]+$ ]] && san+=",IP:$HOST" || san+=",DNS:$HOST"
+     openssl x509 -req -in "$d/node.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+       -days 3650 -extfile <(echo "$san") -out "$d/cert.pem" 2>/dev/null) ||
+      die "cannot make the TLS certificates in $d"
+    chmod 644 "$d/ca.pem" "$d/cert.pem"
+  fi
+  echo "--tls_cert_file $d/cert.pem --tls_key_file $d/key.pem --tls_ca_file $d/ca.pem"
+}
+
+curl_tls() {
+  [ "$TLS" = 1 ] && echo "--cacert $DATA/tls/ca.pem"
+  return 0
+}
+
 # Every proxy's URL: a node joins through whichever answers.
 seeds() {
   local i out=$PRIMARY
-  for ((i = 1; i < P; i++)); do out+=",http://$HOST:$((PORT + i))"; done
+  for ((i = 1; i < P; i++)); do out+=",$SCHEME://$HOST:$((PORT + i))"; done
   echo "$out"
 }
 
@@ -81,6 +113,8 @@ start_node() { # name
   fi
   local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret_file "$(secret_file)")
   [ -z "$AUTH_KEYS" ] || args+=(--auth_keys "$AUTH_KEYS")
+  # shellcheck disable=SC2207
+  [ "$TLS" = 1 ] && args+=($(tls_files))
   if [ "$kind" = p ]; then
     args+=(--raft_port $((RAFT_PORT + ${name:1})))
     [ "$name" = p0 ] || args+=(--primary_url "$(seeds)")
@@ -103,7 +137,8 @@ all_nodes() {
 }
 
 map_count() {
-  curl -s --max-time 2 "$PRIMARY/v1/cluster" 2>/dev/null | grep -o '"role"' | wc -l
+  # shellcheck disable=SC2046
+  curl -s $(curl_tls) --max-time 2 "$PRIMARY/v1/cluster" 2>/dev/null | grep -o '"role"' | wc -l
 }
 
 wait_ready() {
@@ -112,7 +147,9 @@ wait_ready() {
     if [ "$(map_count)" -ge "$want" ]; then
       local ok=1 n
       for n in $(all_nodes); do
-        curl -sf --max-time 2 "http://$HOST:$(node_port "$n")/v1/health" >/dev/null || ok=0
+        # shellcheck disable=SC2046
+        curl -sf $(curl_tls) --max-time 2 "$SCHEME://$HOST:$(node_port "$n")/v1/health" \
+          >/dev/null || ok=0
       done
       [ $ok = 1 ] && return 0
     fi
@@ -169,7 +206,8 @@ status)
       echo "$n down port $(node_port "$n")"
     fi
   done
-  curl -s --max-time 2 "$PRIMARY/v1/cluster" || echo "(primary unreachable)"
+  # shellcheck disable=SC2046
+  curl -s $(curl_tls) --max-time 2 "$PRIMARY/v1/cluster" || echo "(primary unreachable)"
   ;;
 kill-node)
   stop_node "${2:?node name}" KILL

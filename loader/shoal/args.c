@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tls.h"
+#include "url.h"
+
 #define DEFAULT_ENDPOINT "http://127.0.0.1:8080"   /* deploy/local/cluster.sh's first proxy */
 #define DEFAULT_REGION "us-east-1"
 #define ENDPOINT_MAX 1024
@@ -32,6 +35,7 @@ static const struct optdef opts[] = {
     {"secret-key", S(secret_key), "S", "its secret ($SHOAL_SECRET_KEY, $AWS_SECRET_ACCESS_KEY)"},
     {"token", S(token), "T", "send a bearer token instead ($SHOAL_TOKEN)"},
     {"region", S(region), "R", "the region in signatures ($SHOAL_REGION, else " DEFAULT_REGION ")"},
+    {"ca", S(ca), "FILE", "an https endpoint's CAs, PEM ($SHOAL_CA_FILE, else the system's)"},
     {"json", F(json), "", "machine-readable JSON on stdout, nothing else there"},
     {"quiet", F(quiet), "", "no progress line on stderr"},
     {"help", F(help), "", "this help"},
@@ -58,7 +62,7 @@ static const struct optdef opts[] = {
     {"off", F(off), "", "end it: the target owns names again"},
 };
 
-#define COMMON_N 8
+#define COMMON_N 9
 
 int args_listed(const char *name, const char *allowed)
 {
@@ -183,15 +187,22 @@ int args_env(struct args *a)
     const char *ep = pick(a->endpoint, "SHOAL_ENDPOINT", NULL);
     snprintf(endpoint, sizeof(endpoint), "%s", ep ? ep : DEFAULT_ENDPOINT);
     size_t n = strlen(endpoint);
-    while (n > 7 && endpoint[n - 1] == '/')
+    while (n > 8 && endpoint[n - 1] == '/')
         endpoint[--n] = '\0';
-    if (!strncmp(endpoint, "https://", 8))
-        return args_usage_error("the endpoint %s: https is not supported yet, use http://",
-                                endpoint);
-    if (strncmp(endpoint, "http://", 7) || n == 7 || strchr(endpoint + 7, '/'))
-        return args_usage_error("the endpoint must look like http://HOST:PORT, not '%s'",
-                                endpoint);
+    size_t skip = url_is_https(endpoint) ? 8 : 7;
+    if ((skip == 7 && strncmp(endpoint, "http://", 7)) || n == skip ||
+        strchr(endpoint + skip, '/'))
+        return args_usage_error("the endpoint must look like http://HOST:PORT or "
+                                "https://HOST:PORT, not '%s'", endpoint);
     a->endpoint = endpoint;
+    a->ca = pick(a->ca, "SHOAL_CA_FILE", NULL);
+    if (skip == 8 || a->ca) {
+        char err[512];
+        SSL_CTX *ctx = tls_client_ctx(a->ca ? a->ca : "", err, sizeof(err));
+        if (!ctx)
+            return args_usage_error("%s", err);
+        tls_set_client(ctx);
+    }
     a->region = pick(a->region, "SHOAL_REGION", NULL);
     if (!a->region)
         a->region = DEFAULT_REGION;

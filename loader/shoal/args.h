@@ -33,7 +33,7 @@ struct args {
     const char *pos[ARGS_POS_MAX];   /* positional arguments, in order */
     int npos;
     /* common */
-    const char *endpoint, *access_key, *secret_key, *token, *region;
+    const char *endpoint, *access_key, *secret_key, *token, *region, *ca;
     int json, quiet, help;
     /* per command (NULL or 0 when not given) */
     const char *provider, *backend, *props, *prefix, *tmpl, *names, *key, *prepend;

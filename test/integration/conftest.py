@@ -100,7 +100,7 @@ def keys_in(extra):
 
 class Cluster:
     def __init__(self, proxies=1, targets=3, mountpaths=2, extra="", data=None, env=None,
-                 spare=0, host="127.0.0.1"):
+                 spare=0, host="127.0.0.1", tls=False):
         # spare: ports kept free after the targets', for targets started later
         # ("start-node t3" on a cluster of three)
         self.proxies, self.targets = proxies, targets
@@ -117,9 +117,17 @@ class Cluster:
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
         self.env.update(env or {})
         self.env["SHOAL_HOST"] = self.host = host
-        self.url = "http://%s:%d" % (host, self.port)
+        # tls: every node serves HTTPS with a certificate of a CA made in
+        # data/tls (cluster.sh); clients verify with self.ca
+        self.scheme = "https" if tls else "http"
+        self.env["SHOAL_TLS"] = "1" if tls else "0"
+        self.ca = os.path.join(self.data, "tls", "ca.pem") if tls else None
+        self.url = "%s://%s:%d" % (self.scheme, host, self.port)
         self.keys = keys_in(extra)
         self.http = requests.Session()
+        if tls:      # the CA, not $REQUESTS_CA_BUNDLE (which would win over it)
+            self.http.verify = self.ca
+            self.http.trust_env = False
         if self.keys:
             self.http.auth = SigV4(*self.keys)
 
@@ -138,7 +146,7 @@ class Cluster:
 
     def node_url(self, name):
         i = int(name[1:])
-        return "http://%s:%d" % (self.host, self.port + i if name[0] == "p" else
+        return "%s://%s:%d" % (self.scheme, self.host, self.port + i if name[0] == "p" else
                                  self.port + self.proxies + i)
 
     def pid(self, name):
@@ -167,7 +175,8 @@ class Cluster:
         end = time.time() + timeout
         while time.time() < end:
             try:
-                if requests.get(self.node_url(name) + "/v1/health", timeout=2).status_code == 200:
+                if requests.get(self.node_url(name) + "/v1/health", timeout=2,
+                                verify=self.ca or True).status_code == 200:
                     return
             except requests.RequestException:
                 pass

@@ -118,7 +118,8 @@ def test_help_everywhere():
     ["job", "start", "prefetch", "x", "--prefix", "a", "--names", "b"],
     ["job", "start", "copy", "x"], ["job", "start", "download", "x"],
     ["job", "wait", "id", "--timeout", "soon"], ["job", "ls", "--prefix", "p"],
-    ["bucket", "ls", "--endpoint", "https://127.0.0.1:1"], ["bucket", "ls", "--endpoint", "ftp://x"],
+    ["bucket", "ls", "--endpoint", "https://127.0.0.1:1/x"], ["bucket", "ls", "--endpoint", "ftp://x"],
+    ["bucket", "ls", "--endpoint", "https://127.0.0.1:1", "--ca", "/nonexistent/ca.pem"],
     ["bucket", "ls", "--access-key", "AK"], ["-x"],
 ])
 def test_usage_errors_exit_2(args):

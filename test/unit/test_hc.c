@@ -619,7 +619,10 @@ int main(void)
     /* failures: status 0 with a reason, never from inside hc_request */
     CHECK(call("GET", URL("/garbage"), NULL, 5000) == 0 && got_err[0]);
     CHECK(call("GET", URL("/silent"), NULL, 300) == 0 && strstr(got_err, "timed out"));
-    CHECK(call("GET", "https://127.0.0.1/", NULL, 5000) == 0 && strstr(got_err, "http://"));
+    CHECK(call("GET", "ftp://127.0.0.1/", NULL, 5000) == 0 && strstr(got_err, "http://"));
+    /* https with no client context (tls_set_client) fails, never goes plain */
+    CHECK(call("GET", "https://127.0.0.1/", NULL, 5000) == 0 &&
+          strstr(got_err, "no TLS client context"));
     int free_port;
     {
         int s = socket(AF_INET, SOCK_STREAM, 0);

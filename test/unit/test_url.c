@@ -16,7 +16,12 @@ static void test_url_split(void)
     CHECK(url_split("http://[::1]:9/x", host, sizeof(host), &p, &path) == 0 &&
           !strcmp(host, "::1") && p == 9 && !strcmp(path, "/x"));
     CHECK(url_split("http://h?q", host, sizeof(host), &p, &path) == 0 && !strcmp(path, "?q"));
-    const char *bad[] = {"https://h/", "ftp://h", "http://", "http://:80/", "http://h:0/",
+    CHECK(url_split("https://h.example:8443/p", host, sizeof(host), &p, &path) == 0 &&
+          !strcmp(host, "h.example") && p == 8443 && !strcmp(path, "/p"));
+    CHECK(url_split("https://[::1]", host, sizeof(host), &p, &path) == 0 &&
+          !strcmp(host, "::1") && p == 443 && !strcmp(path, "/"));
+    CHECK(url_is_https("https://h/") && !url_is_https("http://h/") && !url_is_https("HTTPS:/"));
+    const char *bad[] = {"httpss://h/", "https:/h", "ftp://h", "http://", "http://:80/", "http://h:0/",
                          "http://h:65536/", "http://h:8x/", "http://u@h/", "http://[::1/",
                          "http://[::1]x/", "http://h/#frag", "http://h:/"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

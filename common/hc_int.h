@@ -1,0 +1,102 @@
+/*
+ * hc_int: what hc.c (connections, requests, answers) and hcbuf.c (the
+ * buffered form) share. Internal to hc; users include hc.h.
+ */
+#ifndef SHOAL_HC_INT_H
+#define SHOAL_HC_INT_H
+
+#include <llhttp.h>
+#include <stdint.h>
+
+#include "hblock.h"
+#include "hc.h"
+#include "http.h"
+#include "util.h"
+
+struct bufferevent;
+struct evdns_base;
+struct event;
+struct event_base;
+
+struct hc_conn {
+    struct hc *c;
+    struct hc_conn *next;        /* in c->idle */
+    struct bufferevent *bev;
+    char host[HC_HOST_MAX];
+    int port;
+    int reused;                  /* has carried a transfer before */
+    int connected;
+    struct event *rev;           /* reads, around the bufferevent (read_on) */
+    int reading;                 /* wanted: started once connected */
+    int idle_on;                 /* reading has a deadline of no progress */
+    int starting;                /* inside bev_connect: events are only noted */
+    int tls;                     /* HTTPS: OpenSSL's bufferevent reads (rev: the idle timer) */
+    int start_failed;            /* an event during bev_connect said it failed */
+    struct hc_xfer *x;           /* the transfer it carries, or NULL (idle) */
+};
+
+struct hc_xfer {
+    struct hc *c;
+    struct hc_xfer *prev, *next; /* in c->xfers */
+    struct hc_conn *conn;
+    const struct hc_ops *ops;
+    void *arg;
+    char host[HC_HOST_MAX];
+    int port;
+    int tls;                     /* an https:// URL */
+    int head;                    /* a HEAD: the answer has no body */
+    int idempotent;              /* GET, HEAD, PUT, DELETE: safe to send twice */
+    struct gbuf out;             /* the request's head (and a buffered body) */
+    int64_t up_len;              /* bytes from ops->on_read; -1: none */
+    int64_t up_sent;
+    int up_waiting;              /* the source said HC_READ_PAUSE */
+    int up_socket;               /* HC_READ_SOCKET: 1 to hand over, 2 handed */
+    const char *up_mem;          /* hc_start_mem's body (up_len bytes), by reference */
+    int expect;                  /* the request says Expect: 100-continue */
+    int expect_wait;             /* ... and the body waits for the 100 */
+    enum hc_fail fail;           /* why a failed transfer failed */
+
+    llhttp_t parser;
+    struct hblock hb;            /* the answer's header block: name\0value\0... */
+    int n_hdrs;
+    struct http_hdr *hdr;        /* n_hdrs entries pointing into hb, after the head */
+    int got_bytes;               /* any of the answer has arrived */
+    int headers_done;
+    int complete;                /* the whole answer has arrived */
+    int stopped;                 /* a callback asked to stop */
+    int paused;
+    int in_cb;                   /* inside the read path: resume later, not now */
+    int tries;
+    int taking;                  /* on_headers asked for the body's socket */
+
+    char err[400];               /* set: the timer reports this failure */
+    struct event *timer;         /* the deadline, or an immediate failure */
+    struct event *kick;          /* resume reading or uploading, from the loop */
+    struct event *expect_ev;     /* no 100 Continue in time: the body goes anyway */
+
+    /* hc_request's buffered answer */
+    struct gbuf body;
+    hc_done_fn cb;
+};
+
+struct hc {
+    struct event_base *base;
+    struct evdns_base *dns;      /* made on the first name to resolve */
+    struct hc_conn *idle;
+    int n_idle;
+    struct hc_xfer *xfers;       /* in flight */
+    llhttp_settings_t settings;
+    char *rbuf;                  /* HC_FEED bytes: where reads land */
+    struct hc_conn *rbuf_conn;   /* whose input refers to rbuf, while one does */
+};
+
+/* A request of method to url (not yet sent); a failure already found (a
+ * bad URL) is in x->err, reported from its timer. */
+struct hc_xfer *hc_xfer_new(struct hc *c, const char *method, const char *url,
+                            const char *const *hdrs, int n, int64_t clen, long timeout_ms,
+                            const struct hc_ops *ops, void *arg);
+
+/* Send x on a pooled connection (fresh: a new one). */
+void hc_send_on(struct hc_xfer *x, int fresh);
+
+#endif
