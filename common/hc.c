@@ -524,15 +524,14 @@ static int upload_file(struct hc_xfer *x)
     if (!x->ops->on_file || x->ops->on_file(x->arg, &fd, &off) ||
         (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
         evbuffer_add_file(bufferevent_get_output(x->conn->bev), dup_fd, (ev_off_t)off,
-                          (ev_off_t)(x->up_len - x->up_sent)) < 0) {
-        if (dup_fd >= 0)
-            close(dup_fd);
+                          (ev_off_t)(x->up_len - x->up_sent)) < 0) {   /* closes dup_fd */
         x->fail = HC_FAIL_REQUEST;
         finish(x, 0, "this upload cannot go over HTTPS");
         return -1;
     }
+    /* the wait for the answer starts once it is all out (on_write, then
+     * pump_upload); until then only a stuck write is no progress */
     x->up_sent = x->up_len;
-    read_idle(x->conn, HC_IDLE_S);
     return 0;
 }
 
@@ -592,6 +591,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     struct hc_conn *k = arg;
     if (what & BEV_EVENT_CONNECTED) {
         k->connected = 1;
+        if (k->tls && !k->reading)
+            evtimer_del(k->rev); /* the handshake's deadline */
         /* requests are single writes: never held back for an ACK */
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -718,9 +719,19 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, int t
     k->tls = tls;
     if (tls) {
         k->bev = bufferevent_openssl_socket_new(c->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
-                                                BEV_OPT_CLOSE_ON_FREE);
+                                                BEV_OPT_CLOSE_ON_FREE);   /* frees ssl on failure */
+        if (!k->bev) {
+            snprintf(why, whylen, "https://%s:%d: cannot start TLS", host, port);
+            free(k);
+            return NULL;
+        }
         bufferevent_openssl_set_allow_dirty_shutdown(k->bev, 1);
         bufferevent_setcb(k->bev, tls_readable, on_write, on_event, k);
+        /* the handshake has a deadline too: a peer that takes the connection
+         * and says nothing fails it in HC_IDLE_S */
+        k->rev = evtimer_new(c->base, tls_idle, k);
+        struct timeval tv = {HC_IDLE_S, 0};
+        evtimer_add(k->rev, &tv);
     } else {
         k->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
         bufferevent_setcb(k->bev, NULL, on_write, on_event, k);

@@ -597,6 +597,10 @@ static void conn_flush_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct http_conn *c = arg;
     c->flush_queued = 0;
+    if (c->tls) {                /* never the socket itself: OpenSSL writes */
+        bufferevent_enable(c->bev, EV_WRITE);
+        return;
+    }
     if (bufferevent_get_enabled(c->bev) & EV_WRITE)
         return; /* the bufferevent writes */
     struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -724,10 +728,9 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
     } else if (!w->srv->o.tls) {
         c->bev = bufferevent_socket_new(w->base, fd, BEV_OPT_CLOSE_ON_FREE);
     }
-    if (!c->bev) {
-        if (ssl && !c->bev)
-            SSL_free(ssl);
-        close(fd);
+    if (!c->bev) {               /* (an OpenSSL bufferevent that failed freed ssl) */
+        if (!ssl)
+            close(fd);
         free(c);
         return;
     }

@@ -39,11 +39,15 @@ static SSL_CTX *ctx_new(const SSL_METHOD *m)
     if (!ctx)
         return NULL;
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-#ifdef SSL_OP_ENABLE_KTLS
+    /* a peer that closes without close_notify ends the connection (an EOF),
+     * as the nodes' keep-alive closes do; no renegotiation */
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
+#if !defined(OPENSSL_NO_KTLS)
     SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
 #endif
-    SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE |
-                              SSL_MODE_RELEASE_BUFFERS);
+    /* no SSL_MODE_ENABLE_PARTIAL_WRITE: libevent's OpenSSL bufferevent takes a
+     * short SSL_write for the whole piece and would skip the rest of it */
+    SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
     return ctx;
 }
 
@@ -118,8 +122,8 @@ static const char *kernel_why = "";
 /* Does a connected TCP socket take the tls upper-layer protocol? */
 static void probe(void)
 {
-#ifndef SSL_OP_ENABLE_KTLS
-    kernel_why = "user-space encryption: this OpenSSL has no kernel TLS";
+#if defined(OPENSSL_NO_KTLS)
+    kernel_why = "user-space encryption: this OpenSSL was built without kernel TLS";
     return;
 #else
     int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -138,7 +142,8 @@ static void probe(void)
                                  : "user-space encryption: the kernel refused TCP_ULP tls";
     } else {
         kernel_ok = 1;
-        kernel_why = "kernel TLS: the kernel encrypts what connections send";
+        kernel_why = "kernel TLS where OpenSSL hands a connection's keys over (the kernel's "
+                     "tls module answers); user-space encryption otherwise";
     }
     if (a_fd >= 0)
         close(a_fd);

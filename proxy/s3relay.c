@@ -24,11 +24,13 @@
 #include "pump.h"
 #include "s3.h"
 #include "s3relay.h"
+#include "url.h"
 #include "util.h"
 #include "worker.h"
 
 #define RELAY_COPY_MAX (64 * 1024)
 #define RELAY_HEAD_MS 300000     /* the target's head and a small body, at most */
+#define RELAY_BYTES_MS (24L * 3600 * 1000)   /* HTTPS: the whole body, as bytes, at most */
 #define RELAY_IDLE_S 60          /* a large body moving nowhere for this long fails */
 #define RELAY_HIGH (8u << 20)    /* HTTPS: the client's unsent bytes that pause hc */
 
@@ -241,7 +243,9 @@ void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
     http_req_ref(r);
     r->data = x;
     r->on_abort = relay_abort;
-    x->hx = hc_start(worker_hc(r), r->method == HTTP_M_HEAD ? "HEAD" : "GET", url, hdrs, n, -1,
-                     RELAY_HEAD_MS, &relay_ops, x);
+    /* over HTTPS the whole body comes through hc: its deadline is the body's */
+    long ms = http_req_tls(r) || url_is_https(url) ? RELAY_BYTES_MS : RELAY_HEAD_MS;
+    x->hx = hc_start(worker_hc(r), r->method == HTTP_M_HEAD ? "HEAD" : "GET", url, hdrs, n, -1, ms,
+                     &relay_ops, x);
     free(url);
 }

@@ -189,7 +189,7 @@ static void tap_data(void *arg, uint64_t a, const char *p, size_t n)
         hi--;
     }
     c->sent += hi > lo ? hi - lo : 0;
-    if (hi > lo && c->seg)
+    if (hi > lo && c->seg && !http_req_tls(r))   /* HTTPS: the bytes in hand, not the file */
         http_resp_segment(r, c->seg, (int64_t)lo, (int64_t)(hi - lo));
     else if (hi > lo)
         http_resp_write(r, p + (lo - a), hi - lo);

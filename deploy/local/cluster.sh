@@ -182,6 +182,9 @@ stop_node() { # name [signal]
   rm -f "$pf"
 }
 
+# Sourced (deploy/netns/cluster.sh): the functions only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+
 case "${1:-}" in
 start)
   [ -x "$BIN/shoal-proxy" ] && [ -x "$BIN/shoal-target" ] || die "no daemons in $BIN: run make first"

@@ -250,7 +250,7 @@ static void hop_start(struct hop *h, const char *url, int first)
  * 0, or -1 when it is not somewhere the client can go. */
 static int resolve(const char *url, const char *loc, char *out, size_t outlen)
 {
-    if (!strncmp(loc, "http://", 7)) {
+    if (!strncmp(loc, "http://", 7) || url_is_https(loc)) {
         if (strlen(loc) >= outlen)
             return -1;
         memcpy(out, loc, strlen(loc) + 1);
@@ -278,7 +278,7 @@ int conn_do(const struct conn_req *q, struct conn_ans *a)
 {
     char url[CONN_URL_MAX];
     memset(a, 0, sizeof(*a));
-    if (!strncmp(q->path, "http://", 7))
+    if (!strncmp(q->path, "http://", 7) || url_is_https(q->path))
         snprintf(url, sizeof(url), "%s", q->path);
     else
         snprintf(url, sizeof(url), "%s%s", g.a->endpoint, q->path);
