@@ -15,10 +15,10 @@ start_cluster 1
 curl -sf -X PUT "$PROXY/v1/buckets/bench" >/dev/null
 TDATA="$BENCH_DIR/cluster-tls"
 TPROXY=$(SHOAL_DATA="$TDATA" SHOAL_PORT=$((BASE_PORT + 20)) SHOAL_TARGETS=1 SHOAL_TLS=1 \
-  "$ROOT/deploy/local/cluster.sh" start)
+  SHOAL_EXTRA_ARGS="--log_level info" "$ROOT/deploy/local/cluster.sh" start)
 CA="$TDATA/tls/ca.pem"
 curl -sf --cacert "$CA" -X PUT "$TPROXY/v1/buckets/bench" >/dev/null
-MODE=$(grep -ho "user-space encryption[^)]*)\?\|kernel TLS[^;)]*" "$TDATA"/logs/*.log | head -1)
+MODE=$(grep -ho "HTTPS on [^ ]* (.*" "$TDATA/logs/t0.log" | head -1 || true)
 
 NGX_PORT=$((BASE_PORT + 10))
 NGX_TLS_PORT=$((BASE_PORT + 11))
