@@ -24,8 +24,10 @@ enum s3e {
     S3E_AUTH_HEADER_MALFORMED,          /* 400 AuthorizationHeaderMalformed */
     S3E_AUTH_QUERY_ERROR,               /* 400 AuthorizationQueryParametersError */
     S3E_BAD_DIGEST,                     /* 400 BadDigest */
+    S3E_BAD_REQUEST,                    /* 400 BadRequest */
     S3E_BUCKET_ALREADY_OWNED_BY_YOU,    /* 409 BucketAlreadyOwnedByYou */
     S3E_BUCKET_NOT_EMPTY,               /* 409 BucketNotEmpty */
+    S3E_CORS_RESPONSE,                  /* 403 CORSResponse */
     S3E_ENTITY_TOO_LARGE,               /* 400 EntityTooLarge */
     S3E_ENTITY_TOO_SMALL,               /* 400 EntityTooSmall */
     S3E_INCOMPLETE_BODY,                /* 400 IncompleteBody */

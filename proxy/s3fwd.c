@@ -88,9 +88,11 @@ struct fwd {
 
 static const char *const req_headers[] = {
     "Content-Type", "Content-MD5", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
-    "If-Unmodified-Since", "Cache-Control", "Content-Disposition", "Content-Language",
+    "If-Unmodified-Since", "Cache-Control", "Content-Disposition", "Content-Encoding",
+    "Content-Language",
     "Expires", "x-amz-metadata-directive", "x-amz-tagging", "x-amz-tagging-directive",
-    "x-amz-copy-source-range", "x-amz-acl", "x-amz-grant-read", "x-amz-grant-write",
+    "x-amz-copy-source-range", "x-amz-copy-source-if-match", "x-amz-copy-source-if-none-match",
+    "x-amz-copy-source-if-modified-since", "x-amz-copy-source-if-unmodified-since", "x-amz-acl", "x-amz-grant-read", "x-amz-grant-write",
     "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control",
 };
 
@@ -546,8 +548,10 @@ static void redirect(struct http_req *r, const char *bucket, const char *key,
 
 /* CopyObject's source, "[/]bucket/key[?versionId=...]" percent-encoded,
  * as a header line naming a signed URL on the source's target; NULL when
- * the client was answered (bad or missing source). */
-static char *copy_from(struct http_req *r, const char *src)
+ * the client was answered (bad or missing source, or a CopyObject onto
+ * itself that changes nothing: to_bucket/to_key, NULL for a part). */
+static char *copy_from(struct http_req *r, const char *src, const char *to_bucket,
+                       const char *to_key)
 {
     size_t n = strcspn(src, "?");
     char *dec = xmalloc(n + 1);
@@ -563,6 +567,16 @@ static char *copy_from(struct http_req *r, const char *src)
         return NULL;
     }
     *slash = '\0';
+    const char *dir = http_req_header(r, "x-amz-metadata-directive");
+    if (to_key && !strcmp(s, to_bucket) && !strcmp(slash + 1, to_key) &&
+        (!dir || strcasecmp(dir, "REPLACE"))) {
+        free(dec);
+        s3_fail(r, S3E_INVALID_REQUEST, "This copy request is illegal because it is trying to "
+                                        "copy an object to itself without changing the object's "
+                                        "metadata, storage class, website redirect location or "
+                                        "encryption attributes.");
+        return NULL;
+    }
     if (!buckets_exist(BMD_PROVIDER_SHOAL, s)) {
         free(dec);
         s3_fail(r, S3E_NO_SUCH_BUCKET, "the copy source bucket does not exist");
@@ -625,7 +639,8 @@ void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_re
     char *copy = NULL;
     /* CopyObject, UploadPartCopy */
     const char *src = http_req_header(r, "x-amz-copy-source");
-    if (src && r->method == HTTP_M_PUT && (!sub || part) && !(copy = copy_from(r, src))) {
+    if (src && r->method == HTTP_M_PUT && (!sub || part) &&
+        !(copy = copy_from(r, src, bucket, part ? NULL : k))) {
         free(fq);
         free(k);
         return; /* answered */

@@ -45,6 +45,7 @@ struct listing {
     char *page;                    /* native token of the page being read */
     int max_keys;
     int url_enc;
+    int owner;                   /* each item's Owner: v1 and versions, v2 with fetch-owner */
     int remote;                    /* backend listing: page tokens are not names */
     int pages;
     int count;
@@ -198,7 +199,8 @@ static void list_item(struct listing *l, const struct olist_ent *e, const char *
     s3_xml_elem(b, "ETag", etag);
     s3_xml_elem(b, "Size", size);
     s3_xml_elem(b, "StorageClass", "STANDARD");
-    gbuf_str(b, "<Owner>" S3_OWNER_XML "</Owner>");
+    if (l->owner)
+        gbuf_str(b, "<Owner>" S3_OWNER_XML "</Owner>");
     gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "</Version>" : "</Contents>");
 }
 
@@ -346,11 +348,15 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
         }
         l->url_enc = 1;
     }
+    char fo[8];
+    l->owner = kind != S3LISTING_V2 ||
+               (http_query_get(r, "fetch-owner", fo, sizeof(fo)) >= 0 && !strcmp(fo, "true"));
     l->prefix = xstrdup(prefix);
     l->delim = xstrdup(delim);
     http_req_ref(r);
     int remote = l->remote = olist_by_backend(BMD_PROVIDER_SHOAL, bucket);
-    if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) >= 0) {
+    /* an empty continuation-token is as none */
+    if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) > 0) {
         char *page, *aft;
         if (token_parse(tok, &page, &aft)) {
             listing_free(l);

@@ -355,6 +355,7 @@ struct job {
     char work[PATH_MAX];
     struct ometa m;
     struct backend b;
+    struct store_x cond;         /* If-None-Match: *, If-Match: checked at the commit */
     int rc;
 };
 
@@ -370,6 +371,7 @@ static void job_free(struct job *j)
     free(j->nums);
     json_decref(j->upload);
     backend_free(&j->b);
+    free((char *)j->cond.if_match);
     free(j->name);
     free(j->mkey);
     http_req_unref(j->r);
@@ -592,9 +594,10 @@ static void commit_work(void *arg)
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */
     if (j->b.write_back)         /* acknowledged here, with its record (wbq.h) */
-        j->rc = wbq_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
+        j->rc = wbq_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &j->cond);
     else
-        j->rc = store_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m);
+        j->rc = store_commit_x(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m,
+                               &j->cond);
     if (!j->rc)
         upload_drop(j->t, j->mp, j->id);
 }
@@ -630,6 +633,8 @@ static void complete_answer(struct job *j)
         http_resp_header(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not on "
                                             "every copy holder: try again");
+    } else if (target_write_refused(r, &j->cond, j->rc)) {
+        ;                        /* answered: a condition did not hold */
     } else if (j->rc) {
         http_reply_error(r, err_status(j->rc), "cannot commit the object: %s",
                          strerror(-j->rc));
@@ -767,7 +772,10 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         iopool_submit(t->io, r->w->q, abort_work, abort_done, j);
     } else if (r->method == HTTP_M_POST) {
         backend_resolve(t, bk, &j->b);
-        node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);
+        if (target_write_conditions(r, j->b.kind == BK_S3 && !j->b.write_back, &j->cond))
+            job_free(j);         /* answered */
+        else
+            node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);
     } else {
         job_free(j);
         http_reply_error(r, 405, "%s is not allowed on a multipart upload", r->method_name);

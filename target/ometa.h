@@ -15,7 +15,7 @@
 
 #define OMETA_ETAG_MAX 128
 #define OMETA_CTYPE_MAX 255
-#define OMETA_UMETA_MAX 2048      /* S3's limit on user metadata */
+#define OMETA_UMETA_MAX 4096      /* user metadata (S3's limit: 2 KiB) and the kept headers */
 #define OMETA_TAGS_MAX 15380      /* S3's 10 tags, as UTF-8 (s3tag.h: S3TAG_OBJECT_BYTES) */
 
 /* flags */
@@ -33,7 +33,9 @@ struct ometa {
     char etag[OMETA_ETAG_MAX + 1];          /* S3 ETag, quoted; "" when none (tag 2) */
     char ctype[OMETA_CTYPE_MAX + 1];        /* Content-Type; "" when none (tag 3) */
     /* user metadata (x-amz-meta-*): "name\0value\0" pairs, names lower
-     * case without the prefix (tag 4) */
+     * case without the prefix; and the standard headers S3 keeps with an
+     * object (Cache-Control...), named ":" + the lower-case header name,
+     * which no x-amz-meta- name can be (tag 4) */
     char umeta[OMETA_UMETA_MAX];
     size_t umeta_len;
     /* S3 tags: "key\0value\0" pairs (tag 5) */

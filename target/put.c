@@ -74,6 +74,7 @@ struct put {
     struct ecstream *ecs;        /* erasure coding the body as it comes */
     struct ecstream_out coded;   /* what it coded, for the slicing */
     int end_wait;                /* the body is in: commit once the coding turn ends */
+    struct store_x cond;         /* S3's If-None-Match: * and If-Match, checked at the commit */
     int dropped;                 /* put_free came during a coding turn */
     /* CopyObject, UploadPartCopy: the body comes from the source's target */
     struct hc_xfer *x;         /* the source's GET, while it runs */
@@ -104,6 +105,7 @@ static void put_free(struct put *p)
     awschunk_free(p->chunks);
     ecstream_free(p->ecs);
     ecstream_out_close(&p->coded);
+    free((char *)p->cond.if_match);
     free(p->mkey);
     free(p->name);
     free(p);
@@ -231,9 +233,10 @@ static void put_commit_work(void *arg)
     if (p->part.num) {
         p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
     } else if (p->b.write_back) {   /* acknowledged here; the backend gets it later */
-        p->rc = wbq_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
+        p->rc = wbq_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &p->cond);
     } else {
-        p->rc = store_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m);
+        p->rc = store_commit_x(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m,
+                               &p->cond);
     }
 }
 
@@ -270,6 +273,8 @@ static void put_answer(struct put *p)
         http_resp_header(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not "
                                               "on every copy holder: try again");
+    } else if (target_write_refused(r, &p->cond, p->rc)) {
+        ;                        /* answered: a condition did not hold */
     } else if (p->rc) {
         int st = err_status(p->rc);
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
@@ -447,7 +452,8 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
         int n = hc_header_count(x);
         for (int i = 0; i < n; i++) {
             const char *v, *k = hc_header_at(x, i, &v);
-            if (!strncasecmp(k, "x-amz-meta-", 11) && ometa_umeta_add(&p->m, k + 11, v))
+            if (strncasecmp(k, "x-amz-meta-", 11) ? target_keep_header(&p->m, k, v)
+                                                  : ometa_umeta_add(&p->m, k + 11, v))
                 break;
         }
     }
@@ -500,8 +506,10 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
         return;
     }
     int bad_range = p->ranged && !p->rc && (!whole || p->src_status == 416);
+    int unmet = !p->rc && (p->src_status == 412 || p->src_status == 304);
     int st = p->rc ? err_status(p->rc)
              : bad_range ? 400
+             : unmet ? 412
              : p->src_status == 404 ? 404
              : p->src_status ? 502 : 503;
     char msg[300];
@@ -509,7 +517,10 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
              p->rc ? strerror(-p->rc) : err ? err : "the source answered an error");
     r->data = NULL;
     put_free(p);
-    if (st == 404)
+    if (unmet)
+        err_reply(r, S3E_PRECONDITION_FAILED,
+                  "At least one of the pre-conditions you specified did not hold");
+    else if (st == 404)
         err_reply(r, S3E_NO_SUCH_KEY, "the copy source does not exist");
     else if (bad_range)
         err_reply(r, S3E_INVALID_ARGUMENT,
@@ -564,10 +575,24 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
     p->copy = 1;
     p->copy_meta = !p->part.num && (!dir || strcasecmp(dir, "REPLACE"));
     p->copy_tags = !p->part.num && (!tdir || strcasecmp(tdir, "REPLACE"));
-    const char *hdrs[3];
-    int nh = 0;
+    /* x-amz-copy-source-if-*: the source's GET answers 412 (or 304) when
+     * one does not hold */
+    static const char *const conds[][2] = {
+        {"x-amz-copy-source-if-match", "If-Match"},
+        {"x-amz-copy-source-if-none-match", "If-None-Match"},
+        {"x-amz-copy-source-if-modified-since", "If-Modified-Since"},
+        {"x-amz-copy-source-if-unmodified-since", "If-Unmodified-Since"},
+    };
+    const char *hdrs[3 + ARRAY_LEN(conds)];
+    char *owned[ARRAY_LEN(conds)];
+    int nh = 0, no = 0;
     char range[64];
     hdrs[nh++] = S3_MODE_HEADER ": 1";
+    for (size_t i = 0; i < ARRAY_LEN(conds); i++) {
+        const char *v = http_req_header(r, conds[i][0]);
+        if (v)
+            hdrs[nh++] = owned[no++] = xasprintf("%s: %s", conds[i][1], v);
+    }
     if (p->copy_tags)
         hdrs[nh++] = COPY_TAGS_HEADER ": 1";
     if (p->ranged) {
@@ -580,6 +605,8 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
     http_req_ref(r); /* until copy_done */
     p->x = hc_start(target_hc(r), "GET", from, hdrs, nh, -1,
                     (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
+    while (no > 0)
+        free(owned[--no]);
 }
 
 void put_object(struct target *t, struct http_req *r, const char *name,
@@ -632,6 +659,11 @@ void put_object(struct target *t, struct http_req *r, const char *name,
             http_resp_close(r);
             return; /* answered */
         }
+    }
+    if (!p->part.num && !from &&
+        target_write_conditions(r, p->b.kind == BK_S3 && !p->b.write_back, &p->cond)) {
+        put_free(p);
+        return;                  /* answered */
     }
     if (from) {
         /* only a proxy may point a target at another one */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "hdrparse.h"
 #include "hlc.h"
 #include "log.h"
 #include "lpage.h"
@@ -241,6 +242,25 @@ static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x 
     return 0;
 }
 
+/* x's conditions (If-None-Match, If-Match) against the version held
+ * (NULL: none): 0, -EEXIST, -ENOENT or -ECANCELED. */
+static int x_precondition(const struct store_x *x, const struct ometa *held)
+{
+    if (!x)
+        return 0;
+    if (x->if_none && held)
+        return -EEXIST;
+    if (!x->if_match)
+        return 0;
+    if (!held)
+        return -ENOENT;
+    if (!strcmp(x->if_match, "*"))
+        return 0;
+    char etag[OMETA_ETAG_MAX + 1];
+    ometa_etag(held, etag, sizeof(etag));
+    return hdr_etag_listed(x->if_match, etag) ? 0 : -ECANCELED;
+}
+
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x)
 {
@@ -269,6 +289,8 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     struct ometa old;
     uint64_t newest;
     int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
+    if ((rc = x_precondition(x, have_old ? &old : NULL)))
+        goto fail;
     if (x && x->keep_version) {  /* a copy from another node: only if newer */
         if (newest >= x->keep_version) {
             rc = -EALREADY;

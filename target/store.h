@@ -157,6 +157,12 @@ struct store_x {
     int tomb;
     const char *drop;            /* a delete: this key goes too (the object's "w") */
     size_t drop_len;
+    /* a client's conditional write, checked against the version held, in
+     * the commit's critical section: if_none (If-None-Match: *) fails with
+     * -EEXIST when one is held; if_match (an ETag, quoted, or "*") with
+     * -ENOENT when none is, -ECANCELED when its ETag differs */
+    int if_none;
+    const char *if_match;
 };
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x);

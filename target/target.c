@@ -6,6 +6,7 @@
  *
  * Threads: any; the http_req ones on the request's worker.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "http.h"
 #include "s3.h"
 #include "s3tag.h"
+#include "store.h"
 #include "target.h"
 
 struct hcli *target_cli(struct http_req *r)
@@ -45,6 +47,55 @@ static void tag_headers(struct http_req *r, const struct ometa *m)
     }
 }
 
+/* The standard headers an object keeps (see target_s3_meta). */
+static const char *const kept[] = {"Cache-Control", "Content-Disposition", "Content-Encoding",
+                                   "Content-Language", "Expires"};
+
+static const char *kept_name(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(kept); i++)
+        if (!strcasecmp(name, kept[i]))
+            return kept[i];
+    return NULL;
+}
+
+/* value's codings but aws-chunked (which framed the body only), into out. */
+static void strip_aws_chunked(const char *value, char *out, size_t outlen)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *p = value; *p;) {
+        size_t l = strcspn(p, ",");
+        const char *s = p, *e = p + l;
+        while (s < e && (*s == ' ' || *s == '\t'))
+            s++;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        int skip = e == s || ((size_t)(e - s) == 11 && !strncasecmp(s, "aws-chunked", 11));
+        if (!skip && n + (size_t)(e - s) + 2 < outlen)
+            n += (size_t)snprintf(out + n, outlen - n, "%s%.*s", n ? "," : "", (int)(e - s), s);
+        p += l;
+        if (*p == ',')
+            p++;
+    }
+}
+
+int target_keep_header(struct ometa *m, const char *name, const char *value)
+{
+    const char *canon = kept_name(name);
+    if (!canon)
+        return 0;
+    char key[40], v[1024];
+    snprintf(key, sizeof(key), ":%s", canon);
+    if (!strcmp(canon, "Content-Encoding"))
+        strip_aws_chunked(value, v, sizeof(v));
+    else
+        snprintf(v, sizeof(v), "%s", value);
+    if (!v[0] && !strcmp(canon, "Content-Encoding"))
+        return 0;
+    return ometa_umeta_add(m, key, v);
+}
+
 void target_meta_headers(struct http_req *r, const struct ometa *m)
 {
     char date[64], etag[OMETA_ETAG_MAX + 1];
@@ -59,26 +110,39 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
         const char *k = m->umeta + off;
         const char *v = k + strlen(k) + 1;
         char name[OMETA_UMETA_MAX + 16];
-        snprintf(name, sizeof(name), "x-amz-meta-%s", k);
-        http_resp_header(r, name, "%s", v);
+        const char *std = k[0] == ':' ? kept_name(k + 1) : NULL;
+        if (std)
+            http_resp_header(r, std, "%s", v);
+        else if (k[0] != ':') {
+            snprintf(name, sizeof(name), "x-amz-meta-%s", k);
+            http_resp_header(r, name, "%s", v);
+        }
         off = (size_t)(v - m->umeta) + strlen(v) + 1;
     }
     tag_headers(r, m);
 }
 
+#define USER_META_MAX 2048       /* S3's: names and values of x-amz-meta-*, in bytes */
+
 int target_s3_meta(struct http_req *r, struct ometa *m)
 {
     static const char pre[] = "x-amz-meta-";
-    for (int i = 0; i < r->n_hdrs; i++) {
+    size_t user = 0;
+    int rc = 0;
+    for (int i = 0; i < r->n_hdrs && !rc; i++) {
         const char *n = r->hdrs[i].name;
-        if (strncasecmp(n, pre, sizeof(pre) - 1) || !n[sizeof(pre) - 1])
+        if (strncasecmp(n, pre, sizeof(pre) - 1) || !n[sizeof(pre) - 1]) {
+            rc = target_keep_header(m, n, r->hdrs[i].value);
             continue;
-        if (ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value)) {
-            err_reply(r, S3E_METADATA_TOO_LARGE, "your metadata headers exceed the maximum "
-                                                 "allowed metadata size (%zu bytes)",
-                      sizeof(m->umeta));
-            return err_s3_status(S3E_METADATA_TOO_LARGE);
         }
+        user += strlen(n) - (sizeof(pre) - 1) + strlen(r->hdrs[i].value);
+        rc = user > USER_META_MAX ? -E2BIG
+                                  : ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value);
+    }
+    if (rc) {
+        err_reply(r, S3E_METADATA_TOO_LARGE, "your metadata headers exceed the maximum allowed "
+                                             "metadata size (%d bytes)", USER_META_MAX);
+        return err_s3_status(S3E_METADATA_TOO_LARGE);
     }
     return 0;
 }
@@ -98,4 +162,37 @@ int target_s3_tags(struct http_req *r, struct ometa *m)
     if (st)
         s3_fail(r, code, "%s", msg);
     return st;
+}
+
+int target_write_conditions(struct http_req *r, int writes_through, struct store_x *x)
+{
+    const char *inm = http_req_header(r, "If-None-Match");
+    const char *im = http_req_header(r, "If-Match");
+    if (!inm && !im)
+        return 0;
+    const char *why = inm && strcmp(inm, "*") ? "If-None-Match on a write other than *"
+                      : writes_through ? "conditional writes to a bucket that writes through"
+                                       : NULL;
+    if (why) {
+        http_resp_close(r);
+        err_reply(r, S3E_NOT_IMPLEMENTED, "%s: not implemented", why);
+        return 1;
+    }
+    x->if_none = inm != NULL;
+    x->if_match = im ? xstrdup(im) : NULL;
+    return 0;
+}
+
+int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
+{
+    if (!x->if_none && !x->if_match)
+        return 0;
+    if (rc == -EEXIST || rc == -ECANCELED)
+        err_reply(r, S3E_PRECONDITION_FAILED,
+                  "At least one of the pre-conditions you specified did not hold");
+    else if (rc == -ENOENT)
+        err_reply(r, S3E_NO_SUCH_KEY, "If-Match names an object that does not exist");
+    else
+        return 0;
+    return 1;
 }

@@ -64,9 +64,29 @@ int target_is_s3(const struct http_req *r);
  * COPY_TAGS_HEADER: a copy's source). */
 void target_meta_headers(struct http_req *r, const struct ometa *m);
 
-/* S3 mode: a request's x-amz-meta-* into m (names lower-cased). 0, or
- * 400 answered (MetadataTooLarge) when they exceed OMETA_UMETA_MAX. */
+/* S3 mode: a request's x-amz-meta-* into m (names lower-cased; empty
+ * values kept), and the standard headers S3 keeps with an object
+ * (Cache-Control, Content-Disposition, Content-Encoding without
+ * aws-chunked, Content-Language, Expires). 0, or 400 answered
+ * (MetadataTooLarge) past S3's 2 KiB of user metadata. */
 int target_s3_meta(struct http_req *r, struct ometa *m);
+
+/* A write's If-None-Match (only "*": no object there) and If-Match (the
+ * ETag of the one there) into x, for the commit to check (store.h): 0, or
+ * 1 answered 501: another If-None-Match, or a bucket that writes through
+ * (its backend would have the object before the check). */
+struct store_x;
+int target_write_conditions(struct http_req *r, int writes_through, struct store_x *x);
+
+/* A commit's rc that says x's condition did not hold: answered (412
+ * PreconditionFailed, 404 NoSuchKey for If-Match on no object), 1; else
+ * 0. */
+int target_write_refused(struct http_req *r, const struct store_x *x, int rc);
+
+/* One of those standard headers, name: value, into m (a copy's source's).
+ * 0 (a header that is not one of them, or an empty Content-Encoding once
+ * aws-chunked is gone, is skipped), or -E2BIG. */
+int target_keep_header(struct ometa *m, const char *name, const char *value);
 /* S3 mode: a request's x-amz-tagging into m's tags. 0, or 400 answered
  * (InvalidTag, InvalidArgument). */
 int target_s3_tags(struct http_req *r, struct ometa *m);

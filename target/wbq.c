@@ -89,11 +89,15 @@ void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char 
 }
 
 int wbq_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-               const char *work, int fd, struct ometa *m)
+               const char *work, int fd, struct ometa *m, const struct store_x *cond)
 {
     struct store_x x;
     char val[WBQ_VAL_MAX];
     wbq_record(&x, mkey, klen, 0, val);
+    if (cond) {
+        x.if_none = cond->if_none;
+        x.if_match = cond->if_match;
+    }
     int rc = store_commit_x(s, mp, mkey, klen, work, fd, m, &x);
     free((char *)x.key);
     return rc;

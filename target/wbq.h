@@ -37,9 +37,10 @@ struct target;
 void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf);
 
 /* store_commit with the object's record: acknowledged once this returns
- * 0; the I/O pool. */
+ * 0; the I/O pool. cond (NULL: none): a client's If-None-Match / If-Match
+ * (store_x's if_none, if_match). */
 int wbq_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-               const char *work, int fd, struct ometa *m);
+               const char *work, int fd, struct ometa *m, const struct store_x *cond);
 
 /* Is an upload of mkey still owed (its record exists)? The I/O pool. */
 int wbq_owed(struct store *s, const char *mkey, size_t klen);

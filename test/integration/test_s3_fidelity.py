@@ -1,0 +1,202 @@
+"""S3 behaviour a client can tell apart, pinned with boto3 against S3's
+documented answers (issue: S3 fidelity)."""
+import datetime
+import os
+import random
+
+import requests
+
+from test_s3 import AK, SK, bkt, client, err, s3, s3c, signed  # noqa: F401 (fixtures)
+from test_s3_subresources import owner_root, trailer_body
+
+KEPT = {"CacheControl": "max-age=3600, public", "ContentDisposition": 'attachment; filename="a b.bin"',
+        "ContentEncoding": "gzip", "ContentLanguage": "de-CH"}
+EXPIRES = datetime.datetime(2031, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+
+
+def kept(h):
+    """The standard headers of a head/get answer, as boto3 names them."""
+    return {k: h.get(k) for k in list(KEPT) + ["Expires"]}
+
+
+def want(**over):
+    w = dict(KEPT, Expires=EXPIRES)
+    w.update(over)
+    return w
+
+
+def test_standard_headers_are_kept_and_returned(s3, bkt):
+    """Cache-Control, Content-Disposition, Content-Encoding, Content-Language
+    and Expires: kept on PUT, copy (COPY keeps the source's, REPLACE takes
+    the request's) and multipart create, returned by GET and HEAD; an empty
+    x-amz-meta-* value is kept as an empty value."""
+    s3.put_object(Bucket=bkt, Key="h", Body=b"x" * 1000, Expires=EXPIRES,
+                  Metadata={"empty": "", "full": "v"}, **KEPT)
+    for h in (s3.head_object(Bucket=bkt, Key="h"), s3.get_object(Bucket=bkt, Key="h")):
+        assert kept(h) == want(), h
+        assert h["Metadata"] == {"empty": "", "full": "v"}
+    s3.copy_object(Bucket=bkt, Key="c", CopySource={"Bucket": bkt, "Key": "h"})
+    assert kept(s3.head_object(Bucket=bkt, Key="c")) == want()
+    s3.copy_object(Bucket=bkt, Key="r", CopySource={"Bucket": bkt, "Key": "h"},
+                   MetadataDirective="REPLACE", CacheControl="no-store", Metadata={"n": "1"})
+    h = s3.head_object(Bucket=bkt, Key="r")
+    assert h.get("CacheControl") == "no-store" and h["Metadata"] == {"n": "1"}
+    assert "ContentDisposition" not in h and "Expires" not in h
+    u = s3.create_multipart_upload(Bucket=bkt, Key="m", Expires=EXPIRES, **KEPT)["UploadId"]
+    p = s3.upload_part(Bucket=bkt, Key="m", UploadId=u, PartNumber=1, Body=b"y" * 100)
+    s3.complete_multipart_upload(Bucket=bkt, Key="m", UploadId=u,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+    assert kept(s3.head_object(Bucket=bkt, Key="m")) == want()
+    plain = s3.head_object(Bucket=bkt, Key="r")
+    assert "ContentEncoding" not in plain and "ContentLanguage" not in plain
+
+
+def test_aws_chunked_is_no_content_encoding(s3c, s3, bkt):
+    """A body sent aws-chunked keeps the other codings of its
+    Content-Encoding and not aws-chunked itself."""
+    data = os.urandom(100000)
+    for key, ce, back in (("only", "aws-chunked", None), ("gz", "aws-chunked,gzip", "gzip"),
+                          ("gz2", "gzip, aws-chunked", "gzip")):
+        url = owner_root(s3c, bkt, key)
+        body = trailer_body(data)
+        h = {"Content-Encoding": ce, "x-amz-decoded-content-length": str(len(data)),
+             "x-amz-trailer": "x-amz-checksum-crc32", "Content-Length": str(len(body))}
+        hdrs = signed("PUT", url, b"", h, payload="STREAMING-UNSIGNED-PAYLOAD-TRAILER")
+        r = requests.put(url, data=body, headers=hdrs, allow_redirects=False)
+        assert r.status_code == 200, r.text
+        got = s3.head_object(Bucket=bkt, Key=key)
+        assert got.get("ContentEncoding") == back, (key, got)
+        assert s3.get_object(Bucket=bkt, Key=key)["Body"].read() == data
+
+
+def test_copies_and_checks(s3c, s3, bkt):
+    """CopyObject onto itself without REPLACE is 400 InvalidRequest (with
+    REPLACE it rewrites the metadata); an empty Content-MD5 is 400
+    InvalidDigest; a presigned URL that would outlive 7 days is refused
+    (AuthorizationQueryParametersError); OPTIONS (a CORS preflight, never
+    signed) on a bucket without CORS rules is 403 CORSResponse, on a
+    missing bucket 404 NoSuchBucket, without Origin 400 BadRequest."""
+    import botocore
+    import pytest
+    s3.put_object(Bucket=bkt, Key="self", Body=b"same", Metadata={"a": "1"})
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.copy_object(Bucket=bkt, Key="self", CopySource={"Bucket": bkt, "Key": "self"})
+    assert err(e) == ("InvalidRequest", 400)
+    s3.copy_object(Bucket=bkt, Key="self", CopySource={"Bucket": bkt, "Key": "self"},
+                   MetadataDirective="REPLACE", Metadata={"a": "2"})
+    h = s3.head_object(Bucket=bkt, Key="self")
+    assert h["Metadata"] == {"a": "2"}
+    assert s3.get_object(Bucket=bkt, Key="self")["Body"].read() == b"same"
+    url = "%s/s3/%s/md5" % (s3c.url, bkt)
+    r = requests.put(url, data=b"body", headers=signed("PUT", url, b"body", {"Content-MD5": ""}))
+    assert r.status_code == 400 and "<Code>InvalidDigest</Code>" in r.text, r.text
+    v4 = client(s3c, signature_version="s3v4")
+    long = v4.generate_presigned_url("get_object", Params={"Bucket": bkt, "Key": "self"},
+                                     ExpiresIn=7 * 24 * 3600 + 1)
+    r = requests.get(long)
+    assert r.status_code == 400 and "AuthorizationQueryParametersError" in r.text, r.text
+    ok = v4.generate_presigned_url("get_object", Params={"Bucket": bkt, "Key": "self"},
+                                   ExpiresIn=7 * 24 * 3600)
+    assert requests.get(ok).content == b"same"
+    r = requests.options("%s/s3/%s/self" % (s3c.url, bkt),
+                         headers={"Origin": "https://example.org",
+                                  "Access-Control-Request-Method": "GET"})
+    assert r.status_code == 403 and "<Code>CORSResponse</Code>" in r.text, (r.status_code, r.text)
+    r = requests.options("%s/s3/nosuchbucket%d/k" % (s3c.url, random.randrange(10**6)),
+                         headers={"Origin": "https://example.org",
+                                  "Access-Control-Request-Method": "GET"})
+    assert r.status_code == 404 and "<Code>NoSuchBucket</Code>" in r.text, r.text
+    r = requests.options("%s/s3/%s/self" % (s3c.url, bkt))
+    assert r.status_code == 400 and "<Code>BadRequest</Code>" in r.text, r.text
+
+
+def precondition(call):
+    import botocore
+    import pytest
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        call()
+    return err(e)
+
+
+def test_conditional_writes(s3, bkt):
+    """PutObject and CompleteMultipartUpload with If-None-Match: * (412 when
+    the key exists) and If-Match (412 when the ETag differs, 404 with no
+    object); CopyObject's x-amz-copy-source-if-* conditions (412 when one
+    does not hold); a failed condition changes nothing."""
+    add = lambda name, value: (lambda params, **kw: params["headers"].__setitem__(name, value))
+    ev = s3.meta.events
+
+    def with_header(name, value, call):
+        h = add(name, value)
+        ev.register_first("before-call.s3.*", h)
+        try:
+            return call()
+        finally:
+            ev.unregister("before-call.s3.*", h)
+
+    put = lambda body: s3.put_object(Bucket=bkt, Key="c", Body=body)
+    with_header("If-None-Match", "*", lambda: put(b"one"))
+    assert precondition(lambda: with_header("If-None-Match", "*", lambda: put(b"two"))) == \
+        ("PreconditionFailed", 412)
+    etag = s3.head_object(Bucket=bkt, Key="c")["ETag"]
+    assert precondition(lambda: with_header("If-Match", '"0123"', lambda: put(b"two"))) == \
+        ("PreconditionFailed", 412)
+    assert s3.get_object(Bucket=bkt, Key="c")["Body"].read() == b"one"
+    with_header("If-Match", etag, lambda: put(b"three"))
+    assert s3.get_object(Bucket=bkt, Key="c")["Body"].read() == b"three"
+    missing = lambda: s3.put_object(Bucket=bkt, Key="nothing-here", Body=b"x")
+    assert precondition(lambda: with_header("If-Match", etag, missing)) == ("NoSuchKey", 404)
+    assert precondition(lambda: with_header("If-None-Match", '"abc"', lambda: put(b"4"))) == \
+        ("NotImplemented", 501)
+
+    def mpu(key):
+        u = s3.create_multipart_upload(Bucket=bkt, Key=key)["UploadId"]
+        p = s3.upload_part(Bucket=bkt, Key=key, UploadId=u, PartNumber=1, Body=b"part")
+        return lambda: s3.complete_multipart_upload(
+            Bucket=bkt, Key=key, UploadId=u,
+            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+    assert precondition(lambda: with_header("If-None-Match", "*", mpu("c"))) == \
+        ("PreconditionFailed", 412)
+    assert s3.get_object(Bucket=bkt, Key="c")["Body"].read() == b"three"
+    with_header("If-None-Match", "*", mpu("fresh"))
+    assert s3.get_object(Bucket=bkt, Key="fresh")["Body"].read() == b"part"
+
+    src = {"Bucket": bkt, "Key": "c"}
+    etag = s3.head_object(Bucket=bkt, Key="c")["ETag"]
+    old = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
+    s3.copy_object(Bucket=bkt, Key="k1", CopySource=src, CopySourceIfMatch=etag)
+    s3.copy_object(Bucket=bkt, Key="k2", CopySource=src, CopySourceIfModifiedSince=old)
+    for kw in ({"CopySourceIfMatch": '"0123"'}, {"CopySourceIfNoneMatch": etag},
+               {"CopySourceIfUnmodifiedSince": old}):
+        assert precondition(lambda: s3.copy_object(Bucket=bkt, Key="k3", CopySource=src,
+                                                   **kw)) == ("PreconditionFailed", 412), kw
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bkt)["Contents"]] == \
+        ["c", "fresh", "k1", "k2"]
+
+
+def test_listing_details(s3c, s3, bkt):
+    """ListObjectsV2 gives each key's Owner only with fetch-owner=true; an
+    empty continuation-token is no token; ListObjects v1 echoes Prefix,
+    Marker and Delimiter decoded, and URL-encoded with encoding-type=url."""
+    for k in ("a b/1", "a b/2", "a b/3", "z"):
+        s3.put_object(Bucket=bkt, Key=k, Body=b"x")
+    got = s3.list_objects_v2(Bucket=bkt)["Contents"]
+    assert all("Owner" not in o for o in got), got
+    got = s3.list_objects_v2(Bucket=bkt, FetchOwner=True)["Contents"]
+    assert all(o.get("Owner", {}).get("ID") for o in got), got
+    assert all(o.get("Owner", {}).get("ID") for o in s3.list_objects(Bucket=bkt)["Contents"])
+    url = "%s/s3/%s?list-type=2&continuation-token=&max-keys=2" % (s3c.url, bkt)
+    r = requests.get(url, headers=signed("GET", url))
+    assert r.status_code == 200 and r.text.count("<Key>") == 2, r.text
+    assert "<ContinuationToken>" not in r.text and "<NextContinuationToken>" in r.text
+    v1 = s3.list_objects(Bucket=bkt, Prefix="a b/", Marker="a b/1", Delimiter="/x")
+    assert [o["Key"] for o in v1["Contents"]] == ["a b/2", "a b/3"]
+    base = "%s/s3/%s?prefix=a%%20b%%2F&marker=a%%20b%%2F1&delimiter=%%2Fx" % (s3c.url, bkt)
+    for url, wants in ((base, ("<Prefix>a b/</Prefix>", "<Marker>a b/1</Marker>",
+                               "<Delimiter>/x</Delimiter>", "<Key>a b/2</Key>")),
+                       (base + "&encoding-type=url",
+                        ("<Prefix>a%20b/</Prefix>", "<Marker>a%20b/1</Marker>",
+                         "<Delimiter>/x</Delimiter>", "<Key>a%20b/2</Key>"))):
+        r = requests.get(url, headers=signed("GET", url))
+        for want in wants:
+            assert want in r.text, (want, r.text)
