@@ -546,6 +546,39 @@ static void redirect(struct http_req *r, const char *bucket, const char *key,
     free(url);
 }
 
+/* Does a copy onto itself change something S3 lets it change besides
+ * the metadata (storage class, encryption, website redirect)? */
+static int copy_changes(const struct http_req *r)
+{
+    for (int i = 0; i < r->n_hdrs; i++) {
+        const char *n = r->hdrs[i].name;
+        if (!strcasecmp(n, "x-amz-storage-class") ||
+            !strncasecmp(n, "x-amz-server-side-encryption", 28) ||
+            !strcasecmp(n, "x-amz-website-redirect-location"))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does the copy carry x-amz-copy-source-if-* conditions? */
+static int copy_conditional(const struct http_req *r)
+{
+    for (int i = 0; i < r->n_hdrs; i++)
+        if (!strncasecmp(r->hdrs[i].name, "x-amz-copy-source-if-", 21))
+            return 1;
+    return 0;
+}
+
+/* Has Shoal bucket name a backend? */
+static int source_backed(const char *name)
+{
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, BMD_PROVIDER_SHOAL, name) : NULL;
+    int backed = bk && bmd_has_backend(bk);
+    bmd_unref(b);
+    return backed;
+}
+
 /* CopyObject's source, "[/]bucket/key[?versionId=...]" percent-encoded,
  * as a header line naming a signed URL on the source's target; NULL when
  * the client was answered (bad or missing source, or a CopyObject onto
@@ -569,7 +602,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
     *slash = '\0';
     const char *dir = http_req_header(r, "x-amz-metadata-directive");
     if (to_key && !strcmp(s, to_bucket) && !strcmp(slash + 1, to_key) &&
-        (!dir || strcasecmp(dir, "REPLACE"))) {
+        (!dir || strcasecmp(dir, "REPLACE")) && !copy_changes(r)) {
         free(dec);
         s3_fail(r, S3E_INVALID_REQUEST, "This copy request is illegal because it is trying to "
                                         "copy an object to itself without changing the object's "
@@ -580,6 +613,13 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
     if (!buckets_exist(BMD_PROVIDER_SHOAL, s)) {
         free(dec);
         s3_fail(r, S3E_NO_SUCH_BUCKET, "the copy source bucket does not exist");
+        return NULL;
+    }
+    if (copy_conditional(r) && source_backed(s)) {
+        free(dec);
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "x-amz-copy-source-if-* on a source bucket with a "
+                                        "backend (the source may be there only): not "
+                                        "implemented");
         return NULL;
     }
     const char *key = slash + 1;

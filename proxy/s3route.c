@@ -139,19 +139,6 @@ static const char *op_of(const struct http_req *r, enum s3what w)
 
 /* ---- entry -------------------------------------------------------------------- */
 
-/* A CORS preflight (OPTIONS; browsers never sign one): Shoal keeps no CORS
- * rules, so every bucket answers as an S3 bucket without them does. */
-static void preflight(struct http_req *r, enum s3what w, const char *bucket)
-{
-    if (!http_req_header(r, "Origin") || !http_req_header(r, "Access-Control-Request-Method"))
-        s3_fail(r, S3E_BAD_REQUEST, "Insufficient information. Origin request header needed.");
-    else if (w == S3W_SERVICE || w == S3W_BAD_BUCKET)
-        s3_fail(r, S3E_CORS_RESPONSE, "CORS is not enabled for this bucket.");
-    else if (!buckets_exist(BMD_PROVIDER_SHOAL, bucket))
-        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
-    else
-        s3_fail(r, S3E_CORS_RESPONSE, "CORS is not enabled for this bucket.");
-}
 
 void s3route(struct http_req *r, const char *rest, size_t rl)
 {
@@ -163,8 +150,9 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
     enum s3what w = s3_parse(r, rest, rl, bucket, &key, &klen);
     r->op = op_of(r, w);
     s3_mode(r);
-    if (r->method == HTTP_M_OPTIONS) {
-        preflight(r, w, bucket);
+    if (r->method == HTTP_M_OPTIONS) {   /* a CORS preflight */
+        s3_preflight(r, w == S3W_SERVICE || w == S3W_BAD_BUCKET ||
+                            buckets_exist(BMD_PROVIDER_SHOAL, bucket));
         return;
     }
     struct s3auth_result auth = {0};

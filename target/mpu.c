@@ -591,6 +591,9 @@ out:
 static void commit_work(void *arg)
 {
     struct job *j = arg;
+    if ((j->cond.if_none || j->cond.if_match) &&
+        (j->rc = target_write_placed(j->t, j->mkey, j->klen)))
+        return;                  /* the work file goes with j */
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */
     if (j->b.write_back)         /* acknowledged here, with its record (wbq.h) */
@@ -772,7 +775,7 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         iopool_submit(t->io, r->w->q, abort_work, abort_done, j);
     } else if (r->method == HTTP_M_POST) {
         backend_resolve(t, bk, &j->b);
-        if (target_write_conditions(r, j->b.kind == BK_S3 && !j->b.write_back, &j->cond))
+        if (target_write_conditions(r, j->b.kind != BK_NONE, &j->cond))
             job_free(j);         /* answered */
         else
             node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);

@@ -15,7 +15,7 @@
 
 #define OMETA_ETAG_MAX 128
 #define OMETA_CTYPE_MAX 255
-#define OMETA_UMETA_MAX 4096      /* user metadata (S3's limit: 2 KiB) and the kept headers */
+#define OMETA_UMETA_MAX 16384     /* user metadata (S3's limit: 2 KiB) and the kept headers */
 #define OMETA_TAGS_MAX 15380      /* S3's 10 tags, as UTF-8 (s3tag.h: S3TAG_OBJECT_BYTES) */
 
 /* flags */

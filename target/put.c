@@ -226,6 +226,9 @@ static int put_body(struct http_req *r, const char *d, size_t n)
 static void put_commit_work(void *arg)
 {
     struct put *p = arg;
+    if ((p->cond.if_none || p->cond.if_match) &&
+        (p->rc = target_write_placed(p->t, p->mkey, p->klen)))
+        return;                  /* the work file goes with p */
     int fd = p->fd;
     p->fd = -1; /* the commit closes it */
     if (p->ecs)
@@ -661,9 +664,17 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         }
     }
     if (!p->part.num && !from &&
-        target_write_conditions(r, p->b.kind == BK_S3 && !p->b.write_back, &p->cond)) {
+        target_write_conditions(r, p->b.kind != BK_NONE, &p->cond)) {
         put_free(p);
         return;                  /* answered */
+    }
+    if (from && !p->part.num &&
+        (http_req_header(r, "If-Match") || http_req_header(r, "If-None-Match"))) {
+        put_free(p);
+        http_resp_close(r);
+        err_reply(r, S3E_NOT_IMPLEMENTED, "If-Match and If-None-Match on CopyObject's "
+                                          "destination: not implemented");
+        return;
     }
     if (from) {
         /* only a proxy may point a target at another one */

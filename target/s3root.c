@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "auth.h"
+#include "bmd.h"
 #include "http.h"
 #include "obj.h"
 #include "s3.h"
@@ -26,12 +27,32 @@
 #include "target.h"
 #include "util.h"
 
+/* Does the bucket r's path names ("/BUCKET[/KEY]") exist? */
+static int root_bucket_exists(const struct http_req *r)
+{
+    const char *b = r->path_len > 1 ? r->path + 1 : "";
+    size_t bl = strcspn(b, "/");
+    char name[64];
+    if (!bl || bl >= sizeof(name))
+        return 0;
+    memcpy(name, b, bl);
+    name[bl] = '\0';
+    struct bmd *m = bmd_current();
+    int is = m && bmd_find(m, BMD_PROVIDER_SHOAL, name) != NULL;
+    bmd_unref(m);
+    return is;
+}
+
 void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
     (void)rest;
     (void)rlen;
     s3_mode(r);
+    if (r->method == HTTP_M_OPTIONS) {   /* a CORS preflight */
+        s3_preflight(r, root_bucket_exists(r));
+        return;
+    }
     struct s3auth_result *res = xmalloc(sizeof(*res));
     enum s3e code;
     char msg[300];

@@ -243,21 +243,21 @@ static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x 
 }
 
 /* x's conditions (If-None-Match, If-Match) against the version held
- * (NULL: none): 0, -EEXIST, -ENOENT or -ECANCELED. */
-static int x_precondition(const struct store_x *x, const struct ometa *held)
+ * (NULL: none), for the new version m: 0, -ECANCELED or -ENODATA. */
+static int x_precondition(const struct store_x *x, const struct ometa *held,
+                          const struct ometa *m)
 {
-    if (!x)
-        return 0;
-    if (x->if_none && held)
-        return -EEXIST;
-    if (!x->if_match)
+    if (!x || (!x->if_none && !x->if_match))
         return 0;
     if (!held)
-        return -ENOENT;
-    if (!strcmp(x->if_match, "*"))
-        return 0;
-    char etag[OMETA_ETAG_MAX + 1];
+        return x->if_match ? -ENODATA : 0;
+    char etag[OMETA_ETAG_MAX + 1], mine[OMETA_ETAG_MAX + 1];
     ometa_etag(held, etag, sizeof(etag));
+    ometa_etag(m, mine, sizeof(mine));
+    if (!strcmp(etag, mine) && held->size == m->size)
+        return 0;                /* these bytes are there already */
+    if (x->if_none)
+        return -ECANCELED;
     return hdr_etag_listed(x->if_match, etag) ? 0 : -ECANCELED;
 }
 
@@ -289,7 +289,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     struct ometa old;
     uint64_t newest;
     int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
-    if ((rc = x_precondition(x, have_old ? &old : NULL)))
+    if ((rc = x_precondition(x, have_old ? &old : NULL, m)))
         goto fail;
     if (x && x->keep_version) {  /* a copy from another node: only if newer */
         if (newest >= x->keep_version) {

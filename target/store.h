@@ -158,9 +158,11 @@ struct store_x {
     const char *drop;            /* a delete: this key goes too (the object's "w") */
     size_t drop_len;
     /* a client's conditional write, checked against the version held, in
-     * the commit's critical section: if_none (If-None-Match: *) fails with
-     * -EEXIST when one is held; if_match (an ETag, quoted, or "*") with
-     * -ENOENT when none is, -ECANCELED when its ETag differs */
+     * the commit's critical section: if_none (If-None-Match: *) fails when
+     * one is held, if_match (an ETag, quoted, or "*") when its ETag differs:
+     * -ECANCELED; if_match when none is held: -ENODATA. A held version with
+     * the new one's ETag passes both (the same bytes: a retry of a write
+     * that committed here and was answered 503) */
     int if_none;
     const char *if_match;
 };

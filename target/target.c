@@ -16,6 +16,7 @@
 #include "http.h"
 #include "s3.h"
 #include "s3tag.h"
+#include "reb.h"
 #include "store.h"
 #include "target.h"
 
@@ -46,6 +47,8 @@ static void tag_headers(struct http_req *r, const struct ometa *m)
         free(h);
     }
 }
+
+#define KEPT_VALUE_MAX 2048      /* a kept header's value, bytes */
 
 /* The standard headers an object keeps (see target_s3_meta). */
 static const char *const kept[] = {"Cache-Control", "Content-Disposition", "Content-Encoding",
@@ -80,12 +83,25 @@ static void strip_aws_chunked(const char *value, char *out, size_t outlen)
     }
 }
 
+/* Does r override header std with a response-* query parameter (a GET's
+ * response-content-disposition...)? */
+static int overridden(const struct http_req *r, const char *std)
+{
+    char q[48], v[KEPT_VALUE_MAX];
+    size_t n = (size_t)snprintf(q, sizeof(q), "response-%s", std);
+    for (size_t i = 0; i < n; i++)
+        q[i] = (char)(q[i] >= 'A' && q[i] <= 'Z' ? q[i] + 32 : q[i]);
+    return target_is_s3(r) && http_query_get(r, q, v, sizeof(v)) >= 0;
+}
+
 int target_keep_header(struct ometa *m, const char *name, const char *value)
 {
     const char *canon = kept_name(name);
     if (!canon)
         return 0;
-    char key[40], v[1024];
+    if (strlen(value) >= KEPT_VALUE_MAX)
+        return -E2BIG;           /* never stored cut short */
+    char key[40], v[KEPT_VALUE_MAX];
     snprintf(key, sizeof(key), ":%s", canon);
     if (!strcmp(canon, "Content-Encoding"))
         strip_aws_chunked(value, v, sizeof(v));
@@ -111,7 +127,7 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
         const char *v = k + strlen(k) + 1;
         char name[OMETA_UMETA_MAX + 16];
         const char *std = k[0] == ':' ? kept_name(k + 1) : NULL;
-        if (std)
+        if (std && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !overridden(r, std))
             http_resp_header(r, std, "%s", v);
         else if (k[0] != ':') {
             snprintf(name, sizeof(name), "x-amz-meta-%s", k);
@@ -135,7 +151,7 @@ int target_s3_meta(struct http_req *r, struct ometa *m)
             rc = target_keep_header(m, n, r->hdrs[i].value);
             continue;
         }
-        user += strlen(n) - (sizeof(pre) - 1) + strlen(r->hdrs[i].value);
+        user += strlen(n) - (sizeof(pre) - 1) + strlen(r->hdrs[i].value);   /* S3's count */
         rc = user > USER_META_MAX ? -E2BIG
                                   : ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value);
     }
@@ -164,15 +180,16 @@ int target_s3_tags(struct http_req *r, struct ometa *m)
     return st;
 }
 
-int target_write_conditions(struct http_req *r, int writes_through, struct store_x *x)
+int target_write_conditions(struct http_req *r, int backed, struct store_x *x)
 {
     const char *inm = http_req_header(r, "If-None-Match");
     const char *im = http_req_header(r, "If-Match");
-    if (!inm && !im)
+    if (!target_is_s3(r) || (!inm && !im))
         return 0;
     const char *why = inm && strcmp(inm, "*") ? "If-None-Match on a write other than *"
-                      : writes_through ? "conditional writes to a bucket that writes through"
-                                       : NULL;
+                      : backed ? "conditional writes to a bucket with a backend (the object "
+                                 "may be there only)"
+                               : NULL;
     if (why) {
         http_resp_close(r);
         err_reply(r, S3E_NOT_IMPLEMENTED, "%s: not implemented", why);
@@ -187,12 +204,24 @@ int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
 {
     if (!x->if_none && !x->if_match)
         return 0;
-    if (rc == -EEXIST || rc == -ECANCELED)
+    if (rc == -ECANCELED) {
         err_reply(r, S3E_PRECONDITION_FAILED,
                   "At least one of the pre-conditions you specified did not hold");
-    else if (rc == -ENOENT)
+    } else if (rc == -ENODATA) {
         err_reply(r, S3E_NO_SUCH_KEY, "If-Match names an object that does not exist");
-    else
+    } else if (rc == -EBUSY) {
+        http_resp_header(r, "Retry-After", "2");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "objects are moving between drives or targets: "
+                                              "a conditional write waits until they are placed");
+    } else {
         return 0;
+    }
     return 1;
+}
+
+int target_write_placed(struct target *t, const char *mkey, size_t klen)
+{
+    if (reb_window() || store_pick(&t->store, mkey, klen) != store_place(&t->store, mkey, klen))
+        return -EBUSY;
+    return 0;
 }

@@ -71,16 +71,22 @@ void target_meta_headers(struct http_req *r, const struct ometa *m);
  * (MetadataTooLarge) past S3's 2 KiB of user metadata. */
 int target_s3_meta(struct http_req *r, struct ometa *m);
 
-/* A write's If-None-Match (only "*": no object there) and If-Match (the
- * ETag of the one there) into x, for the commit to check (store.h): 0, or
- * 1 answered 501: another If-None-Match, or a bucket that writes through
- * (its backend would have the object before the check). */
+/* An S3 write's If-None-Match (only "*": no object there) and If-Match
+ * (the ETag of the one there) into x, for the commit to check (store.h):
+ * 0, or 1 answered 501: another If-None-Match, or a bucket with a backend
+ * (the object may be there only). */
 struct store_x;
-int target_write_conditions(struct http_req *r, int writes_through, struct store_x *x);
+int target_write_conditions(struct http_req *r, int backed, struct store_x *x);
 
-/* A commit's rc that says x's condition did not hold: answered (412
- * PreconditionFailed, 404 NoSuchKey for If-Match on no object), 1; else
- * 0. */
+/* May a conditional write of mkey commit here now: no neighbour may hold
+ * a newer copy (reb_window) and the name's newest version is on the drive
+ * a new one goes to? 0, or -EBUSY (then the client is asked to retry).
+ * The I/O pool. */
+int target_write_placed(struct target *t, const char *mkey, size_t klen);
+
+/* A commit's rc that says x's condition did not hold, or could not be
+ * checked yet: answered (412 PreconditionFailed, 404 NoSuchKey for
+ * If-Match on no object, 503 while objects move), 1; else 0. */
 int target_write_refused(struct http_req *r, const struct store_x *x, int rc);
 
 /* One of those standard headers, name: value, into m (a copy's source's).
