@@ -25,6 +25,7 @@ static const struct {
     {"backend", JSON_STRING},    /* "s3://bucket" or "http(s)://origin/base" */
     {"endpoint", JSON_STRING},   /* S3 endpoint URL for this bucket */
     {"region", JSON_STRING},     /* S3 region for this bucket */
+    {"location", JSON_STRING},   /* the LocationConstraint an S3 client created it with */
     {"addressing", JSON_STRING}, /* "path" or "virtual" */
     {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
     {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */

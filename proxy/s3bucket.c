@@ -40,25 +40,66 @@
 
 /* ---- buckets ------------------------------------------------------------------ */
 
+#define LIST_BUCKETS_MAX 10000   /* max-buckets, at most (S3's) */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const struct bmd_bucket *const *)a)->name,
+                  (*(const struct bmd_bucket *const *)b)->name);
+}
+
+/* ListBuckets: in name order, those under prefix, max-buckets at a time;
+ * the continuation token is the last name given (a bucket name needs no
+ * escaping), an empty one none. */
 void s3bucket_list_all(struct http_req *r)
 {
+    char prefix[S3_BUCKET_LEN] = "", num[16], after[S3_BUCKET_LEN] = "";
+    int max = LIST_BUCKETS_MAX;
+    uint64_t v;
+    if (http_query_get(r, "max-buckets", num, sizeof(num)) >= 0 &&
+        (parse_u64(num, strlen(num), &v) || v < 1 || v > LIST_BUCKETS_MAX)) {
+        s3_fail(r, S3E_INVALID_ARGUMENT, "max-buckets must be 1..%d", LIST_BUCKETS_MAX);
+        return;
+    }
+    if (http_query_get(r, "max-buckets", num, sizeof(num)) >= 0)
+        max = (int)v;
+    if (http_query_get(r, "prefix", prefix, sizeof(prefix)) < 0)
+        prefix[0] = '\0';
+    int tl = http_query_get(r, "continuation-token", after, sizeof(after));
+    if (tl == -2) {              /* too long for a bucket name: none of ours */
+        s3_fail(r, S3E_INVALID_ARGUMENT, "the continuation token is not valid");
+        return;
+    }
+    if (tl < 0)
+        after[0] = '\0';
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket **all = xcalloc((size_t)m->n + 1, sizeof(*all));
+    int n = 0;
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->b[i].provider, BMD_PROVIDER_SHOAL) &&
+            !strncmp(m->b[i].name, prefix, strlen(prefix)) && strcmp(m->b[i].name, after) > 0)
+            all[n++] = &m->b[i];
+    qsort(all, (size_t)n, sizeof(*all), by_name);
     struct gbuf b = {0};
     gbuf_str(&b, S3_XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\">"
                              "<Owner>" S3_OWNER_XML "</Owner>"
                              "<Buckets>");
-    struct bmd *m = bmd_current();
-    for (int i = 0; i < m->n; i++) {
-        if (strcmp(m->b[i].provider, BMD_PROVIDER_SHOAL))
-            continue;
+    for (int i = 0; i < n && i < max; i++) {
         char date[40];
-        s3_iso_date((uint64_t)m->b[i].created * 1000000000u, date, sizeof(date));
+        s3_iso_date((uint64_t)all[i]->created * 1000000000u, date, sizeof(date));
         gbuf_str(&b, "<Bucket>");
-        s3_xml_elem(&b, "Name", m->b[i].name);
+        s3_xml_elem(&b, "Name", all[i]->name);
         s3_xml_elem(&b, "CreationDate", date);
         gbuf_str(&b, "</Bucket>");
     }
+    gbuf_str(&b, "</Buckets>");
+    if (n > max)                 /* more: where the next page starts */
+        s3_xml_elem(&b, "ContinuationToken", all[max - 1]->name);
+    if (prefix[0])
+        s3_xml_elem(&b, "Prefix", prefix);
+    gbuf_str(&b, "</ListAllMyBucketsResult>\n");
+    free(all);
     bmd_unref(m);
-    gbuf_str(&b, "</Buckets></ListAllMyBucketsResult>\n");
     s3front_reply_xml(r, 200, &b);
 }
 
@@ -66,6 +107,7 @@ struct bucket_op {
     struct http_req *r;
     char bucket[S3_BUCKET_LEN];
     const char *what;            /* the change, for change_done's message */
+    char location[64];           /* CreateBucket's LocationConstraint, "" none */
 };
 
 /* A bucket operation on r (referenced until bucket_op_free). */
@@ -93,6 +135,9 @@ static void create_done(void *arg, int status, json_t *answer, const char *err)
     if (status == 201 || status == 200) {
         http_resp_header(r, "Location", "/%s", o->bucket);
         http_reply(r, 200, NULL, NULL, 0);
+    } else if (status == 409 && (!o->location[0] || !strcmp(o->location, "us-east-1"))) {
+        http_resp_header(r, "Location", "/%s", o->bucket);   /* us-east-1's answer */
+        http_reply(r, 200, NULL, NULL, 0);
     } else if (status == 409) {
         s3_fail(r, S3E_BUCKET_ALREADY_OWNED_BY_YOU,
                 "your previous request to create the named bucket succeeded and you "
@@ -107,16 +152,34 @@ static void create_done(void *arg, int status, json_t *answer, const char *err)
     bucket_op_free(o);
 }
 
+static int no_records(void *arg, char **fields, char *err, size_t errlen)
+{
+    (void)arg;
+    (void)fields;
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
 /* CreateBucket's optional body (CreateBucketConfiguration) names a
- * location; every location is this cluster, so it is read and dropped. */
+ * location: every location is this cluster, and the bucket keeps the name
+ * (its "location" property) for GetBucketLocation. */
 static void create_body(struct http_req *r, void *arg, char *body, size_t len)
 {
-    (void)body;
-    (void)len;
+    static const struct s3xml_spec spec = {
+        .root = "CreateBucketConfiguration", .record = "-", .flag = "LocationConstraint"};
+    char loc[64] = "", err[256];
+    if (len && s3xml_records(body, len, &spec, no_records, NULL, loc, err, sizeof(err)) < 0) {
+        free(arg);
+        s3_fail(r, S3E_MALFORMED_XML, "CreateBucketConfiguration: %s", err);
+        return;
+    }
     struct bucket_op *o = bucket_op_new(r, arg, NULL);
     free(arg);
-    buckets_change(r, BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, NULL,
-                   create_done, o);
+    snprintf(o->location, sizeof(o->location), "%s", loc);
+    json_t *props = loc[0] ? json_pack("{s:s}", "location", loc) : NULL;
+    buckets_change(r, BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, props, create_done,
+                   o);           /* takes props */
 }
 
 void s3bucket_create(struct http_req *r, const char *bucket)
@@ -404,10 +467,16 @@ void s3bucket_head(struct http_req *r)
     http_reply(r, 200, NULL, NULL, 0);
 }
 
-void s3bucket_location(struct http_req *r)
+void s3bucket_location(struct http_req *r, const char *bucket)
 {
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
+    const char *loc = bk ? json_string_value(json_object_get(bk->props, "location")) : NULL;
     struct gbuf x = {0};
-    gbuf_str(&x, S3_XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\"></LocationConstraint>\n");
+    gbuf_str(&x, S3_XML_HEAD "<LocationConstraint xmlns=\"" S3_NS "\">");
+    s3_xml_add(&x, loc ? loc : "");
+    gbuf_str(&x, "</LocationConstraint>\n");
+    bmd_unref(m);
     s3front_reply_xml(r, 200, &x);
 }
 

@@ -44,7 +44,7 @@ static void s3_xml_addn(struct gbuf *b, const char *s, size_t n)
     gbuf_add(b, s + n - run, run);
 }
 
-static void s3_xml_add(struct gbuf *b, const char *s)
+void s3_xml_add(struct gbuf *b, const char *s)
 {
     s3_xml_addn(b, s, strlen(s));
 }

@@ -34,6 +34,8 @@ struct http_req;
 
 /* <name>escaped value</name> */
 void s3_xml_elem(struct gbuf *b, const char *name, const char *value);
+/* value, XML-escaped, into b. */
+void s3_xml_add(struct gbuf *b, const char *value);
 
 /* The S3 error reply: status, XML body with the code (r->err_code, or
  * err_s3_code's for the status), message, resource and request id. Usable

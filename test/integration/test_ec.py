@@ -46,6 +46,7 @@ def test_erasure_coding_survives_a_target_loss():
         r = c.http.put(c.url + "/v1/buckets/ec",
                        json={"ec": {"data": 2, "parity": 1, "objsize_limit": 65536}})
         assert r.status_code == 201, r.text
+        wait_rebalanced(c)   # every target on the map of four: each object's slices all made
         sizes = [1024 << (i % 13) for i in range(60)] + [(4 << 20) + 17, 65536, 65535]
         data = {"e/%03d" % i: os.urandom(n) for i, n in enumerate(sizes)}
         put_all(c, "ec", data)
@@ -246,6 +247,7 @@ def test_puts_are_coded_as_they_arrive():
     try:
         r = c.http.put(c.url + "/v1/buckets/ec", json=EC)
         assert r.status_code == 201, r.text
+        wait_rebalanced(c)   # every target on the map of four: each object's slices all made
         sizes = [65536, 65537, 1 << 20, (3 << 20) + 5, (5 << 20) + 123, 700001]
         native = {"n/%d" % i: os.urandom(n) for i, n in enumerate(sizes)}
         put_all(c, "ec", native)

@@ -242,3 +242,56 @@ def test_fidelity_edges(s3c, s3, bkt):
     r = requests.put("%s/v1/objects/%s/native" % (s3c.url, bkt), data=b"n",
                      headers={"If-None-Match": '"abc"'}, auth=SigV4(AK, SK))
     assert r.status_code == 201, r.text
+
+
+def test_list_buckets_pages(s3c, s3):
+    """ListBuckets in name order with max-buckets, continuation-token and
+    prefix; a bad max-buckets is 400 InvalidArgument; creating a bucket one
+    has again answers 200, as us-east-1 does."""
+    tag = "lb%05d" % random.randrange(10**5)
+    names = ["%s-%d" % (tag, i) for i in range(5)]
+    for n in names:
+        s3.create_bucket(Bucket=n)
+    assert s3.create_bucket(Bucket=names[0])["ResponseMetadata"]["HTTPStatusCode"] == 200
+    seen, token = [], None
+    for _ in range(10):
+        url = "%s/s3/?max-buckets=2&prefix=%s%s" % (
+            s3c.url, tag, "&continuation-token=" + token if token else "")
+        r = requests.get(url, headers=signed("GET", url))
+        assert r.status_code == 200, r.text
+        import re
+        page = re.findall(r"<Name>([^<]+)</Name>", r.text)
+        assert len(page) <= 2 and "<Prefix>%s</Prefix>" % tag in r.text
+        seen += page
+        m = re.search(r"<ContinuationToken>([^<]+)</ContinuationToken>", r.text)
+        if not m:
+            break
+        token = m.group(1)
+    assert seen == sorted(names)
+    url = "%s/s3/?max-buckets=0" % s3c.url
+    r = requests.get(url, headers=signed("GET", url))
+    assert r.status_code == 400 and "<Code>InvalidArgument</Code>" in r.text
+    everything = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    assert everything == sorted(everything) and set(names) <= set(everything)
+
+
+def test_location_constraint(s3c):
+    """CreateBucket with a LocationConstraint keeps it and GetBucketLocation
+    returns it; creating it again there is 409 BucketAlreadyOwnedByYou (as
+    outside us-east-1); a malformed configuration is 400 MalformedXML."""
+    import botocore
+    import pytest
+    import boto3
+    west = boto3.client("s3", endpoint_url=s3c.url + "/s3", aws_access_key_id=AK,
+                        aws_secret_access_key=SK, region_name="eu-west-1")
+    name = "loc%06d" % random.randrange(10**6)
+    west.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    assert west.get_bucket_location(Bucket=name)["LocationConstraint"] == "eu-west-1"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        west.create_bucket(Bucket=name,
+                           CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    assert err(e) == ("BucketAlreadyOwnedByYou", 409)
+    url = "%s/s3/loc-bad%d" % (s3c.url, random.randrange(10**6))
+    body = b"<CreateBucketConfiguration><LocationConstraint>x"
+    r = requests.put(url, data=body, headers=signed("PUT", url, body))
+    assert r.status_code == 400 and "<Code>MalformedXML</Code>" in r.text, r.text
