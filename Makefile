@@ -4,7 +4,7 @@
 #   make run          install deps, build, start a local cluster
 #   make test         install deps, build, run unit + integration tests,
 #                     then the same under the sanitizers, then the fuzzers
-#   make bench        the benchmark suite (test/bench/), about 6 minutes
+#   make bench        the benchmark suite (test/bench/), about 15 minutes
 
 SANITIZE ?= 0
 ifeq ($(SANITIZE),1)
