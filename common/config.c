@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
@@ -21,13 +22,13 @@
 #include "util.h"
 #include "version.h"
 
-enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST };
+enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST, OPT_NUM };
 
 struct opt {
     const char *name;
     enum opt_type type;
     size_t off;        /* offset of the field in struct conf */
-    long min, max;     /* OPT_INT bounds */
+    long min, max;     /* OPT_INT and OPT_NUM bounds */
     const char *def;   /* default, as text; NULL: another name of the option
                         * before it (an alias) */
     const char *help;
@@ -73,6 +74,7 @@ static const struct opt opts[] = {
     {"tombstone_ttl_s", OPT_INT, F(tombstone_ttl_s), 60, 31536000, "604800", "how long a deleted name's version is kept (longer than any target stays away)", R_TARGET},
     {"scrub_mbps", OPT_INT, F(scrub_mbps), 1, 100000, "64", "MiB/s a scrub reads at most, per target", R_TARGET},
     {"scrub_interval_h", OPT_INT, F(scrub_interval_h), 0, 87600, "168", "hours between scrubs of everything a target holds (0: only scrub jobs asked for)", R_TARGET},
+    {"mpu_expire_h", OPT_NUM, F(mpu_expire_h), 0, 87600, "168", "hours after which a multipart upload not completed or aborted is dropped with its parts (decimals allowed; 0: kept until aborted)", R_TARGET},
     {"shutdown_grace_s", OPT_INT, F(shutdown_grace_s), 0, 3600, "10", "at SIGTERM, how long requests under way may take to finish (new ones get 503)", R_BOTH},
     {"drain", OPT_BOOL, F(drain), 0, 1, "false", "at SIGTERM a target first writes back what it owes its backends", R_TARGET},
     {"drain_timeout_s", OPT_INT, F(drain_timeout_s), 1, 86400, "600", "how long drain waits at most", R_TARGET},
@@ -163,6 +165,18 @@ static int conf_set_value(struct conf *c, const struct opt *o, const char *v,
         *(int *)(base + o->off) = (int)x;
         return 0;
     }
+    case OPT_NUM: {              /* a decimal number (hours: "0.5") */
+        char *end;
+        errno = 0;
+        double x = strtod(v, &end);
+        if (!*v || *end || errno || !isfinite(x))
+            return fail(err, errlen, "option '%s': '%s' is not a number", o->name, v);
+        if (x < (double)o->min || x > (double)o->max)
+            return fail(err, errlen, "option '%s': %g is out of range %ld..%ld", o->name, x,
+                        o->min, o->max);
+        *(double *)(base + o->off) = x;
+        return 0;
+    }
     case OPT_BOOL: {
         int b;
         if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes"))
@@ -231,6 +245,11 @@ static int conf_set_json(struct conf *c, const char *name, json_t *v, char *err,
         if (!json_is_integer(v))
             return fail(err, errlen, "config file: '%s' must be an integer", name);
         snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return conf_set_value(c, o, buf, err, errlen);
+    case OPT_NUM:
+        if (!json_is_number(v))
+            return fail(err, errlen, "config file: '%s' must be a number", name);
+        snprintf(buf, sizeof(buf), "%.17g", json_number_value(v));
         return conf_set_value(c, o, buf, err, errlen);
     case OPT_BOOL:
         if (!json_is_boolean(v))
@@ -484,6 +503,8 @@ static void example_value(FILE *out, const struct conf *c, const struct opt *o)
         v = json_integer(*(const int *)(base + o->off));
     } else if (o->type == OPT_BOOL) {
         v = json_boolean(*(const int *)(base + o->off));
+    } else if (o->type == OPT_NUM) {
+        v = json_real(*(const double *)(base + o->off));
     } else if (o->type == OPT_STR) {
         v = json_string(*(char *const *)(base + o->off));
     } else {

@@ -47,6 +47,7 @@ struct conf {
     int tombstone_ttl_s;   /* how long a deleted name's version is kept */
     int scrub_mbps;        /* how fast a scrub reads, per target */
     int scrub_interval_h;  /* a scrub of everything this often (0: only when asked) */
+    double mpu_expire_h;   /* unfinished multipart uploads dropped after (0: never) */
     int shutdown_grace_s;  /* SIGTERM: requests under way get this long to finish */
     int drain;             /* SIGTERM: write back first */
     int drain_timeout_s;

@@ -23,10 +23,12 @@ done
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-# The tests' third-party S3 server (s3rver), pinned by test/package-lock.json,
-# installed into test/node_modules.
+# The tests' third-party S3 server (s3rver) and the AWS SDK for JavaScript v3
+# client, pinned by test/package-lock.json, installed into test/node_modules.
 npm_deps() {
-  [ -x "$here/test/node_modules/.bin/s3rver" ] && return 0
+  [ -x "$here/test/node_modules/.bin/s3rver" ] \
+    && [ -f "$here/test/node_modules/@aws-sdk/client-s3/package.json" ] \
+    && [ -f "$here/test/node_modules/@aws-sdk/lib-storage/package.json" ] && return 0
   command -v npm >/dev/null || missing+=(npm)
   return 1
 }

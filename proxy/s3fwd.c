@@ -42,6 +42,7 @@
 #include "pump.h"
 #include "s3.h"
 #include "s3auth.h"
+#include "s3ck.h"
 #include "s3fwd.h"
 #include "s3relay.h"
 #include "s3front.h"
@@ -74,6 +75,13 @@ struct fwd {
     char want_sha[65];
 
     struct awschunk *chunks;     /* the aws-chunked decoder, when the body is one */
+    struct s3ck_req ck;          /* a checksum in its trailer, checked here (the target
+                                  * computes the same one, told the algorithm) */
+    /* an empty aws-chunked body has no last byte to hold back: the target's
+     * request waits until the body is checked (fwd_end) */
+    char *later_method, *later_url;
+    char **later_hdrs;
+    int later_nh;
 
     /* a large plain body, spliced client -> target (http_req_take_body) */
     int cfd;                     /* the client's socket, once taken; else -1 */
@@ -94,7 +102,12 @@ static const char *const req_headers[] = {
     "x-amz-copy-source-range", "x-amz-copy-source-if-match", "x-amz-copy-source-if-none-match",
     "x-amz-copy-source-if-modified-since", "x-amz-copy-source-if-unmodified-since", "x-amz-acl", "x-amz-grant-read", "x-amz-grant-write",
     "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control",
+    "x-amz-sdk-checksum-algorithm", "x-amz-checksum-crc32", "x-amz-checksum-crc32c",
+    "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1", "x-amz-checksum-sha256",
+    "x-amz-checksum-algorithm", "x-amz-checksum-type", "x-amz-checksum-mode",
 };
+
+static const struct hc_ops fwd_ops;
 
 static void fwd_free(struct fwd *f)
 {
@@ -103,6 +116,12 @@ static void fwd_free(struct fwd *f)
         evbuffer_free(f->up);
     EVP_MD_CTX_free(f->sha);
     awschunk_free(f->chunks);
+    s3ck_req_free(&f->ck);
+    for (int i = 0; i < f->later_nh; i++)
+        free(f->later_hdrs[i]);
+    free(f->later_hdrs);
+    free(f->later_method);
+    free(f->later_url);
     free(f);
 }
 
@@ -171,7 +190,9 @@ static void up_push(struct fwd *f, const char *p, size_t n)
 /* The aws-chunked decoder's output: verified framing, the object's bytes. */
 static int fwd_out(void *arg, const char *p, size_t n)
 {
-    up_push(arg, p, n);
+    struct fwd *f = arg;
+    s3ck_req_update(&f->ck, p, n);
+    up_push(f, p, n);
     return 0;
 }
 
@@ -207,6 +228,13 @@ static void fwd_end(struct http_req *r)
         fwd_fail(f, e, msg);
         return;
     }
+    char ck[S3CK_VALUE_MAX];
+    const char *msg;
+    enum s3e e;
+    if (f->ck.trailer && s3ck_req_end(&f->ck, f->chunks, ck, &e, &msg)) {
+        fwd_fail(f, e, msg);
+        return;
+    }
     if (f->sha) {
         unsigned char d[32];
         char hex[65];
@@ -219,6 +247,13 @@ static void fwd_end(struct http_req *r)
         }
     }
     f->body_ok = 1;
+    if (f->later_url) {          /* an empty body, checked: now to the target */
+        f->closed = 0;
+        f->x = hc_start(worker_hc(r), f->later_method, f->later_url,
+                        (const char *const *)f->later_hdrs, f->later_nh, 0,
+                        24L * 3600 * 1000, &fwd_ops, f);
+        return;
+    }
     if (f->up_waiting && !f->closed) {
         f->up_waiting = 0;
         hc_resume_upload(f->x);
@@ -413,6 +448,12 @@ static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_res
         f->up_len = (int64_t)decoded;
         f->chunks = awschunk_new(is_signed && !auth->anonymous ? auth : NULL, decoded, fwd_out,
                                  f);
+        if (r->method == HTTP_M_PUT && s3ck_req_open(r, &f->ck, S3CK_NONE))
+            return 400; /* answered */
+        if (!f->ck.trailer) {    /* a header's checksum: the target checks it */
+            s3ck_req_free(&f->ck);
+            f->ck.alg = S3CK_NONE;
+        }
         return 0;
     }
     if (r->content_length < 0) {
@@ -466,6 +507,9 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
     hdrs[nh++] = S3_MODE_HEADER ": 1";
     if (extra_hdr)
         hdrs[nh++] = extra_hdr;
+    if (f->ck.trailer && !http_req_header(r, "x-amz-sdk-checksum-algorithm"))
+        hdrs[nh++] = owned[no++] = xasprintf("x-amz-sdk-checksum-algorithm: %s",
+                                             s3ck_name(f->ck.alg));
     for (size_t i = 0; i < ARRAY_LEN(req_headers); i++) {
         const char *v = http_req_header(r, req_headers[i]);
         if (v)
@@ -494,6 +538,17 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
     if (upload && !spliced) {
         r->on_body = fwd_body;
         r->on_end = fwd_end;
+    }
+    if (upload && f->chunks && f->up_len == 0) {
+        f->closed = 1;           /* no transfer until fwd_end */
+        f->later_method = xstrdup(method);
+        f->later_url = full;
+        f->later_hdrs = xcalloc((size_t)nh, sizeof(char *));
+        for (int i = 0; i < nh; i++)
+            f->later_hdrs[f->later_nh++] = xstrdup(hdrs[i]);
+        for (int i = 0; i < no; i++)
+            free(owned[i]);
+        return;
     }
     f->x = hc_start(worker_hc(r), method, full, hdrs, nh, upload ? f->up_len : -1,
                     24L * 3600 * 1000, &fwd_ops, f);

@@ -421,17 +421,47 @@ static void ulist_finish(struct ulist *l)
         for (size_t i = 0; i < n; i++)
             v[i] = json_array_get(l->all, i);
         qsort(v, n, sizeof(*v), upload_cmp);
+        /* room for the values as sent: a marker encoded is up to three times its name */
+        char pre[3 * OBJNAME_MAX + 1] = "", km[3 * OBJNAME_MAX + 1] = "", um[64] = "", num[16];
+        int max = 1000, mn;
+        uint64_t mu = 1000;
+        if (http_query_get(r, "prefix", pre, sizeof(pre)) == -2 ||
+            http_query_get(r, "key-marker", km, sizeof(km)) == -2 ||
+            http_query_get(r, "upload-id-marker", um, sizeof(um)) == -2 ||
+            (mn = http_query_get(r, "max-uploads", num, sizeof(num))) == -2 ||
+            (mn >= 0 && parse_u64(num, strlen(num), &mu))) {
+            s3_fail(r, S3E_INVALID_ARGUMENT, "prefix, key-marker, upload-id-marker or "
+                                             "max-uploads is not valid");
+            goto out;
+        }
+        if (mu < 1000)
+            max = (int)mu;
+        /* after the markers: keys past key-marker, and with upload-id-marker
+         * that key's uploads past it too */
+        size_t first = 0;
+        while (first < n && km[0]) {
+            int c = strcmp(json_string_value(json_object_get(v[first], "name")), km);
+            if (c > 0 || (c == 0 && um[0] &&
+                          strcmp(json_string_value(json_object_get(v[first], "upload")), um) > 0))
+                break;
+            first++;
+        }
+        size_t end = first + (size_t)max < n ? first + (size_t)max : n;
         struct gbuf b = {0};
         gbuf_str(&b, S3_XML_HEAD "<ListMultipartUploadsResult xmlns=\"" S3_NS "\">");
         s3_xml_elem(&b, "Bucket", l->bucket);
-        char pre[OBJNAME_MAX + 1] = "";
-        http_query_get(r, "prefix", pre, sizeof(pre));
         s3_xml_elem(&b, "Prefix", pre);
-        s3_xml_elem(&b, "KeyMarker", "");
-        s3_xml_elem(&b, "UploadIdMarker", "");
-        s3_xml_elem(&b, "MaxUploads", "1000");
-        s3_xml_elem(&b, "IsTruncated", "false");
-        for (size_t i = 0; i < n && i < 1000; i++) {
+        s3_xml_elem(&b, "KeyMarker", km);
+        s3_xml_elem(&b, "UploadIdMarker", um);
+        if (end < n && end > first) {
+            s3_xml_elem(&b, "NextKeyMarker", json_string_value(json_object_get(v[end - 1], "name")));
+            s3_xml_elem(&b, "NextUploadIdMarker",
+                        json_string_value(json_object_get(v[end - 1], "upload")));
+        }
+        snprintf(num, sizeof(num), "%d", max);
+        s3_xml_elem(&b, "MaxUploads", num);
+        s3_xml_elem(&b, "IsTruncated", end < n && max ? "true" : "false");
+        for (size_t i = first; i < end; i++) {
             char date[40];
             s3_iso_date((uint64_t)json_integer_value(json_object_get(v[i], "initiated")), date,
                         sizeof(date));
@@ -444,9 +474,10 @@ static void ulist_finish(struct ulist *l)
             s3_xml_elem(&b, "Initiated", date);
             gbuf_str(&b, "</Upload>");
         }
-        free(v);
         gbuf_str(&b, "</ListMultipartUploadsResult>\n");
         s3front_reply_xml(r, 200, &b);
+    out:
+        free(v);
     }
     json_decref(l->all);
     http_req_unref(r);

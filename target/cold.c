@@ -361,6 +361,13 @@ void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucke
         backend_head(target_cli(r), &c->b, name, validate_done, c);
         return;
     }
+    char pn[8];
+    if (target_is_s3(r) && http_query_get(r, "partNumber", pn, sizeof(pn)) != -1) {
+        err_reply(r, S3E_NOT_IMPLEMENTED, "partNumber on an object not yet fetched from the "
+                                          "backend: not implemented");
+        cold_free(c);
+        return;
+    }
     if (r->method == HTTP_M_HEAD) {
         backend_head(target_cli(r), &c->b, name, head_remote_done, c);
         return;

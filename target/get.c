@@ -28,6 +28,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
+#include "mparts.h"
 #include "repair.h"
 #include "s3.h"
 #include "target.h"
@@ -291,7 +292,12 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
         reply_condition(r, cond);
         return;
     }
-    int rg = hdr_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
+    int part = target_is_s3(r) ? mparts_range(r, &m, &off, &len) : 0;
+    if (part < 0) {
+        close(fd);
+        return;                  /* answered */
+    }
+    int rg = part ? part == 1 : hdr_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
     if (rg < 0) {
         close(fd);
         http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m.size);

@@ -247,6 +247,7 @@ int main(int argc, char **argv)
     reb_start(&t, http_server_worker(srv, 0));
     mpath_start(&t, http_server_worker(srv, 0));
     scrub_start(&t, http_server_worker(srv, 0));
+    mpu_expire_start(&t, http_server_worker(srv, 0));
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     shut_down(&t, node_wait_signal(), srv, plain);

@@ -4,7 +4,11 @@
  *
  *   RocksDB "u<id>"          the upload: {"bucket","name","ctype","meta",
  *                            "tags","initiated"} (meta: the x-amz-meta-*,
- *                            tags: the x-amz-tagging given at creation)
+ *                            tags: the x-amz-tagging given at creation;
+ *                            "ckalg","cktype": its checksum, mpuck.h)
+ *   RocksDB "d<id>"          a completed upload: {"bucket","name","done",
+ *                            "initiated"}, what a retried completion is
+ *                            answered, until the expiry (mpuexp.c)
  *   RocksDB "p<id>/<00001>"  a part: {"size","etag","mtime"}
  *   mpu/<id>/<n>             a part's bytes
  *
@@ -37,6 +41,8 @@
 #include "iopool.h"
 #include "mirror.h"
 #include "mpu.h"
+#include "mparts.h"
+#include "mpuck.h"
 #include "node.h"
 #include "put.h"
 #include "s3.h"
@@ -54,9 +60,10 @@
 
 static const char S3_NS_ATTR[] = " xmlns=\"" S3_NS "\"";
 
-static char *upload_key(const char *id, size_t *kl)
+/* "u<id>": an upload's record; "d<id>": a completed one's (kind 'd'). */
+static char *record_key(char kind, const char *id, size_t *kl)
 {
-    char *k = xasprintf("u%s", id);
+    char *k = xasprintf("%c%s", kind, id);
     *kl = strlen(k);
     return k;
 }
@@ -76,12 +83,13 @@ static void part_path(const struct store_mp *mp, const char *id, int num, char *
         snprintf(out, n, "%s/mpu/%s", mp->dir, id);
 }
 
-/* The upload's record, checked against the object it was made for. */
-static json_t *upload_get(struct target *t, struct store_mp *mp, const char *id,
+/* The upload's record (kind 'u'), or a completed one's ('d'), checked
+ * against the object it was made for. */
+static json_t *record_get(struct target *t, struct store_mp *mp, char kind, const char *id,
                           const char *bucket, const char *name)
 {
     size_t kl, vl;
-    char *k = upload_key(id, &kl), *v;
+    char *k = record_key(kind, id, &kl), *v;
     int rc = store_kv_get(&t->store, mp, k, kl, &v, &vl);
     free(k);
     if (rc)
@@ -141,13 +149,19 @@ static void create(struct target *t, struct http_req *r, const char *name, const
                           name, "ctype", ct ? ct : "", "meta", meta, "tags", tags, "initiated",
                           (json_int_t)wall_ns());
     free(tags);
+    if (mpuck_create(r, j)) {
+        json_decref(j);
+        return;
+    }
     char *v = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
     size_t kl;
-    char *k = upload_key(id, &kl);
+    char *k = record_key('u', id, &kl);
     int rc = store_kv_put(&t->store, mp, k, kl, v, strlen(v));
     free(k);
     free(v);
+    if (!rc)
+        mpuck_create_headers(r, j);
+    json_decref(j);
     if (rc) {
         http_reply_error(r, err_status(rc), "cannot record the upload: %s",
                          strerror(-rc));
@@ -190,6 +204,7 @@ static int part_commit(struct target *t, struct store_mp *mp, const struct put_p
     }
     json_t *j = json_pack("{s:I, s:s, s:I}", "size", (json_int_t)m->size, "etag", m->etag,
                           "mtime", (json_int_t)wall_ns());
+    mpuck_part_record(j, m);
     char *v = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     size_t kl;
@@ -241,6 +256,7 @@ static int plist_one(void *arg, const char *k, size_t kl, const char *v, size_t 
     s3_xml_elem(&l->b, "LastModified", date);
     s3_xml_elem(&l->b, "ETag", json_string_value(json_object_get(j, "etag")) ?: "");
     s3_xml_elem(&l->b, "Size", size);
+    mpuck_part_xml(&l->b, j);
     gbuf_str(&l->b, "</Part>");
     json_decref(j);
     l->count++;
@@ -252,12 +268,11 @@ static void list_parts(struct target *t, struct http_req *r, const char *id, con
                        const char *mkey, size_t klen)
 {
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
-    json_t *u = upload_get(t, mp, id, mkey_bucket(mkey), name);
+    json_t *u = record_get(t, mp, 'u', id, mkey_bucket(mkey), name);
     if (!u) {
         no_upload(r, id);
         return;
     }
-    json_decref(u);
     struct plist l = {.max = 1000};
     char v[16];
     uint64_t n;
@@ -285,6 +300,11 @@ static void list_parts(struct target *t, struct http_req *r, const char *id, con
     s3_xml_elem(&b, "MaxParts", num);
     s3_xml_elem(&b, "IsTruncated", l.truncated ? "true" : "false");
     s3_xml_elem(&b, "StorageClass", "STANDARD");
+    if (mpuck_alg(u) != S3CK_NONE) {
+        s3_xml_elem(&b, "ChecksumAlgorithm", s3ck_name(mpuck_alg(u)));
+        s3_xml_elem(&b, "ChecksumType", json_string_value(json_object_get(u, "cktype")) ?: "");
+    }
+    json_decref(u);
     gbuf_add(&b, l.b.p, l.b.n);
     gbuf_str(&b, "</ListPartsResult>\n");
     http_reply(r, 200, "application/xml", b.p, b.n);
@@ -304,8 +324,7 @@ static int drop_part_record(void *arg, const char *k, size_t kl, const char *v, 
     return 0;
 }
 
-/* I/O pool: the upload's parts, records and record go. */
-static void upload_drop(struct target *t, struct store_mp *mp, const char *id)
+void mpu_drop(struct target *t, struct store_mp *mp, const char *id)
 {
     struct gbuf keys = {0};
     char *pre = xasprintf("p%s/", id);
@@ -330,7 +349,7 @@ static void upload_drop(struct target *t, struct store_mp *mp, const char *id)
         rmdir(dir);
     }
     size_t kl;
-    char *k = upload_key(id, &kl);
+    char *k = record_key('u', id, &kl);
     store_kv_del(&t->store, mp, k, kl);
     free(k);
 }
@@ -347,7 +366,12 @@ struct job {
     /* complete */
     int *nums;
     char **etags;
+    char **cks;                  /* each part's checksum as listed, NULL: none */
+    enum s3ck_alg *ck_algs;
     int n;
+    struct mpuck_join jn;        /* the object's checksum */
+    enum s3ck_alg want_alg;      /* a FULL_OBJECT value the client gave, S3CK_NONE: none */
+    char want[S3CK_VALUE_MAX];
     int status;                  /* error to answer, 0 none */
     const char *code;            /* its S3 code (err.h), NULL: the status's */
     char msg[300];
@@ -357,6 +381,7 @@ struct job {
     struct backend b;
     struct store_x cond;         /* If-None-Match: *, If-Match: checked at the commit */
     int rc;
+    json_t *done;                /* committed: what the answer (and a retry's) says */
 };
 
 static void job_free(struct job *j)
@@ -365,9 +390,15 @@ static void job_free(struct job *j)
         close(j->fd);
         unlink(j->work);
     }
-    for (int i = 0; i < j->n; i++)
+    for (int i = 0; i < j->n; i++) {
         free(j->etags[i]);
+        free(j->cks[i]);
+    }
     free(j->etags);
+    free(j->cks);
+    free(j->ck_algs);
+    mpuck_join_free(&j->jn);
+    json_decref(j->done);
     free(j->nums);
     json_decref(j->upload);
     backend_free(&j->b);
@@ -381,7 +412,7 @@ static void job_free(struct job *j)
 static void abort_work(void *arg)
 {
     struct job *j = arg;
-    upload_drop(j->t, j->mp, j->id);
+    mpu_drop(j->t, j->mp, j->id);
 }
 
 static void abort_done(void *arg)
@@ -409,7 +440,16 @@ static int complete_part(void *arg, char **f, char *err, size_t errlen)
     }
     j->nums = xrealloc(j->nums, sizeof(int) * (size_t)(j->n + 1));
     j->etags = xrealloc(j->etags, sizeof(char *) * (size_t)(j->n + 1));
+    j->cks = xrealloc(j->cks, sizeof(char *) * (size_t)(j->n + 1));
+    j->ck_algs = xrealloc(j->ck_algs, sizeof(enum s3ck_alg) * (size_t)(j->n + 1));
     j->nums[j->n] = (int)n;
+    j->cks[j->n] = NULL;
+    j->ck_algs[j->n] = S3CK_NONE;
+    for (int a = S3CK_CRC32; a < S3CK_ALGS; a++)   /* f[2..]: the Checksum* elements */
+        if (f[1 + a] && !j->cks[j->n]) {
+            j->cks[j->n] = xstrdup(f[1 + a]);
+            j->ck_algs[j->n] = (enum s3ck_alg)a;
+        }
     j->etags[j->n++] = xstrdup(f[1]);
     return 0;
 }
@@ -471,6 +511,12 @@ static int64_t part_check(struct job *j, int i, EVP_MD_CTX *md)
                         "ETag did not match%s (part %d)", "", j->nums[i]);
         return -1;
     }
+    const char *why;
+    if (mpuck_join_part(&j->jn, pj, j->ck_algs[i], j->cks[i], &why)) {
+        json_decref(pj);
+        complete_refuse(j, S3E_INVALID_PART, "%s (part %d)", why, j->nums[i]);
+        return -1;
+    }
     if (i < j->n - 1 && size < PART_MIN) {
         json_decref(pj);
         complete_refuse(j, S3E_ENTITY_TOO_SMALL,
@@ -512,6 +558,7 @@ static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, ch
             return -1;
         }
         XXH3_64bits_update(xs, buf, (size_t)got);
+        mpuck_join_data(&j->jn, buf, (size_t)got);
         for (ssize_t off = 0; off < got;) {
             ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
             if (w < 0) {
@@ -559,6 +606,8 @@ static void assemble_work(void *arg)
     XXH3_state_t *xs = XXH3_createState();
     XXH3_64bits_reset(xs);
     char *buf = xmalloc(COPY_CHUNK);
+    uint64_t *sizes = xmalloc(sizeof(*sizes) * (size_t)j->n);
+    mpuck_join_start(&j->jn, j->upload);
     j->fd = store_work_open(j->mp, &j->m.uid, j->work, sizeof(j->work));
     if (j->fd < 0) {
         int rc = j->fd;
@@ -572,6 +621,7 @@ static void assemble_work(void *arg)
         if (size < 0 || part_append(j, i, (uint64_t)size, xs, buf))
             goto out;
         total += (uint64_t)size;
+        sizes[i] = (uint64_t)size;
     }
     unsigned char d[16];
     char hex[33];
@@ -581,10 +631,45 @@ static void assemble_work(void *arg)
     j->m.size = total;
     j->m.cksum = XXH3_64bits_digest(xs);
     upload_meta(j);
+    if (mpuck_join_end(&j->jn, &j->m)) {
+        complete_refuse(j, S3E_METADATA_TOO_LARGE, "the object's metadata and headers leave "
+                        "no room for its checksum%s%.0d", "", 0);
+        goto out;
+    }
+    mparts_keep(&j->m, sizes, j->n);
+    enum s3ck_alg a;
+    const char *got = target_checksum_of(&j->m, &a);
+    if (j->want_alg != S3CK_NONE && (!got || a != j->want_alg || strcmp(got, j->want)))
+        complete_refuse(j, S3E_BAD_DIGEST, "the checksum you specified did not match the "
+                        "calculated checksum%s%.0d", "", 0);
 out:
     free(buf);
+    free(sizes);
     XXH3_freeState(xs);
     EVP_MD_CTX_free(md);
+}
+
+/* I/O pool: a completed upload's record, once its object is committed
+ * here and on its copy holders: what a retried CompleteMultipartUpload is
+ * answered (SDKs retry one that timed out), until the expiry (mpuexp.c)
+ * drops it. */
+static void upload_done(void *arg)
+{
+    struct job *j = arg;
+    enum s3ck_alg a;
+    const char *ck = target_checksum_of(&j->m, &a);
+    j->done = json_pack("{s:s, s:s?, s:s?}", "etag", j->m.etag, "ckalg",
+                        ck ? s3ck_name(a) : NULL, "ck", ck);
+    json_t *u = json_pack("{s:s, s:s, s:O, s:I}", "bucket", mkey_bucket(j->mkey), "name",
+                          j->name, "done", j->done, "initiated", (json_int_t)wall_ns());
+    char *v = json_dumps(u, JSON_COMPACT);
+    json_decref(u);
+    size_t kl;
+    char *k = record_key('d', j->id, &kl);
+    store_kv_put(&j->t->store, j->mp, k, kl, v, strlen(v));   /* best effort: a retry
+                                                                * without it is 404 */
+    free(k);
+    free(v);
 }
 
 /* I/O pool: the joined object becomes the object; its parts go. */
@@ -602,17 +687,27 @@ static void commit_work(void *arg)
         j->rc = store_commit_x(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m,
                                &j->cond);
     if (!j->rc)
-        upload_drop(j->t, j->mp, j->id);
+        mpu_drop(j->t, j->mp, j->id);
 }
 
 static void complete_answer(struct job *j);
+static void complete_reply(struct http_req *r, const char *mkey, const char *name,
+                           const json_t *done);
+
+static void done_recorded(void *arg)
+{
+    complete_answer(arg);
+}
 
 static void complete_spread(void *arg, int failed)
 {
     struct job *j = arg;
-    if (failed)                  /* committed here, owed there: not acknowledged */
+    if (failed) {                /* committed here, owed there: not acknowledged */
         j->rc = -EAGAIN;
-    complete_answer(j);
+        complete_answer(j);
+        return;
+    }
+    iopool_submit(j->t->io, j->r->w->q, upload_done, done_recorded, j);
 }
 
 static void commit_done(void *arg)
@@ -624,7 +719,10 @@ static void commit_done(void *arg)
         mirror_spread(j->t, &lp, j->mkey, j->klen, j->m.size, 1, complete_spread, j);
         return;
     }
-    complete_answer(j);
+    if (j->rc)
+        complete_answer(j);
+    else
+        complete_spread(j, 0);
 }
 
 /* CompleteMultipartUpload's answer, once committed here and on the copy
@@ -644,23 +742,35 @@ static void complete_answer(struct job *j)
     } else {
         if (j->b.write_back)
             wbq_kick();
-        struct gbuf b = {0};
-        gbuf_str(&b,
-                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult");
-        gbuf_str(&b, S3_NS_ATTR);
-        gbuf_str(&b, ">");
-        char *loc = xasprintf("/%s/%s", mkey_bucket(j->mkey), j->name);
-        s3_xml_elem(&b, "Location", loc);
-        free(loc);
-        s3_xml_elem(&b, "Bucket", mkey_bucket(j->mkey));
-        s3_xml_elem(&b, "Key", j->name);
-        s3_xml_elem(&b, "ETag", j->m.etag);
-        gbuf_str(&b, "</CompleteMultipartUploadResult>\n");
         node_count_bytes(&j->t->node, j->m.size, 0);
-        http_reply(r, 200, "application/xml", b.p, b.n);
-        gbuf_free(&b);
+        complete_reply(r, j->mkey, j->name, j->done);
     }
     job_free(j);
+}
+
+/* CompleteMultipartUploadResult, from the upload's record once done. */
+static void complete_reply(struct http_req *r, const char *mkey, const char *name,
+                           const json_t *done)
+{
+    struct gbuf b = {0};
+    gbuf_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult");
+    gbuf_str(&b, S3_NS_ATTR);
+    gbuf_str(&b, ">");
+    char *loc = xasprintf("/%s/%s", mkey_bucket(mkey), name);
+    s3_xml_elem(&b, "Location", loc);
+    free(loc);
+    s3_xml_elem(&b, "Bucket", mkey_bucket(mkey));
+    s3_xml_elem(&b, "Key", name);
+    s3_xml_elem(&b, "ETag", json_string_value(json_object_get(done, "etag")) ?: "");
+    enum s3ck_alg a = s3ck_alg_named(json_string_value(json_object_get(done, "ckalg")));
+    const char *ck = json_string_value(json_object_get(done, "ck"));
+    if (a != S3CK_NONE && ck) {
+        s3_xml_elem(&b, s3ck_element(a), ck);
+        s3_xml_elem(&b, "ChecksumType", strchr(ck, '-') ? "COMPOSITE" : "FULL_OBJECT");
+    }
+    gbuf_str(&b, "</CompleteMultipartUploadResult>\n");
+    http_reply(r, 200, "application/xml", b.p, b.n);
+    gbuf_free(&b);
 }
 
 static void complete_backend_done(void *arg, const struct backend_obj *o)
@@ -698,7 +808,9 @@ static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
     struct job *j = arg;
     char err[300] = "";
     static const struct s3xml_spec spec = {
-        "CompleteMultipartUpload", "Part", {"PartNumber", "ETag"}, 2, NULL};
+        "CompleteMultipartUpload", "Part",
+        {"PartNumber", "ETag", "ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME",
+         "ChecksumSHA1", "ChecksumSHA256"}, 7, NULL};
     int n = s3xml_records(body, len, &spec, complete_part, j, NULL, err, sizeof(err));
     if (n <= 0) {
         const char *msg = n == 0 ? "the upload must name at least one part" : err;
@@ -712,6 +824,27 @@ static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
         return;
     }
     iopool_submit(j->t->io, r->w->q, assemble_work, assemble_done, j);
+}
+
+/* A whole object's value CompleteMultipartUpload gives (x-amz-checksum-*)
+ * into j: 0, or 1 with r answered. */
+static int complete_want(struct job *j, struct http_req *r)
+{
+    for (int a = S3CK_CRC32; a < S3CK_ALGS; a++) {
+        const char *v = http_req_header(r, s3ck_header((enum s3ck_alg)a));
+        unsigned char raw[S3CK_RAW_MAX];
+        if (!v)
+            continue;
+        if (j->want_alg != S3CK_NONE || strlen(v) >= sizeof(j->want) ||
+            (s3ck_decode((enum s3ck_alg)a, v, raw) && !strchr(v, '-'))) {
+            err_reply(r, S3E_INVALID_REQUEST, "Value for %s header is invalid.",
+                      s3ck_header((enum s3ck_alg)a));
+            return 1;
+        }
+        j->want_alg = (enum s3ck_alg)a;
+        snprintf(j->want, sizeof(j->want), "%s", v);
+    }
+    return 0;
 }
 
 static void complete_gone(void *arg)
@@ -737,15 +870,23 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         return 1;
     }
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
-    json_t *u = valid_id(id) ? upload_get(t, mp, id, mkey_bucket(mkey), name) : NULL;
+    json_t *u = valid_id(id) ? record_get(t, mp, 'u', id, mkey_bucket(mkey), name) : NULL;
     if (!u) {
+        json_t *d = r->method == HTTP_M_POST && valid_id(id)
+                        ? record_get(t, mp, 'd', id, mkey_bucket(mkey), name)
+                        : NULL;
+        if (d)                   /* a retry of the completion */
+            complete_reply(r, mkey, name, json_object_get(d, "done"));
+        else
+            no_upload(r, id);
+        json_decref(d);
         free(mkey);
-        no_upload(r, id);
         return 1;
     }
+
     if (r->method == HTTP_M_PUT) {
+        struct put_part part = {.num = 0, .ckalg = mpuck_alg(u), .commit = part_commit};
         json_decref(u);
-        struct put_part part = {.num = 0, .commit = part_commit};
         if (part_number(r, &part.num)) {
             free(mkey);
             return 1;
@@ -775,7 +916,8 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         iopool_submit(t->io, r->w->q, abort_work, abort_done, j);
     } else if (r->method == HTTP_M_POST) {
         backend_resolve(t, bk, &j->b);
-        if (target_write_conditions(r, j->b.kind != BK_NONE, &j->cond))
+        if (target_write_conditions(r, j->b.kind != BK_NONE, &j->cond) ||
+            complete_want(j, r))
             job_free(j);         /* answered */
         else
             node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);

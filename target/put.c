@@ -46,6 +46,7 @@
 #include "space.h"
 #include "wbq.h"
 #include "s3.h"
+#include "s3ck.h"
 #include "s3tag.h"
 #include "target.h"
 #include "util.h"
@@ -70,6 +71,7 @@ struct put {
     int want_md5;                /* Content-MD5 was given */
     unsigned char md5_want[16];
     struct awschunk *chunks;     /* the body is aws-chunked: its decoder */
+    struct s3ck_req ck;          /* S3's x-amz-checksum-*: checked, kept with the object */
     int64_t body_len;            /* the object's length announced, -1: not known */
     struct ecstream *ecs;        /* erasure coding the body as it comes */
     struct ecstream_out coded;   /* what it coded, for the slicing */
@@ -103,6 +105,7 @@ static void put_free(struct put *p)
     XXH3_freeState(p->xs);
     EVP_MD_CTX_free(p->md5);
     awschunk_free(p->chunks);
+    s3ck_req_free(&p->ck);
     ecstream_free(p->ecs);
     ecstream_out_close(&p->coded);
     free((char *)p->cond.if_match);
@@ -183,6 +186,7 @@ static int put_write(struct put *p, const char *d, size_t n)
     XXH3_64bits_update(p->xs, d, n);
     if (p->md5)
         EVP_DigestUpdate(p->md5, d, n);
+    s3ck_req_update(&p->ck, d, n);
     p->size += n;
     for (size_t done = 0; done < n;) {
         ssize_t w = write(p->fd, d + done, n - done);
@@ -283,6 +287,7 @@ static void put_answer(struct put *p)
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
     } else if (p->part.num && !p->copy) {
         http_resp_header(r, "ETag", "%s", p->m.etag);
+        target_checksum_headers(r, &p->m);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, NULL, NULL, 0);
     } else if (p->copy) {
@@ -295,6 +300,7 @@ static void put_answer(struct put *p)
         gbuf_str(&b, " xmlns=\"" S3_NS "\">");
         s3_xml_elem(&b, "LastModified", date);
         s3_xml_elem(&b, "ETag", p->m.etag);
+        target_checksum_xml(&b, &p->m);
         gbuf_str(&b, "</");
         gbuf_str(&b, root);
         gbuf_str(&b, ">\n");
@@ -339,6 +345,25 @@ static void put_backend_done(void *arg, const struct backend_obj *o)
     iopool_submit(p->t->io, r->w->q, put_commit_work, put_commit_done, p);
 }
 
+/* S3's checksum, checked against the one given and kept with the
+ * object: 0, or 1 with r answered (400). */
+static int put_checksum_end(struct put *p)
+{
+    char v[S3CK_VALUE_MAX];
+    enum s3e e;
+    const char *msg;
+    if (s3ck_req_end(&p->ck, p->chunks, v, &e, &msg)) {
+        s3_fail(put_drop(p), e, "%s", msg);
+        return 1;
+    }
+    if (v[0] && target_keep_checksum(&p->m, p->ck.alg, v)) {
+        s3_fail(put_drop(p), S3E_METADATA_TOO_LARGE, "the object's metadata and headers "
+                                                      "leave no room for its checksum");
+        return 1;
+    }
+    return 0;
+}
+
 static void put_end(struct http_req *r)
 {
     struct put *p = r->data;
@@ -359,6 +384,8 @@ static void put_end(struct http_req *r)
         }
         s3_md5_etag(md, p->m.etag);
     }
+    if (put_checksum_end(p))
+        return;                  /* answered */
     /* From here the commit owns p; a dying connection must not free it. */
     r->on_abort = NULL;
     http_req_ref(r);
@@ -460,6 +487,11 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
                 break;
         }
     }
+    for (int a = S3CK_CRC32; !p->part.num && p->ck.alg == S3CK_NONE && a < S3CK_ALGS; a++)
+        if (hc_header(x, s3ck_header((enum s3ck_alg)a))) {
+            p->ck.alg = (enum s3ck_alg)a;
+            s3ck_init(&p->ck.run, p->ck.alg);
+        }
     if (p->copy_tags) {
         const char *h = hc_header(x, COPY_TAGS_HEADER);
         struct s3tags tags = {0};
@@ -569,6 +601,24 @@ static int copy_range(struct put *p, struct http_req *r)
     return 0;
 }
 
+/* A copy's checksum: a part's is its upload's algorithm, an object's the
+ * one x-amz-checksum-algorithm names, else the source's (copy_headers).
+ * 0, or 400 answered (an algorithm not known). */
+static int copy_checksum(struct put *p, struct http_req *r)
+{
+    const char *named = p->part.num ? NULL : http_req_header(r, "x-amz-checksum-algorithm");
+    enum s3ck_alg a = p->part.num ? (enum s3ck_alg)p->part.ckalg : s3ck_alg_named(named);
+    if (named && a == S3CK_NONE) {
+        s3_fail(r, S3E_INVALID_REQUEST, "Checksum algorithm provided is unsupported.");
+        return 400;
+    }
+    if (a != S3CK_NONE) {
+        p->ck.alg = a;
+        s3ck_init(&p->ck.run, a);
+    }
+    return 0;
+}
+
 /* r carries no body: the object (or, for a part, a range of it) is the
  * one at the signed URL `from`. */
 static void copy_start(struct put *p, struct http_req *r, const char *from)
@@ -586,7 +636,7 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
         {"x-amz-copy-source-if-modified-since", "If-Modified-Since"},
         {"x-amz-copy-source-if-unmodified-since", "If-Unmodified-Since"},
     };
-    const char *hdrs[3 + ARRAY_LEN(conds)];
+    const char *hdrs[4 + ARRAY_LEN(conds)];
     char *owned[ARRAY_LEN(conds)];
     int nh = 0, no = 0;
     char range[64];
@@ -598,6 +648,8 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
     }
     if (p->copy_tags)
         hdrs[nh++] = COPY_TAGS_HEADER ": 1";
+    if (!p->part.num && p->ck.alg == S3CK_NONE)
+        hdrs[nh++] = "x-amz-checksum-mode: ENABLED";   /* its algorithm is the copy's */
     if (p->ranged) {
         snprintf(range, sizeof(range), "Range: bytes=%llu-%llu", (unsigned long long)p->first,
                  (unsigned long long)p->last);
@@ -657,6 +709,10 @@ void put_object(struct target *t, struct http_req *r, const char *name,
             st = copy_range(p, r);
         if (!st && !from)
             st = put_chunks(t, p, r);
+        if (!st && !from && s3ck_req_open(r, &p->ck, (enum s3ck_alg)p->part.ckalg))
+            st = 400;
+        if (!st && from)
+            st = copy_checksum(p, r);
         if (st) {
             put_free(p);
             http_resp_close(r);

@@ -18,6 +18,7 @@ struct ometa;
 struct put_part {
     char upload[40];             /* the multipart upload's id */
     int num;                     /* 1..10000; 0: not a part */
+    int ckalg;                   /* the upload's checksum algorithm (s3ck.h), 0: none */
     /* I/O pool: make the finished work file `work` (open as fd, which it
      * closes) this part, with metadata m. 0 or -errno (-ENOENT: the upload
      * is gone). */

@@ -15,6 +15,7 @@
 #include "err.h"
 #include "http.h"
 #include "s3.h"
+#include "s3ck.h"
 #include "s3tag.h"
 #include "reb.h"
 #include "store.h"
@@ -112,6 +113,63 @@ int target_keep_header(struct ometa *m, const char *name, const char *value)
     return ometa_umeta_add(m, key, v);
 }
 
+const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg)
+{
+    for (size_t off = 0; off < m->umeta_len;) {
+        const char *k = m->umeta + off;
+        const char *v = k + strlen(k) + 1;
+        for (int a = S3CK_CRC32; k[0] == ':' && a < S3CK_ALGS; a++)
+            if (!strcmp(k + 1, s3ck_header((enum s3ck_alg)a))) {
+                *alg = (enum s3ck_alg)a;
+                return v;
+            }
+        off = (size_t)(v - m->umeta) + strlen(v) + 1;
+    }
+    return NULL;
+}
+
+int target_keep_checksum(struct ometa *m, enum s3ck_alg alg, const char *value)
+{
+    char key[48];
+    snprintf(key, sizeof(key), ":%s", s3ck_header(alg));
+    return ometa_umeta_add(m, key, value);
+}
+
+void target_checksum_headers(struct http_req *r, const struct ometa *m)
+{
+    enum s3ck_alg a;
+    const char *v = target_checksum_of(m, &a);
+    if (v) {
+        http_resp_header(r, s3ck_header(a), "%s", v);
+        http_resp_header(r, "x-amz-checksum-type", "%s",
+                         strchr(v, '-') ? "COMPOSITE" : "FULL_OBJECT");
+    }
+}
+
+void target_checksum_xml(struct gbuf *b, const struct ometa *m)
+{
+    enum s3ck_alg a;
+    const char *v = target_checksum_of(m, &a);
+    if (v) {
+        s3_xml_elem(b, s3ck_element(a), v);
+        s3_xml_elem(b, "ChecksumType", strchr(v, '-') ? "COMPOSITE" : "FULL_OBJECT");
+    }
+}
+
+/* Does r's answer carry the object's S3 checksum? */
+static int checksum_asked(struct http_req *r)
+{
+    if (!target_is_s3(r))
+        return 0;
+    if (r->method == HTTP_M_PUT)
+        return 1;
+    const char *mode = http_req_header(r, "x-amz-checksum-mode");
+    char pn[8];
+    return (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && mode &&
+           !strcasecmp(mode, "ENABLED") && !http_req_header(r, "Range") &&
+           http_query_get(r, "partNumber", pn, sizeof(pn)) == -1;   /* the whole object */
+}
+
 void target_meta_headers(struct http_req *r, const struct ometa *m)
 {
     char date[64], etag[OMETA_ETAG_MAX + 1];
@@ -135,6 +193,8 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
         }
         off = (size_t)(v - m->umeta) + strlen(v) + 1;
     }
+    if (checksum_asked(r))
+        target_checksum_headers(r, m);
     tag_headers(r, m);
 }
 

@@ -29,10 +29,12 @@
 
 #include "config.h"
 #include "node.h"
+#include "s3ck.h"
 #include "ometa.h"
 #include "s3req.h"
 #include "store.h"
 
+struct gbuf;
 struct http_req;
 struct hcli;
 struct iopool;
@@ -61,8 +63,20 @@ int target_is_s3(const struct http_req *r);
 
 /* ETag, checksum, version, Last-Modified, user metadata of an object, and
  * in S3 mode its tag count (and its tags, when r asks for them with
- * COPY_TAGS_HEADER: a copy's source). */
+ * COPY_TAGS_HEADER: a copy's source); S3's checksum (x-amz-checksum-*)
+ * in a PUT's answer, and in a whole GET's or HEAD's that asks for it
+ * (x-amz-checksum-mode: ENABLED). */
 void target_meta_headers(struct http_req *r, const struct ometa *m);
+/* S3's checksum of an object (s3ck.h) is kept among its metadata, named
+ * ":" + its header: target_keep_checksum adds it (0 or -E2BIG),
+ * target_checksum_of finds it (NULL: none). */
+int target_keep_checksum(struct ometa *m, enum s3ck_alg alg, const char *value);
+const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg);
+/* ... as x-amz-checksum-<alg> and x-amz-checksum-type; nothing when
+ * there is none. */
+void target_checksum_headers(struct http_req *r, const struct ometa *m);
+/* ... as the elements of a copy's or a completion's XML answer. */
+void target_checksum_xml(struct gbuf *b, const struct ometa *m);
 
 /* S3 mode: a request's x-amz-meta-* into m (names lower-cased; empty
  * values kept), and the standard headers S3 keeps with an object

@@ -31,6 +31,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "s3auth.h"
 #include "util.h"
@@ -60,6 +61,8 @@ struct awschunk {
     char line[TRAILER_LINE_MAX];
     size_t line_n;
     size_t trailer_bytes;
+    char trailers[TRAILERS_MAX + 1];   /* the trailer lines, each ending in '\n' */
+    size_t trailers_n;
     char sig[65];                /* the signature the current chunk claims */
     char prev[65];               /* the previous chunk's (the seed first) */
     EVP_MD_CTX *sha;             /* the current chunk's SHA-256, when signed */
@@ -175,7 +178,12 @@ static int trailer_line(struct awschunk *c)
     if (c->is_signed || !colon || colon == c->line)
         return AWSCHUNK_MALFORMED;
     c->trailer_bytes += c->line_n + 2;
-    return c->trailer_bytes > TRAILERS_MAX ? AWSCHUNK_MALFORMED : AWSCHUNK_OK;
+    if (c->trailer_bytes > TRAILERS_MAX)
+        return AWSCHUNK_MALFORMED;
+    memcpy(c->trailers + c->trailers_n, c->line, c->line_n);   /* "line\n", NUL-ended */
+    memcpy(c->trailers + c->trailers_n + c->line_n, "\n", 2);
+    c->trailers_n += c->line_n + 1;
+    return AWSCHUNK_OK;
 }
 
 /* One byte of a line; a complete line is acted on. */
@@ -236,6 +244,31 @@ int awschunk_feed(struct awschunk *c, const char *p, size_t n)
         }
     }
     return c->rc;
+}
+
+int awschunk_trailer(const struct awschunk *c, const char *name, char *out, size_t n)
+{
+    size_t nl = strlen(name);
+    const char *end = c->trailers + c->trailers_n;
+    for (const char *l = c->trailers; l < end;) {
+        const char *eol = memchr(l, '\n', (size_t)(end - l));   /* every line has one */
+        size_t len = (size_t)(eol - l);
+        if (len > nl && l[nl] == ':' && !strncasecmp(l, name, nl)) {
+            const char *v = l + nl + 1;
+            size_t vl = len - nl - 1;
+            while (vl && (*v == ' ' || *v == '\t'))
+                v++, vl--;
+            while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+                vl--;
+            if (vl >= n || memchr(v, '\0', vl))
+                return -1;
+            memcpy(out, v, vl);
+            out[vl] = '\0';
+            return (int)vl;
+        }
+        l = eol + 1;
+    }
+    return -1;
 }
 
 int awschunk_finish(const struct awschunk *c)

@@ -38,6 +38,10 @@ struct awschunk *awschunk_new(const struct s3auth_result *signer, uint64_t decod
 int awschunk_feed(struct awschunk *c, const char *p, size_t n);
 /* At the end of the body: AWSCHUNK_OK when the body was complete. */
 int awschunk_finish(const struct awschunk *c);
+/* The value of trailer name (any case, blanks around it taken off) into
+ * out: its length, or -1 when the body had no such trailer or it does not
+ * fit n. Trailers are read by the end of the body. */
+int awschunk_trailer(const struct awschunk *c, const char *name, char *out, size_t n);
 void awschunk_free(struct awschunk *c);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#define S3XML_FIELDS_MAX 4
+#define S3XML_FIELDS_MAX 8
 #define S3XML_RECORDS_MAX 10000
 #define S3XML_TEXT_MAX 2048
 #define S3XML_PATH_MAX 256       /* element names from the root, joined by '/' */

@@ -1,7 +1,8 @@
 /* libFuzzer target for the aws-chunked decoder (streaming upload bodies
  * come from clients, to a proxy or to a target's S3 root). The first
  * input byte picks the mode and the declared length's low bits; the rest
- * is the body, fed in pieces whose sizes the input also drives.
+ * is the body, fed in pieces whose sizes the input also drives; then its
+ * trailers are looked up.
  *
  * Signed mode links a stand-in for s3auth_chunk_sig (the chunk's SHA-256
  * is its own "signature"), so the fuzzer can reach past the first chunk
@@ -38,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     int is_signed = data[0] & 1;
     uint64_t want = (uint64_t)(data[0] >> 1) * 3 + data[1];
+    size_t cap = (size_t)(data[1] & 63) + 1;   /* the trailer lookups' room */
     data += 2, size -= 2;
     struct s3auth_result signer;
     memset(&signer, 0, sizeof(signer));
@@ -57,6 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap(); /* a complete body decodes to exactly its length */
     if (rc && fin != rc)
         __builtin_trap(); /* failures are sticky */
+    /* trailers: whatever came, a lookup stays in bounds and NUL-ended */
+    static const char *const names[] = {"x-amz-checksum-crc32", "x", "x-amz-checksum-sha256"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char v[64];
+        int n = awschunk_trailer(c, names[i], v, cap);
+        if (n >= 0 && (strlen(v) != (size_t)n || (size_t)n >= cap))
+            __builtin_trap();
+    }
     awschunk_free(c);
     return 0;
 }

@@ -4,6 +4,7 @@ import datetime
 import os
 import random
 
+import pytest
 import requests
 
 from test_s3 import AK, SK, bkt, client, err, s3, s3c, signed  # noqa: F401 (fixtures)
@@ -295,3 +296,101 @@ def test_location_constraint(s3c):
     body = b"<CreateBucketConfiguration><LocationConstraint>x"
     r = requests.put(url, data=body, headers=signed("PUT", url, body))
     assert r.status_code == 400 and "<Code>MalformedXML</Code>" in r.text, r.text
+
+
+def test_multipart_parts_read_back_retried_and_paged(s3, bkt):
+    """GET/HEAD with partNumber serve that part (206, x-amz-mp-parts-count),
+    416 InvalidPartNumber past the last, part 1 of a plain object is the
+    object; a part sent twice keeps the last; CompleteMultipartUpload
+    retried after success answers the same; ListParts and
+    ListMultipartUploads page with their markers."""
+    parts = [os.urandom(5 << 20), os.urandom(5 << 20), os.urandom(777)]
+    u = s3.create_multipart_upload(Bucket=bkt, Key="mp")["UploadId"]
+    s3.upload_part(Bucket=bkt, Key="mp", UploadId=u, PartNumber=2, Body=b"first, replaced")
+    listed = [{"PartNumber": i, "ETag": s3.upload_part(Bucket=bkt, Key="mp", UploadId=u,
+                                                         PartNumber=i, Body=p)["ETag"]}
+              for i, p in enumerate(parts, 1)]
+    page = s3.list_parts(Bucket=bkt, Key="mp", UploadId=u, MaxParts=2)
+    assert [p["PartNumber"] for p in page["Parts"]] == [1, 2] and page["IsTruncated"]
+    assert page["Parts"][1]["Size"] == 5 << 20
+    rest = s3.list_parts(Bucket=bkt, Key="mp", UploadId=u, MaxParts=2,
+                         PartNumberMarker=page["NextPartNumberMarker"])
+    assert [p["PartNumber"] for p in rest["Parts"]] == [3] and not rest["IsTruncated"]
+    done = s3.complete_multipart_upload(Bucket=bkt, Key="mp", UploadId=u,
+                                        MultipartUpload={"Parts": listed})
+    again = s3.complete_multipart_upload(Bucket=bkt, Key="mp", UploadId=u,
+                                         MultipartUpload={"Parts": listed})
+    assert again["ETag"] == done["ETag"] and done["ETag"].endswith('-3"')
+    with pytest.raises(Exception) as e:     # the upload itself is gone
+        s3.upload_part(Bucket=bkt, Key="mp", UploadId=u, PartNumber=1, Body=b"x")
+    assert err(e) == ("NoSuchUpload", 404)
+    assert s3.get_object(Bucket=bkt, Key="mp")["Body"].read() == b"".join(parts)
+    for n, p in enumerate(parts, 1):
+        g = s3.get_object(Bucket=bkt, Key="mp", PartNumber=n)
+        assert g["ResponseMetadata"]["HTTPStatusCode"] == 206 and g["PartsCount"] == 3
+        assert g["Body"].read() == p and g["ContentLength"] == len(p)
+        h = s3.head_object(Bucket=bkt, Key="mp", PartNumber=n)
+        assert h["ContentLength"] == len(p) and h["PartsCount"] == 3
+    for call in (s3.get_object, s3.head_object):
+        with pytest.raises(Exception) as e:
+            call(Bucket=bkt, Key="mp", PartNumber=4)
+        assert err(e)[1] == 416
+    with pytest.raises(Exception) as e:
+        s3.get_object(Bucket=bkt, Key="mp", PartNumber=4)
+    assert err(e) == ("InvalidPartNumber", 416)
+    with pytest.raises(Exception) as e:
+        s3.get_object(Bucket=bkt, Key="mp", PartNumber=1, Range="bytes=0-1")
+    assert err(e) == ("InvalidRequest", 400)
+    s3.put_object(Bucket=bkt, Key="plain", Body=b"whole")
+    g = s3.get_object(Bucket=bkt, Key="plain", PartNumber=1)
+    assert g["Body"].read() == b"whole" and "PartsCount" not in g
+    with pytest.raises(Exception) as e:
+        s3.get_object(Bucket=bkt, Key="plain", PartNumber=2)
+    assert err(e) == ("InvalidPartNumber", 416)
+
+    ups = sorted((k, s3.create_multipart_upload(Bucket=bkt, Key=k)["UploadId"])
+                 for k in ("u/a", "u/b", "u/b", "u/c", "v"))
+    seen, km, um = [], None, None
+    for _ in range(10):
+        kw = {"KeyMarker": km, "UploadIdMarker": um} if km else {}
+        page = s3.list_multipart_uploads(Bucket=bkt, MaxUploads=2, **kw)
+        seen += [(x["Key"], x["UploadId"]) for x in page.get("Uploads", [])]
+        assert len(page.get("Uploads", [])) <= 2
+        if not page["IsTruncated"]:
+            break
+        km, um = page["NextKeyMarker"], page["NextUploadIdMarker"]
+    assert seen == ups
+    only_after = s3.list_multipart_uploads(Bucket=bkt, KeyMarker="u/b")
+    assert [x["Key"] for x in only_after["Uploads"]] == ["u/c", "v"]
+    for k, i in ups:
+        s3.abort_multipart_upload(Bucket=bkt, Key=k, UploadId=i)
+
+
+def test_abandoned_uploads_expire():
+    """An upload neither completed nor aborted within mpu_expire_h is
+    dropped with its parts (0.001 h here: 3.6 s); one within it stays."""
+    import glob
+    import time
+    from conftest import Cluster
+    c = Cluster(targets=1, mountpaths=1,
+                extra="--s3_api_keys %s:%s --mpu_expire_h 0.001" % (AK, SK)).start()
+    try:
+        s3 = client(c)
+        s3.create_bucket(Bucket="exp")
+        u = s3.create_multipart_upload(Bucket="exp", Key="old")["UploadId"]
+        s3.upload_part(Bucket="exp", Key="old", UploadId=u, PartNumber=1, Body=b"p" * 1000)
+        assert glob.glob(os.path.join(c.data, "t0", "*", "mpu", u))
+        for _ in range(100):
+            if not s3.list_multipart_uploads(Bucket="exp").get("Uploads"):
+                break
+            time.sleep(0.2)
+        assert not s3.list_multipart_uploads(Bucket="exp").get("Uploads")
+        with pytest.raises(Exception) as e:
+            s3.upload_part(Bucket="exp", Key="old", UploadId=u, PartNumber=2, Body=b"x")
+        assert err(e) == ("NoSuchUpload", 404)
+        assert not glob.glob(os.path.join(c.data, "t0", "*", "mpu", u))
+        fresh = s3.create_multipart_upload(Bucket="exp", Key="new")["UploadId"]
+        assert [x["UploadId"] for x in s3.list_multipart_uploads(Bucket="exp")["Uploads"]] == \
+            [fresh]
+    finally:
+        assert not c.cleanup()

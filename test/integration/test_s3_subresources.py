@@ -2,11 +2,13 @@
 operation; tagging, ACLs and UploadPartCopy as S3 serves them; the aws
 cli's multipart copy; aws-chunked bodies sent straight to a target's S3
 root decoded by the one strict decoder."""
+import base64
 import hashlib
 import os
 import random
 import re
 import subprocess
+import zlib
 
 import botocore
 import pytest
@@ -273,13 +275,20 @@ def test_aws_cli_copies_big_objects(s3c, s3, tmp_path):
 
 # ---- aws-chunked bodies ------------------------------------------------------------------
 
-def trailer_body(data, chunk=65536, eol=b"\r\n"):
-    """STREAMING-UNSIGNED-PAYLOAD-TRAILER framing, with eol as line end."""
+def crc32_b64(data):
+    """S3's x-amz-checksum-crc32 value of data."""
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big"))
+
+
+def trailer_body(data, chunk=65536, eol=b"\r\n", ck=None):
+    """STREAMING-UNSIGNED-PAYLOAD-TRAILER framing, with eol as line end, and
+    data's CRC32 (or ck) as the trailing checksum."""
     out = b""
     for i in range(0, len(data), chunk):
         c = data[i:i + chunk]
         out += b"%x" % len(c) + eol + c + eol
-    return out + b"0" + eol + b"x-amz-checksum-crc32:AAAAAA==" + eol + eol
+    ck = crc32_b64(data) if ck is None else ck
+    return out + b"0" + eol + b"x-amz-checksum-crc32:" + ck + eol + eol
 
 
 def trailer_put(url, data, body=None):

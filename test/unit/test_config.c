@@ -54,7 +54,24 @@ int main(void)
 
     CHECK(load(&c, err, 1) == 0);
     CHECK(c.port == 8080 && c.workers == 2 && c.fsync == 1);
+    CHECK(c.mpu_expire_h == 168);
     CHECK(!strcmp(c.public_url, "http://127.0.0.1:8080"));
+    conf_free(&c);
+
+    /* a decimal option */
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "0.25") == 0 && c.mpu_expire_h == 0.25);
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "1e1") == 0 && c.mpu_expire_h == 10);
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "x") == -1 && strstr(err, "not a number"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "2h") == -1 && strstr(err, "not a number"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "-1") == -1 && strstr(err, "out of range"));
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "nan") == -1);
+    conf_free(&c);
+    CHECK(load(&c, err, 3, "--mpu_expire_h", "") == -1);
     conf_free(&c);
 
     CHECK(load(&c, err, 6, "--port", "9001", "--fsync=false", "--mountpaths", "/a,/b") == 0);

@@ -1,0 +1,143 @@
+/*
+ * mpuck: a multipart upload's checksums (see mpuck.h).
+ */
+#include "mpuck.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+#include "ometa.h"
+#include "s3.h"
+#include "target.h"
+#include "util.h"
+
+int mpuck_create(struct http_req *r, json_t *upload)
+{
+    const char *an = http_req_header(r, "x-amz-checksum-algorithm");
+    const char *tn = http_req_header(r, "x-amz-checksum-type");
+    enum s3ck_alg a = s3ck_alg_named(an);
+    if (an && a == S3CK_NONE) {
+        s3_fail(r, S3E_INVALID_REQUEST, "Checksum algorithm provided is unsupported.");
+        return -1;
+    }
+    if (tn && strcasecmp(tn, "COMPOSITE") && strcasecmp(tn, "FULL_OBJECT")) {
+        s3_fail(r, S3E_INVALID_REQUEST, "Value for x-amz-checksum-type header is invalid.");
+        return -1;
+    }
+    if (tn && a == S3CK_NONE) {
+        s3_fail(r, S3E_INVALID_REQUEST, "The x-amz-checksum-type header can only be used with "
+                                        "the x-amz-checksum-algorithm header.");
+        return -1;
+    }
+    if (a == S3CK_NONE)
+        return 0;
+    /* S3's defaults and combinations: CRC64NVME is only whole, the SHAs
+     * only composite */
+    int full = tn ? !strcasecmp(tn, "FULL_OBJECT") : a == S3CK_CRC64NVME;
+    if ((full && !s3ck_is_crc(a)) || (!full && a == S3CK_CRC64NVME)) {
+        s3_fail(r, S3E_INVALID_REQUEST, "The %s checksum type cannot be used with the %s "
+                "checksum algorithm.", full ? "FULL_OBJECT" : "COMPOSITE", s3ck_name(a));
+        return -1;
+    }
+    json_object_set_new(upload, "ckalg", json_string(s3ck_name(a)));
+    json_object_set_new(upload, "cktype", json_string(full ? "FULL_OBJECT" : "COMPOSITE"));
+    return 0;
+}
+
+void mpuck_create_headers(struct http_req *r, const json_t *upload)
+{
+    enum s3ck_alg a = mpuck_alg(upload);
+    if (a == S3CK_NONE)
+        return;
+    http_resp_header(r, "x-amz-checksum-algorithm", "%s", s3ck_name(a));
+    http_resp_header(r, "x-amz-checksum-type", "%s",
+                     json_string_value(json_object_get(upload, "cktype")) ?: "COMPOSITE");
+}
+
+enum s3ck_alg mpuck_alg(const json_t *upload)
+{
+    return s3ck_alg_named(json_string_value(json_object_get(upload, "ckalg")));
+}
+
+void mpuck_part_record(json_t *part, const struct ometa *m)
+{
+    enum s3ck_alg a;
+    const char *v = target_checksum_of(m, &a);
+    if (v)
+        json_object_set_new(part, "ck", json_pack("{s:s, s:s}", "alg", s3ck_name(a), "v", v));
+}
+
+void mpuck_part_xml(struct gbuf *b, const json_t *part)
+{
+    json_t *ck = json_object_get(part, "ck");
+    enum s3ck_alg a = s3ck_alg_named(json_string_value(json_object_get(ck, "alg")));
+    if (a != S3CK_NONE)
+        s3_xml_elem(b, s3ck_element(a), json_string_value(json_object_get(ck, "v")) ?: "");
+}
+
+/* ---- the join ----------------------------------------------------------------- */
+
+void mpuck_join_start(struct mpuck_join *jn, const json_t *upload)
+{
+    memset(jn, 0, sizeof(*jn));
+    jn->alg = mpuck_alg(upload);
+    if (jn->alg == S3CK_NONE)
+        return;
+    jn->full = !strcmp(json_string_value(json_object_get(upload, "cktype")) ?: "",
+                       "FULL_OBJECT");
+    if (jn->full)
+        s3ck_init(&jn->run, jn->alg);
+}
+
+int mpuck_join_part(struct mpuck_join *jn, const json_t *pj, enum s3ck_alg given_alg,
+                    const char *given, const char **msg)
+{
+    json_t *ck = json_object_get(pj, "ck");
+    enum s3ck_alg a = s3ck_alg_named(json_string_value(json_object_get(ck, "alg")));
+    const char *v = json_string_value(json_object_get(ck, "v"));
+    if (given && (given_alg != a || !v || strcmp(given, v))) {
+        *msg = "one or more of the specified parts could not be found, or its checksum did "
+               "not match the one the part was uploaded with";
+        return -1;
+    }
+    if (jn->alg == S3CK_NONE || jn->full)
+        return 0;
+    unsigned char raw[S3CK_RAW_MAX];
+    if (a != jn->alg || !v || s3ck_decode(a, v, raw)) {
+        *msg = "a part has no checksum of the upload's algorithm";
+        return -1;
+    }
+    size_t len = s3ck_raw_len(a);
+    jn->cat = xrealloc(jn->cat, len * (size_t)(jn->parts + 1));
+    memcpy(jn->cat + len * (size_t)jn->parts++, raw, len);
+    return 0;
+}
+
+void mpuck_join_data(struct mpuck_join *jn, const void *p, size_t n)
+{
+    if (jn->full)
+        s3ck_update(&jn->run, p, n);
+}
+
+int mpuck_join_end(struct mpuck_join *jn, struct ometa *m)
+{
+    char v[S3CK_VALUE_MAX];
+    if (jn->alg == S3CK_NONE)
+        return 0;
+    if (jn->full) {
+        unsigned char raw[S3CK_RAW_MAX];
+        s3ck_b64(raw, s3ck_final(&jn->run, raw), v);
+    } else {
+        s3ck_composite(jn->alg, jn->cat, jn->parts, v);
+    }
+    return target_keep_checksum(m, jn->alg, v);
+}
+
+void mpuck_join_free(struct mpuck_join *jn)
+{
+    s3ck_free(&jn->run);
+    free(jn->cat);
+    jn->cat = NULL;
+}

@@ -1,0 +1,121 @@
+/*
+ * mpuexp: multipart uploads dropped once they are older than mpu_expire_h
+ * (see mpu.h). A timer on one worker's loop hands a sweep to the I/O
+ * pool, one at a time: each mountpath's upload records are read, and the
+ * ones too old are dropped with their parts.
+ */
+#include <event2/event.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "iopool.h"
+#include "log.h"
+#include "mpu.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+
+#define DONE_KEEP_NS (24ull * 3600 * 1000000000) /* a completed upload's record, at most */
+#define SWEEP_MAX_S 600          /* a sweep at least this often */
+
+static struct {
+    struct target *t;
+    struct http_worker *w;
+    struct event *timer;
+    int running;                 /* a sweep is on the I/O pool */
+    int dropped;                 /* by the last one */
+} ex;
+
+/* The ids to drop, gathered while a mountpath's records are read. */
+struct old {
+    uint64_t now, keep;
+    char **ids;
+    int n;
+};
+
+static int old_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct old *o = arg;
+    json_t *j = json_loadb(v, vl, 0, NULL);
+    uint64_t at = (uint64_t)json_integer_value(json_object_get(j, "initiated"));
+    if (j && o->keep && at + o->keep < o->now) {
+        o->ids = xrealloc(o->ids, sizeof(char *) * (size_t)(o->n + 1));
+        o->ids[o->n++] = xstrndup(k, kl);
+    }
+    json_decref(j);
+    return 0;
+}
+
+/* The records of kind ("u", "d") older than keep on mp: their keys. */
+static void old_records(struct store_mp *mp, const char *kind, uint64_t keep, struct old *o)
+{
+    o->keep = keep;
+    o->n = 0;
+    store_kv_scan(&ex.t->store, mp, kind, 1, old_one, o);
+}
+
+static void sweep_work(void *arg)
+{
+    (void)arg;
+    uint64_t keep = (uint64_t)(ex.t->conf.mpu_expire_h * 3600e9);
+    uint64_t done_keep = keep && keep < DONE_KEEP_NS ? keep : DONE_KEEP_NS;
+    struct old o = {.now = wall_ns()};
+    ex.dropped = 0;
+    for (int i = 0; i < ex.t->store.n; i++) {
+        struct store_mp *mp = &ex.t->store.mp[i];
+        old_records(mp, "u", keep, &o);          /* uploads: with their parts */
+        for (int k = 0; k < o.n; k++) {
+            mpu_drop(ex.t, mp, o.ids[k] + 1);
+            free(o.ids[k]);
+        }
+        ex.dropped += o.n;
+        old_records(mp, "d", done_keep, &o);     /* completed ones: the record */
+        for (int k = 0; k < o.n; k++) {
+            store_kv_del(&ex.t->store, mp, o.ids[k], strlen(o.ids[k]));
+            free(o.ids[k]);
+        }
+    }
+    free(o.ids);
+}
+
+static void sweep_done(void *arg)
+{
+    (void)arg;
+    ex.running = 0;
+    if (ex.dropped)
+        log_info("multipart uploads: %d past mpu_expire_h dropped with their parts",
+                 ex.dropped);
+}
+
+/* How often to look: a quarter of the expiry, between 1 s and SWEEP_MAX_S
+ * (that without an expiry: for the completed uploads' records). */
+static struct timeval period(void)
+{
+    double s = ex.t->conf.mpu_expire_h > 0 ? ex.t->conf.mpu_expire_h * 3600 / 4 : SWEEP_MAX_S;
+    struct timeval tv = {s < 1 ? 1 : s > SWEEP_MAX_S ? SWEEP_MAX_S : (time_t)s, 0};
+    return tv;
+}
+
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    if (!ex.running) {
+        ex.running = 1;
+        iopool_submit(ex.t->io, ex.w->q, sweep_work, sweep_done, NULL);
+    }
+    struct timeval tv = period();
+    evtimer_add(ex.timer, &tv);
+}
+
+void mpu_expire_start(struct target *t, struct http_worker *w)
+{
+    ex.t = t;
+    ex.w = w;
+    ex.timer = evtimer_new(w->base, tick, NULL);
+    struct timeval tv = period();
+    evtimer_add(ex.timer, &tv);
+}
