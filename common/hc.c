@@ -45,12 +45,8 @@
 #define HC_FEED 262144           /* bytes handed to llhttp at a time */
 #define HC_HEAD_READ 32768       /* a read before the answer's head is in, at most:
                                   * a body taken as the socket moves the rest */
-#define HC_UP_LOW 262144         /* the upload source is asked for more below this */
-#define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
 #define HC_HEAD_MAX 65536        /* an answer's header block, at most */
-#define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
 #define HC_EXPECT_S 1            /* a 100 Continue awaited this long at most */
-
 
 static void conn_free(struct hc_conn *k)
 {
@@ -107,7 +103,7 @@ static void xfer_free(struct hc_xfer *x)
 }
 
 /* The transfer is over: report it, then free it. */
-static void finish(struct hc_xfer *x, int status, const char *err)
+void hc_finish(struct hc_xfer *x, int status, const char *err)
 {
     drop_conn(x);                /* before reporting: the callback may start more */
     x->ops->on_done(x->arg, x, status, err);
@@ -115,7 +111,7 @@ static void finish(struct hc_xfer *x, int status, const char *err)
 }
 
 /* Fail x from its timer, at once (never inside hc_start's caller). */
-static void fail_later(struct hc_xfer *x, const char *why)
+void hc_fail_later(struct hc_xfer *x, const char *why)
 {
     snprintf(x->err, sizeof(x->err), "%s", why);
     struct timeval now = {0, 0};
@@ -129,7 +125,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (!x->err[0])
         x->fail = HC_FAIL_TIMEOUT;
-    finish(x, 0, x->err[0] ? x->err : "timed out");
+    hc_finish(x, 0, x->err[0] ? x->err : "timed out");
 }
 
 static void send_mem(struct hc_xfer *x);
@@ -331,7 +327,7 @@ static void read_off(struct hc_conn *k)
 }
 
 /* A new deadline for reading, kept while reading is off. */
-static void read_idle(struct hc_conn *k, int idle_s)
+void hc_read_idle(struct hc_conn *k, int idle_s)
 {
     if (k->reading)
         read_on(k, idle_s);
@@ -359,8 +355,7 @@ static void pool_put(struct hc *c, struct hc_conn *k)
 /* Nothing of x's request is left unsent: its connection may carry another. */
 static int all_sent(const struct hc_xfer *x)
 {
-    return x->up_sent == (x->up_len < 0 ? 0 : x->up_len) &&
-           evbuffer_get_length(bufferevent_get_output(x->conn->bev)) == 0;
+    return hc_upload_over(x) && evbuffer_get_length(bufferevent_get_output(x->conn->bev)) == 0;
 }
 
 /* x's whole answer is in: pool or close the connection, then report. */
@@ -370,7 +365,7 @@ static void deliver(struct hc_xfer *x, int keep)
         pool_put(x->c, x->conn);
         x->conn = NULL;
     }
-    finish(x, x->parser.status_code, NULL);
+    hc_finish(x, x->parser.status_code, NULL);
 }
 
 /* The head is in and the caller takes the body's socket: hand it over
@@ -435,7 +430,7 @@ static void conn_lost(struct hc_xfer *x, int closed, const char *why)
         hc_send_on(x, 1);
         return;
     }
-    finish(x, 0, why);
+    hc_finish(x, 0, why);
 }
 
 /* Feed what the socket has to the parser while x is not paused. */
@@ -462,7 +457,7 @@ static void parse_input(struct hc_xfer *x)
         if (e != HPE_OK) {
             x->in_cb = 0;
             x->fail = x->stopped ? HC_FAIL_CANCELLED : HC_FAIL_PROTOCOL;
-            finish(x, 0, x->stopped ? "cancelled" : "malformed answer");
+            hc_finish(x, 0, x->stopped ? "cancelled" : "malformed answer");
             return;
         }
         evbuffer_drain(in, n);
@@ -486,104 +481,18 @@ static void on_read(struct hc_conn *k)
     parse_input(k->x);
 }
 
-/* The rest of the upload goes straight into the socket, written by the
- * caller (HC_READ_SOCKET), once what hc queued is out. 0. */
-static int hand_socket(struct hc_xfer *x)
-{
-    struct bufferevent *bev = x->conn->bev;
-    if (x->up_socket != 1 || evbuffer_get_length(bufferevent_get_output(bev)) > 0)
-        return 0;                /* on_write comes back when it is out */
-    x->up_socket = 2;
-    x->ops->on_socket(x->arg, x, bufferevent_getfd(bev));
-    return 0;
-}
-
-void hc_upload_moved(struct hc_xfer *x, int whole)
-{
-    if (x->up_socket != 2 || !x->conn)
-        return;
-    if (!whole) {                /* up_socket stays: nothing is asked of the source again */
-        x->fail = HC_FAIL_REQUEST;
-        fail_later(x, "the upload failed");
-        return;
-    }
-    x->up_socket = 0;
-    x->up_sent = x->up_len;
-    struct timeval idle = {HC_IDLE_S, 0};
-    bufferevent_set_timeouts(x->conn->bev, NULL, &idle);
-    read_idle(x->conn, HC_IDLE_S);
-}
-
-/* HTTPS has no socket to hand over: the rest of the upload is the
- * source's file range (on_file), queued for OpenSSL to read (mapped, not
- * copied into the output). Returns -1 when x failed (and is gone), else 0. */
-static int upload_file(struct hc_xfer *x)
-{
-    int fd = -1, dup_fd = -1;
-    uint64_t off = 0;
-    if (!x->ops->on_file || x->ops->on_file(x->arg, &fd, &off) ||
-        (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
-        evbuffer_add_file(bufferevent_get_output(x->conn->bev), dup_fd, (ev_off_t)off,
-                          (ev_off_t)(x->up_len - x->up_sent)) < 0) {   /* closes dup_fd */
-        x->fail = HC_FAIL_REQUEST;
-        finish(x, 0, "this upload cannot go over HTTPS");
-        return -1;
-    }
-    /* the wait for the answer starts once it is all out (on_write, then
-     * pump_upload); until then only a stuck write is no progress */
-    x->up_sent = x->up_len;
-    return 0;
-}
-
-/* Move upload bytes from the source to the socket while it takes them.
- * Returns -1 when x failed (and is gone), else 0. */
-static int pump_upload(struct hc_xfer *x)
-{
-    if (x->up_mem)
-        return 0;                /* a memory body is queued whole (send_mem) */
-    struct evbuffer *out = bufferevent_get_output(x->conn->bev);
-    char buf[HC_UP_PIECE];
-    while (x->up_sent < x->up_len && evbuffer_get_length(out) < HC_UP_LOW) {
-        int64_t left = x->up_len - x->up_sent;
-        size_t want = left < (int64_t)sizeof(buf) ? (size_t)left : sizeof(buf);
-        ssize_t got = x->ops->on_read(x->arg, buf, want);
-        if (got == HC_READ_PAUSE) {
-            x->up_waiting = 1;
-            return 0;
-        }
-        if (got == HC_READ_SOCKET && x->tls)
-            return upload_file(x);
-        if (got == HC_READ_SOCKET) {
-            x->up_socket = 1;    /* handed over once the output is out */
-            return hand_socket(x);
-        }
-        if (got <= 0 || (size_t)got > want) {
-            x->fail = HC_FAIL_REQUEST;
-            finish(x, 0, got == 0 ? "the upload ended short" : "the upload failed");
-            return -1;
-        }
-        evbuffer_add(out, buf, (size_t)got);
-        x->up_sent += got;
-    }
-    if (x->up_sent == x->up_len) {
-        /* all sent: from now on the wait is for the answer */
-        read_idle(x->conn, HC_IDLE_S);
-    }
-    return 0;
-}
-
 static void on_write(struct bufferevent *bev, void *arg)
 {
     struct hc_conn *k = arg;
     (void)bev;
     if (k->x && k->x->up_mem && k->x->up_sent == k->x->up_len) {
-        read_idle(k, HC_IDLE_S); /* all out: the wait is for the answer */
+        hc_read_idle(k, HC_IDLE_S); /* all out: the wait is for the answer */
         return;
     }
     if (k->x && k->x->up_socket)
-        (void)hand_socket(k->x);
-    else if (k->x && k->x->up_len > 0 && !k->x->up_waiting)
-        (void)pump_upload(k->x);
+        (void)hc_hand_socket(k->x);
+    else if (k->x && hc_uploads(k->x) && !k->x->up_waiting)
+        (void)hc_pump_upload(k->x);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -657,8 +566,7 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (!x->conn)
         return;
-    if (x->up_len > 0 && !x->up_waiting && !x->up_socket && x->up_sent < x->up_len &&
-        pump_upload(x))
+    if (hc_uploads(x) && !x->up_waiting && !x->up_socket && !hc_upload_over(x) && hc_pump_upload(x))
         return;                  /* failed: x is gone */
     if (!x->paused) {
         read_on(x->conn, x->conn->idle_on);
@@ -781,7 +689,7 @@ void hc_send_on(struct hc_xfer *x, int fresh)
     char why[400];
     if (!k && !(k = conn_open(c, x->host, x->port, x->tls, why, sizeof(why)))) {
         x->fail = HC_FAIL_CONNECT;
-        fail_later(x, why);
+        hc_fail_later(x, why);
         return;
     }
     x->tries++;
@@ -796,10 +704,11 @@ void hc_send_on(struct hc_xfer *x, int fresh)
     struct timeval idle = {HC_IDLE_S, 0};
     /* while the upload runs, only a stuck write counts as no progress */
     bufferevent_set_timeouts(k->bev, NULL, &idle);
-    read_on(k, x->up_len > 0 ? 0 : HC_IDLE_S);
+    read_on(k, hc_uploads(x) ? 0 : HC_IDLE_S);
     bufferevent_write(k->bev, x->out.p, x->out.n);
     bufferevent_enable(k->bev, EV_WRITE);
     x->up_sent = 0;
+    x->up_ended = 0;
     if (x->up_mem)
         x->expect_wait = x->expect;
     if (x->up_mem && !x->expect_wait) {
@@ -808,7 +717,7 @@ void hc_send_on(struct hc_xfer *x, int fresh)
         struct timeval wait = {HC_EXPECT_S, 0};
         evtimer_add(x->expect_ev, &wait);
     }
-    else if (x->up_len > 0 && !x->up_mem)
+    else if (hc_uploads(x) && !x->up_mem)
         event_active(x->kick, EV_TIMEOUT, 0);   /* the first pieces, from the loop */
 }
 
@@ -840,7 +749,7 @@ struct hc_xfer *hc_xfer_new(struct hc *c, const char *method, const char *url,
     const char *path;
     if (url_split(url, x->host, sizeof(x->host), &x->port, &path)) {
         x->fail = HC_FAIL_REQUEST;
-        fail_later(x, "not an http:// or https:// URL");
+        hc_fail_later(x, "not an http:// or https:// URL");
         return x;
     }
     x->tls = url_is_https(url);
@@ -861,6 +770,8 @@ struct hc_xfer *hc_xfer_new(struct hc *c, const char *method, const char *url,
     if (clen >= 0) {
         snprintf(line, sizeof(line), "Content-Length: %lld\r\n", (long long)clen);
         gbuf_str(&x->out, line);
+    } else if (clen == HC_UP_CHUNKED) {
+        gbuf_str(&x->out, "Transfer-Encoding: chunked\r\n");
     }
     gbuf_add(&x->out, "\r\n", 2);
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};

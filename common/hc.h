@@ -115,11 +115,13 @@ void hc_free(struct hc *c);
 /*
  * Start a transfer of method url ("http://host:port/path?query"). hdrs: n
  * full header lines ("Name: value"), copied. upload_len >= 0 uploads that
- * many bytes from on_read. timeout_ms bounds the whole transfer; besides,
+ * many bytes from on_read; HC_UP_CHUNKED uploads what on_read gives until
+ * it returns 0, with chunked transfer coding (never HC_READ_SOCKET). timeout_ms bounds the whole transfer; besides,
  * 30 s without progress on the socket (while the transfer is not paused or
  * waiting for its upload source) ends it. Returns the transfer, valid
  * until on_done returns.
  */
+#define HC_UP_CHUNKED (-2)      /* hc_start's upload_len: a body of no known length */
 struct hc_xfer *hc_start(struct hc *c, const char *method, const char *url,
                          const char *const *hdrs, int n, int64_t upload_len, long timeout_ms,
                          const struct hc_ops *ops, void *arg);

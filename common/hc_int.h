@@ -18,6 +18,10 @@ struct evdns_base;
 struct event;
 struct event_base;
 
+#define HC_UP_LOW 262144         /* the upload source is asked for more below this */
+#define HC_UP_PIECE 65536        /* bytes asked of the upload source at a time */
+#define HC_IDLE_S 30             /* no progress on the socket for this long ends it */
+
 struct hc_conn {
     struct hc *c;
     struct hc_conn *next;        /* in c->idle */
@@ -47,8 +51,9 @@ struct hc_xfer {
     int head;                    /* a HEAD: the answer has no body */
     int idempotent;              /* GET, HEAD, PUT, DELETE: safe to send twice */
     struct gbuf out;             /* the request's head (and a buffered body) */
-    int64_t up_len;              /* bytes from ops->on_read; -1: none */
+    int64_t up_len;              /* bytes from ops->on_read; -1: none; HC_UP_CHUNKED */
     int64_t up_sent;
+    int up_ended;                /* HC_UP_CHUNKED: the source ended, the last chunk queued */
     int up_waiting;              /* the source said HC_READ_PAUSE */
     int up_socket;               /* HC_READ_SOCKET: 1 to hand over, 2 handed */
     const char *up_mem;          /* hc_start_mem's body (up_len bytes), by reference */
@@ -98,5 +103,22 @@ struct hc_xfer *hc_xfer_new(struct hc *c, const char *method, const char *url,
 
 /* Send x on a pooled connection (fresh: a new one). */
 void hc_send_on(struct hc_xfer *x, int fresh);
+/* x ends now with status (0: failed, err says why), reported to its
+ * caller; or from its timer, soon (hc_fail_later). */
+void hc_finish(struct hc_xfer *x, int status, const char *err);
+void hc_fail_later(struct hc_xfer *x, const char *why);
+/* k reads with a deadline of no progress of idle_s seconds. */
+void hc_read_idle(struct hc_conn *k, int idle_s);
+
+/* Uploads (hcup.c). Does x have a body from its source; is all of it
+ * taken from there? */
+int hc_uploads(const struct hc_xfer *x);
+int hc_upload_over(const struct hc_xfer *x);
+/* Move body bytes from the source to the socket while it takes them: -1
+ * when x failed (and is gone), else 0. */
+int hc_pump_upload(struct hc_xfer *x);
+/* After HC_READ_SOCKET: the socket to the caller once what hc queued is
+ * out. 0. */
+int hc_hand_socket(struct hc_xfer *x);
 
 #endif

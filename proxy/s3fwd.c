@@ -210,6 +210,11 @@ static int fwd_body(struct http_req *r, const char *p, size_t n)
     } else {
         up_push(f, p, n);
     }
+    if (f->up_len == HC_UP_CHUNKED && f->up_in > S3_PUT_MAX) {   /* 5 GiB: nothing commits */
+        fwd_fail(f, S3E_ENTITY_TOO_LARGE, "your proposed upload exceeds the maximum allowed "
+                                          "size of 5 GiB per PUT; use a multipart upload");
+        return 0;
+    }
     if (!f->client_paused && evbuffer_get_length(f->up) > UP_HIGH) {
         f->client_paused = 1;
         http_req_pause(r);
@@ -260,9 +265,35 @@ static void fwd_end(struct http_req *r)
     }
 }
 
+/* fwd_read for a body of no known length: its last byte is held back
+ * until the body is in and checked. */
+static ssize_t fwd_read_chunked(struct fwd *f, char *buf, size_t n)
+{
+    size_t avail = evbuffer_get_length(f->up);
+    size_t hold = f->body_done && f->body_ok ? 0 : 1;
+    if (avail <= hold) {
+        if (avail == 0 && f->body_done && f->body_ok)
+            return 0;            /* the end */
+        if (!f->r)
+            return -1;           /* the client is gone */
+        f->up_waiting = 1;
+        return HC_READ_PAUSE;
+    }
+    size_t k = avail - hold < n ? avail - hold : n;
+    evbuffer_remove(f->up, buf, k);
+    f->up_out += k;
+    if (f->client_paused && evbuffer_get_length(f->up) < UP_HIGH / 2 && f->r) {
+        f->client_paused = 0;
+        http_req_resume(f->r);
+    }
+    return (ssize_t)k;
+}
+
 static ssize_t fwd_read(void *arg, char *buf, size_t n)
 {
     struct fwd *f = arg;
+    if (f->up_len == HC_UP_CHUNKED)
+        return fwd_read_chunked(f, buf, n);
     uint64_t len = (uint64_t)f->up_len;
     uint64_t limit = f->body_ok || len == 0 ? len : len - 1;
     size_t avail = evbuffer_get_length(f->up);
@@ -457,12 +488,7 @@ static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_res
         return 0;
     }
     if (r->content_length < 0) {
-        if (r->chunked) {
-            s3_fail(r, S3E_MISSING_CONTENT_LENGTH, "you must provide the Content-Length "
-                                                   "HTTP header");
-            return 411;
-        }
-        f->up_len = 0;
+        f->up_len = r->chunked ? HC_UP_CHUNKED : 0;   /* chunked: to the target the same way */
     } else {
         f->up_len = r->content_length;
     }

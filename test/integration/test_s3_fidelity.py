@@ -1,8 +1,10 @@
 """S3 behaviour a client can tell apart, pinned with boto3 against S3's
 documented answers (issue: S3 fidelity)."""
+import base64
 import datetime
 import os
 import random
+import time
 
 import pytest
 import requests
@@ -394,3 +396,49 @@ def test_abandoned_uploads_expire():
             [fresh]
     finally:
         assert not c.cleanup()
+
+
+def test_chunked_put_without_length(s3c, s3, bkt):
+    """A PUT with Transfer-Encoding: chunked and no Content-Length is taken
+    through the proxy (its body relayed chunked to the target), its
+    Content-MD5 and signed payload hash checked; a body that fails them,
+    or ends before its last chunk, leaves nothing."""
+    import hashlib as hl
+    import socket
+    data = os.urandom(3 << 20)
+
+    def pieces(d, n=100000):
+        for i in range(0, len(d), n):
+            yield d[i:i + n]
+    url = "%s/s3/%s/" % (s3c.url, bkt)
+    md5 = base64.b64encode(hl.md5(data).digest()).decode()
+    for key, payload, extra in (("unsigned", "UNSIGNED-PAYLOAD", {"Content-MD5": md5}),
+                                ("signed", hl.sha256(data).hexdigest(), {})):
+        h = signed("PUT", url + key, b"", dict(extra), payload=payload)
+        r = requests.put(url + key, data=pieces(data), headers=h)
+        assert r.status_code == 200, r.text
+        assert r.headers["ETag"] == '"%s"' % hl.md5(data).hexdigest()
+        assert s3.get_object(Bucket=bkt, Key=key)["Body"].read() == data
+    for key, payload, extra, code in (
+            ("badmd5", "UNSIGNED-PAYLOAD", {"Content-MD5": base64.b64encode(b"x" * 16).decode()},
+             "BadDigest"),
+            ("badsha", hl.sha256(b"other").hexdigest(), {}, "XAmzContentSHA256Mismatch")):
+        h = signed("PUT", url + key, b"", dict(extra), payload=payload)
+        r = requests.put(url + key, data=pieces(data), headers=h)
+        assert r.status_code == 400 and "<Code>%s</Code>" % code in r.text, r.text
+        with pytest.raises(Exception) as e:
+            s3.head_object(Bucket=bkt, Key=key)
+        assert err(e)[1] == 404
+    # a body cut before its last chunk
+    h = signed("PUT", url + "cut", b"", {"Transfer-Encoding": "chunked"},
+               payload="UNSIGNED-PAYLOAD")
+    s = socket.create_connection(("127.0.0.1", s3c.port))
+    head = "PUT /s3/%s/cut HTTP/1.1\r\n" % bkt + "".join(
+        "%s: %s\r\n" % (k, v) for k, v in h.items()) + "\r\n"
+    s.sendall(head.encode() + b"10000\r\n" + b"z" * 0x10000 + b"\r\n")
+    time.sleep(0.3)
+    s.close()
+    time.sleep(0.3)
+    with pytest.raises(Exception) as e:
+        s3.head_object(Bucket=bkt, Key="cut")
+    assert err(e)[1] == 404

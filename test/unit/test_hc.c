@@ -24,6 +24,52 @@ static atomic_int accepted;
 /* Read one request head and its Content-Length body; the path into path. */
 static uint32_t body_sum;        /* the last request body's bytes, added */
 
+/* One byte of a body: from what came with the head, then the socket. */
+static int body_byte(int fd, const char **pre, size_t *pre_n)
+{
+    unsigned char c;
+    if (*pre_n) {
+        (*pre_n)--;
+        return (unsigned char)*(*pre)++;
+    }
+    return read(fd, &c, 1) == 1 ? c : -1;
+}
+
+/* A chunked body (its first pre_n bytes at pre), strictly framed: its
+ * decoded length and byte sum. */
+static int read_chunked(int fd, const char *pre, size_t pre_n, size_t *body_len)
+{
+    body_sum = 0;
+    *body_len = 0;
+    for (;;) {
+        char line[32];
+        size_t ln = 0;
+        int c;
+        while ((c = body_byte(fd, &pre, &pre_n)) != '\n') {
+            if (c < 0 || ln + 1 >= sizeof(line))
+                return -1;
+            line[ln++] = (char)c;
+        }
+        if (ln == 0 || line[ln - 1] != '\r')
+            return -1;
+        line[ln - 1] = '\0';
+        char *e;
+        size_t size = strtoul(line, &e, 16);
+        if (e == line || *e)
+            return -1;
+        for (size_t i = 0; i < size; i++) {
+            if ((c = body_byte(fd, &pre, &pre_n)) < 0)
+                return -1;
+            body_sum += (unsigned)c;
+        }
+        *body_len += size;
+        if (body_byte(fd, &pre, &pre_n) != '\r' || body_byte(fd, &pre, &pre_n) != '\n')
+            return -1;
+        if (size == 0)
+            return 0;
+    }
+}
+
 static int read_request(int fd, char *path, size_t plen, size_t *body_len)
 {
     char buf[65536];
@@ -51,6 +97,8 @@ static int read_request(int fd, char *path, size_t plen, size_t *body_len)
             return -1;
     }
     size_t have = n - (size_t)(end + 4 - buf);
+    if (strcasestr(buf, "\r\nTransfer-Encoding: chunked"))
+        return read_chunked(fd, end + 4, have, body_len);
     body_sum = 0;
     for (char *b = end + 4; b < buf + n; b++)
         body_sum += (unsigned char)*b;
@@ -216,6 +264,7 @@ struct stream {
     int up_pause_once, up_fail;
     int stop_at_headers;
     enum hc_fail fail;
+    char text[64];               /* the answer's first bytes */
 };
 
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -248,9 +297,12 @@ static int st_headers(void *arg, struct hc_xfer *x, int status)
 static int st_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
 {
     struct stream *st = arg;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (p[i] != (char)((st->got + i) * 7))
             st->bad_order = 1;
+        if (st->got + i < sizeof(st->text) - 1)
+            st->text[st->got + i] = p[i];
+    }
     if (st->paused)
         st->while_paused += n;
     st->got += n;
@@ -354,6 +406,16 @@ static void test_streaming(void)
     hc_start(cli, "GET", URL("/hdrs"), NULL, 0, -1, 5000, &hdr_ops, &c2);
     event_base_dispatch(base);
     CHECK(c2.status == 200 && hdr_checked);
+
+    /* a body of no known length, sent chunked, its source waiting once */
+    struct stream ch = {.up_total = (1u << 20) + 3, .up_pause_once = 1};
+    stream_run(&ch, "PUT", URL("/sum"), HC_UP_CHUNKED);
+    snprintf(want, sizeof(want), "%u %u", (1u << 20) + 3, ch.up_sum);
+    CHECK(ch.status == 200 && ch.up_given == ch.up_total && ch.got == strlen(want));
+    CHECK(!strcmp(ch.text, want));
+    struct stream ch0 = {.up_total = 0};   /* an empty one: only the last chunk */
+    stream_run(&ch0, "PUT", URL("/sum"), HC_UP_CHUNKED);
+    CHECK(ch0.status == 200 && !strcmp(ch0.text, "0 0"));
 
     /* an upload source that fails, and an on_headers that stops */
     struct stream d = {.up_total = 1u << 20, .up_fail = 1};
