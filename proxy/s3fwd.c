@@ -265,6 +265,19 @@ static void fwd_end(struct http_req *r)
     }
 }
 
+/* k bytes of the upload buffer into buf, for the target; the client
+ * resumes once the buffer has room. */
+static ssize_t up_take(struct fwd *f, char *buf, size_t k)
+{
+    evbuffer_remove(f->up, buf, k);
+    f->up_out += k;
+    if (f->client_paused && evbuffer_get_length(f->up) < UP_HIGH / 2 && f->r) {
+        f->client_paused = 0;
+        http_req_resume(f->r);
+    }
+    return (ssize_t)k;
+}
+
 /* fwd_read for a body of no known length: its last byte is held back
  * until the body is in and checked. */
 static ssize_t fwd_read_chunked(struct fwd *f, char *buf, size_t n)
@@ -279,14 +292,7 @@ static ssize_t fwd_read_chunked(struct fwd *f, char *buf, size_t n)
         f->up_waiting = 1;
         return HC_READ_PAUSE;
     }
-    size_t k = avail - hold < n ? avail - hold : n;
-    evbuffer_remove(f->up, buf, k);
-    f->up_out += k;
-    if (f->client_paused && evbuffer_get_length(f->up) < UP_HIGH / 2 && f->r) {
-        f->client_paused = 0;
-        http_req_resume(f->r);
-    }
-    return (ssize_t)k;
+    return up_take(f, buf, avail - hold < n ? avail - hold : n);
 }
 
 static ssize_t fwd_read(void *arg, char *buf, size_t n)
@@ -310,13 +316,7 @@ static ssize_t fwd_read(void *arg, char *buf, size_t n)
         f->up_waiting = 1;
         return HC_READ_PAUSE;
     }
-    evbuffer_remove(f->up, buf, k);
-    f->up_out += k;
-    if (f->client_paused && evbuffer_get_length(f->up) < UP_HIGH / 2 && f->r) {
-        f->client_paused = 0;
-        http_req_resume(f->r);
-    }
-    return (ssize_t)k;
+    return up_take(f, buf, k);
 }
 
 /* The client's socket: the body bytes that came with the head go through
