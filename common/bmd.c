@@ -26,6 +26,8 @@ static const struct {
     {"endpoint", JSON_STRING},   /* S3 endpoint URL for this bucket */
     {"region", JSON_STRING},     /* S3 region for this bucket */
     {"location", JSON_STRING},   /* the LocationConstraint an S3 client created it with */
+    {"owner", JSON_STRING},      /* the access key that created it through S3 (s3own.h) */
+    {"acl", JSON_STRING},        /* "private" or "public-read" (s3own.h) */
     {"addressing", JSON_STRING}, /* "path" or "virtual" */
     {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
     {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */
@@ -288,6 +290,11 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         if (!strcmp(k, "addressing") && strcmp(json_string_value(v), "path") &&
             strcmp(json_string_value(v), "virtual")) {
             snprintf(err, errlen, "addressing must be path or virtual");
+            return -1;
+        }
+        if (!strcmp(k, "acl") && strcmp(json_string_value(v), "private") &&
+            strcmp(json_string_value(v), "public-read")) {
+            snprintf(err, errlen, "acl must be private or public-read");
             return -1;
         }
         if (!strcmp(k, "write_policy") && strcmp(json_string_value(v), "write-through") &&

@@ -47,6 +47,9 @@ _Static_assert(offsetof(struct conf, n_mountpaths) ==
 _Static_assert(offsetof(struct conf, n_auth_keys) ==
                    offsetof(struct conf, auth_keys) + sizeof(char **),
                "list count follows its list");
+_Static_assert(offsetof(struct conf, n_admin_keys) ==
+                   offsetof(struct conf, admin_keys) + sizeof(char **),
+               "list count follows its list");
 
 #define F(f) offsetof(struct conf, f)
 static const struct opt opts[] = {
@@ -105,6 +108,7 @@ static const struct opt opts[] = {
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors", R_TARGET},
     {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated); none: anonymous", R_BOTH},
     {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys", R_BOTH},
+    {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through S3, whoever owns it (comma-separated)", R_BOTH},
     {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
     {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
     {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses", R_BOTH},

@@ -37,6 +37,7 @@ static const struct {
     [S3E_AUTH_QUERY_ERROR] = {400, "AuthorizationQueryParametersError"},
     [S3E_BAD_DIGEST] = {400, "BadDigest"},
     [S3E_BAD_REQUEST] = {400, "BadRequest"},
+    [S3E_BUCKET_ALREADY_EXISTS] = {409, "BucketAlreadyExists"},
     [S3E_BUCKET_ALREADY_OWNED_BY_YOU] = {409, "BucketAlreadyOwnedByYou"},
     [S3E_BUCKET_NOT_EMPTY] = {409, "BucketNotEmpty"},
     [S3E_CORS_RESPONSE] = {403, "CORSResponse"},

@@ -26,6 +26,7 @@
 #include "olist.h"
 #include "proxy.h"
 #include "s3.h"
+#include "s3own.h"
 #include "s3bucket.h"
 #include "s3front.h"
 #include "s3sub.h"
@@ -51,7 +52,7 @@ static int by_name(const void *a, const void *b)
 /* ListBuckets: in name order, those under prefix, max-buckets at a time;
  * the continuation token is the last name given (a bucket name needs no
  * escaping), an empty one none. */
-void s3bucket_list_all(struct http_req *r)
+void s3bucket_list_all(struct http_req *r, const struct s3own_who *who)
 {
     char prefix[S3_BUCKET_LEN] = "", num[16], after[S3_BUCKET_LEN] = "";
     int max = LIST_BUCKETS_MAX;
@@ -77,7 +78,9 @@ void s3bucket_list_all(struct http_req *r)
     int n = 0;
     for (int i = 0; i < m->n; i++)
         if (!strcmp(m->b[i].provider, BMD_PROVIDER_SHOAL) &&
-            !strncmp(m->b[i].name, prefix, strlen(prefix)) && strcmp(m->b[i].name, after) > 0)
+            !strncmp(m->b[i].name, prefix, strlen(prefix)) && strcmp(m->b[i].name, after) > 0 &&
+            (!who->enforced || s3own_allows(m->b[i].props, who->access, who->admin,
+                                            S3OWN_WRITE)))   /* its own, not public ones */
             all[n++] = &m->b[i];
     qsort(all, (size_t)n, sizeof(*all), by_name);
     struct gbuf b = {0};
@@ -108,6 +111,9 @@ struct bucket_op {
     char bucket[S3_BUCKET_LEN];
     const char *what;            /* the change, for change_done's message */
     char location[64];           /* CreateBucket's LocationConstraint, "" none */
+    char owner[128];             /* CreateBucket's: the access key, "" none */
+    int public_read;             /* CreateBucket's x-amz-acl */
+    int ok_status;               /* a change's answer: 204 (PutBucketAcl: 200) */
 };
 
 /* A bucket operation on r (referenced until bucket_op_free). */
@@ -117,6 +123,7 @@ static struct bucket_op *bucket_op_new(struct http_req *r, const char *bucket, c
     o->r = r;
     snprintf(o->bucket, sizeof(o->bucket), "%s", bucket);
     o->what = what;
+    o->ok_status = 204;
     http_req_ref(r);
     return o;
 }
@@ -168,36 +175,68 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
 {
     static const struct s3xml_spec spec = {
         .root = "CreateBucketConfiguration", .record = "-", .flag = "LocationConstraint"};
-    char loc[64] = "", err[256];
+    char loc[S3XML_FLAG_MAX] = "", err[256];
     if (len && s3xml_records(body, len, &spec, no_records, NULL, loc, err, sizeof(err)) < 0) {
-        free(arg);
+        bucket_op_free(arg);
         s3_fail(r, S3E_MALFORMED_XML, "CreateBucketConfiguration: %s", err);
         return;
     }
-    struct bucket_op *o = bucket_op_new(r, arg, NULL);
-    free(arg);
+    struct bucket_op *o = arg;
     snprintf(o->location, sizeof(o->location), "%s", loc);
-    json_t *props = loc[0] ? json_pack("{s:s}", "location", loc) : NULL;
+    json_t *props = json_object();
+    if (loc[0])
+        json_object_set_new(props, "location", json_string(loc));
+    if (o->owner[0])
+        json_object_set_new(props, "owner", json_string(o->owner));
+    if (o->public_read)
+        json_object_set_new(props, "acl", json_string("public-read"));
     buckets_change(r, BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, props, create_done,
                    o);           /* takes props */
 }
 
-void s3bucket_create(struct http_req *r, const char *bucket)
+static void create_gone(void *arg)
+{
+    bucket_op_free(arg);
+}
+
+void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_who *who)
 {
     if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) < 3) {
         s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
         return;
     }
-    node_read_body(r, BUCKET_BODY_MAX, create_body, free, xstrdup(bucket));
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
+    int theirs = bk && who->enforced && !s3own_allows(bk->props, who->access, who->admin,
+                                                      S3OWN_WRITE);
+    bmd_unref(m);
+    if (theirs) {
+        s3_fail(r, S3E_BUCKET_ALREADY_EXISTS, "the requested bucket name is not available: "
+                                              "another account owns it");
+        return;
+    }
+    const char *acl = http_req_header(r, "x-amz-acl");
+    int pub = acl ? s3sub_canned(acl) : 0;
+    if (pub < 0) {
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "the canned ACL '%.64s' is not implemented: Shoal's "
+                                        "are private and public-read", acl);
+        return;
+    }
+    struct bucket_op *o = bucket_op_new(r, bucket, NULL);
+    if (who->enforced && who->access)
+        snprintf(o->owner, sizeof(o->owner), "%s", who->access);
+    o->public_read = pub;
+    node_read_body(r, BUCKET_BODY_MAX, create_body, create_gone, o);
 }
 
-/* A change of a bucket (deletion, tags): 204, or the S3 error. */
+/* A change of a bucket (deletion, tags, ACL): 204 (the ACL: 200), or the
+ * S3 error. */
 static void change_done(void *arg, int status, json_t *answer, const char *err)
 {
     struct bucket_op *o = arg;
     json_decref(answer);
     if (status == 204 || status == 200)
-        http_reply(o->r, 204, NULL, NULL, 0);
+        http_reply(o->r, o->ok_status, NULL, NULL, 0);
     else if (status == 404)
         s3_fail(o->r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
     else if (status)
@@ -324,7 +363,7 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         return; /* answered */
     }
     static const struct s3xml_spec spec = {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet"};
-    char err[300] = "", quiet[16];
+    char err[300] = "", quiet[S3XML_FLAG_MAX];
     int n = s3xml_records(body, len, &spec, mdel_key, d, quiet, err, sizeof(err));
     if (n <= 0) {
         mdel_free(d);
@@ -436,25 +475,47 @@ void s3bucket_tagging(struct http_req *r, const char *bucket)
     gbuf_free(&pairs);
 }
 
-static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
+/* The bucket's owner as S3 names it (its access key, or Shoal's one
+ * owner) into out, and whether it is public-read. */
+static int bucket_acl_of(const char *bucket, char *out, size_t n)
 {
-    enum s3e code;
-    char msg[300];
-    (void)arg;
-    if (s3sub_acl_check(r, body, len, &code, msg, sizeof(msg)))
-        s3_fail(r, code, "%s", msg);
-    else /* the ACL asked for is the one it has */
-        http_reply(r, 200, NULL, NULL, 0);
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
+    const char *owner = bk ? s3own_owner(bk->props) : NULL;
+    snprintf(out, n, "%s", owner ? owner : S3_OWNER_ID);
+    int pub = bk && s3own_public(bk->props);
+    bmd_unref(m);
+    return pub;
 }
 
-void s3bucket_acl(struct http_req *r)
+static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    char *bucket = arg, owner[128], msg[300];
+    enum s3e code;
+    int pub;
+    bucket_acl_of(bucket, owner, sizeof(owner));
+    if (s3sub_acl_check(r, body, len, owner, &pub, &code, msg, sizeof(msg))) {
+        s3_fail(r, code, "%s", msg);
+    } else {
+        struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's ACL");
+        o->ok_status = 200;
+        buckets_change(r, BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket,
+                       json_pack("{s:s}", "acl", pub ? "public-read" : "private"), change_done,
+                       o);
+    }
+    free(bucket);
+}
+
+void s3bucket_acl(struct http_req *r, const char *bucket)
 {
     if (r->method == HTTP_M_PUT) {
-        node_read_body(r, BUCKET_BODY_MAX, acl_body, NULL, NULL);
+        node_read_body(r, BUCKET_BODY_MAX, acl_body, free, xstrdup(bucket));
         return;
     }
+    char owner[128];
+    int pub = bucket_acl_of(bucket, owner, sizeof(owner));
     struct gbuf b = {0};
-    s3sub_acl_xml(&b);
+    s3sub_acl_xml(&b, owner, pub);
     s3front_reply_xml(r, 200, &b);
 }
 

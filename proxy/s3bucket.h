@@ -7,11 +7,13 @@
 #define SHOAL_PROXY_S3BUCKET_H
 
 struct http_req;
+struct s3own_who;
 
-/* ListBuckets: every Shoal bucket. */
-void s3bucket_list_all(struct http_req *r);
-/* CreateBucket (bucket as the client named it: checked here). */
-void s3bucket_create(struct http_req *r, const char *bucket);
+/* ListBuckets: the Shoal buckets who may use (s3own.h). */
+void s3bucket_list_all(struct http_req *r, const struct s3own_who *who);
+/* CreateBucket (bucket as the client named it: checked here), owned by
+ * who; again by another key: 409 BucketAlreadyExists. */
+void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_who *who);
 /* DeleteBucket, refused while the bucket holds objects. */
 void s3bucket_delete(struct http_req *r, const char *bucket);
 void s3bucket_head(struct http_req *r);
@@ -19,8 +21,8 @@ void s3bucket_location(struct http_req *r, const char *bucket);
 void s3bucket_versioning(struct http_req *r);
 /* GET, PUT and DELETE ?tagging: the bucket's "labels" property. */
 void s3bucket_tagging(struct http_req *r, const char *bucket);
-/* GET and PUT ?acl: the one ACL Shoal has. */
-void s3bucket_acl(struct http_req *r);
+/* GET and PUT ?acl: the bucket's canned ACL (private, public-read). */
+void s3bucket_acl(struct http_req *r, const char *bucket);
 /* POST ?delete: DeleteObjects. */
 void s3bucket_delete_objects(struct http_req *r, const char *bucket);
 

@@ -43,6 +43,7 @@
 #include "s3.h"
 #include "s3auth.h"
 #include "s3ck.h"
+#include "s3own.h"
 #include "s3fwd.h"
 #include "s3relay.h"
 #include "s3front.h"
@@ -719,7 +720,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
 }
 
 void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
-                  const char *key, size_t klen)
+                  const char *key, size_t klen, int public_only)
 {
     char err[256];
     const struct s3sub *sub = s3sub_find(r);
@@ -757,6 +758,11 @@ void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_re
         return;
     char *k = xstrndup(key, klen);
     char *fq = s3_query_without(r->query, "X-Amz-"); /* presigning */
+    if (public_only) {
+        char *q = xasprintf("%s%s%s", fq, fq[0] ? "&" : "", S3OWN_PUBLIC_QUERY);
+        free(fq);
+        fq = q;
+    }
     char *copy = NULL;
     /* CopyObject, UploadPartCopy */
     const char *src = http_req_header(r, "x-amz-copy-source");

@@ -16,12 +16,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "bmd.h"
 #include "buckets.h"
 #include "http.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3auth.h"
+#include "s3own.h"
 #include "s3bucket.h"
 #include "s3front.h"
 #include "s3fwd.h"
@@ -32,7 +34,7 @@
 
 /* A bucket's subresource (served for r's method: s3sub_serves) or the
  * bucket itself. */
-static void bucket_request(struct http_req *r, const char *b)
+static void bucket_request(struct http_req *r, const char *b, const struct s3own_who *who)
 {
     const struct s3sub *sub = s3sub_find(r);
     if (sub && !s3sub_serves(sub, 0, r->method)) {
@@ -40,7 +42,7 @@ static void bucket_request(struct http_req *r, const char *b)
         return;
     }
     if (r->method == HTTP_M_PUT && !sub) {
-        s3bucket_create(r, b);
+        s3bucket_create(r, b, who);
         return;
     }
     if (!buckets_exist(BMD_PROVIDER_SHOAL, b)) {
@@ -54,7 +56,7 @@ static void bucket_request(struct http_req *r, const char *b)
     case S3SUB_DELETE: s3bucket_delete_objects(r, b); return;
     case S3SUB_VERSIONS: s3listing_objects(r, b, S3LISTING_VERSIONS); return;
     case S3SUB_TAGGING: s3bucket_tagging(r, b); return;
-    case S3SUB_ACL: s3bucket_acl(r); return;
+    case S3SUB_ACL: s3bucket_acl(r, b); return;
     case 0: break;
     default: /* served by the table, unknown here: never the plain operation */
         s3sub_refuse(r, sub, 0);
@@ -137,6 +139,78 @@ static const char *op_of(const struct http_req *r, enum s3what w)
     return "s3.other";
 }
 
+/* ---- who may ------------------------------------------------------------------ */
+
+/* Does r carry a signature at all (good or bad)? */
+static int signed_at_all(const struct http_req *r)
+{
+    char v[8];
+    return http_req_header(r, "Authorization") ||
+           http_query_get(r, "X-Amz-Signature", v, sizeof(v)) != -1 ||
+           http_query_get(r, "Signature", v, sizeof(v)) != -1;
+}
+
+/* What r (w: on a bucket or an object) needs of its bucket: listing is
+ * of its objects (v1, v2, versions), its location, HeadBucket; reading
+ * is GET and HEAD of an object. */
+static enum s3own_need need_of(const struct http_req *r, enum s3what w)
+{
+    const struct s3sub *sub = s3sub_find(r);
+    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD)
+        return S3OWN_WRITE;
+    if (w == S3W_OBJECT)
+        return sub ? S3OWN_WRITE : S3OWN_READ;
+    return !sub || sub->id == S3SUB_VERSIONS || sub->id == S3SUB_LOCATION ? S3OWN_LIST
+                                                                         : S3OWN_WRITE;
+}
+
+/* May who use bucket b (which must exist) as r asks? A CopyObject must
+ * also be let read its source's bucket. */
+static int allowed(const struct http_req *r, enum s3what w, const char *b,
+                   const struct s3own_who *who)
+{
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, b) : NULL;
+    int ok = !bk || s3own_allows(bk->props, who->access, who->admin, need_of(r, w));
+    const char *src = r->method == HTTP_M_PUT ? http_req_header(r, "x-amz-copy-source") : NULL;
+    if (ok && src) {
+        char sb[S3_BUCKET_LEN];
+        src += src[0] == '/';
+        size_t n = strcspn(src, "/?");
+        const struct bmd_bucket *sbk = NULL;
+        if (n < sizeof(sb) && http_pct_decode(src, n, sb) > 0)
+            sbk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, sb) : NULL;
+        ok = !sbk || s3own_allows(sbk->props, who->access, who->admin, S3OWN_READ);
+    }
+    bmd_unref(m);
+    return ok;
+}
+
+/* The gate on a bucket or an object once keys are configured: 0 to go
+ * on (*public_only: only if the object itself is public-read, which its
+ * target decides), or -1 with r answered. unsigned_: r carries no
+ * signature (its check failed with code and msg). */
+static int gate(struct http_req *r, enum s3what w, const char *b, const struct s3own_who *who,
+                int unsigned_, int *public_only)
+{
+    *public_only = 0;
+    int exists = buckets_exist(BMD_PROVIDER_SHOAL, b);
+    if (unsigned_ && !exists) {
+        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+        return -1;
+    }
+    if (!exists || (w == S3W_BUCKET && r->method == HTTP_M_PUT && !s3sub_find(r)))
+        return 0;                /* 404 or CreateBucket, answered further on */
+    if (allowed(r, w, b, who))
+        return 0;
+    if (need_of(r, w) == S3OWN_READ) {
+        *public_only = 1;
+        return 0;
+    }
+    s3_fail(r, S3E_ACCESS_DENIED, "Access Denied");
+    return -1;
+}
+
 /* ---- entry -------------------------------------------------------------------- */
 
 
@@ -157,14 +231,25 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
     }
     struct s3auth_result auth = {0};
     int st = s3auth_check(&p->node.auth.keys, r, time(NULL), &auth, &code, msg, sizeof(msg));
-    if (st) {
+    /* unsigned: a read of a public bucket or object, or 404 for no bucket */
+    int unsigned_ = st && !signed_at_all(r) && (w == S3W_BUCKET || w == S3W_OBJECT);
+    if (st && !unsigned_) {
         s3_fail(r, code, "%s", msg);
         return;
     }
+    if (unsigned_)
+        auth.anonymous = 1;      /* nothing verified: no payload or chunk to check */
+    struct s3own_who who = {unsigned_ ? NULL : auth.access,
+                            s3own_admin(p->conf.admin_keys, p->conf.n_admin_keys, auth.access),
+                            auth_enabled(&p->node.auth)};
+    int public_only = 0;
+    if (who.enforced && (w == S3W_BUCKET || w == S3W_OBJECT) &&
+        gate(r, w, bucket, &who, unsigned_, &public_only))
+        return;
     switch (w) {
     case S3W_SERVICE:
         if (r->method == HTTP_M_GET)
-            s3bucket_list_all(r);
+            s3bucket_list_all(r, &who);
         else
             s3_fail(r, S3E_METHOD_NOT_ALLOWED, "only GET (ListBuckets) is allowed here");
         return;
@@ -172,10 +257,10 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
         s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
         return;
     case S3W_BUCKET:
-        bucket_request(r, bucket);
+        bucket_request(r, bucket, &who);
         return;
     case S3W_OBJECT:
-        s3fwd_object(r, bucket, &auth, key, klen);
+        s3fwd_object(r, bucket, &auth, key, klen, public_only);
         return;
     }
 }

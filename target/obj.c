@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "bmd.h"
 #include "cmap.h"
 #include "del.h"
@@ -35,6 +36,9 @@
 #include "objname.h"
 #include "put.h"
 #include "s3.h"
+#include "s3auth.h"
+#include "s3own.h"
+#include "s3sub.h"
 #include "subres.h"
 #include "target.h"
 #include "util.h"
@@ -110,6 +114,36 @@ static int redirect_to_owner(struct target *t, struct http_req *r, const char *p
     return 1;
 }
 
+/* A client's own credentials on an S3 request (at this target's root):
+ * does its key own the bucket (s3own.h)? Reads of a public-read bucket
+ * are anyone's; a public object in a private bucket is read through a
+ * proxy. */
+static int client_allowed(struct target *t, struct http_req *r, const struct bmd_bucket *bk)
+{
+    const struct s3auth_result *a = r->auth;
+    if (!target_is_s3(r) || a->anonymous || !auth_enabled(&t->node.auth))
+        return 1;
+    int read = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !s3sub_find(r);
+    return s3own_allows(bk->props, a->access,
+                        s3own_admin(t->conf.admin_keys, t->conf.n_admin_keys, a->access),
+                        read ? S3OWN_READ : S3OWN_WRITE);
+}
+
+/* A proxy's read for someone the bucket does not let (S3OWN_PUBLIC_QUERY):
+ * only a public-read object is served. */
+static int public_allowed(struct target *t, struct http_req *r, const char *mkey, size_t klen)
+{
+    char v[4];
+    if (http_query_get(r, "shoal_public", v, sizeof(v)) == -1)
+        return 1;
+    struct ometa *m = xmalloc(sizeof(*m));
+    int ok = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) &&
+             !store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m) &&
+             target_acl_public(m);
+    free(m);
+    return ok;
+}
+
 void obj_handle(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
@@ -136,6 +170,11 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
         err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", on.bucket);
         return;
     }
+    if (!routed && r->auth && !client_allowed(t, r, bk)) {
+        bmd_unref(b);
+        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
+        return;
+    }
     char *name = xstrndup(on.name, on.name_len);
     if (!routed && redirect_to_owner(t, r, provider, on.bucket, name)) {
         free(name);
@@ -144,7 +183,12 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     }
     size_t klen;
     char *mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &klen);
-    obj_dispatch(t, r, bk, name, mkey, klen);
+    if (routed && !public_allowed(t, r, mkey, klen)) {
+        free(mkey);
+        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
+    } else {
+        obj_dispatch(t, r, bk, name, mkey, klen);
+    }
     free(name);
     bmd_unref(b);
 }

@@ -477,8 +477,10 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
     }
     if (p->copy_meta) {
         const char *ct = hc_header(x, "Content-Type");
+        int pub = target_acl_public(&p->m);   /* the request's, never the source's */
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct ? ct : "");
         p->m.umeta_len = 0;
+        target_set_acl(&p->m, pub);
         int n = hc_header_count(x);
         for (int i = 0; i < n; i++) {
             const char *v, *k = hc_header_at(x, i, &v);

@@ -34,6 +34,7 @@
 #include "mpu.h"
 #include "node.h"
 #include "s3.h"
+#include "s3own.h"
 #include "s3sub.h"
 #include "s3tag.h"
 #include "subres.h"
@@ -51,7 +52,11 @@ struct subreq {
     char *mkey;
     size_t klen;
     struct s3tags tags;          /* PUT ?tagging: the new set; DELETE: empty */
-    uint64_t size;               /* the object's, once its tags changed */
+    int public_read;             /* PUT ?acl: the new canned ACL */
+    char owner[128];             /* ... and the bucket's owner, as the policy names it */
+    int (*change)(struct ometa *m, void *arg);   /* what a change does to the record */
+    const char *what;            /* ... named in errors */
+    uint64_t size;               /* the object's, once changed */
     int rc;
 };
 
@@ -105,10 +110,16 @@ static int tags_change(struct ometa *m, void *arg)
     return ometa_tags_set(m, s->tags.pairs.p, s->tags.pairs.n);
 }
 
+static int acl_change(struct ometa *m, void *arg)
+{
+    struct subreq *s = arg;
+    return target_set_acl(m, s->public_read);
+}
+
 /*
- * I/O pool: the object's tags replaced in its metadata record, with
- * store_meta_update: a PUT or DELETE of the object is wholly before or
- * after the change, so the tags never land on a newer version's record
+ * I/O pool: the object's tags (or ACL) replaced in its metadata record,
+ * with store_meta_update: a PUT or DELETE of the object is wholly before
+ * or after the change, so the tags never land on a newer version's record
  * that they were not meant for, and never resurrect a deleted one. The
  * version moves on (the newer record wins wherever copies meet); ETag and
  * Last-Modified stay, as in S3.
@@ -118,7 +129,7 @@ static void tags_work(void *arg)
     struct subreq *s = arg;
     struct store *st = &s->t->store;
     struct ometa m;
-    s->rc = store_meta_update(st, s->mkey, s->klen, tags_change, s);
+    s->rc = store_meta_update(st, s->mkey, s->klen, s->change, s);
     if (!s->rc && !store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &m))
         s->size = m.size;
 }
@@ -151,12 +162,12 @@ static void tags_answer(struct subreq *s)
     struct http_req *r = s->r;
     if (s->rc == -EAGAIN) {
         http_resp_header(r, "Retry-After", "2");
-        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the tags changed on the owner but not on every "
-                                              "copy holder: try again");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the %s changed on the owner but not on every "
+                                              "copy holder: try again", s->what);
     } else if (s->rc == -ENOENT)
         no_key(r);
     else if (s->rc)
-        http_reply_error(r, err_status(s->rc), "cannot change the tags: %s",
+        http_reply_error(r, err_status(s->rc), "cannot change the %s: %s", s->what,
                          strerror(-s->rc));
     else
         http_reply(r, r->method == HTTP_M_DELETE ? 204 : 200, NULL, NULL, 0);
@@ -195,6 +206,8 @@ static void tagging(struct target *t, struct http_req *r, char *mkey, size_t kle
         return;
     }
     struct subreq *s = subreq_new(t, r, mkey, klen);
+    s->change = tags_change;
+    s->what = "tags";
     if (r->method == HTTP_M_PUT)
         node_read_body(r, SUB_BODY_MAX, tags_body, subreq_free, s);
     else /* DELETE: the empty set */
@@ -208,30 +221,32 @@ static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
     struct subreq *s = arg;
     enum s3e code;
     char msg[300];
-    if (s3sub_acl_check(r, body, len, &code, msg, sizeof(msg))) {
+    if (s3sub_acl_check(r, body, len, s->owner, &s->public_read, &code, msg, sizeof(msg))) {
         s3_fail(r, code, "%s", msg);
-    } else {
-        struct ometa *m = meta_get(s->t, r, s->mkey, s->klen);
-        if (m) /* nothing to change: the ACL asked for is the one it has */
-            http_reply(r, 200, NULL, NULL, 0);
-        free(m);
+        subreq_free(s);
+        return;
     }
-    subreq_free(s);
+    iopool_submit(s->t->io, r->w->q, tags_work, tags_done, s);
 }
 
-static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen)
+/* GET and PUT ?acl: the object's canned ACL; owner: its bucket's. */
+static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen, const char *owner)
 {
     if (r->method == HTTP_M_PUT) {
-        node_read_body(r, SUB_BODY_MAX, acl_body, subreq_free, subreq_new(t, r, mkey, klen));
+        struct subreq *s = subreq_new(t, r, mkey, klen);
+        s->change = acl_change;
+        s->what = "ACL";
+        snprintf(s->owner, sizeof(s->owner), "%s", owner);
+        node_read_body(r, SUB_BODY_MAX, acl_body, subreq_free, s);
         return;
     }
     struct ometa *m = meta_get(t, r, mkey, klen);
     free(mkey);
     if (!m)
         return;
-    free(m);
     struct gbuf b = {0};
-    s3sub_acl_xml(&b);
+    s3sub_acl_xml(&b, owner, target_acl_public(m));
+    free(m);
     http_reply(r, 200, "application/xml", b.p, b.n);
     gbuf_free(&b);
 }
@@ -255,7 +270,7 @@ int subres_handle(struct target *t, struct http_req *r, const struct bmd_bucket 
             tagging(t, r, mkey, klen);
             return 1;
         case S3SUB_ACL:
-            acl(t, r, mkey, klen);
+            acl(t, r, mkey, klen, s3own_owner(bk->props) ?: S3_OWNER_ID);
             return 1;
         default:
             break;

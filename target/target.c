@@ -16,6 +16,7 @@
 #include "http.h"
 #include "s3.h"
 #include "s3ck.h"
+#include "s3sub.h"
 #include "s3tag.h"
 #include "reb.h"
 #include "store.h"
@@ -199,6 +200,58 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
 }
 
 #define USER_META_MAX 2048       /* S3's: names and values of x-amz-meta-*, in bytes */
+#define ACL_KEY ":acl"           /* an object's canned ACL, when public-read */
+
+int target_acl_public(const struct ometa *m)
+{
+    for (size_t off = 0; off < m->umeta_len;) {
+        const char *k = m->umeta + off;
+        const char *v = k + strlen(k) + 1;
+        if (!strcmp(k, ACL_KEY))
+            return !strcmp(v, "public-read");
+        off = (size_t)(v - m->umeta) + strlen(v) + 1;
+    }
+    return 0;
+}
+
+int target_set_acl(struct ometa *m, int public_read)
+{
+    size_t w = 0;
+    for (size_t off = 0; off < m->umeta_len;) {   /* every pair but the ACL's, in place */
+        const char *k = m->umeta + off;
+        const char *v = k + strlen(k) + 1;
+        size_t n = (size_t)(v - k) + strlen(v) + 1;
+        if (strcmp(k, ACL_KEY)) {
+            memmove(m->umeta + w, k, n);
+            w += n;
+        }
+        off += n;
+    }
+    m->umeta_len = w;
+    return public_read ? ometa_umeta_add(m, ACL_KEY, "public-read") : 0;
+}
+
+/* x-amz-acl and x-amz-grant-* of a write: 0 (a public-read object noted
+ * in m), or the status of the error answered (501 for what Shoal does not
+ * serve, 400 when it does not fit). */
+static int write_acl(struct http_req *r, struct ometa *m)
+{
+    const char *acl = http_req_header(r, "x-amz-acl");
+    int pub = acl ? s3sub_canned(acl) : 0;
+    for (int i = 0; i < r->n_hdrs && pub >= 0; i++)
+        if (!strncasecmp(r->hdrs[i].name, "x-amz-grant-", 12))
+            pub = -1;
+    if (pub < 0) {
+        err_reply(r, S3E_NOT_IMPLEMENTED, "only the canned ACLs private and public-read are "
+                                          "implemented");
+        return err_s3_status(S3E_NOT_IMPLEMENTED);
+    }
+    if (target_set_acl(m, pub)) {
+        err_reply(r, S3E_METADATA_TOO_LARGE, "the object's metadata leaves no room for its ACL");
+        return err_s3_status(S3E_METADATA_TOO_LARGE);
+    }
+    return 0;
+}
 
 int target_s3_meta(struct http_req *r, struct ometa *m)
 {
@@ -220,7 +273,7 @@ int target_s3_meta(struct http_req *r, struct ometa *m)
                                              "metadata size (%d bytes)", USER_META_MAX);
         return err_s3_status(S3E_METADATA_TOO_LARGE);
     }
-    return 0;
+    return write_acl(r, m);
 }
 
 int target_s3_tags(struct http_req *r, struct ometa *m)

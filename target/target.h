@@ -75,6 +75,10 @@ const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg);
 /* ... as x-amz-checksum-<alg> and x-amz-checksum-type; nothing when
  * there is none. */
 void target_checksum_headers(struct http_req *r, const struct ometa *m);
+/* An object's canned ACL (s3own.h), kept among its metadata: is it
+ * public-read; make it so or not (0, or -E2BIG when it does not fit). */
+int target_acl_public(const struct ometa *m);
+int target_set_acl(struct ometa *m, int public_read);
 /* ... as the elements of a copy's or a completion's XML answer. */
 void target_checksum_xml(struct gbuf *b, const struct ometa *m);
 

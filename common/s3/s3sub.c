@@ -90,18 +90,34 @@ void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object)
 
 /* ---- ACL ------------------------------------------------------------------- */
 
-void s3sub_acl_xml(struct gbuf *b)
+void s3sub_acl_xml(struct gbuf *b, const char *owner, int public_read)
 {
-    gbuf_str(b, S3_XML_HEAD "<AccessControlPolicy xmlns=\"" S3_NS "\"><Owner>" S3_OWNER_XML
-                "</Owner><AccessControlList><Grant><Grantee "
+    gbuf_str(b, S3_XML_HEAD "<AccessControlPolicy xmlns=\"" S3_NS "\"><Owner>");
+    s3_xml_elem(b, "ID", owner);
+    s3_xml_elem(b, "DisplayName", owner);
+    gbuf_str(b, "</Owner><AccessControlList><Grant><Grantee "
                 "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
-                "xsi:type=\"CanonicalUser\">" S3_OWNER_XML "</Grantee>"
-                "<Permission>FULL_CONTROL</Permission></Grant></AccessControlList>"
-                "</AccessControlPolicy>\n");
+                "xsi:type=\"CanonicalUser\">");
+    s3_xml_elem(b, "ID", owner);
+    s3_xml_elem(b, "DisplayName", owner);
+    gbuf_str(b, "</Grantee><Permission>FULL_CONTROL</Permission></Grant>");
+    if (public_read)
+        gbuf_str(b, "<Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+                    "xsi:type=\"Group\"><URI>" S3SUB_ALL_USERS "</URI></Grantee>"
+                    "<Permission>READ</Permission></Grant>");
+    gbuf_str(b, "</AccessControlList></AccessControlPolicy>\n");
+}
+
+int s3sub_canned(const char *v)
+{
+    return !strcmp(v, "private") ? 0 : !strcmp(v, "public-read") ? 1 : -1;
 }
 
 struct acl_ctx {
-    int owner_only;              /* every grant so far: the owner, FULL_CONTROL */
+    const char *owner;
+    int owner_full;              /* a grant of FULL_CONTROL to the owner */
+    int public_read;             /* a grant of READ to AllUsers */
+    int other;                   /* any other grant */
 };
 
 static int acl_grant(void *arg, char **f, char *err, size_t errlen)
@@ -110,14 +126,19 @@ static int acl_grant(void *arg, char **f, char *err, size_t errlen)
     (void)err;
     (void)errlen;
     /* fields: Grantee/ID, Grantee/URI, Grantee/EmailAddress, Permission */
-    if (!f[0] || strcmp(f[0], S3_OWNER_ID) || f[1] || f[2] || !f[3] ||
-        strcmp(f[3], "FULL_CONTROL"))
-        a->owner_only = 0;
+    const char *perm = f[3] ? f[3] : "";
+    if (f[0] && !f[1] && !f[2] && (!strcmp(f[0], a->owner) || !strcmp(f[0], S3_OWNER_ID)) &&
+        !strcmp(perm, "FULL_CONTROL"))
+        a->owner_full = 1;
+    else if (!f[0] && f[1] && !f[2] && !strcmp(f[1], S3SUB_ALL_USERS) && !strcmp(perm, "READ"))
+        a->public_read = 1;
+    else
+        a->other = 1;
     return 0;
 }
 
-int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum s3e *code,
-                    char *msg, size_t msglen)
+int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char *owner,
+                    int *public_read, enum s3e *code, char *msg, size_t msglen)
 {
     static const char *const grants[] = {
         "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp",
@@ -126,8 +147,8 @@ int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum
     for (size_t i = 0; i < ARRAY_LEN(grants); i++) {
         if (http_req_header(r, grants[i])) {
             *code = S3E_NOT_IMPLEMENTED;
-            snprintf(msg, msglen, "%s is not implemented: Shoal's only ACL is private",
-                     grants[i]);
+            snprintf(msg, msglen, "%s is not implemented: Shoal's ACLs are the canned private "
+                                  "and public-read", grants[i]);
             return err_s3_status(*code);
         }
     }
@@ -138,10 +159,10 @@ int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum
             snprintf(msg, msglen, "a request with x-amz-acl takes no body");
             return err_s3_status(*code);
         }
-        if (strcmp(canned, "private")) {
+        if ((*public_read = s3sub_canned(canned)) < 0) {
             *code = S3E_NOT_IMPLEMENTED;
-            snprintf(msg, msglen, "the canned ACL '%.64s' is not implemented: Shoal's only "
-                                  "ACL is private", canned);
+            snprintf(msg, msglen, "the canned ACL '%.64s' is not implemented: Shoal's are "
+                                  "private and public-read", canned);
             return err_s3_status(*code);
         }
         return 0;
@@ -154,17 +175,19 @@ int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum
     static const struct s3xml_spec spec = {
         "AccessControlPolicy", "AccessControlList/Grant",
         {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID"};
-    struct acl_ctx a = {1};
-    char owner[16];
-    int n = s3xml_records(body, len, &spec, acl_grant, &a, owner, msg, msglen);
+    struct acl_ctx a = {.owner = owner};
+    char oid[S3XML_FLAG_MAX];
+    int n = s3xml_records(body, len, &spec, acl_grant, &a, oid, msg, msglen);
     if (n < 0) {
         *code = S3E_MALFORMED_ACL;
         return err_s3_status(*code);
     }
-    if (n != 1 || !a.owner_only || (owner[0] && strcmp(owner, S3_OWNER_ID))) {
+    if (!a.owner_full || a.other || (oid[0] && strcmp(oid, owner) && strcmp(oid, S3_OWNER_ID))) {
         *code = S3E_NOT_IMPLEMENTED;
-        snprintf(msg, msglen, "only the owner's FULL_CONTROL (the private ACL) is implemented");
+        snprintf(msg, msglen, "only the owner's FULL_CONTROL, with AllUsers' READ or without "
+                              "(the private and public-read ACLs), is implemented");
         return err_s3_status(*code);
     }
+    *public_read = a.public_read;
     return 0;
 }

@@ -54,16 +54,25 @@ int s3sub_serves(const struct s3sub *s, int on_object, int method);
 /* Answer r 501 NotImplemented (S3 XML) for s. */
 void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object);
 
-/* GetBucketAcl / GetObjectAcl: the AccessControlPolicy, whole. */
+/* The canned ACLs Shoal serves: private, and public-read (anyone may read,
+ * unsigned). */
+#define S3SUB_ALL_USERS "http://acs.amazonaws.com/groups/global/AllUsers"
+
+/* GetBucketAcl / GetObjectAcl: the AccessControlPolicy, whole: owner (an
+ * access key, or S3_OWNER_ID) with FULL_CONTROL, and AllUsers with READ
+ * when public. */
 struct gbuf;
-void s3sub_acl_xml(struct gbuf *b);
+void s3sub_acl_xml(struct gbuf *b, const char *owner, int public_read);
+/* An x-amz-acl value: 0 private, 1 public-read, -1 another (501). */
+int s3sub_canned(const char *v);
 /*
- * PutBucketAcl / PutObjectAcl with r's headers and body: 0 when they ask
- * for the ACL Shoal has (x-amz-acl: private, or a policy granting only
- * the owner FULL_CONTROL), else the status of the error *code, with msg
+ * PutBucketAcl / PutObjectAcl with r's headers and body: 0 with
+ * *public_read set when they ask for an ACL Shoal serves (x-amz-acl
+ * private or public-read; or a policy granting owner FULL_CONTROL and
+ * perhaps AllUsers READ), else the status of the error *code, with msg
  * (501 NotImplemented for any other ACL; 400 for a malformed request).
  */
-int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, enum s3e *code,
-                    char *msg, size_t msglen);
+int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char *owner,
+                    int *public_read, enum s3e *code, char *msg, size_t msglen);
 
 #endif

@@ -113,7 +113,8 @@ static void on_end(void *ud, const XML_Char *name)
         free(s->vals[s->field]);
         s->vals[s->field] = xstrndup(s->text.p ? s->text.p : "", s->text.n);
     } else if (s->field == -2 && s->flag_out) {
-        snprintf(s->flag_out, 16, "%.*s", (int)(s->text.n < 15 ? s->text.n : 15),
+        snprintf(s->flag_out, S3XML_FLAG_MAX, "%.*s",
+                 (int)(s->text.n < S3XML_FLAG_MAX - 1 ? s->text.n : S3XML_FLAG_MAX - 1),
                  s->text.p ? s->text.p : "");
     }
     s->field = -1;

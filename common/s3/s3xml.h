@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #define S3XML_FIELDS_MAX 8
+#define S3XML_FLAG_MAX 160
 #define S3XML_RECORDS_MAX 10000
 #define S3XML_TEXT_MAX 2048
 #define S3XML_PATH_MAX 256       /* element names from the root, joined by '/' */
@@ -27,7 +28,8 @@ struct s3xml_spec {
  * Parse body. For each record, cb gets the fields' text in spec order
  * (NULL for a field that was absent) and returns 0 to go on or -1 to stop
  * (then the parse fails with the message cb left in err). flag_out (at
- * least 16 bytes, may be NULL) gets the flag's text or "". Returns the
+ * least S3XML_FLAG_MAX bytes, may be NULL) gets the flag's text (cut to
+ * fit) or "". Returns the
  * number of records, or -1 with err (malformed XML, another root, a field
  * over S3XML_TEXT_MAX, more than S3XML_RECORDS_MAX records, elements nested
  * past S3XML_PATH_MAX, a DTD).

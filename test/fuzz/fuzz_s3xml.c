@@ -25,10 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const struct s3xml_spec specs[] = {
         {"CompleteMultipartUpload", "Part", {"PartNumber", "ETag"}, 2, NULL},
         {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet"},
+        {"AccessControlPolicy", "AccessControlList/Grant",
+         {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID"},
     };
-    char err[256], flag[16];
+    char err[256], flag[S3XML_FLAG_MAX];
     size_t n = 0;
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
         s3xml_records((const char *)data, size, &specs[i], take, &n, flag, err, sizeof(err));
     return 0;
 }

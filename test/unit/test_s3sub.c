@@ -10,6 +10,7 @@
 #include "err.h"
 #include "http.h"
 #include "ometa.h"
+#include "s3own.h"
 #include "s3sub.h"
 #include "s3tag.h"
 #include "s3xml.h"
@@ -226,34 +227,72 @@ static void test_acl(void)
     struct http_req r = {.query = "", .hdrs = h};
     enum s3e code;
     char msg[300];
+    int pub = -1;
     h[0] = (struct http_hdr){"x-amz-acl", "private"};
     r.n_hdrs = 1;
-    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 0);
-    CHECK(s3sub_acl_check(&r, "<x/>", 4, &code, msg, sizeof(msg)) == 400);
+    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 0 && pub == 0);
+    CHECK(s3sub_acl_check(&r, "<x/>", 4, "alice", &pub, &code, msg, sizeof(msg)) == 400);
     h[0].value = "public-read";
-    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 501 &&
+    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 0 && pub == 1);
+    h[0].value = "public-read-write";
+    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 501 &&
           code == S3E_NOT_IMPLEMENTED);
     h[0] = (struct http_hdr){"x-amz-grant-read", "id=x"};
-    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 501);
+    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 501);
     r.n_hdrs = 0;
-    CHECK(s3sub_acl_check(&r, "", 0, &code, msg, sizeof(msg)) == 400);
-    /* the policy Shoal answers is the one it accepts */
-    struct gbuf b = {0};
-    s3sub_acl_xml(&b);
-    CHECK(s3sub_acl_check(&r, b.p, b.n, &code, msg, sizeof(msg)) == 0);
-    gbuf_free(&b);
+    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 400);
+    /* the policies Shoal answers are the ones it accepts */
+    for (int p = 0; p < 2; p++) {
+        struct gbuf b = {0};
+        s3sub_acl_xml(&b, "alice", p);
+        pub = -1;
+        CHECK(s3sub_acl_check(&r, b.p, b.n, "alice", &pub, &code, msg, sizeof(msg)) == 0 &&
+              pub == p);
+        /* ... for another owner they grant someone else */
+        CHECK(s3sub_acl_check(&r, b.p, b.n, "bob", &pub, &code, msg, sizeof(msg)) == 501);
+        gbuf_free(&b);
+    }
     const char *two = "<AccessControlPolicy><Owner><ID>shoal</ID></Owner><AccessControlList>"
                       "<Grant><Grantee><ID>shoal</ID></Grantee><Permission>FULL_CONTROL"
                       "</Permission></Grant><Grant><Grantee><URI>http://acs.amazonaws.com/"
-                      "groups/global/AllUsers</URI></Grantee><Permission>READ</Permission>"
+                      "groups/global/AllUsers</URI></Grantee><Permission>WRITE</Permission>"
                       "</Grant></AccessControlList></AccessControlPolicy>";
-    CHECK(s3sub_acl_check(&r, two, strlen(two), &code, msg, sizeof(msg)) == 501);
+    CHECK(s3sub_acl_check(&r, two, strlen(two), "shoal", &pub, &code, msg, sizeof(msg)) == 501);
     const char *other = "<AccessControlPolicy><AccessControlList><Grant><Grantee><ID>bob</ID>"
                         "</Grantee><Permission>FULL_CONTROL</Permission></Grant>"
                         "</AccessControlList></AccessControlPolicy>";
-    CHECK(s3sub_acl_check(&r, other, strlen(other), &code, msg, sizeof(msg)) == 501);
-    CHECK(s3sub_acl_check(&r, "<AccessControlPolicy>", 21, &code, msg, sizeof(msg)) == 400 &&
+    CHECK(s3sub_acl_check(&r, other, strlen(other), "alice", &pub, &code, msg, sizeof(msg)) ==
+          501);
+    CHECK(s3sub_acl_check(&r, "<AccessControlPolicy>", 21, "alice", &pub, &code, msg,
+                          sizeof(msg)) == 400 &&
           code == S3E_MALFORMED_ACL);
+    CHECK(s3sub_canned("private") == 0 && s3sub_canned("public-read") == 1 &&
+          s3sub_canned("bucket-owner-read") == -1);
+}
+
+/* s3own: who may do what to a bucket. */
+static void test_owners(void)
+{
+    json_t *mine = json_pack("{s:s}", "owner", "alice");
+    json_t *open = json_pack("{s:s, s:s}", "owner", "alice", "acl", "public-read");
+    json_t *nobodys = json_object();
+    for (int n = 0; n < 3; n++) {
+        enum s3own_need need = (enum s3own_need)n;
+        CHECK(s3own_allows(mine, "alice", 0, need) && s3own_allows(mine, "ops", 1, need));
+        CHECK(!s3own_allows(mine, "bob", 0, need) && !s3own_allows(mine, NULL, 0, need));
+        CHECK(s3own_allows(nobodys, "bob", 0, need) && !s3own_allows(nobodys, NULL, 0, need));
+        /* public-read: anyone lists it, nobody else reads its objects or writes */
+        CHECK(s3own_allows(open, "bob", 0, need) == (need == S3OWN_LIST));
+        CHECK(s3own_allows(open, NULL, 0, need) == (need == S3OWN_LIST));
+    }
+    char *admins[] = {"ops", "root"};
+    CHECK(s3own_admin(admins, 2, "root") && !s3own_admin(admins, 2, "bob") &&
+          !s3own_admin(admins, 2, NULL));
+    CHECK(!strcmp(s3own_owner(mine), "alice") && !s3own_owner(nobodys));
+    CHECK(s3own_public(open) && !s3own_public(mine));
+    json_decref(mine);
+    json_decref(open);
+    json_decref(nobodys);
 }
 
 static void test_ometa_tags(void)
@@ -293,6 +332,7 @@ int main(void)
     test_tags();
     test_xml_paths();
     test_acl();
+    test_owners();
     test_ometa_tags();
     return check_done("test_s3sub");
 }
