@@ -179,12 +179,26 @@ void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...
         return;
     if (!r->resp_hdrs)
         r->resp_hdrs = evbuffer_new();
-    evbuffer_add_printf(r->resp_hdrs, "%s: ", name);
+    char line[8192];
     va_list ap;
     va_start(ap, fmt);
-    evbuffer_add_vprintf(r->resp_hdrs, fmt, ap);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
+    char *v = n < (int)sizeof(line) ? line : NULL;
+    if (!v) {                    /* longer than line: the whole of it, on the heap */
+        v = xmalloc((size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(v, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    for (int i = 0; i < n; i++)  /* a value never ends the line: no header of its own */
+        if (v[i] == '\r' || v[i] == '\n')
+            v[i] = ' ';
+    evbuffer_add_printf(r->resp_hdrs, "%s: ", name);
+    evbuffer_add(r->resp_hdrs, v, (size_t)n);
     evbuffer_add(r->resp_hdrs, "\r\n", 2);
+    if (v != line)
+        free(v);
 }
 
 void http_resp_abort(struct http_req *r)

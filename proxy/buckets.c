@@ -18,15 +18,19 @@
 #include <time.h>
 
 #include "buckets.h"
+#include "auth.h"
 #include "cluster.h"
 #include "hc.h"
 #include "http.h"
 #include "log.h"
+#include "node.h"
 #include "objname.h"
 #include "olist.h"
 #include "owed.h"
 #include "proxy.h"
 #include "quorum.h"
+#include "s3auth.h"
+#include "s3own.h"
 #include "summary.h"
 #include "util.h"
 #include "worker.h"
@@ -255,6 +259,16 @@ static void change_body(struct http_req *r, json_t *props)
                          : r->method == HTTP_M_PATCH ? BUCKETS_PATCH
                                                      : BUCKETS_DESTROY;
     char force[8];
+    struct proxy *p = r->w->ctx;
+    const struct s3auth_result *a = r->auth;
+    if ((json_object_get(props, "owner") || json_object_get(props, "acl")) &&
+        auth_enabled(&p->node.auth) && node_check_sig(&p->node, r) <= 0 &&   /* a proxy's */
+        !(a && s3own_admin(p->conf.admin_keys, p->conf.n_admin_keys, a->access))) {
+        json_decref(props);      /* who owns an S3 bucket, and who reads it, is S3's */
+        http_reply_error(r, 403, "the owner and acl properties are set through the S3 API, "
+                                 "or by an admin key");
+        return;
+    }
     if (op == BUCKETS_DESTROY) {
         json_decref(props);
         props = NULL;

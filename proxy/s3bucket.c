@@ -110,8 +110,9 @@ struct bucket_op {
     struct http_req *r;
     char bucket[S3_BUCKET_LEN];
     const char *what;            /* the change, for change_done's message */
-    char location[64];           /* CreateBucket's LocationConstraint, "" none */
+    char location[S3XML_FLAG_MAX];   /* CreateBucket's LocationConstraint, "" none */
     char owner[128];             /* CreateBucket's: the access key, "" none */
+    int admin;                   /* ... an admin key */
     int public_read;             /* CreateBucket's x-amz-acl */
     int ok_status;               /* a change's answer: 204 (PutBucketAcl: 200) */
 };
@@ -134,6 +135,17 @@ static void bucket_op_free(struct bucket_op *o)
     free(o);
 }
 
+/* The bucket o names, as it is now: its owner o's or none? */
+static int own_or_ownerless(const struct bucket_op *o)
+{
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, o->bucket) : NULL;
+    const char *owner = bk ? s3own_owner(bk->props) : NULL;
+    int ok = !owner || o->admin || !strcmp(owner, o->owner);
+    bmd_unref(m);
+    return ok;
+}
+
 static void create_done(void *arg, int status, json_t *answer, const char *err)
 {
     struct bucket_op *o = arg;
@@ -142,6 +154,9 @@ static void create_done(void *arg, int status, json_t *answer, const char *err)
     if (status == 201 || status == 200) {
         http_resp_header(r, "Location", "/%s", o->bucket);
         http_reply(r, 200, NULL, NULL, 0);
+    } else if (status == 409 && !own_or_ownerless(o)) {   /* another key made it first */
+        s3_fail(r, S3E_BUCKET_ALREADY_EXISTS, "the requested bucket name is not available: "
+                                              "another account owns it");
     } else if (status == 409 && (!o->location[0] || !strcmp(o->location, "us-east-1"))) {
         http_resp_header(r, "Location", "/%s", o->bucket);   /* us-east-1's answer */
         http_reply(r, 200, NULL, NULL, 0);
@@ -225,6 +240,7 @@ void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_
     struct bucket_op *o = bucket_op_new(r, bucket, NULL);
     if (who->enforced && who->access)
         snprintf(o->owner, sizeof(o->owner), "%s", who->access);
+    o->admin = who->admin || !who->enforced;
     o->public_read = pub;
     node_read_body(r, BUCKET_BODY_MAX, create_body, create_gone, o);
 }

@@ -661,12 +661,25 @@ static int source_backed(const char *name)
     return backed;
 }
 
+/* May who read objects of bucket name (s3own.h)? If not, the copy reads
+ * only a public-read source object. */
+static int source_readable(const char *name, const struct s3own_who *who)
+{
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, BMD_PROVIDER_SHOAL, name) : NULL;
+    int ok = !who->enforced || (bk && s3own_allows(bk->props, who->access, who->admin,
+                                                   S3OWN_READ));
+    bmd_unref(b);
+    return ok;
+}
+
 /* CopyObject's source, "[/]bucket/key[?versionId=...]" percent-encoded,
- * as a header line naming a signed URL on the source's target; NULL when
- * the client was answered (bad or missing source, or a CopyObject onto
- * itself that changes nothing: to_bucket/to_key, NULL for a part). */
+ * as a header line naming a signed URL on the source's target (asking
+ * for a public-read object only when who may not read the bucket); NULL
+ * when the client was answered (bad or missing source, or a CopyObject
+ * onto itself that changes nothing: to_bucket/to_key, NULL for a part). */
 static char *copy_from(struct http_req *r, const char *src, const char *to_bucket,
-                       const char *to_key)
+                       const char *to_key, const struct s3own_who *who)
 {
     size_t n = strcspn(src, "?");
     char *dec = xmalloc(n + 1);
@@ -710,7 +723,8 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
     char *line = NULL;
     if (owner) {
         struct proxy *p = r->w->ctx;
-        char *url = objects_url(&p->node, owner, "GET", s, key, strlen(key), NULL);
+        char *url = objects_url(&p->node, owner, "GET", s, key, strlen(key),
+                                source_readable(s, who) ? NULL : S3OWN_PUBLIC_QUERY);
         line = xasprintf("%s: %s", COPY_FROM_HEADER, url);
         free(url);
     }
@@ -720,7 +734,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
 }
 
 void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
-                  const char *key, size_t klen, int public_only)
+                  const struct s3own_who *who, const char *key, size_t klen, int public_only)
 {
     char err[256];
     const struct s3sub *sub = s3sub_find(r);
@@ -767,7 +781,7 @@ void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_re
     /* CopyObject, UploadPartCopy */
     const char *src = http_req_header(r, "x-amz-copy-source");
     if (src && r->method == HTTP_M_PUT && (!sub || part) &&
-        !(copy = copy_from(r, src, bucket, part ? NULL : k))) {
+        !(copy = copy_from(r, src, bucket, part ? NULL : k, who))) {
         free(fq);
         free(k);
         return; /* answered */

@@ -164,46 +164,56 @@ static enum s3own_need need_of(const struct http_req *r, enum s3what w)
                                                                          : S3OWN_WRITE;
 }
 
-/* May who use bucket b (which must exist) as r asks? A CopyObject must
- * also be let read its source's bucket. */
-static int allowed(const struct http_req *r, enum s3what w, const char *b,
-                   const struct s3own_who *who)
+/* Does r ask for response-* overrides of the answer's headers (which
+ * S3 takes only from signed requests)? */
+static int overrides(const struct http_req *r)
 {
-    struct bmd *m = bmd_current();
-    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, b) : NULL;
-    int ok = !bk || s3own_allows(bk->props, who->access, who->admin, need_of(r, w));
-    const char *src = r->method == HTTP_M_PUT ? http_req_header(r, "x-amz-copy-source") : NULL;
-    if (ok && src) {
-        char sb[S3_BUCKET_LEN];
-        src += src[0] == '/';
-        size_t n = strcspn(src, "/?");
-        const struct bmd_bucket *sbk = NULL;
-        if (n < sizeof(sb) && http_pct_decode(src, n, sb) > 0)
-            sbk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, sb) : NULL;
-        ok = !sbk || s3own_allows(sbk->props, who->access, who->admin, S3OWN_READ);
-    }
-    bmd_unref(m);
-    return ok;
+    for (const char *q = r->query; *q; q += strcspn(q, "&"), q += *q == '&')
+        if (!strncmp(q, "response-", 9))
+            return 1;
+    return 0;
 }
 
 /* The gate on a bucket or an object once keys are configured: 0 to go
  * on (*public_only: only if the object itself is public-read, which its
  * target decides), or -1 with r answered. unsigned_: r carries no
- * signature (its check failed with code and msg). */
+ * signature. A bucket's ACL changes only by its owner; one with no owner
+ * (everyone's) by an admin key only, so no key opens it to the world. */
 static int gate(struct http_req *r, enum s3what w, const char *b, const struct s3own_who *who,
                 int unsigned_, int *public_only)
 {
     *public_only = 0;
-    int exists = buckets_exist(BMD_PROVIDER_SHOAL, b);
-    if (unsigned_ && !exists) {
-        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+    const struct s3sub *sub = s3sub_find(r);
+    int create = w == S3W_BUCKET && r->method == HTTP_M_PUT && !sub;
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, b) : NULL;
+    enum s3own_need need = need_of(r, w);
+    int ok = bk && s3own_allows(bk->props, who->access, who->admin, need);
+    if (ok && !who->admin && sub && sub->id == S3SUB_ACL && r->method == HTTP_M_PUT &&
+        !s3own_owner(bk->props))
+        ok = 0;
+    int exists = bk != NULL;
+    bmd_unref(m);
+    if (unsigned_ && (create || (!ok && need != S3OWN_READ) || overrides(r))) {
+        if (!exists && !create)
+            s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+        else if (overrides(r) && (ok || need == S3OWN_READ))
+            s3_fail(r, S3E_INVALID_REQUEST, "Request specific response headers cannot be used "
+                                            "for anonymous GET requests.");
+        else
+            s3_fail(r, S3E_ACCESS_DENIED, "Access Denied");
         return -1;
     }
-    if (!exists || (w == S3W_BUCKET && r->method == HTTP_M_PUT && !s3sub_find(r)))
+    if (!exists) {
+        if (unsigned_) {
+            s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+            return -1;
+        }
         return 0;                /* 404 or CreateBucket, answered further on */
-    if (allowed(r, w, b, who))
-        return 0;
-    if (need_of(r, w) == S3OWN_READ) {
+    }
+    if (ok || create)
+        return 0;                /* CreateBucket decides by the owner itself */
+    if (need == S3OWN_READ) {
         *public_only = 1;
         return 0;
     }
@@ -260,7 +270,7 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
         bucket_request(r, bucket, &who);
         return;
     case S3W_OBJECT:
-        s3fwd_object(r, bucket, &auth, key, klen, public_only);
+        s3fwd_object(r, bucket, &auth, &who, key, klen, public_only);
         return;
     }
 }

@@ -362,6 +362,11 @@ void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucke
         return;
     }
     char pn[8];
+    if (http_query_get(r, "shoal_public", pn, sizeof(pn)) != -1) {
+        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");   /* no ACL comes from a backend */
+        cold_free(c);
+        return;
+    }
     if (target_is_s3(r) && http_query_get(r, "partNumber", pn, sizeof(pn)) != -1) {
         err_reply(r, S3E_NOT_IMPLEMENTED, "partNumber on an object not yet fetched from the "
                                           "backend: not implemented");

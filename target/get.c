@@ -279,6 +279,12 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
 {
     struct ometa m = *mp;
     uint64_t off = 0, len = m.size;
+    char pq[4];
+    if (http_query_get(r, "shoal_public", pq, sizeof(pq)) != -1 && !target_acl_public(&m)) {
+        close(fd);               /* the record served decides, not one looked at before */
+        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
+        return;
+    }
     if (cache)
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
     if (cache && r->method != HTTP_M_HEAD)

@@ -115,9 +115,8 @@ static int redirect_to_owner(struct target *t, struct http_req *r, const char *p
 }
 
 /* A client's own credentials on an S3 request (at this target's root):
- * does its key own the bucket (s3own.h)? Reads of a public-read bucket
- * are anyone's; a public object in a private bucket is read through a
- * proxy. */
+ * may its key do this to the bucket (s3own.h)? Owners and admin keys
+ * only: a public-read object is read through a proxy. */
 static int client_allowed(struct target *t, struct http_req *r, const struct bmd_bucket *bk)
 {
     const struct s3auth_result *a = r->auth;

@@ -544,6 +544,7 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
     }
     int bad_range = p->ranged && !p->rc && (!whole || p->src_status == 416);
     int unmet = !p->rc && (p->src_status == 412 || p->src_status == 304);
+    int denied = !p->rc && p->src_status == 403;   /* a source not public to the copier */
     int st = p->rc ? err_status(p->rc)
              : bad_range ? 400
              : unmet ? 412
@@ -557,6 +558,8 @@ static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
     if (unmet)
         err_reply(r, S3E_PRECONDITION_FAILED,
                   "At least one of the pre-conditions you specified did not hold");
+    else if (denied)
+        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
     else if (st == 404)
         err_reply(r, S3E_NO_SUCH_KEY, "the copy source does not exist");
     else if (bad_range)

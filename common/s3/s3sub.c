@@ -110,7 +110,12 @@ void s3sub_acl_xml(struct gbuf *b, const char *owner, int public_read)
 
 int s3sub_canned(const char *v)
 {
-    return !strcmp(v, "private") ? 0 : !strcmp(v, "public-read") ? 1 : -1;
+    /* a bucket has one owner, who owns its objects too: the bucket-owner
+     * ACLs are private */
+    if (!strcmp(v, "private") || !strcmp(v, "bucket-owner-full-control") ||
+        !strcmp(v, "bucket-owner-read"))
+        return 0;
+    return !strcmp(v, "public-read") ? 1 : -1;
 }
 
 struct acl_ctx {

@@ -63,7 +63,9 @@ void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object);
  * when public. */
 struct gbuf;
 void s3sub_acl_xml(struct gbuf *b, const char *owner, int public_read);
-/* An x-amz-acl value: 0 private, 1 public-read, -1 another (501). */
+/* An x-amz-acl value: 0 private (or bucket-owner-full-control and
+ * bucket-owner-read, the same with one owner), 1 public-read, -1 another
+ * (501). */
 int s3sub_canned(const char *v);
 /*
  * PutBucketAcl / PutObjectAcl with r's headers and body: 0 with

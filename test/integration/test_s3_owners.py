@@ -106,11 +106,11 @@ def test_canned_acls_and_unsigned_reads(oc):
     assert requests.get(oc.url + "/s3/pub2?list-type=2").status_code == 200
 
 
-def sign_as(key, method, url):
+def sign_as(key, method, url, headers=None):
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
-    req = AWSRequest(method=method, url=url, data=b"", headers={})
+    req = AWSRequest(method=method, url=url, data=b"", headers=dict(headers or {}))
     S3SigV4Auth(Credentials(key, KEYS[key]), "s3", "us-east-1").add_auth(req)
     return dict(req.headers)
 
@@ -130,3 +130,50 @@ def test_a_targets_root_checks_the_owner_too(oc):
         assert rb.status_code == 403 and "<Code>AccessDenied</Code>" in rb.text, rb.text
         assert ra.status_code in (200, 307), ra.text
     assert (200, 403) in seen                # the owner's target served alice
+
+
+def test_no_way_around_the_owner(oc):
+    """A copy's source is judged as the copy reads it (however its name is
+    encoded), a public-read source may be copied by anyone; unsigned
+    requests get no response-* overrides and create no bucket; nobody but
+    an admin key opens a bucket with no owner to the world, or sets owners
+    through the native API; the bucket-owner ACLs are private."""
+    a, b = who(oc, "alice"), who(oc, "bob")
+    a.create_bucket(Bucket="vault")
+    a.put_object(Bucket="vault", Key="secret", Body=b"alice only")
+    a.put_object(Bucket="vault", Key="shared", Body=b"for all", ACL="public-read")
+    b.create_bucket(Bucket="bobs2")
+    url = oc.url + "/s3/bobs2/loot"
+    for src in ("vault%2Fsecret", "%2Fvault/secret", "/vault/secret",
+                "".join("%%%02X" % ord(ch) for ch in "vault") + "/secret"):
+        h = {"x-amz-copy-source": src}
+        r = requests.put(url, headers=sign_as("bob", "PUT", url, h))
+        assert r.status_code in (403, 400), (src, r.text)
+        assert "alice only" not in r.text
+    assert denied(b.get_object, Bucket="bobs2", Key="loot")[1] == 404
+    b.copy_object(Bucket="bobs2", Key="copied", CopySource={"Bucket": "vault", "Key": "shared"})
+    assert b.get_object(Bucket="bobs2", Key="copied")["Body"].read() == b"for all"
+    # unsigned: no header overrides, no bucket creation
+    r = requests.get(oc.url + "/s3/vault/shared?response-content-type=text/html")
+    assert r.status_code == 400 and "<Code>InvalidRequest</Code>" in r.text
+    assert requests.get(oc.url + "/s3/vault/shared").content == b"for all"
+    r = requests.put(oc.url + "/s3/newbucket-unsigned")
+    assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text
+    # a header value never ends its line (signed, the owner's own request)
+    g = a.get_object(Bucket="vault", Key="shared", ResponseContentDisposition="a\r\nX-Injected: 1")
+    h = g["ResponseMetadata"]["HTTPHeaders"]
+    assert "x-injected" not in h and h["content-disposition"] == "a  X-Injected: 1", h
+    # a bucket with no owner (made through the native API) is everyone's, but
+    # only an admin key opens it to the world; owners are S3's to set
+    nat = requests.Session()
+    from conftest import SigV4
+    nat.auth = SigV4("bob", KEYS["bob"])
+    assert nat.put(oc.url + "/v1/buckets/common").status_code == 201
+    b.put_object(Bucket="common", Key="k", Body=b"x")
+    assert denied(b.put_bucket_acl, Bucket="common", ACL="public-read")[1] == 403
+    who(oc, "ops").put_bucket_acl(Bucket="common", ACL="private")
+    r = nat.patch(oc.url + "/v1/buckets/vault", json={"owner": "bob"})
+    assert r.status_code == 403
+    assert denied(b.list_objects_v2, Bucket="vault")[1] == 403
+    a.put_object(Bucket="vault", Key="bofc", Body=b"x", ACL="bucket-owner-full-control")
+    assert requests.get(oc.url + "/s3/vault/bofc").status_code == 403

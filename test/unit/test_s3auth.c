@@ -202,7 +202,7 @@ static void test_xml(void)
 {
     static const struct s3xml_spec spec = {"CompleteMultipartUpload", "Part",
                                            {"PartNumber", "ETag"}, 2, "Quiet"};
-    char err[200], flag[16];
+    char err[200], flag[S3XML_FLAG_MAX];
     int hits = 0;
     const char *ok = "<?xml version=\"1.0\"?><CompleteMultipartUpload "
                      "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>"

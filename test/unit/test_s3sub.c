@@ -202,7 +202,7 @@ static void test_xml_paths(void)
 {
     static const struct s3xml_spec spec = {"P", "L/G", {"E/ID", "Perm"}, 2, "O/ID"};
     struct grants g = {0};
-    char owner[16], err[200];
+    char owner[S3XML_FLAG_MAX], err[200];
     const char *x = "<P><O><ID>me</ID></O><L><G><E><ID>a</ID></E><Perm>R</Perm></G>"
                     "<G><Perm>W</Perm><ID>not-a-field</ID></G></L>"
                     "<G><E><ID>outside</ID></E></G></P>";
@@ -267,7 +267,7 @@ static void test_acl(void)
                           sizeof(msg)) == 400 &&
           code == S3E_MALFORMED_ACL);
     CHECK(s3sub_canned("private") == 0 && s3sub_canned("public-read") == 1 &&
-          s3sub_canned("bucket-owner-read") == -1);
+          s3sub_canned("bucket-owner-read") == 0 && s3sub_canned("authenticated-read") == -1);
 }
 
 /* s3own: who may do what to a bucket. */
