@@ -84,9 +84,9 @@ void s3bucket_list_all(struct http_req *r, const struct s3own_who *who)
             all[n++] = &m->b[i];
     qsort(all, (size_t)n, sizeof(*all), by_name);
     struct gbuf b = {0};
-    gbuf_str(&b, S3_XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\">"
-                             "<Owner>" S3_OWNER_XML "</Owner>"
-                             "<Buckets>");
+    gbuf_str(&b, S3_XML_HEAD "<ListAllMyBucketsResult xmlns=\"" S3_NS "\"><Owner>");
+    s3own_xml(&b, who->enforced ? who->access : NULL);   /* the account that asks */
+    gbuf_str(&b, "</Owner><Buckets>");
     for (int i = 0; i < n && i < max; i++) {
         char date[40];
         s3_iso_date((uint64_t)all[i]->created * 1000000000u, date, sizeof(date));
@@ -495,10 +495,9 @@ void s3bucket_tagging(struct http_req *r, const char *bucket)
  * owner) into out, and whether it is public-read. */
 static int bucket_acl_of(const char *bucket, char *out, size_t n)
 {
+    s3own_of_bucket(bucket, out, n);
     struct bmd *m = bmd_current();
     const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
-    const char *owner = bk ? s3own_owner(bk->props) : NULL;
-    snprintf(out, n, "%s", owner ? owner : S3_OWNER_ID);
     int pub = bk && s3own_public(bk->props);
     bmd_unref(m);
     return pub;

@@ -28,6 +28,7 @@
 #include "olist.h"
 #include "proxy.h"
 #include "s3.h"
+#include "s3own.h"
 #include "s3front.h"
 #include "s3listing.h"
 #include "util.h"
@@ -46,6 +47,7 @@ struct listing {
     int max_keys;
     int url_enc;
     int owner;                   /* each item's Owner: v1 and versions, v2 with fetch-owner */
+    char owner_id[128];          /* ... the bucket's (s3own.h) */
     int remote;                    /* backend listing: page tokens are not names */
     int pages;
     int count;
@@ -199,8 +201,11 @@ static void list_item(struct listing *l, const struct olist_ent *e, const char *
     s3_xml_elem(b, "ETag", etag);
     s3_xml_elem(b, "Size", size);
     s3_xml_elem(b, "StorageClass", "STANDARD");
-    if (l->owner)
-        gbuf_str(b, "<Owner>" S3_OWNER_XML "</Owner>");
+    if (l->owner) {
+        gbuf_str(b, "<Owner>");
+        s3own_xml(b, l->owner_id);
+        gbuf_str(b, "</Owner>");
+    }
     gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "</Version>" : "</Contents>");
 }
 
@@ -330,6 +335,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     l->r = r;
     l->kind = kind;
     snprintf(l->bucket, sizeof(l->bucket), "%s", bucket);
+    s3own_of_bucket(bucket, l->owner_id, sizeof(l->owner_id));
     l->max_keys = LIST_MAX_KEYS;
     if (http_query_get(r, "max-keys", mk, sizeof(mk)) >= 0) {
         uint64_t v;
@@ -447,6 +453,8 @@ static void ulist_finish(struct ulist *l)
             first++;
         }
         size_t end = first + (size_t)max < n ? first + (size_t)max : n;
+        char owner[128];
+        s3own_of_bucket(l->bucket, owner, sizeof(owner));
         struct gbuf b = {0};
         gbuf_str(&b, S3_XML_HEAD "<ListMultipartUploadsResult xmlns=\"" S3_NS "\">");
         s3_xml_elem(&b, "Bucket", l->bucket);
@@ -468,8 +476,11 @@ static void ulist_finish(struct ulist *l)
             gbuf_str(&b, "<Upload>");
             s3_xml_elem(&b, "Key", json_string_value(json_object_get(v[i], "name")));
             s3_xml_elem(&b, "UploadId", json_string_value(json_object_get(v[i], "upload")));
-            gbuf_str(&b, "<Initiator>" S3_OWNER_XML "</Initiator>"
-                         "<Owner>" S3_OWNER_XML "</Owner>");
+            gbuf_str(&b, "<Initiator>");
+            s3own_xml(&b, owner);
+            gbuf_str(&b, "</Initiator><Owner>");
+            s3own_xml(&b, owner);
+            gbuf_str(&b, "</Owner>");
             s3_xml_elem(&b, "StorageClass", "STANDARD");
             s3_xml_elem(&b, "Initiated", date);
             gbuf_str(&b, "</Upload>");

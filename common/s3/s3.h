@@ -25,12 +25,11 @@ struct http_req;
  * header when the request carries it. */
 #define COPY_TAGS_HEADER "X-Shoal-Tagging"
 
-/* S3's XML: the declaration, the namespace, and the one owner a Shoal
- * cluster has (every bucket and object is its). */
+/* S3's XML: the declaration, the namespace, and the owner of what has
+ * no other (s3own.h: a bucket made through S3 with keys is its key's). */
 #define S3_XML_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define S3_OWNER_ID "shoal"
-#define S3_OWNER_XML "<ID>" S3_OWNER_ID "</ID><DisplayName>" S3_OWNER_ID "</DisplayName>"
 
 /* <name>escaped value</name> */
 void s3_xml_elem(struct gbuf *b, const char *name, const char *value);

@@ -38,6 +38,13 @@ int s3own_allows(const json_t *props, const char *access, int admin, enum s3own_
 /* The bucket's owner (NULL: none), and whether it is public-read. */
 const char *s3own_owner(const json_t *props);
 int s3own_public(const json_t *props);
+/* <ID>owner</ID><DisplayName>owner</DisplayName>, as S3 names an owner
+ * (owner: an access key; NULL: Shoal's one owner, S3_OWNER_ID). */
+struct gbuf;
+void s3own_xml(struct gbuf *b, const char *owner);
+/* The owner of Shoal bucket name as S3 shows it, into out. */
+void s3own_of_bucket(const char *name, char *out, size_t n);
+
 /* Is access one of keys (n of them)? */
 int s3own_admin(char *const *keys, int n, const char *access);
 

@@ -58,6 +58,14 @@ def test_owner_other_key_and_admin(oc):
     assert ops.get_object(Bucket="alices", Key="k")["Body"].read() == b"alice's"
     acl = a.get_bucket_acl(Bucket="alices")
     assert acl["Owner"]["ID"] == "alice"
+    # the owner S3 names elsewhere: the account asking, the bucket's owner
+    assert a.list_buckets()["Owner"]["ID"] == "alice"
+    assert {o["Owner"]["ID"] for o in
+            ops.list_objects_v2(Bucket="alices", FetchOwner=True)["Contents"]} == {"alice"}
+    u = a.create_multipart_upload(Bucket="alices", Key="up")["UploadId"]
+    up = a.list_multipart_uploads(Bucket="alices")["Uploads"][0]
+    assert up["Owner"]["ID"] == up["Initiator"]["ID"] == "alice"
+    a.abort_multipart_upload(Bucket="alices", Key="up", UploadId=u)
     assert [g["Permission"] for g in acl["Grants"]] == ["FULL_CONTROL"]
 
 
