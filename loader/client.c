@@ -33,6 +33,7 @@ static void record(struct worker *w, int ok, enum err e, uint64_t bytes)
         s->ops++;
         s->bytes += bytes;
         hist_add(&s->h, now_us() - w->start_us);
+        hist_add(&s->ttfb, w->ttfb_us);
     } else {
         s->errs[e]++;
     }
@@ -45,6 +46,7 @@ static int on_head(void *arg, struct hc_xfer *x, int status)
 {
     struct worker *w = arg;
     w->status = status;
+    w->ttfb_us = now_us() - w->start_us;
     const char *v = hc_header(x, "Content-Length");
     uint64_t n;
     w->clen = v && !parse_u64(v, strlen(v), &n) ? (int64_t)n : -1;
@@ -114,6 +116,8 @@ static void on_end(void *arg, struct hc_xfer *x, int status, const char *err)
     }
     enum err e = judge(w);
     record(w, e == E_N, e, w->op == OP_PUT ? w->size : w->body);
+    if (e == E_N && w->op == OP_PUT)
+        worker_written(w);
     worker_next(w);
 }
 

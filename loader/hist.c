@@ -50,6 +50,16 @@ void hist_merge(struct hist *into, const struct hist *from)
     into->sum += from->sum;
 }
 
+void hist_since(struct hist *out, const struct hist *now, const struct hist *prev)
+{
+    for (int i = 0; i < HIST_BUCKETS; i++)
+        out->b[i] = now->b[i] - prev->b[i];
+    out->n = now->n - prev->n;
+    out->sum = now->sum - prev->sum;
+    out->min = 0;                /* the bounds of the whole run: the buckets decide */
+    out->max = now->max;
+}
+
 uint64_t hist_quantile(const struct hist *h, double q)
 {
     if (h->n == 0)

@@ -17,6 +17,9 @@ struct hist {
 
 void hist_add(struct hist *h, uint64_t us);
 void hist_merge(struct hist *into, const struct hist *from);
+/* The samples of now not in prev (an earlier state of the same
+ * histogram) into out: for rates over an interval. */
+void hist_since(struct hist *out, const struct hist *now, const struct hist *prev);
 /* The value at quantile q (0..1), microseconds. */
 uint64_t hist_quantile(const struct hist *h, double q);
 

@@ -59,6 +59,7 @@ struct loader_opts {
     const char *ca_file;         /* https: CAs that verify the cluster (else the system's) */
     char *access_key, *secret_key, *region; /* credentials: every mode signs with them */
     int list_names;
+    char *csv_file;              /* --csv: a line per op and second */
     enum mode mode;
     int workers, threads, pct_put, epochs, sequential, verify, cleanup, json;
     double duration, stats_interval;
@@ -84,10 +85,14 @@ extern struct cmap *cmap;         /* setup.c; direct mode */
 extern struct s3_cfg s3;          /* main.c; s3 mode */
 extern char *shared_body;         /* main.c; PUT source */
 
+/* An op's counts: ops and bytes of the successful ones, failures by
+ * class; latency (request to the whole answer) and time to the first
+ * byte (the final answer's head) of the successful ones. */
 struct opstats {
     uint64_t ops, bytes;
     uint64_t errs[E_N];
     struct hist h;
+    struct hist ttfb;
 };
 
 struct worker;
@@ -114,8 +119,10 @@ struct worker {
     enum op op;
     int64_t index;
     const char *name;
+    int64_t pos;                 /* name's index in names */
     uint64_t size;               /* PUT body size */
     uint64_t start_us;
+    uint64_t ttfb_us;            /* the last answer's head came this long after start */
     int hops;
     /* the request in flight and its answer (client.c) */
     struct hc_xfer *x;
@@ -158,6 +165,8 @@ void names_free(void);
 
 /* Pick and start the worker's next op, or stop it. */
 void worker_next(struct worker *w);
+/* w's PUT of its name succeeded: a mixed run's GETs may read it now. */
+void worker_written(const struct worker *w);
 /* Run the workers until the op cap, the duration or ^C; fill res; the
  * seconds it took. Main thread. */
 double worker_run(struct opstats res[OP_N], int live_stats);
@@ -185,6 +194,11 @@ void report_collect(struct opstats out[OP_N]);
 uint64_t report_errs(const struct opstats *s);
 /* The periodic line: rates over the dt seconds between prev and now. */
 void report_line(double t, const struct opstats *now, const struct opstats *prev, double dt);
+/* --csv: the header, and a line per op with rates and latencies over the
+ * dt seconds between prev and now. */
+void report_csv_head(FILE *f);
+void report_csv(FILE *f, double t, const struct opstats *now, const struct opstats *prev,
+                double dt);
 /* The summary of a phase of secs seconds: a new JSON object, or a table. */
 json_t *report_json(const struct opstats *s, double secs);
 void report_print(const struct opstats *s, double secs);

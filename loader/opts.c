@@ -76,7 +76,8 @@ static void usage(FILE *f)
             "  --region R                 region in the signature (default AWS_REGION, us-east-1)\n"
             "  --workers N                concurrent requests (default 16)\n"
             "  --threads N                event-loop threads (default: CPUs)\n"
-            "  --pct-put N                percent of PUTs, 0..100 (default 0)\n"
+            "  --pct-put N                percent of PUTs, 0..100 (default 0); a mixed run over\n"
+            "                               generated names GETs only the names it has PUT\n"
             "  --duration T               run time: 30s, 2m... (default 30s unless a count is set)\n"
             "  --epochs N                 pass over every name N times (each pass in a new order)\n"
             "  --max-ops N                stop after N operations\n"
@@ -92,7 +93,11 @@ static void usage(FILE *f)
             "  --seed N                   random seed (default 1)\n"
             "  --stats-interval T         periodic line (default 10s; 0 turns it off)\n"
             "  --timeout T                per request (default 60s)\n"
-            "  --json                     final summary as JSON\n");
+            "  --json                     final summary as JSON\n"
+            "  --csv F                    a line per op and second into F: ops/s, MiB/s,\n"
+            "                               failures/s, p50, p99, time to first byte\n"
+            "Summaries count successful ops (ok, with their bytes, rates and latencies)\n"
+            "and the failed ones beside them, by class.\n");
 }
 
 static void set_defaults(void)
@@ -122,7 +127,7 @@ static int parse_args(int argc, char **argv)
         {"verify", 0, 0, 'v'}, {"cleanup", 0, 0, 'c'}, {"seed", 1, 0, 'r'},
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
         {"access-key", 1, 0, 'A'}, {"secret-key", 1, 0, 'K'}, {"region", 1, 0, 'R'},
-        {"ca", 1, 0, 'C'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"ca", 1, 0, 'C'}, {"csv", 1, 0, 'V'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     uint64_t u;
     double d;
@@ -163,6 +168,7 @@ static int parse_args(int argc, char **argv)
         case 'i': if (!strcmp(optarg, "0")) opt.stats_interval = 0; else if (parse_duration(optarg, &d)) die("--stats-interval: bad duration"); else opt.stats_interval = d; break;
         case 'T': if (parse_duration(optarg, &d)) die("--timeout: bad duration"); opt.timeout_s = d < 1 ? 1 : (int)d; break;
         case 'j': opt.json = 1; break;
+        case 'V': opt.csv_file = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

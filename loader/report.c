@@ -27,6 +27,7 @@ void report_collect(struct opstats out[OP_N])
             for (int e = 0; e < E_N; e++)
                 out[o].errs[e] += threads[i].st[o].errs[e];
             hist_merge(&out[o].h, &threads[i].st[o].h);
+            hist_merge(&out[o].ttfb, &threads[i].st[o].ttfb);
         }
         pthread_mutex_unlock(&threads[i].mu);
     }
@@ -80,9 +81,8 @@ json_t *report_json(const struct opstats *s, double secs)
         for (int e = 0; e < E_N; e++)
             if (s[k].errs[e])
                 json_object_set_new(errs, err_names[e], json_integer((json_int_t)s[k].errs[e]));
-        const struct hist *h = &s[k].h;
-        json_object_set_new(
-            ops, op_names[k],
+        const struct hist *h = &s[k].h, *f = &s[k].ttfb;
+        json_t *one =
             json_pack("{s:I, s:I, s:f, s:f, s:{s:I, s:f, s:I, s:I, s:I, s:I}, s:o}", "count",
                       (json_int_t)s[k].ops, "bytes", (json_int_t)s[k].bytes, "mib_per_s",
                       s[k].bytes / secs / 1048576.0, "ops_per_s", s[k].ops / secs,
@@ -91,20 +91,30 @@ json_t *report_json(const struct opstats *s, double secs)
                       (json_int_t)hist_quantile(h, 0.5), "p90",
                       (json_int_t)hist_quantile(h, 0.9), "p99",
                       (json_int_t)hist_quantile(h, 0.99), "max", (json_int_t)h->max,
-                      "errors", errs));
+                      "errors", errs);
+        /* count: the successful ones; failed: the others (by class in errors) */
+        json_object_set_new(one, "failed", json_integer((json_int_t)report_errs(&s[k])));
+        json_object_set_new(one, "ttfb_us",
+                            json_pack("{s:I, s:I, s:I}", "p50", (json_int_t)hist_quantile(f, 0.5),
+                                      "p90", (json_int_t)hist_quantile(f, 0.9), "p99",
+                                      (json_int_t)hist_quantile(f, 0.99)));
+        json_object_set_new(ops, op_names[k], one);
     }
     return json_pack("{s:f, s:o}", "seconds", secs, "ops", ops);
 }
 
 void report_print(const struct opstats *s, double secs)
 {
-    printf("%-7s %10s %12s %10s %10s %9s %9s %9s %9s %9s %9s  %s\n", "op", "count", "bytes",
-           "MiB/s", "ops/s", "min", "avg", "p50", "p90", "p99", "max", "errors");
+    /* ok, bytes, rates and latencies: of the successful ops; failed beside */
+    printf("%-7s %10s %8s %12s %10s %10s %9s %9s %9s %9s %9s %9s %9s  %s\n", "op", "ok",
+           "failed", "bytes", "MiB/s", "ops/s", "min", "avg", "p50", "p90", "p99", "max",
+           "ttfb-p50", "errors");
     for (int k = 0; k < OP_N; k++) {
         if (s[k].ops == 0 && report_errs(&s[k]) == 0)
             continue;
         const struct hist *h = &s[k].h;
-        char mn[16], av[16], p50[16], p90[16], p99[16], mx[16], errs[256] = "";
+        char mn[16], av[16], p50[16], p90[16], p99[16], mx[16], tf[16], errs[256] = "";
+        fmt_lat(tf, sizeof(tf), hist_quantile(&s[k].ttfb, 0.5));
         fmt_lat(mn, sizeof(mn), h->min);
         fmt_lat(av, sizeof(av), h->n ? h->sum / h->n : 0);
         fmt_lat(p50, sizeof(p50), hist_quantile(h, 0.5));
@@ -116,9 +126,36 @@ void report_print(const struct opstats *s, double secs)
             if (s[k].errs[e])
                 o += (size_t)snprintf(errs + o, sizeof(errs) - o, "%s%s=%llu", o ? "," : "",
                                       err_names[e], (unsigned long long)s[k].errs[e]);
-        printf("%-7s %10llu %12llu %10.1f %10.0f %9s %9s %9s %9s %9s %9s  %s\n", op_names[k],
-               (unsigned long long)s[k].ops, (unsigned long long)s[k].bytes,
-               s[k].bytes / secs / 1048576.0, s[k].ops / secs, mn, av, p50, p90, p99, mx,
+        printf("%-7s %10llu %8llu %12llu %10.1f %10.0f %9s %9s %9s %9s %9s %9s %9s  %s\n",
+               op_names[k], (unsigned long long)s[k].ops,
+               (unsigned long long)report_errs(&s[k]), (unsigned long long)s[k].bytes,
+               s[k].bytes / secs / 1048576.0, s[k].ops / secs, mn, av, p50, p90, p99, mx, tf,
                o ? errs : "0");
     }
+}
+
+void report_csv_head(FILE *f)
+{
+    fprintf(f, "time_s,op,ops_per_s,mib_per_s,failed_per_s,p50_us,p99_us,ttfb_p50_us\n");
+}
+
+void report_csv(FILE *f, double t, const struct opstats *now, const struct opstats *prev,
+                double dt)
+{
+    struct hist *h = xmalloc(sizeof(*h)), *tf = xmalloc(sizeof(*tf));
+    for (int k = 0; k < OP_N; k++) {
+        uint64_t d_ops = now[k].ops - prev[k].ops, d_b = now[k].bytes - prev[k].bytes;
+        uint64_t d_err = report_errs(&now[k]) - report_errs(&prev[k]);
+        if (d_ops == 0 && d_err == 0 && now[k].ops == 0)
+            continue;            /* an op this run never did */
+        hist_since(h, &now[k].h, &prev[k].h);
+        hist_since(tf, &now[k].ttfb, &prev[k].ttfb);
+        fprintf(f, "%.1f,%s,%.1f,%.2f,%.1f,%llu,%llu,%llu\n", t, op_names[k], d_ops / dt,
+                d_b / dt / 1048576.0, d_err / dt, (unsigned long long)hist_quantile(h, 0.5),
+                (unsigned long long)hist_quantile(h, 0.99),
+                (unsigned long long)hist_quantile(tf, 0.5));
+    }
+    fflush(f);
+    free(h);
+    free(tf);
 }

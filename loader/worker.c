@@ -67,6 +67,39 @@ static char *op_url(const char *name)
     return u;
 }
 
+/*
+ * A mixed run (--pct-put between 0 and 100) over generated names reads
+ * only what it has written, as aisloader does: a GET picks among the
+ * names this run PUT (appended once each, under written_mu; readers take
+ * the count with acquire order, the slots below it are filled), and is a
+ * PUT until there is one. Listed names and names from a file exist: every
+ * GET may pick any of them.
+ */
+static int64_t *written;
+static int64_t n_written;        /* atomic */
+static uint8_t *is_written;
+static pthread_mutex_t written_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int reads_written(void)
+{
+    return opt.pct_put > 0 && opt.pct_put < 100 && !opt.list_names && !opt.names_file &&
+           phase_op != OP_DEL;
+}
+
+void worker_written(const struct worker *w)
+{
+    if (!written || w->pos < 0)
+        return;
+    pthread_mutex_lock(&written_mu);
+    if (!is_written[w->pos]) {
+        is_written[w->pos] = 1;
+        int64_t n = __atomic_load_n(&n_written, __ATOMIC_RELAXED);
+        written[n] = w->pos;
+        __atomic_store_n(&n_written, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&written_mu);
+}
+
 void worker_next(struct worker *w)
 {
     struct thread *t = w->t;
@@ -91,10 +124,18 @@ void worker_next(struct worker *w)
     } else {
         pos = opt.sequential ? i % n_names : (int64_t)(rnd(t) % (uint64_t)n_names);
     }
-    w->name = names[pos];
     w->op = phase_op == OP_DEL ? OP_DEL
             : (int)(rnd(t) % 100) < opt.pct_put ? OP_PUT
                                                 : OP_GET;
+    if (w->op == OP_GET && written) {
+        int64_t n = __atomic_load_n(&n_written, __ATOMIC_ACQUIRE);
+        if (n == 0)
+            w->op = OP_PUT;      /* nothing to read yet */
+        else
+            pos = written[rnd(t) % (uint64_t)n];
+    }
+    w->pos = pos;
+    w->name = names[pos];
     w->size = opt.min_size + (opt.max_size > opt.min_size
                                   ? rnd(t) % (opt.max_size - opt.min_size + 1)
                                   : 0);
@@ -138,6 +179,20 @@ double worker_run(struct opstats res[OP_N], int live_stats)
 {
     next_index = 0;
     stopping = 0;
+    n_written = 0;
+    if (reads_written()) {
+        written = xcalloc((size_t)n_names, sizeof(*written));
+        is_written = xcalloc((size_t)n_names, 1);
+    }
+    FILE *csv = NULL;
+    if (opt.csv_file && live_stats) {
+        if (!(csv = fopen(opt.csv_file, "w")))
+            die("cannot write %s: %m", opt.csv_file);
+        report_csv_head(csv);
+    }
+    struct opstats *csv_prev = xcalloc(OP_N, sizeof(struct opstats));
+    struct opstats *csv_now = xcalloc(OP_N, sizeof(struct opstats));
+    double csv_last = 0;
     threads = xcalloc((size_t)opt.threads, sizeof(*threads));
     for (int i = 0; i < opt.threads; i++) {
         struct thread *t = &threads[i];
@@ -171,6 +226,12 @@ double worker_run(struct opstats res[OP_N], int live_stats)
             alive |= __atomic_load_n(&threads[i].live, __ATOMIC_RELAXED) > 0;
         if (!alive)
             break;
+        if (csv && el - csv_last >= 1.0) {    /* a line a second */
+            report_collect(csv_now);
+            report_csv(csv, el, csv_now, csv_prev, el - csv_last);
+            memcpy(csv_prev, csv_now, sizeof(struct opstats) * OP_N);
+            csv_last = el;
+        }
         if (live_stats && opt.stats_interval > 0 && el - last >= opt.stats_interval) {
             report_collect(now);
             if (!opt.json)
@@ -190,6 +251,17 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     if (tty && !opt.json && live_stats)
         fprintf(stderr, "\r%40s\r", "");
     report_collect(res);
+    if (csv) {                   /* the last part of a second */
+        if (secs > csv_last)
+            report_csv(csv, secs, res, csv_prev, secs - csv_last);
+        fclose(csv);
+    }
+    free(csv_prev);
+    free(csv_now);
+    free(written);
+    free(is_written);
+    written = NULL;
+    is_written = NULL;
     for (int i = 0; i < opt.threads; i++) {
         event_base_free(threads[i].base);
         hc_free(threads[i].hc);  /* a thread that never ran */

@@ -57,3 +57,32 @@ def test_clear_errors(cluster):
                 ["--duration", "soon"], ["--mode", "ftp"], ["--bogus"]):
         p = loader("--endpoint", cluster.url, "--bucket", "x", *bad, check=False)
         assert p.returncode in (1, 2) and p.stderr, bad
+
+
+def test_mixed_run_on_an_empty_bucket(cluster, tmp_path):
+    """--pct-put 50 over generated names in an empty bucket: its GETs read
+    only what it has written (no 4xx, exit 0); the summary counts successful
+    ops and the failed ones beside them, with time to first byte; --csv
+    writes a line per op and second."""
+    assert requests.put(cluster.url + "/v1/buckets/mix").status_code == 201
+    csv = tmp_path / "run.csv"
+    p = loader("--endpoint", cluster.url, "--bucket", "mix", "--num-objects", "500",
+               "--pct-put", "50", "--max-size", "8KiB", "--min-size", "8KiB",
+               "--duration", "2500ms", "--stats-interval", "0", "--json", "--csv", str(csv))
+    out = json.loads(p.stdout)
+    g, w = out["ops"]["GET"], out["ops"]["PUT"]
+    assert g["count"] > 0 and w["count"] > 0, out
+    assert g["failed"] == 0 and w["failed"] == 0 and g["errors"] == {}, out
+    assert 0 < g["ttfb_us"]["p50"] <= g["latency_us"]["p99"] * 2, g
+    rows = csv.read_text().splitlines()
+    assert rows[0] == "time_s,op,ops_per_s,mib_per_s,failed_per_s,p50_us,p99_us,ttfb_p50_us"
+    lines = [r.split(",") for r in rows[1:]]
+    assert {r[1] for r in lines} == {"GET", "PUT"} and len(lines) >= 4, rows
+    assert all(float(r[2]) >= 0 and float(r[4]) == 0 for r in lines), rows
+    total = sum(float(r[2]) for r in lines if r[1] == "GET")
+    assert total > 0
+    # the table names its columns so
+    p = loader("--endpoint", cluster.url, "--bucket", "mix", "--num-objects", "20",
+               "--pct-put", "100", "--max-ops", "20", "--stats-interval", "0")
+    head = p.stdout.splitlines()[0].split()
+    assert head[:3] == ["op", "ok", "failed"] and "ttfb-p50" in head, p.stdout
