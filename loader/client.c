@@ -46,7 +46,7 @@ static int on_head(void *arg, struct hc_xfer *x, int status)
 {
     struct worker *w = arg;
     w->status = status;
-    w->ttfb_us = now_us() - w->start_us;
+    w->ttfb_us = now_us() - w->start_us;   /* from the request's start: redirects included */
     const char *v = hc_header(x, "Content-Length");
     uint64_t n;
     w->clen = v && !parse_u64(v, strlen(v), &n) ? (int64_t)n : -1;
@@ -116,7 +116,7 @@ static void on_end(void *arg, struct hc_xfer *x, int status, const char *err)
     }
     enum err e = judge(w);
     record(w, e == E_N, e, w->op == OP_PUT ? w->size : w->body);
-    if (e == E_N && w->op == OP_PUT)
+    if (e == E_N && w->op == OP_PUT && w->status / 100 == 2)
         worker_written(w);
     worker_next(w);
 }

@@ -34,6 +34,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "hist.h"
@@ -59,7 +60,8 @@ struct loader_opts {
     const char *ca_file;         /* https: CAs that verify the cluster (else the system's) */
     char *access_key, *secret_key, *region; /* credentials: every mode signs with them */
     int list_names;
-    char *csv_file;              /* --csv: a line per op and second */
+    FILE *csv;                   /* --csv: a line per op and second (opened by opts.c) */
+    int names_exist;             /* --names-exist: a mixed run may GET any generated name */
     enum mode mode;
     int workers, threads, pct_put, epochs, sequential, verify, cleanup, json;
     double duration, stats_interval;
@@ -167,6 +169,10 @@ void names_free(void);
 void worker_next(struct worker *w);
 /* w's PUT of its name succeeded: a mixed run's GETs may read it now. */
 void worker_written(const struct worker *w);
+/* How many names --cleanup deletes: those a mixed run wrote, or all. */
+int64_t worker_names_to_delete(void);
+/* Drop what the runs kept (after the last phase). */
+void worker_free(void);
 /* Run the workers until the op cap, the duration or ^C; fill res; the
  * seconds it took. Main thread. */
 double worker_run(struct opstats res[OP_N], int live_stats);

@@ -52,7 +52,7 @@ static uint64_t run_phases(void)
         json_t *j = report_json(res, secs);
         if (opt.cleanup) {
             phase_op = OP_DEL;
-            total_ops_cap = n_names;
+            total_ops_cap = worker_names_to_delete();
             struct opstats del[OP_N];
             double ds = worker_run(del, 0);
             json_object_set_new(j, "cleanup", report_json(del, ds));
@@ -65,11 +65,11 @@ static uint64_t run_phases(void)
         report_print(res, secs);
         if (opt.cleanup) {
             phase_op = OP_DEL;
-            total_ops_cap = n_names;
+            total_ops_cap = worker_names_to_delete();
             struct opstats del[OP_N];
             double ds = worker_run(del, 0);
             printf("cleanup: deleted %llu of %lld names in %.1fs (errors %llu)\n",
-                   (unsigned long long)del[OP_DEL].ops, (long long)n_names, ds,
+                   (unsigned long long)del[OP_DEL].ops, (long long)total_ops_cap, ds,
                    (unsigned long long)report_errs(&del[OP_DEL]));
         }
     }
@@ -98,6 +98,9 @@ int main(int argc, char **argv)
     if (opt.max_ops > 0 && opt.max_ops < total_ops_cap)
         total_ops_cap = opt.max_ops;
     uint64_t errs = run_phases();
+    worker_free();
+    if (opt.csv)
+        fclose(opt.csv);
     names_free();
     cmap_unref(cmap);
     if (opt.mode == M_S3)

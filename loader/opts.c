@@ -7,6 +7,7 @@
  *
  * Threads: main thread, first thing.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,7 @@ static void usage(FILE *f)
             "  --threads N                event-loop threads (default: CPUs)\n"
             "  --pct-put N                percent of PUTs, 0..100 (default 0); a mixed run over\n"
             "                               generated names GETs only the names it has PUT\n"
+            "  --names-exist              ...unless they exist already: GETs read any of them\n"
             "  --duration T               run time: 30s, 2m... (default 30s unless a count is set)\n"
             "  --epochs N                 pass over every name N times (each pass in a new order)\n"
             "  --max-ops N                stop after N operations\n"
@@ -95,7 +97,9 @@ static void usage(FILE *f)
             "  --timeout T                per request (default 60s)\n"
             "  --json                     final summary as JSON\n"
             "  --csv F                    a line per op and second into F: ops/s, MiB/s,\n"
-            "                               failures/s, p50, p99, time to first byte\n"
+            "                               failures/s, p50, p99, time to first byte (from the\n"
+            "                               request's start to the answer's head, redirects\n"
+            "                               included)\n"
             "Summaries count successful ops (ok, with their bytes, rates and latencies)\n"
             "and the failed ones beside them, by class.\n");
 }
@@ -127,7 +131,8 @@ static int parse_args(int argc, char **argv)
         {"verify", 0, 0, 'v'}, {"cleanup", 0, 0, 'c'}, {"seed", 1, 0, 'r'},
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
         {"access-key", 1, 0, 'A'}, {"secret-key", 1, 0, 'K'}, {"region", 1, 0, 'R'},
-        {"ca", 1, 0, 'C'}, {"csv", 1, 0, 'V'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"ca", 1, 0, 'C'}, {"csv", 1, 0, 'V'}, {"names-exist", 0, 0, 'X'},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     uint64_t u;
     double d;
@@ -168,7 +173,11 @@ static int parse_args(int argc, char **argv)
         case 'i': if (!strcmp(optarg, "0")) opt.stats_interval = 0; else if (parse_duration(optarg, &d)) die("--stats-interval: bad duration"); else opt.stats_interval = d; break;
         case 'T': if (parse_duration(optarg, &d)) die("--timeout: bad duration"); opt.timeout_s = d < 1 ? 1 : (int)d; break;
         case 'j': opt.json = 1; break;
-        case 'V': opt.csv_file = optarg; break;
+        case 'V':
+            if (!(opt.csv = fopen(optarg, "w")))
+                die("--csv: cannot write %s: %s", optarg, strerror(errno));
+            break;
+        case 'X': opt.names_exist = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -150,10 +150,14 @@ void report_csv(FILE *f, double t, const struct opstats *now, const struct opsta
             continue;            /* an op this run never did */
         hist_since(h, &now[k].h, &prev[k].h);
         hist_since(tf, &now[k].ttfb, &prev[k].ttfb);
-        fprintf(f, "%.1f,%s,%.1f,%.2f,%.1f,%llu,%llu,%llu\n", t, op_names[k], d_ops / dt,
-                d_b / dt / 1048576.0, d_err / dt, (unsigned long long)hist_quantile(h, 0.5),
-                (unsigned long long)hist_quantile(h, 0.99),
-                (unsigned long long)hist_quantile(tf, 0.5));
+        fprintf(f, "%.2f,%s,%.1f,%.2f,%.1f", t, op_names[k], d_ops / dt, d_b / dt / 1048576.0,
+                d_err / dt);
+        if (d_ops)
+            fprintf(f, ",%llu,%llu,%llu\n", (unsigned long long)hist_quantile(h, 0.5),
+                    (unsigned long long)hist_quantile(h, 0.99),
+                    (unsigned long long)hist_quantile(tf, 0.5));
+        else                     /* no latency in an interval without an answer */
+            fprintf(f, ",,,\n");
     }
     fflush(f);
     free(h);

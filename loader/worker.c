@@ -72,32 +72,53 @@ static char *op_url(const char *name)
  * only what it has written, as aisloader does: a GET picks among the
  * names this run PUT (appended once each, under written_mu; readers take
  * the count with acquire order, the slots below it are filled), and is a
- * PUT until there is one. Listed names and names from a file exist: every
- * GET may pick any of them.
+ * PUT until there is one; --cleanup then deletes those names only. Listed
+ * names, names from a file and --names-exist are taken to exist: every
+ * GET may pick any of them, in the order --epochs and --sequential say.
  */
-static int64_t *written;
+static uint32_t *written;        /* indices into names (at most 1e8 of them) */
 static int64_t n_written;        /* atomic */
-static uint8_t *is_written;
+static uint8_t *is_written;      /* a bit per name */
 static pthread_mutex_t written_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int reads_written(void)
 {
     return opt.pct_put > 0 && opt.pct_put < 100 && !opt.list_names && !opt.names_file &&
-           phase_op != OP_DEL;
+           !opt.names_exist;
+}
+
+static int bit_set(int64_t pos)
+{
+    return __atomic_load_n(&is_written[pos / 8], __ATOMIC_RELAXED) & (1 << (pos % 8));
 }
 
 void worker_written(const struct worker *w)
 {
-    if (!written || w->pos < 0)
+    if (!written || phase_op == OP_DEL || bit_set(w->pos))
         return;
     pthread_mutex_lock(&written_mu);
-    if (!is_written[w->pos]) {
-        is_written[w->pos] = 1;
+    if (!bit_set(w->pos)) {
+        __atomic_or_fetch(&is_written[w->pos / 8], (uint8_t)(1 << (w->pos % 8)),
+                          __ATOMIC_RELAXED);
         int64_t n = __atomic_load_n(&n_written, __ATOMIC_RELAXED);
-        written[n] = w->pos;
+        written[n] = (uint32_t)w->pos;
         __atomic_store_n(&n_written, n + 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&written_mu);
+}
+
+int64_t worker_names_to_delete(void)
+{
+    return written ? n_written : n_names;
+}
+
+void worker_free(void)
+{
+    free(written);
+    free(is_written);
+    written = NULL;
+    is_written = NULL;
+    n_written = 0;
 }
 
 void worker_next(struct worker *w)
@@ -118,7 +139,9 @@ void worker_next(struct worker *w)
         return;
     }
     int64_t pos;
-    if (opt.epochs > 0 || phase_op == OP_DEL) {
+    if (phase_op == OP_DEL && written) {
+        pos = written[i];        /* what this run wrote */
+    } else if (opt.epochs > 0 || phase_op == OP_DEL) {
         int64_t e = i / n_names, k = i % n_names;
         pos = opt.sequential || phase_op == OP_DEL ? k : perm[(size_t)(e * n_names + k)];
     } else {
@@ -179,17 +202,13 @@ double worker_run(struct opstats res[OP_N], int live_stats)
 {
     next_index = 0;
     stopping = 0;
-    n_written = 0;
-    if (reads_written()) {
+    if (reads_written() && !written && phase_op != OP_DEL) {
         written = xcalloc((size_t)n_names, sizeof(*written));
-        is_written = xcalloc((size_t)n_names, 1);
+        is_written = xcalloc((size_t)n_names / 8 + 1, 1);
     }
-    FILE *csv = NULL;
-    if (opt.csv_file && live_stats) {
-        if (!(csv = fopen(opt.csv_file, "w")))
-            die("cannot write %s: %m", opt.csv_file);
+    FILE *csv = live_stats ? opt.csv : NULL;
+    if (csv)
         report_csv_head(csv);
-    }
     struct opstats *csv_prev = xcalloc(OP_N, sizeof(struct opstats));
     struct opstats *csv_now = xcalloc(OP_N, sizeof(struct opstats));
     double csv_last = 0;
@@ -226,11 +245,11 @@ double worker_run(struct opstats res[OP_N], int live_stats)
             alive |= __atomic_load_n(&threads[i].live, __ATOMIC_RELAXED) > 0;
         if (!alive)
             break;
-        if (csv && el - csv_last >= 1.0) {    /* a line a second */
+        if (csv && el - csv_last >= 1.0) {    /* a line each whole second */
             report_collect(csv_now);
             report_csv(csv, el, csv_now, csv_prev, el - csv_last);
             memcpy(csv_prev, csv_now, sizeof(struct opstats) * OP_N);
-            csv_last = el;
+            csv_last = (double)(int64_t)el;
         }
         if (live_stats && opt.stats_interval > 0 && el - last >= opt.stats_interval) {
             report_collect(now);
@@ -251,17 +270,10 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     if (tty && !opt.json && live_stats)
         fprintf(stderr, "\r%40s\r", "");
     report_collect(res);
-    if (csv) {                   /* the last part of a second */
-        if (secs > csv_last)
-            report_csv(csv, secs, res, csv_prev, secs - csv_last);
-        fclose(csv);
-    }
+    if (csv && secs - csv_last >= 0.5)   /* the last part of a second, not the drain */
+        report_csv(csv, secs, res, csv_prev, secs - csv_last);
     free(csv_prev);
     free(csv_now);
-    free(written);
-    free(is_written);
-    written = NULL;
-    is_written = NULL;
     for (int i = 0; i < opt.threads; i++) {
         event_base_free(threads[i].base);
         hc_free(threads[i].hc);  /* a thread that never ran */
