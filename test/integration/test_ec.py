@@ -18,6 +18,18 @@ from test_s3_subresources import owner_root, trailer_body, trailer_put
 EC = {"ec": {"data": 2, "parity": 1, "objsize_limit": 65536}}
 
 
+def maps_agree(c, timeout=30):
+    """Until every target has installed the proxy's current map."""
+    end = time.time() + timeout
+    while time.time() < end:
+        v = c.cmap()["version"]
+        if all(c.http.get(c.node_url(t) + "/v1/cluster", timeout=5).json()["version"] == v
+               for t in c.target_names()):
+            return
+        time.sleep(0.2)
+    raise AssertionError("the targets' maps never caught up with the proxy's")
+
+
 def expected_files(c, bucket):
     """Data files the bucket's listed objects should have: a big one whole
     and in three slices, a small one in two copies."""
@@ -86,6 +98,7 @@ def test_ec_encode_brings_existing_objects_to_the_settings():
     every object owned and done; a bucket with neither setting is refused."""
     c = Cluster(targets=4, mountpaths=1).start()
     try:
+        maps_agree(c)            # every target on the map of four: the job runs on each
         assert c.http.put(c.url + "/v1/buckets/late").status_code == 201
         data = {"l/%02d" % i: os.urandom(1000 + i * 20000) for i in range(20)}
         put_all(c, "late", data)

@@ -56,7 +56,26 @@ class NetCluster:
         self.http = requests.Session()
         from conftest import SigV4
         self.http.auth = SigV4(AK, SK)
+        self.settled()
         return self
+
+    def settled(self, timeout=60):
+        """Until every node holds the primary's map, with the four targets
+        active (a target still joining would move objects under a test)."""
+        urls = [self.addr(n) for n in ("p0", "p1", "t0", "t1", "t2", "t3")]
+        end = time.time() + timeout
+        while time.time() < end:
+            m = self.http.get(self.url + "/v1/cluster", timeout=5).json()
+            active = [n for n in m["nodes"] if n["state"] == "active"]
+            try:
+                if len(active) == 6 and all(
+                        self.http.get(u + "/v1/cluster", timeout=5).json()["version"] ==
+                        m["version"] for u in urls):
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.3)
+        raise AssertionError("the cluster's maps never settled")
 
     def addr(self, name):
         return self.sh("addr", name)
