@@ -144,3 +144,31 @@ for label in 4KiB 1MiB; do
   r=$(ratio "$l" "$w")
   printf '%-7s %12.0f %12.0f %8sx  0.9x %s\n' "$label" "$w" "$l" "$r" "$(verdict "$r" 0.9)"
 done
+
+# wrk as a second witness of the small rows: the same objects, read by wrk
+# rotating over WRK_NAMES names (test/bench/rotate.lua), from nginx, through
+# the proxy's S3 API (forwarded) and straight from the target (native).
+WRK_NAMES=500
+T0="http://127.0.0.1:$((BASE_PORT + 1))"
+printf '\n== wrk witnesses: GETs rotating over %s names, %s connections, requests/s, median of %s runs of %ss ==\n' "$WRK_NAMES" "$WORKERS" "$REPS" "$SECS"
+printf '%-7s %-24s %12s %9s  %s\n' size system wrk_req/s vs_nginx non-2xx
+for label in 4KiB 64KiB; do
+  nginx_rps=""
+  for kind in nginx s3 direct; do
+    case $kind in
+      nginx) url=$NGX path="/bench/w$label/o" name="nginx static" ;;
+      s3) url=$PROXY path="/s3/bench/w$label/o" name="shoal S3, forwarded" ;;
+      direct) url=$T0 path="/v1/objects/bench/w$label/o" name="shoal native, direct" ;;
+    esac
+    runs=() bad=0
+    for rep in $(seq "$REPS"); do
+      out=$(WRK_PATH=$path WRK_N=$WRK_NAMES wrk -t2 -c"$WORKERS" -d"${SECS}s" \
+            -s "$(dirname "$0")/rotate.lua" "$url")
+      runs+=("$(awk '/^Requests\/sec/ {print $2}' <<<"$out")")
+      bad=$((bad + $(awk '/Non-2xx/ {print $NF}' <<<"$out" | tr -d ' ' || true) + 0))
+    done
+    rps=$(python3 -c 'import sys, statistics; print(statistics.median(map(float, sys.argv[1:])))' "${runs[@]}")
+    [ -n "$nginx_rps" ] || nginx_rps=$rps
+    printf '%-7s %-24s %12.0f %8sx  %s\n' "$label" "$name" "$rps" "$(ratio "$rps" "$nginx_rps")" "$bad"
+  done
+done
