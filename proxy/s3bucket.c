@@ -495,9 +495,10 @@ void s3bucket_tagging(struct http_req *r, const char *bucket)
  * owner) into out, and whether it is public-read. */
 static int bucket_acl_of(const char *bucket, char *out, size_t n)
 {
-    s3own_of_bucket(bucket, out, n);
     struct bmd *m = bmd_current();
     const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
+    const char *owner = bk ? s3own_owner(bk->props) : NULL;
+    snprintf(out, n, "%s", owner ? owner : S3_OWNER_ID);   /* one snapshot for both */
     int pub = bk && s3own_public(bk->props);
     bmd_unref(m);
     return pub;

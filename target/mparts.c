@@ -33,19 +33,6 @@ void mparts_keep(struct ometa *m, const uint64_t *sizes, int n)
     ometa_umeta_add(m, KEY, text);
 }
 
-/* m's kept sizes, or NULL. */
-static const char *kept(const struct ometa *m)
-{
-    for (size_t off = 0; off < m->umeta_len;) {
-        const char *k = m->umeta + off;
-        const char *v = k + strlen(k) + 1;
-        if (!strcmp(k, KEY))
-            return v;
-        off = (size_t)(v - m->umeta) + strlen(v) + 1;
-    }
-    return NULL;
-}
-
 /* A run of digits at *p (moved past it) into *v: 0, or -1 (none, or
  * past UINT64_MAX). */
 static int digits(const char **p, uint64_t *v)
@@ -105,7 +92,7 @@ int mparts_range(struct http_req *r, const struct ometa *m, uint64_t *off, uint6
                                           "query parameter");
         return -1;
     }
-    const char *text = kept(m);
+    const char *text = ometa_umeta_get(m, KEY);
     int count;
     int in_parts = strchr(m->etag, '-') != NULL;   /* S3's multipart ETag: "...-N" */
     if (!text && !in_parts) {

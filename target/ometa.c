@@ -162,6 +162,34 @@ int ometa_umeta_add(struct ometa *m, const char *name, const char *value)
     return 0;
 }
 
+const char *ometa_umeta_get(const struct ometa *m, const char *name)
+{
+    for (size_t off = 0; off < m->umeta_len;) {
+        const char *k = m->umeta + off;
+        const char *v = k + strlen(k) + 1;
+        if (!strcmp(k, name))
+            return v;
+        off = (size_t)(v - m->umeta) + strlen(v) + 1;
+    }
+    return NULL;
+}
+
+void ometa_umeta_del(struct ometa *m, const char *name)
+{
+    size_t w = 0;
+    for (size_t off = 0; off < m->umeta_len;) {   /* the other pairs, moved up in place */
+        const char *k = m->umeta + off;
+        size_t n = strlen(k) + 1;
+        n += strlen(k + n) + 1;
+        if (strcmp(k, name)) {
+            memmove(m->umeta + w, k, n);
+            w += n;
+        }
+        off += n;
+    }
+    m->umeta_len = w;
+}
+
 int ometa_tags_set(struct ometa *m, const char *pairs, size_t len)
 {
     if (len > sizeof(m->tags))

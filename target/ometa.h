@@ -64,6 +64,10 @@ void ometa_etag(const struct ometa *m, char *out, size_t n);
 /* Append user metadata (the name lower-cased); 0, or -E2BIG when it does
  * not fit OMETA_UMETA_MAX. */
 int ometa_umeta_add(struct ometa *m, const char *name, const char *value);
+/* The value of the metadata pair named name (as stored: lower case), or
+ * NULL; ometa_umeta_del drops every pair so named. */
+const char *ometa_umeta_get(const struct ometa *m, const char *name);
+void ometa_umeta_del(struct ometa *m, const char *name);
 /* Replace the tags with len bytes of pairs; 0, or -E2BIG. */
 int ometa_tags_set(struct ometa *m, const char *pairs, size_t len);
 /* Returns 0, or -EINVAL for a truncated or unknown-format record. */

@@ -116,22 +116,21 @@ int target_keep_header(struct ometa *m, const char *name, const char *value)
 
 const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg)
 {
-    for (size_t off = 0; off < m->umeta_len;) {
-        const char *k = m->umeta + off;
-        const char *v = k + strlen(k) + 1;
-        for (int a = S3CK_CRC32; k[0] == ':' && a < S3CK_ALGS; a++)
-            if (!strcmp(k + 1, s3ck_header((enum s3ck_alg)a))) {
-                *alg = (enum s3ck_alg)a;
-                return v;
-            }
-        off = (size_t)(v - m->umeta) + strlen(v) + 1;
+    for (int a = S3CK_CRC32; a < S3CK_ALGS; a++) {
+        char key[48];
+        snprintf(key, sizeof(key), ":%s", s3ck_header((enum s3ck_alg)a));
+        const char *v = ometa_umeta_get(m, key);
+        if (v) {
+            *alg = (enum s3ck_alg)a;
+            return v;
+        }
     }
     return NULL;
 }
 
 int target_keep_checksum(struct ometa *m, enum s3ck_alg alg, const char *value)
 {
-    char key[48];
+    char key[48];                /* where target_checksum_of looks */
     snprintf(key, sizeof(key), ":%s", s3ck_header(alg));
     return ometa_umeta_add(m, key, value);
 }
@@ -204,30 +203,13 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
 
 int target_acl_public(const struct ometa *m)
 {
-    for (size_t off = 0; off < m->umeta_len;) {
-        const char *k = m->umeta + off;
-        const char *v = k + strlen(k) + 1;
-        if (!strcmp(k, ACL_KEY))
-            return !strcmp(v, "public-read");
-        off = (size_t)(v - m->umeta) + strlen(v) + 1;
-    }
-    return 0;
+    const char *v = ometa_umeta_get(m, ACL_KEY);
+    return v && !strcmp(v, "public-read");
 }
 
 int target_set_acl(struct ometa *m, int public_read)
 {
-    size_t w = 0;
-    for (size_t off = 0; off < m->umeta_len;) {   /* every pair but the ACL's, in place */
-        const char *k = m->umeta + off;
-        const char *v = k + strlen(k) + 1;
-        size_t n = (size_t)(v - k) + strlen(v) + 1;
-        if (strcmp(k, ACL_KEY)) {
-            memmove(m->umeta + w, k, n);
-            w += n;
-        }
-        off += n;
-    }
-    m->umeta_len = w;
+    ometa_umeta_del(m, ACL_KEY);
     return public_read ? ometa_umeta_add(m, ACL_KEY, "public-read") : 0;
 }
 

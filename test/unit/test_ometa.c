@@ -84,6 +84,15 @@ int main(void)
     memset(big_v, 'v', sizeof(big_v) - 5);
     big_v[sizeof(big_v) - 5] = '\0';
     CHECK(ometa_umeta_add(&u, "k", big_v) == -E2BIG && u.umeta_len == 11);
+    /* looked up and dropped by name, the other pairs kept in order */
+    CHECK(ometa_umeta_add(&u, ":acl", "public-read") == 0 && ometa_umeta_add(&u, "e", "") == 0);
+    CHECK(!strcmp(ometa_umeta_get(&u, ":acl"), "public-read") &&
+          !strcmp(ometa_umeta_get(&u, "e"), "") && !ometa_umeta_get(&u, "colo"));
+    ometa_umeta_del(&u, ":acl");
+    CHECK(!ometa_umeta_get(&u, ":acl") && u.umeta_len == 14 &&
+          !memcmp(u.umeta, "color\0Blue\0e\0\0", 14));
+    ometa_umeta_del(&u, "missing");
+    CHECK(u.umeta_len == 14);
 
     /* object names */
     char err[128];
