@@ -35,6 +35,7 @@ static const struct {
     {"write_policy", JSON_STRING}, /* "write-through" or "write-back" */
     {"mirror", JSON_OBJECT},     /* {"copies": N}: full copies on N targets */
     {"ec", JSON_OBJECT},         /* {"data", "parity", "objsize_limit"}: erasure coding */
+    {"versioning", JSON_STRING}, /* "enabled" or "suspended" (S3 versioning; target/vers.h) */
 };
 
 /* ec: data 1..BMD_EC_DATA_MAX, parity 1..BMD_EC_PARITY_MAX, objsize_limit
@@ -309,6 +310,11 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
                 return -1;
             }
         }
+        if (!strcmp(k, "versioning") && strcmp(json_string_value(v), "enabled") &&
+            strcmp(json_string_value(v), "suspended")) {
+            snprintf(err, errlen, "versioning must be enabled or suspended");
+            return -1;
+        }
         if (!strcmp(k, "mirror") && mirror_check(v, err, errlen))
             return -1;
         if (!strcmp(k, "ec") && ec_check(v, err, errlen))
@@ -326,6 +332,12 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
     }
     json_int_t copies = json_integer_value(json_object_get(json_object_get(props, "mirror"),
                                                            "copies"));
+    if (json_object_get(props, "versioning") &&
+        (json_object_get(props, "backend") || json_object_get(props, "ec"))) {
+        snprintf(err, errlen, "versioning of a bucket with a backend or erasure coding is not "
+                              "implemented");
+        return -1;
+    }
     if (copies > 1 && json_object_get(props, "ec")) {
         snprintf(err, errlen, "a bucket is mirrored or erasure coded, not both");
         return -1;

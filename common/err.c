@@ -68,6 +68,7 @@ static const struct {
     [S3E_NO_SUCH_KEY] = {404, "NoSuchKey"},
     [S3E_NO_SUCH_TAG_SET] = {404, "NoSuchTagSet"},
     [S3E_NO_SUCH_UPLOAD] = {404, "NoSuchUpload"},
+    [S3E_NO_SUCH_VERSION] = {404, "NoSuchVersion"},
     [S3E_NOT_IMPLEMENTED] = {501, "NotImplemented"},
     [S3E_OPERATION_ABORTED] = {409, "OperationAborted"},
     [S3E_PRECONDITION_FAILED] = {412, "PreconditionFailed"},

@@ -29,8 +29,8 @@
 
 #include "util.h"
 
-#define LPAGE_NAME_MAX 1024
-#define LPAGE_ETAG_MAX 128
+#define LPAGE_NAME_MAX 1041       /* a name, or a kept version's (objname.h) */
+#define LPAGE_ETAG_MAX 192       /* an ETag, or a version listing's id, kind and ETag */
 #define LPAGE_CTYPE "application/x-shoal-list"
 
 struct lpage_ent {

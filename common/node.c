@@ -32,6 +32,7 @@
 #include "http.h"
 #include "log.h"
 #include "loopq.h"
+#include "objname.h"
 #include "tls.h"
 #include "util.h"
 
@@ -564,13 +565,15 @@ int node_handle(struct node *n, struct http_req *r)
 
 char *node_obj_key(const char *provider, const char *bucket, const char *name, size_t *len)
 {
-    size_t pl = strlen(provider), bl = strlen(bucket), nl = strlen(name);
+    size_t pl = strlen(provider), bl = strlen(bucket);
+    size_t nl = objname_base_len(name, strlen(name));   /* a version goes with its name */
     char *k = xmalloc(pl + bl + nl + 3);
     memcpy(k, provider, pl);
     k[pl] = '/';
     memcpy(k + pl + 1, bucket, bl);
     k[pl + 1 + bl] = '/';
-    memcpy(k + pl + bl + 2, name, nl + 1);
+    memcpy(k + pl + bl + 2, name, nl);
+    k[pl + bl + 2 + nl] = '\0';
     *len = pl + bl + nl + 2;
     return k;
 }

@@ -8,19 +8,24 @@
 #include "http.h"
 #include "util.h"
 
-int objname_valid(const char *name, size_t len, char *err, size_t errlen)
+static int name_valid(const char *name, size_t len, int internal, char *err, size_t errlen)
 {
     if (len == 0) {
         snprintf(err, errlen, "object name is empty");
         return -1;
     }
-    if (len > OBJNAME_MAX) {
+    if (len > (internal ? OBJNAME_STORED_MAX : OBJNAME_MAX)) {
         snprintf(err, errlen, "object name is %zu bytes, over the %d-byte limit", len,
                  OBJNAME_MAX);
         return -1;
     }
     if (memchr(name, '\0', len)) {
         snprintf(err, errlen, "object name contains a NUL byte");
+        return -1;
+    }
+    if (!internal && memchr(name, OBJNAME_VERSION_SEP, len)) {
+        snprintf(err, errlen, "object name contains the byte 0x01, which names object "
+                              "versions");
         return -1;
     }
     size_t ok = utf8_valid_prefix(name, len);
@@ -44,7 +49,13 @@ int objname_valid(const char *name, size_t len, char *err, size_t errlen)
     return 0;
 }
 
-int objname_parse(const char *rest, size_t len, struct objname *o, char *err, size_t errlen)
+int objname_valid(const char *name, size_t len, char *err, size_t errlen)
+{
+    return name_valid(name, len, 0, err, errlen);
+}
+
+static int parse(const char *rest, size_t len, struct objname *o, int internal, char *err,
+                 size_t errlen)
 {
     const char *slash = memchr(rest, '/', len);
     size_t bl = slash ? (size_t)(slash - rest) : len;
@@ -60,7 +71,24 @@ int objname_parse(const char *rest, size_t len, struct objname *o, char *err, si
     o->bucket[bl] = '\0';
     o->name = slash ? slash + 1 : rest + len;
     o->name_len = slash ? len - bl - 1 : 0;
-    return objname_valid(o->name, o->name_len, err, errlen);
+    return name_valid(o->name, o->name_len, internal, err, errlen);
+}
+
+int objname_parse(const char *rest, size_t len, struct objname *o, char *err, size_t errlen)
+{
+    return parse(rest, len, o, 0, err, errlen);
+}
+
+int objname_parse_internal(const char *rest, size_t len, struct objname *o, char *err,
+                           size_t errlen)
+{
+    return parse(rest, len, o, 1, err, errlen);
+}
+
+size_t objname_base_len(const char *name, size_t len)
+{
+    const char *sep = memchr(name, OBJNAME_VERSION_SEP, len);
+    return sep ? (size_t)(sep - name) : len;
 }
 
 int objname_provider(const struct http_req *r, char *out, char *err, size_t errlen)

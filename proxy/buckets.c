@@ -430,7 +430,8 @@ static void list_objects(struct http_req *r, const struct bucket_req *br)
     int cached_only = http_query_get(r, "cached", flag, sizeof(flag)) >= 0 &&
                       strcmp(flag, "false") && strcmp(flag, "0");
     http_req_ref(r);
-    olist_start(r, br->provider, br->name, prefix, token, limit, cached_only, list_done, r);
+    olist_start(r, br->provider, br->name, prefix, token, limit,
+                cached_only ? OLIST_CACHED_ONLY : 0, list_done, r);
 }
 
 /* ---- dispatch ----------------------------------------------------------------- */

@@ -462,7 +462,7 @@ static void list_remote(struct olist *l, const char *provider, const char *bucke
 }
 
 void olist_start(struct http_req *r, const char *provider, const char *bucket,
-                 const char *prefix, const char *token, int limit, int cached_only,
+                 const char *prefix, const char *token, int limit, int flags,
                  olist_done_fn done, void *arg)
 {
     struct olist *l = xcalloc(1, sizeof(*l));
@@ -475,9 +475,10 @@ void olist_start(struct http_req *r, const char *provider, const char *bucket,
     l->pg = xcalloc(1, sizeof(*l->pg));
     http_req_ref(r);
     char *ep = http_pct_encode(prefix, strlen(prefix), 0);
-    l->base = xasprintf("provider=%s&bucket=%s&prefix=%s", provider, bucket, ep);
+    l->base = xasprintf("provider=%s&bucket=%s&prefix=%s%s", provider, bucket, ep,
+                        flags & OLIST_VERSIONS ? "&versions=1" : "");
     free(ep);
-    if (!cached_only && olist_by_backend(provider, bucket)) {
+    if (!(flags & OLIST_CACHED_ONLY) && olist_by_backend(provider, bucket)) {
         l->pg->remote = 1;
         l->wb = owed_write_back(provider, bucket);
         l->after = xstrdup(token);

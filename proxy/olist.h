@@ -50,11 +50,16 @@ struct olist_page {
  * err says why. Fires exactly once, possibly before olist_start returns. */
 typedef void (*olist_done_fn)(void *arg, struct olist_page *pg, int status, const char *err);
 
+/* olist_start's flags */
+#define OLIST_CACHED_ONLY 1      /* what the targets hold, even of a bucket listed by its
+                                  * backend */
+#define OLIST_VERSIONS 2         /* every version kept, named and tagged as stored
+                                  * (target/store.h: store_list) */
+
 /* Up to limit (1..OLIST_MAX) names of provider/bucket with prefix, after
- * token. cached_only lists what the targets hold even of a bucket listed
- * by its backend. r is the request it is for (its worker's client). */
+ * token, as flags say. r is the request it is for (its worker's client). */
 void olist_start(struct http_req *r, const char *provider, const char *bucket,
-                 const char *prefix, const char *token, int limit, int cached_only,
+                 const char *prefix, const char *token, int limit, int flags,
                  olist_done_fn done, void *arg);
 void olist_page_free(struct olist_page *pg);
 

@@ -284,7 +284,9 @@ static void delete_checked(void *arg, struct olist_page *pg, int status, const c
 void s3bucket_delete(struct http_req *r, const char *bucket)
 {
     struct bucket_op *o = bucket_op_new(r, bucket, "bucket deletion");
-    olist_start(r, BMD_PROVIDER_SHOAL, bucket, "", "", 1, 1, delete_checked, o);
+    /* kept versions and delete markers count: S3 keeps such a bucket */
+    olist_start(r, BMD_PROVIDER_SHOAL, bucket, "", "", 1, OLIST_CACHED_ONLY | OLIST_VERSIONS,
+                delete_checked, o);
 }
 
 /* ---- DeleteObjects ------------------------------------------------------------- */
@@ -295,6 +297,7 @@ struct mdel {
     int quiet;
     int pending;
     char **keys;
+    char **vids;                 /* each key's VersionId, or NULL */
     int *status;
     int n;
 };
@@ -311,6 +314,8 @@ static int mdel_key(void *arg, char **f, char *err, size_t errlen)
         return -1;
     }
     d->keys = xrealloc(d->keys, sizeof(char *) * (size_t)(d->n + 1));
+    d->vids = xrealloc(d->vids, sizeof(char *) * (size_t)(d->n + 1));
+    d->vids[d->n] = f[1] && f[1][0] ? xstrdup(f[1]) : NULL;
     d->keys[d->n++] = xstrdup(f[0]);
     return 0;
 }
@@ -318,8 +323,9 @@ static int mdel_key(void *arg, char **f, char *err, size_t errlen)
 static void mdel_free(struct mdel *d)
 {
     for (int i = 0; i < d->n; i++)
-        free(d->keys[i]);
+        free(d->keys[i]), free(d->vids[i]);
     free(d->keys);
+    free(d->vids);
     free(d->status);
     free(d);
 }
@@ -335,6 +341,8 @@ static void mdel_finish(struct mdel *d)
                 continue;
             gbuf_str(&b, "<Deleted>");
             s3_xml_elem(&b, "Key", d->keys[i]);
+            if (d->vids[i])
+                s3_xml_elem(&b, "VersionId", d->vids[i]);
             gbuf_str(&b, "</Deleted>");
         } else {
             gbuf_str(&b, "<Error>");
@@ -404,8 +412,15 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
             d->status[i] = 503;
             continue;
         }
+        char *vq = NULL;
+        if (d->vids[i]) {
+            char *enc = http_pct_encode(d->vids[i], strlen(d->vids[i]), 0);
+            vq = xasprintf("versionId=%s", enc);
+            free(enc);
+        }
         char *url = objects_url(&p->node, owner, "DELETE", d->bucket, d->keys[i],
-                                strlen(d->keys[i]), NULL);
+                                strlen(d->keys[i]), vq);
+        free(vq);
         struct mdel_one *o = xcalloc(1, sizeof(*o));
         o->d = d;
         o->i = i;
@@ -557,9 +572,63 @@ void s3bucket_location(struct http_req *r, const char *bucket)
     s3front_reply_xml(r, 200, &x);
 }
 
-void s3bucket_versioning(struct http_req *r)
+static int mfa_record(void *arg, char **f, char *err, size_t errlen)
 {
+    (void)arg, (void)f, (void)err, (void)errlen;
+    return 0;
+}
+
+/* PutBucketVersioning's body: Status Enabled or Suspended. */
+static void versioning_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    char *bucket = arg, err[300] = "", status[S3XML_FLAG_MAX];
+    static const struct s3xml_spec spec = {"VersioningConfiguration", "MfaDelete", {NULL}, 0,
+                                           "Status"};
+    if (s3_check_md5(r, body, len)) {
+        free(bucket);
+        return; /* answered */
+    }
+    int n = s3xml_records(body, len, &spec, mfa_record, NULL, status, err, sizeof(err));
+    const char *state = !strcmp(status, "Enabled")     ? "enabled"
+                        : !strcmp(status, "Suspended") ? "suspended"
+                                                       : NULL;
+    if (n < 0 || !state) {
+        s3_fail(r, S3E_MALFORMED_XML, "%s", n < 0 ? err : "Status must be Enabled or Suspended");
+    } else if (memmem(body, len, ">Enabled</MfaDelete>", 20)) {
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "MFA delete: not implemented");
+    } else {
+        struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's versioning");
+        o->ok_status = 200;
+        buckets_change(r, BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket,
+                       json_pack("{s:s}", "versioning", state), change_done, o);
+    }
+    free(bucket);
+}
+
+void s3bucket_versioning(struct http_req *r, const char *bucket)
+{
+    struct bmd *m = bmd_current();
+    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
+    const char *v = bk ? json_string_value(json_object_get(bk->props, "versioning")) : NULL;
+    const char *why = !bk ? NULL : bmd_has_backend(bk) ? "a bucket with a backend"
+                             : json_object_get(bk->props, "ec") ? "an erasure-coded bucket"
+                                                                : NULL;
+    char shown[16];
+    snprintf(shown, sizeof(shown), "%s", v ? v : "");
+    bmd_unref(m);
+    if (r->method == HTTP_M_PUT) {
+        if (why)
+            s3_fail(r, S3E_NOT_IMPLEMENTED, "versioning of %s: not implemented", why);
+        else
+            node_read_body(r, BUCKET_BODY_MAX, versioning_body, free, xstrdup(bucket));
+        return;
+    }
     struct gbuf x = {0};
-    gbuf_str(&x, S3_XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\"/>\n");
+    gbuf_str(&x, S3_XML_HEAD "<VersioningConfiguration xmlns=\"" S3_NS "\">");
+    if (!strcmp(shown, "enabled"))
+        s3_xml_elem(&x, "Status", "Enabled");
+    else if (!strcmp(shown, "suspended"))
+        s3_xml_elem(&x, "Status", "Suspended");
+    gbuf_str(&x, "</VersioningConfiguration>\n");
     s3front_reply_xml(r, 200, &x);
 }

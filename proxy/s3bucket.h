@@ -18,7 +18,7 @@ void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_
 void s3bucket_delete(struct http_req *r, const char *bucket);
 void s3bucket_head(struct http_req *r);
 void s3bucket_location(struct http_req *r, const char *bucket);
-void s3bucket_versioning(struct http_req *r);
+void s3bucket_versioning(struct http_req *r, const char *bucket);
 /* GET, PUT and DELETE ?tagging: the bucket's "labels" property. */
 void s3bucket_tagging(struct http_req *r, const char *bucket);
 /* GET and PUT ?acl: the bucket's canned ACL (private, public-read). */

@@ -695,8 +695,10 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
         return NULL;
     }
     *slash = '\0';
+    /* a version of the source: its target reads it (target/vers.c) */
+    const char *q = src[n] == '?' ? src + n + 1 : "";
     const char *dir = http_req_header(r, "x-amz-metadata-directive");
-    if (to_key && !strcmp(s, to_bucket) && !strcmp(slash + 1, to_key) &&
+    if (to_key && !q[0] && !strcmp(s, to_bucket) && !strcmp(slash + 1, to_key) &&
         (!dir || strcasecmp(dir, "REPLACE")) && !copy_changes(r)) {
         free(dec);
         s3_fail(r, S3E_INVALID_REQUEST, "This copy request is illegal because it is trying to "
@@ -717,14 +719,22 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
                                         "implemented");
         return NULL;
     }
+    if (q[0] && (strncmp(q, "versionId=", 10) || !q[10] || strlen(q + 10) > 64 ||
+                 strpbrk(q + 10, "&%="))) {
+        free(dec);
+        s3_fail(r, S3E_INVALID_ARGUMENT, "x-amz-copy-source may name only a versionId");
+        return NULL;
+    }
     const char *key = slash + 1;
     struct cmap *m;
     const struct cmap_node *owner = owner_of(r, s, key, &m);
     char *line = NULL;
     if (owner) {
         struct proxy *p = r->w->ctx;
-        char *url = objects_url(&p->node, owner, "GET", s, key, strlen(key),
-                                source_readable(s, who) ? NULL : S3OWN_PUBLIC_QUERY);
+        int pub = !source_readable(s, who);
+        char *sq = xasprintf("%s%s%s", q, q[0] && pub ? "&" : "", pub ? S3OWN_PUBLIC_QUERY : "");
+        char *url = objects_url(&p->node, owner, "GET", s, key, strlen(key), sq[0] ? sq : NULL);
+        free(sq);
         line = xasprintf("%s: %s", COPY_FROM_HEADER, url);
         free(url);
     }

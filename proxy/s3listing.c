@@ -36,6 +36,8 @@
 
 #define LIST_MAX_KEYS 1000
 #define LIST_MAX_PAGES 200      /* native pages read for one S3 page, at most */
+#define VERSION_MARKER_MAX 24    /* room for a version id */
+#define VERSION_ID_LEN 16        /* its hex digits (target/store.h), or "null" */
 
 struct listing {
     struct http_req *r;
@@ -49,10 +51,14 @@ struct listing {
     int owner;                   /* each item's Owner: v1 and versions, v2 with fetch-owner */
     char owner_id[128];          /* ... the bucket's (s3own.h) */
     int remote;                    /* backend listing: page tokens are not names */
+    int stored;                    /* versions of a Shoal bucket: names as stored */
     int pages;
     int count;
     int truncated;
-    char *next;                    /* resume point: a name or a common prefix */
+    char *next;                    /* resume point: a name or a common prefix (versions: a
+                                    * stored name, objname.h) */
+    char *latest_of;               /* versions: the name whose latest version was listed */
+    char next_vid[VERSION_MARKER_MAX];  /* versions: the id of the version next is */
     char *last_cp;
     struct gbuf items;             /* <Contents>/<Version> elements */
     struct gbuf cps;               /* <CommonPrefixes> elements */
@@ -68,6 +74,7 @@ static void listing_free(struct listing *l)
     free(l->page);
     free(l->next);
     free(l->last_cp);
+    free(l->latest_of);
     gbuf_free(&l->items);
     gbuf_free(&l->cps);
     free(l);
@@ -163,13 +170,20 @@ static void list_finish(struct listing *l)
         if (next)
             list_value(l, &b, "NextMarker", next);
     } else {
-        char mk[OBJNAME_MAX + 1];
+        char mk[OBJNAME_MAX + 1], vm[VERSION_MARKER_MAX];
         list_value(l, &b, "KeyMarker",
                    http_query_get(r, "key-marker", mk, sizeof(mk)) >= 0 ? mk : "");
-        s3_xml_elem(&b, "VersionIdMarker", "");
+        s3_xml_elem(&b, "VersionIdMarker",
+                    http_query_get(r, "version-id-marker", vm, sizeof(vm)) >= 0 ? vm : "");
         if (next) {
-            list_value(l, &b, "NextKeyMarker", next);
-            s3_xml_elem(&b, "NextVersionIdMarker", "null");
+            size_t nl = strlen(next), bl = l->stored ? objname_base_len(next, nl) : nl;
+            char *key = xstrndup(next, bl);
+            list_value(l, &b, "NextKeyMarker", key);
+            free(key);
+            if (bl < nl)         /* a version: resume after it (its stored id) */
+                s3_xml_elem(&b, "NextVersionIdMarker", next + bl + 1);
+            else if (!l->last_cp || strcmp(next, l->last_cp))
+                s3_xml_elem(&b, "NextVersionIdMarker", l->next_vid[0] ? l->next_vid : "null");
         }
     }
     gbuf_add(&b, l->items.p, l->items.n);
@@ -181,32 +195,63 @@ static void list_finish(struct listing *l)
     listing_free(l);
 }
 
+/* A version listing's entry (store_list with versions): its ETag field is
+ * "<version id> <D|O> <ETag>". 0, or -1 when it is not one. */
+static int version_fields(const struct olist_ent *e, char *vid, size_t vn, int *marker,
+                          char *etag, size_t en)
+{
+    const char *sp = memchr(e->etag, ' ', e->elen);
+    size_t il = sp ? (size_t)(sp - e->etag) : 0;
+    if (!sp || il >= vn || e->elen < il + 3 || sp[2] != ' ')
+        return -1;
+    snprintf(vid, vn, "%.*s", (int)il, e->etag);
+    *marker = sp[1] == 'D';
+    snprintf(etag, en, "%.*s", (int)(e->elen - il - 3), sp + 3);
+    return 0;
+}
+
 static void list_item(struct listing *l, const struct olist_ent *e, const char *name)
 {
-    char date[40], size[24], etag[LPAGE_ETAG_MAX + 1];
+    char date[40], size[24], etag[LPAGE_ETAG_MAX + 1], vid[VERSION_MARKER_MAX];
+    int marker = 0;
     if (e->last_modified && e->last_modified[0])
         snprintf(date, sizeof(date), "%s", e->last_modified);
     else
         s3_iso_date(e->mtime_ns, date, sizeof(date));
     snprintf(size, sizeof(size), "%llu", (unsigned long long)e->size);
-    snprintf(etag, sizeof(etag), "%.*s", (int)e->elen, e->etag);
+    if (!l->stored || version_fields(e, vid, sizeof(vid), &marker, etag, sizeof(etag)))
+        snprintf(etag, sizeof(etag), "%.*s", (int)e->elen, e->etag), strcpy(vid, "null");
     struct gbuf *b = &l->items;
-    gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "<Version>" : "<Contents>");
+    const char *elem = l->kind != S3LISTING_VERSIONS ? "Contents"
+                       : marker                       ? "DeleteMarker"
+                                                      : "Version";
+    gbuf_str(b, "<");
+    gbuf_str(b, elem);
+    gbuf_str(b, ">");
     list_value(l, b, "Key", name);
     if (l->kind == S3LISTING_VERSIONS) {
-        s3_xml_elem(b, "VersionId", "null");
-        s3_xml_elem(b, "IsLatest", "true");
+        /* a name's first entry is its latest version */
+        int latest = !l->latest_of || strcmp(l->latest_of, name);
+        free(l->latest_of);
+        l->latest_of = xstrdup(name);
+        s3_xml_elem(b, "VersionId", vid);
+        s3_xml_elem(b, "IsLatest", latest ? "true" : "false");
+        snprintf(l->next_vid, sizeof(l->next_vid), "%s", vid);
     }
     s3_xml_elem(b, "LastModified", date);
-    s3_xml_elem(b, "ETag", etag);
-    s3_xml_elem(b, "Size", size);
-    s3_xml_elem(b, "StorageClass", "STANDARD");
+    if (!marker) {
+        s3_xml_elem(b, "ETag", etag);
+        s3_xml_elem(b, "Size", size);
+        s3_xml_elem(b, "StorageClass", "STANDARD");
+    }
     if (l->owner) {
         gbuf_str(b, "<Owner>");
         s3own_xml(b, l->owner_id);
         gbuf_str(b, "</Owner>");
     }
-    gbuf_str(b, l->kind == S3LISTING_VERSIONS ? "</Version>" : "</Contents>");
+    gbuf_str(b, "</");
+    gbuf_str(b, elem);
+    gbuf_str(b, ">");
 }
 
 static void list_next_page(struct listing *l);
@@ -226,12 +271,15 @@ static int list_cut(struct listing *l, const struct olist_page *pg)
         const struct olist_ent *e = &pg->v[i];
         const char *name = e->name;
         size_t nl = e->nlen;
-        if (nl < pl || memcmp(name, l->prefix, pl))
+        /* a version listing's names are stored names: the key, then its
+         * version's id (objname.h) */
+        size_t bl = l->stored ? objname_base_len(name, nl) : nl;
+        if (bl < pl || memcmp(name, l->prefix, pl))
             continue;
         if (l->after && lpage_name_cmp(name, nl, l->after, strlen(l->after)) <= 0)
             continue;
-        const char *d = dl ? memmem(name + pl, nl - pl, l->delim, dl) : NULL;
-        size_t cl = d ? (size_t)(d - name) + dl : nl;
+        const char *d = dl && bl > pl ? memmem(name + pl, bl - pl, l->delim, dl) : NULL;
+        size_t cl = d ? (size_t)(d - name) + dl : bl;
         if (d && l->last_cp && strlen(l->last_cp) == cl && !memcmp(l->last_cp, name, cl))
             continue;
         if (l->count == l->max_keys) {
@@ -248,7 +296,9 @@ static int list_cut(struct listing *l, const struct olist_page *pg)
             list_item(l, e, shown);
         }
         free(l->next);
-        l->next = shown;
+        l->next = d ? shown : xstrndup(name, nl);
+        if (!d)
+            free(shown);
         l->count++;
     }
     return 0;
@@ -314,8 +364,50 @@ static void list_next_page(struct listing *l)
     int want = l->max_keys - l->count + 1; /* one more tells whether there is more */
     if (want > LIST_MAX_KEYS + 1)
         want = LIST_MAX_KEYS + 1;
-    olist_start(l->r, BMD_PROVIDER_SHOAL, l->bucket, l->prefix, l->page ? l->page : "", want, 0,
-                list_page, l);
+    olist_start(l->r, BMD_PROVIDER_SHOAL, l->bucket, l->prefix, l->page ? l->page : "", want,
+                l->stored ? OLIST_VERSIONS : 0, list_page, l);
+}
+
+/* ListObjectVersions' version-id-marker: with a key-marker, the version
+ * of it to resume after (l->latest_of: that key's latest is listed); key
+ * its key-marker. 0, or 1 with r answered (and l freed). */
+static int version_marker(struct http_req *r, struct listing *l, const char *key)
+{
+    char vm[VERSION_MARKER_MAX + 1];
+    int n = http_query_get(r, "version-id-marker", vm, sizeof(vm));
+    if (n == -1 || (n == 0 && !key[0]))
+        return 0;
+    if (n == 0)
+        return 0;                /* an empty one is none */
+    int ok = n > 0 && (!strcmp(vm, "null") ||
+                       (n <= VERSION_ID_LEN && strspn(vm, "0123456789abcdef") == (size_t)n));
+    const char *why = !key[0] ? "A version-id marker cannot be specified without a key marker."
+                      : !ok   ? "Invalid version id specified"
+                              : NULL;
+    if (why) {
+        listing_free(l);
+        s3_fail(r, S3E_INVALID_ARGUMENT, "%s", why);
+        return 1;
+    }
+    l->latest_of = xasprintf("%s%c%s", key, OBJNAME_VERSION_SEP, vm);
+    return 0;
+}
+
+/* Where a listing resumes after the marker m: a versions listing after
+ * every version of key m, or (latest, from version_marker) after the
+ * version it names: the stored name (objname.h); "null" names the key's
+ * own record. */
+static char *after_key(int stored, const char *m, char *latest)
+{
+    if (!stored)
+        return xstrdup(m);
+    if (!latest)
+        return xasprintf("%s%c\xff", m, OBJNAME_VERSION_SEP);
+    char *sep = strchr(latest, OBJNAME_VERSION_SEP);
+    char *a = !strcmp(sep + 1, "null") ? xstrndup(latest, (size_t)(sep - latest))
+                                       : xstrdup(latest);
+    *sep = '\0';                 /* latest_of: the key */
+    return a;
 }
 
 void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_kind kind)
@@ -361,6 +453,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     l->delim = xstrdup(delim);
     http_req_ref(r);
     int remote = l->remote = olist_by_backend(BMD_PROVIDER_SHOAL, bucket);
+    l->stored = kind == S3LISTING_VERSIONS && !remote;
     /* an empty continuation-token is as none */
     if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) > 0) {
         char *page, *aft;
@@ -378,11 +471,15 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
         const char *arg = kind == S3LISTING_V2 ? "start-after"
                           : kind == S3LISTING_V1 ? "marker"
                                             : "key-marker";
-        if (http_query_get(r, arg, after, sizeof(after)) >= 0 && after[0]) {
-            l->after = xstrdup(after);
+        if (http_query_get(r, arg, after, sizeof(after)) < 0)
+            after[0] = '\0';
+        if (l->stored && version_marker(r, l, after))
+            return;              /* answered */
+        if (after[0]) {
+            l->after = after_key(l->stored, after, l->latest_of);
             /* a Shoal bucket's listing starts after a name directly */
             if (!remote)
-                l->page = xstrdup(after);
+                l->page = xstrdup(l->after);
             /* a marker that is a common prefix resumes after all of it */
             size_t al = strlen(after), dl = strlen(delim);
             if (dl && al >= dl && !strcmp(after + al - dl, delim))

@@ -51,7 +51,7 @@ static void bucket_request(struct http_req *r, const char *b, const struct s3own
     }
     switch (sub ? sub->id : 0) {
     case S3SUB_LOCATION: s3bucket_location(r, b); return;
-    case S3SUB_VERSIONING: s3bucket_versioning(r); return;
+    case S3SUB_VERSIONING: s3bucket_versioning(r, b); return;
     case S3SUB_UPLOADS: s3listing_uploads(r, b); return;
     case S3SUB_DELETE: s3bucket_delete_objects(r, b); return;
     case S3SUB_VERSIONS: s3listing_objects(r, b, S3LISTING_VERSIONS); return;

@@ -244,6 +244,13 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
 {
     struct ometa m;
     int fd = open_object(t, mkey, klen, &m);
+    get_opened(t, r, mkey, klen, cache, flags, &m, fd);
+}
+
+void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                const char *cache, int flags, struct ometa *mp, int fd)
+{
+    struct ometa m = *mp;
     if (fd == -EUCLEAN) {
         if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, &m, flags))
             get_corrupted(r, mkey, klen, "its data file is missing or short");
@@ -252,6 +259,13 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
     if (fd >= 0 && (m.flags & OMETA_F_DAMAGED)) {
         close(fd);
         get_corrupted(r, mkey, klen, "a scrub found its data damaged, with no other copy");
+        return;
+    }
+    if (fd >= 0 && store_is_marker(&m)) {   /* a versioned bucket's deleted name */
+        close(fd);
+        http_resp_header(r, "x-amz-delete-marker", "true");
+        http_resp_header(r, "x-amz-version-id", "%s", store_vid(&m));
+        err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
         return;
     }
     if (fd == -EAGAIN) {         /* rewritten again and again while we looked */

@@ -9,6 +9,7 @@
 struct bmd_bucket;
 struct target;
 struct http_req;
+struct ometa;
 
 /* get_local's flags */
 #define GET_VERIFY 0x1           /* a GET first checksums the whole file (verify_reads) */
@@ -24,6 +25,10 @@ struct http_req;
  * keeps mkey. On r's worker. */
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                const char *cache, int flags);
+/* The same with the record m and its data file fd (or -errno: -ENOENT,
+ * -EUCLEAN for a file missing or short) opened already. Takes fd. */
+void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                const char *cache, int flags, struct ometa *m, int fd);
 
 /* get_local's GET_VERIFY when bucket bk asks for every read to be checked
  * (verify_reads), else 0. */

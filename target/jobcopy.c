@@ -173,6 +173,8 @@ static void open_work(void *arg)
     struct store_mp *mp = store_pick(st, s->mkey, s->klen);
     for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
         s->rc = store_get(st, mp, s->mkey, s->klen, &s->m);
+        if (!s->rc && store_is_marker(&s->m))
+            s->rc = -ENOENT;     /* a versioned bucket's deleted name */
         if (s->rc)
             return;
         s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);

@@ -186,7 +186,7 @@ static void local_work(void *arg)
     struct lpage_req *lr = arg;
     struct job *j = lr->j;
     lr->rc = store_list(&j->t->store, j->provider, j->bucket, j->prefix, j->token, "", "",
-                        JOB_PAGE, &lr->out);
+                        JOB_PAGE, 0, &lr->out);
 }
 
 static void lnames_free(struct job *j)

@@ -48,9 +48,10 @@ static int query_limit(struct http_req *r, int max, int *limit)
 struct list {
     struct target *t;
     struct http_req *r;
-    char provider[16], bucket[64], prefix[OBJNAME_MAX + 1], after[OBJNAME_MAX + 1],
+    char provider[16], bucket[64], prefix[OBJNAME_MAX + 1], after[OBJNAME_STORED_MAX + 1],
         until[OBJNAME_MAX + 1], from[OBJNAME_MAX + 1];
     int limit, rc;
+    int versions;                /* ?versions: every version kept, as stored */
     struct gbuf page;            /* the compact page (common/lpage.h) */
 };
 
@@ -58,7 +59,7 @@ static void list_work(void *arg)
 {
     struct list *l = arg;
     l->rc = store_list(&l->t->store, l->provider, l->bucket, l->prefix, l->after, l->from,
-                       l->until, l->limit, &l->page);
+                       l->until, l->limit, l->versions, &l->page);
 }
 
 static void list_done(void *arg)
@@ -94,6 +95,8 @@ void list_local(struct http_req *r, const char *rest, size_t rlen)
         http_reply_error(r, 400, "bad list request");
         return;
     }
+    char flag[4];
+    l->versions = http_query_get(r, "versions", flag, sizeof(flag)) >= 0;
     if (query_limit(r, LIST_MAX, &l->limit)) {
         free(l);
         http_reply_error(r, 400, "limit must be 1..%d", LIST_MAX);

@@ -50,6 +50,7 @@
 #include "s3xml.h"
 #include "target.h"
 #include "util.h"
+#include "vers.h"
 #include "xfer.h"
 #include "wbq.h"
 
@@ -676,7 +677,7 @@ static void upload_done(void *arg)
 static void commit_work(void *arg)
 {
     struct job *j = arg;
-    if ((j->cond.if_none || j->cond.if_match) &&
+    if ((j->cond.if_none || j->cond.if_match || j->cond.vers) &&
         (j->rc = target_write_placed(j->t, j->mkey, j->klen)))
         return;                  /* the work file goes with j */
     int fd = j->fd;
@@ -743,6 +744,9 @@ static void complete_answer(struct job *j)
         if (j->b.write_back)
             wbq_kick();
         node_count_bytes(&j->t->node, j->m.size, 0);
+        const char *vid = ometa_umeta_get(&j->m, OMETA_VID);
+        if (vid)
+            http_resp_header(r, "x-amz-version-id", "%s", vid);
         complete_reply(r, j->mkey, j->name, j->done);
     }
     job_free(j);
@@ -916,6 +920,7 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         iopool_submit(t->io, r->w->q, abort_work, abort_done, j);
     } else if (r->method == HTTP_M_POST) {
         backend_resolve(t, bk, &j->b);
+        j->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
         if (target_write_conditions(r, j->b.kind != BK_NONE, &j->cond) ||
             complete_want(j, r))
             job_free(j);         /* answered */

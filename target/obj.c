@@ -42,6 +42,7 @@
 #include "subres.h"
 #include "target.h"
 #include "util.h"
+#include "vers.h"
 
 /* A DELETE once the neighbours sent what they had newer (gfn.h). */
 static void del_next(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
@@ -65,6 +66,8 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
                          spec);
         return;
     }
+    if (vers_handle(t, r, bk, name, mkey, klen))
+        return; /* took mkey */
     if (subres_handle(t, r, bk, name, mkey, klen))
         return; /* took mkey */
     if (mpu_handle(t, r, bk, name, mkey, klen))

@@ -18,6 +18,11 @@
 #define OMETA_UMETA_MAX 16384     /* user metadata (S3's limit: 2 KiB) and the kept headers */
 #define OMETA_TAGS_MAX 15380      /* S3's 10 tags, as UTF-8 (s3tag.h: S3TAG_OBJECT_BYTES) */
 
+/* kept with a versioned bucket's objects (store.h): the S3 version id,
+ * and, on a delete marker, "true" */
+#define OMETA_VID ":vid"
+#define OMETA_DELETE_MARKER ":dm"
+
 /* flags */
 #define OMETA_F_DAMAGED 0x1u     /* a scrub found its bytes wrong, with no other copy:
                                   * never served (500), kept for an operator */

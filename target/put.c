@@ -50,6 +50,7 @@
 #include "s3tag.h"
 #include "target.h"
 #include "util.h"
+#include "vers.h"
 #include "xfer.h"
 
 struct put {
@@ -230,7 +231,7 @@ static int put_body(struct http_req *r, const char *d, size_t n)
 static void put_commit_work(void *arg)
 {
     struct put *p = arg;
-    if ((p->cond.if_none || p->cond.if_match) &&
+    if ((p->cond.if_none || p->cond.if_match || p->cond.vers) &&
         (p->rc = target_write_placed(p->t, p->mkey, p->klen)))
         return;                  /* the work file goes with p */
     int fd = p->fd;
@@ -298,6 +299,9 @@ static void put_answer(struct put *p)
         gbuf_str(&b, S3_XML_HEAD "<");
         gbuf_str(&b, root);
         gbuf_str(&b, " xmlns=\"" S3_NS "\">");
+        const char *vid = p->part.num ? NULL : ometa_umeta_get(&p->m, OMETA_VID);
+        if (vid)
+            http_resp_header(r, "x-amz-version-id", "%s", vid);
         s3_xml_elem(&b, "LastModified", date);
         s3_xml_elem(&b, "ETag", p->m.etag);
         target_checksum_xml(&b, &p->m);
@@ -737,6 +741,8 @@ void put_object(struct target *t, struct http_req *r, const char *name,
                                           "destination: not implemented");
         return;
     }
+    if (!p->part.num)
+        p->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
     if (from) {
         /* only a proxy may point a target at another one */
         if (node_check_sig(&t->node, r) != 1) {

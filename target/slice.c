@@ -601,7 +601,7 @@ void slice_handle(struct http_req *r, const char *rest, size_t rlen)
     struct target *t = r->w->ctx;
     struct objname on;
     char err[256], provider[16], num[24];
-    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
+    if (objname_parse_internal(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
         http_reply_error(r, 400, "%s", err);
         return;

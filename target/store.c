@@ -18,6 +18,7 @@
 #include "hlc.h"
 #include "log.h"
 #include "lpage.h"
+#include "objname.h"
 #include "util.h"
 
 /* RocksDB reports errors as text; ENOSPC must reach the client as 507. */
@@ -29,7 +30,7 @@ int store_db_errno(char *e)
     return rc;
 }
 
-static char *gkey(const char *path, size_t *klen)
+char *store_gkey(const char *path, size_t *klen)
 {
     size_t n = strlen(path);
     char *k = xmalloc(n + 1);
@@ -87,10 +88,12 @@ char *store_mkey(const char *provider, const char *bucket, const char *name, siz
     return k;
 }
 
-/* The data file's name below data/: XX/YY/<xxh3-128>.<uid>. */
+/* The data file's name below data/: XX/YY/<xxh3-128>.<uid>, the hash of
+ * the name a version is of, so that keeping a version (vers.h) leaves its
+ * file where it is. */
 static void data_name(const char *mkey, size_t klen, uint64_t uid, char *out, size_t outlen)
 {
-    XXH128_hash_t h = XXH3_128bits(mkey, klen);
+    XXH128_hash_t h = XXH3_128bits(mkey, objname_base_len(mkey, klen));
     snprintf(out, outlen, "%02x/%02x/%016llx%016llx.%016llx", (unsigned)(h.high64 >> 56),
              (unsigned)((h.high64 >> 48) & 0xff), (unsigned long long)h.high64,
              (unsigned long long)h.low64, (unsigned long long)uid);
@@ -192,6 +195,14 @@ static uint64_t le64(const char *p)
     return v;
 }
 
+void store_tomb_put(rocksdb_writebatch_t *wb, const char *mkey, size_t klen, uint64_t version)
+{
+    char tv[TOMB_LEN], *tk = store_side_key('t', mkey, klen);
+    tomb_encode(version, wall_ns() / 1000000u, tv);
+    rocksdb_writebatch_put(wb, tk, klen, tv, TOMB_LEN);
+    free(tk);
+}
+
 int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    uint64_t *version)
 {
@@ -261,6 +272,23 @@ static int x_precondition(const struct store_x *x, const struct ometa *held,
     return hdr_etag_listed(x->if_match, etag) ? 0 : -ECANCELED;
 }
 
+/* The new version's number (and a versioned bucket's id) in m, above
+ * newest, what the name has here: 0, -EALREADY (a copy from another node
+ * no newer than that) or -E2BIG (no room left for the version's id). */
+static int commit_version(const struct store_x *x, struct ometa *m, uint64_t newest)
+{
+    if (x && x->keep_version) {  /* a copy from another node: only if newer */
+        if (newest >= x->keep_version)
+            return -EALREADY;
+        hlc_observe(x->keep_version);
+        m->version = x->keep_version;
+        return 0;
+    }
+    m->version = hlc_next(newest);
+    m->mtime_ns = wall_ns();
+    return x && x->vers ? store_vers_assign(m, x->vers) : 0;
+}
+
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x)
 {
@@ -277,7 +305,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     char path[PATH_MAX], old_path[PATH_MAX];
     store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
     size_t gl, ogl = 0;
-    char *g = gkey(path, &gl), *og = NULL;
+    char *g = store_gkey(path, &gl), *og = NULL;
 
     pthread_mutex_lock(&mp->mu);
     if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE)) {
@@ -289,19 +317,10 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     struct ometa old;
     uint64_t newest;
     int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
-    if ((rc = x_precondition(x, have_old ? &old : NULL, m)))
+    if ((rc = x_precondition(x, have_old && !store_is_marker(&old) ? &old : NULL, m)))
         goto fail;
-    if (x && x->keep_version) {  /* a copy from another node: only if newer */
-        if (newest >= x->keep_version) {
-            rc = -EALREADY;
-            goto fail;
-        }
-        hlc_observe(x->keep_version);
-        m->version = x->keep_version;
-    } else {
-        m->version = hlc_next(newest);
-        m->mtime_ns = wall_ns();
-    }
+    if ((rc = commit_version(x, m, newest)))
+        goto fail;
     if ((rc = db_put(s, mp, s->wo, g, gl, mkey, klen)))
         goto fail;
     if ((rc = mkdirs_for(path)))
@@ -323,19 +342,24 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     free(tk);
     if (x && x->key)             /* the caller's record, in the same batch */
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
+    struct storever_drop vd = {0};
+    if (store_vers_commit(s, mp, wb, mkey, klen, have_old ? &old : NULL, m, &vd))
+        have_old = 0;            /* kept as a version: its file stays */
     if (have_old) {
         store_data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
-        og = gkey(old_path, &ogl);
+        og = store_gkey(old_path, &ogl);
         rocksdb_writebatch_put(wb, og, ogl, mkey, klen);
     }
     char *e = NULL;
     rocksdb_write(mp->db, s->wo_sync, wb, &e);
     rocksdb_writebatch_destroy(wb);
     if (e) {
+        free(vd.g);
         rc = store_db_errno(e);
         goto fail_file;
     }
     pthread_mutex_unlock(&mp->mu);
+    store_vers_dropped(s, mp, &vd);
     __atomic_add_fetch(&mp->bytes_delta, (int64_t)m->size - (have_old ? (int64_t)old.size : 0),
                        __ATOMIC_RELAXED);
     if (have_old) {
@@ -434,7 +458,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     char path[PATH_MAX];
     store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
     size_t gl;
-    char *g = gkey(path, &gl);
+    char *g = store_gkey(path, &gl);
     rocksdb_writebatch_delete(wb, mkey, klen);
     rocksdb_writebatch_put(wb, g, gl, mkey, klen);
     if (x && x->drop)
@@ -466,7 +490,7 @@ struct lent {
     char *name;
     size_t nlen;
     uint64_t size, cksum, version, mtime_ns;
-    char etag[OMETA_ETAG_MAX + 1];
+    char etag[LPAGE_ETAG_MAX + 1];
 };
 
 static int lent_cmp(const void *a, const void *b)
@@ -501,10 +525,46 @@ static int name_after(const char *nm, size_t nl, const char *bound, size_t bl)
     return lpage_name_cmp(nm, nl, bound, bl) > 0;
 }
 
+/* What a listing shows of the record m named nm (nl bytes) into e (its
+ * name aside): 0, or -1 when it is not shown. Without versions, a name's
+ * kept versions are hidden but for the newest when the name has no
+ * record (its latest was deleted), which is then shown as the name, and
+ * delete markers are hidden; last (*last_len bytes) is the name seen
+ * before on this mountpath. With versions, every record is shown as it
+ * is stored, its ETag field "<version id> <D|O> <ETag>" (store.h). */
+static int list_shows(const char *nm, size_t nl, const struct ometa *m, int versions,
+                      const char *after, char *last, size_t *last_len, struct lent *e)
+{
+    e->size = m->size;
+    e->cksum = m->cksum;
+    e->version = m->version;
+    e->mtime_ns = m->mtime_ns;
+    char etag[OMETA_ETAG_MAX + 1];
+    ometa_etag(m, etag, sizeof(etag));
+    if (versions) {
+        snprintf(e->etag, sizeof(e->etag), "%s %c %s", store_vid(m),
+                 store_is_marker(m) ? 'D' : 'O', etag);
+        e->nlen = nl;
+        return 0;
+    }
+    size_t bl = objname_base_len(nm, nl), al = strlen(after);
+    int seen = *last_len == bl && !memcmp(last, nm, bl);
+    memcpy(last, nm, bl);
+    *last_len = bl;
+    if (bl < nl && (seen || (al && lpage_name_cmp(nm, bl, after, al) <= 0)))
+        return -1;               /* an older version, or the name's newest shown before */
+    if (store_is_marker(m))
+        return -1;
+    snprintf(e->etag, sizeof(e->etag), "%s", etag);
+    e->nlen = bl;
+    return 0;
+}
+
 int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
-               const char *after, const char *from, const char *until, int limit,
+               const char *after, const char *from, const char *until, int limit, int versions,
                struct gbuf *out)
 {
+    char last[OBJNAME_MAX + 1];
     size_t base_len, plen = strlen(prefix), alen = strlen(after), ul = strlen(until);
     char *base = store_mkey(provider, bucket, "", 0, &base_len);
     /* start at max(prefix, after) */
@@ -532,6 +592,7 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
             continue;
         rocksdb_iterator_t *it = rocksdb_create_iterator(s->mp[i].db, s->ro);
         int taken = 0;
+        size_t last_len = 0;
         for (rocksdb_iter_seek(it, seek, base_len + slen); rocksdb_iter_valid(it);
              rocksdb_iter_next(it)) {
             size_t kl, vl;
@@ -545,25 +606,20 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
                 continue;
             if (ul && name_after(nm, nl, until, ul))
                 break;
-            if (taken == limit) {
-                total_more = 1;
-                break;
-            }
             const char *v = rocksdb_iter_value(it, &vl);
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;
                 ents = xrealloc(ents, cap * sizeof(*ents));
             }
             struct ometa m;
-            if (ometa_decode(v, vl, &m))
+            if (ometa_decode(v, vl, &m) ||
+                list_shows(nm, nl, &m, versions, after, last, &last_len, &ents[n]))
                 continue;
-            ents[n].size = m.size;
-            ents[n].cksum = m.cksum;
-            ents[n].version = m.version;
-            ents[n].mtime_ns = m.mtime_ns;
-            ometa_etag(&m, ents[n].etag, sizeof(ents[n].etag));
-            ents[n].name = xstrndup(nm, nl);
-            ents[n].nlen = nl;
+            if (taken == limit) {
+                total_more = 1;
+                break;
+            }
+            ents[n].name = xstrndup(nm, ents[n].nlen);
             n++;
             taken++;
         }

@@ -24,6 +24,16 @@
  * the name a version above any it had here, object or tombstone, so that
  * wherever two copies of a name meet, the newer one wins.
  *
+ * Versions of a versioned bucket (storever.c). A commit whose record
+ * carries a version id (OMETA_VID) keeps the record it replaces, when that
+ * is another version, as an ordinary object named the name,
+ * OBJNAME_VERSION_SEP and the version's id, in the same batch and with the
+ * same data file; a new null version replaces a null one kept before.
+ * Every commit does so, the client's and the copies' alike, so mirrors,
+ * rebalance and resilver keep the same versions. The latest version is
+ * the name's record; without one (its latest version deleted), the newest
+ * kept. A delete marker is a record of no bytes with OMETA_DELETE_MARKER.
+ *
  * Threads: store_get is safe from any thread; commit, delete, list and
  * purge block and run on the I/O pool.
  */
@@ -165,7 +175,24 @@ struct store_x {
      * that committed here and was answered 503) */
     int if_none;
     const char *if_match;
+    /* a versioned bucket's new latest version (STORE_VERS_*): it gets a
+     * version id (OMETA_VID), made from its version, or the null one */
+    int vers;
 };
+#define STORE_VERS_ENABLED 1
+#define STORE_VERS_SUSPENDED 2
+#define STORE_VID_LEN 16         /* hex digits of a version id ("null" aside) */
+
+/* The version id of a record ("null" when it has none); is it a delete
+ * marker; is vid well formed (16 lower-case hex digits, or "null")? */
+const char *store_vid(const struct ometa *m);
+int store_is_marker(const struct ometa *m);
+int store_vid_valid(const char *vid);
+/* The record of mkey's version vid (NULL: the latest, which is mkey's
+ * record, else the newest kept) on mp: its key (malloc'd, *vkl bytes:
+ * mkey itself for the name's record) and record. 0, -ENOENT or -errno. Blocks: the I/O pool. */
+int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                       const char *vid, char **vkey, size_t *vkl, struct ometa *m);
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x);
 /* 0 or -ENOENT / -errno; -EEXIST while the object waits to be written
@@ -195,10 +222,11 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
  * Up to limit objects of a bucket in name order, with the given prefix and
  * names after `after` (exclusive; may be ""), from `from` and up to `until`
  * (both inclusive; "" for no bound), written to out as a compact listing
- * page (common/lpage.h) whose head says whether more follow. 0 or -EIO.
+ * page (common/lpage.h) whose head says whether more follow; versions:
+ * every version kept, as stored (list_shows in store.c). 0 or -EIO.
  */
 int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
-               const char *after, const char *from, const char *until, int limit,
+               const char *after, const char *from, const char *until, int limit, int versions,
                struct gbuf *out);
 /* Remove every object of a bucket; returns how many. */
 long store_purge(struct store *s, const char *provider, const char *bucket);

@@ -5,17 +5,46 @@
 #ifndef SHOAL_TARGET_STOREINT_H
 #define SHOAL_TARGET_STOREINT_H
 
+#include <limits.h>
+#include <rocksdb/c.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct store;
 struct store_mp;
+struct ometa;
 
 /* RocksDB's error text (freed) as -errno, logged. */
 int store_db_errno(char *e);
 /* The data file of mkey's version uid on mp. */
 void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
                      char *out, size_t outlen);
+/* The intent key ("g" + path) of a data file; malloc'd, *klen bytes. */
+char *store_gkey(const char *path, size_t *klen);
+/* A tombstone of mkey's version, put in wb. */
+void store_tomb_put(rocksdb_writebatch_t *wb, const char *mkey, size_t klen, uint64_t version);
+
+/* storever.c. A kept null version a commit replaced, to remove once the
+ * batch is written. */
+struct storever_drop {
+    char *g;                     /* its intent key; NULL: none */
+    size_t gl;
+    char path[PATH_MAX];
+    uint64_t size;
+};
+/* With mp->mu held, before a commit of m as mkey's latest over old (NULL:
+ * none) writes wb: a versioned bucket's old latest is kept as a version
+ * (returns 1: its data file stays), and a null version kept before goes
+ * when m is the new null one (d, for store_vers_dropped). 0 otherwise. */
+int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
+                      const char *mkey, size_t klen, const struct ometa *old,
+                      const struct ometa *m, struct storever_drop *d);
+/* After the batch, the lock released: d's file and intent go. */
+void store_vers_dropped(struct store *s, struct store_mp *mp, struct storever_drop *d);
+/* Give m (its version set) a version id: STORE_VERS_ENABLED makes one,
+ * SUSPENDED the null one. 0 or -E2BIG. */
+int store_vers_assign(struct ometa *m, int vers);
+
 /* Settle the intents a crash left on mp (see the commit protocol). */
 void store_mp_settle(struct store *s, struct store_mp *mp);
 

@@ -13,6 +13,7 @@
 
 #include "hrw.h"
 #include "log.h"
+#include "objname.h"
 #include "store.h"
 #include "storeint.h"
 #include "util.h"
@@ -269,7 +270,9 @@ void store_note_error(struct store_mp *mp, int rc)
 struct store_mp *store_place(struct store *s, const char *mkey, size_t klen)
 {
     const struct store_set *st = __atomic_load_n(&s->set, __ATOMIC_ACQUIRE);
-    return &s->mp[st->idx[hrw_pick(hrw_hash(mkey, klen), st->hashes, st->n)]];
+    /* a version goes with its name: keeping it is a rename on one drive */
+    size_t bl = objname_base_len(mkey, klen);
+    return &s->mp[st->idx[hrw_pick(hrw_hash(mkey, bl), st->hashes, st->n)]];
 }
 
 uint64_t store_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)

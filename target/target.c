@@ -187,6 +187,8 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
         const char *std = k[0] == ':' ? kept_name(k + 1) : NULL;
         if (std && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !overridden(r, std))
             http_resp_header(r, std, "%s", v);
+        else if (!strcmp(k, OMETA_VID))
+            http_resp_header(r, "x-amz-version-id", "%s", v);
         else if (k[0] != ':') {
             snprintf(name, sizeof(name), "x-amz-meta-%s", k);
             http_resp_header(r, name, "%s", v);
@@ -297,7 +299,7 @@ int target_write_conditions(struct http_req *r, int backed, struct store_x *x)
 
 int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
 {
-    if (!x->if_none && !x->if_match)
+    if (!x->if_none && !x->if_match && !x->vers)
         return 0;
     if (rc == -ECANCELED) {
         err_reply(r, S3E_PRECONDITION_FAILED,
@@ -307,7 +309,8 @@ int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
     } else if (rc == -EBUSY) {
         http_resp_header(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "objects are moving between drives or targets: "
-                                              "a conditional write waits until they are placed");
+                                              "a conditional or versioned write waits until "
+                                              "they are placed");
     } else {
         return 0;
     }

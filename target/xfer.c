@@ -115,6 +115,7 @@ char *xfer_place_key(const char *mkey, size_t klen, size_t *len)
     size_t nl;
     if (xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl))
         return NULL;
+    klen = objname_base_len(mkey, klen);   /* a version is placed with its name */
     char *k = xmalloc(klen);
     memcpy(k, mkey + 1, klen - 1);   /* "provider\0bucket\0name" */
     k[bucket - mkey - 2] = '/';
@@ -680,7 +681,7 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
     struct target *t = r->w->ctx;
     struct objname on;
     char err[256], provider[16];
-    if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
+    if (objname_parse_internal(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
         http_reply_error(r, 400, "%s", err);
         return;

@@ -51,7 +51,7 @@ static const struct s3sub table[] = {
     {"acl", S3SUB_ACL, GET | PUT, GET | PUT},
     {"tagging", S3SUB_TAGGING, GET | PUT | DEL, GET | PUT | DEL},
     {"location", S3SUB_LOCATION, GET, 0},
-    {"versioning", S3SUB_VERSIONING, GET, 0},
+    {"versioning", S3SUB_VERSIONING, GET | PUT, 0},
     {"versions", S3SUB_VERSIONS, GET, 0},
     {"delete", S3SUB_DELETE, POST, 0},
 };

@@ -284,7 +284,7 @@ def test_list_names_that_need_escaping(cluster, bucket):
     """Names with JSON's special bytes, control bytes and multi-byte UTF-8,
     spread over the targets, come back exactly, in byte order, page by page
     at every page size."""
-    names = ['q"uote', "back\\slash", "tab\there", "nl\nname", "ctl\x01\x1fx", "\u00fc-\u00f1/\u65e5\u672c",
+    names = ['q"uote', "back\\slash", "tab\there", "nl\nname", "ctl\x02\x1fx", "\u00fc-\u00f1/\u65e5\u672c",
              "sp ace", "pct%41", "z" * 1000, "a/\x7f"]
     for n in names:
         r = cluster.http.put(obj_url(cluster, bucket, n), n.encode())

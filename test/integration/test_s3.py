@@ -668,7 +668,7 @@ def test_s3_requests_are_counted(s3c, s3, bkt):
 def test_list_names_that_need_escaping(s3, bkt):
     """XML's special characters, control bytes (returned URL-encoded) and
     multi-byte UTF-8 through ListObjectsV2 and v1, page by page."""
-    keys = ["a<b>&c", "q\"'", "ctl\x01x", "\u00fc-\u00f1/\u65e5\u672c", "sp ace", "x/y/z", "x/\u00e9"]
+    keys = ["a<b>&c", "q\"'", "ctl\x02x", "\u00fc-\u00f1/\u65e5\u672c", "sp ace", "x/y/z", "x/\u00e9"]
     for k in keys:
         s3.put_object(Bucket=bkt, Key=k, Body=k.encode())
     want = sorted(keys, key=lambda s: s.encode())

@@ -48,6 +48,17 @@ int main(void)
     CHECK(objname_parse("bkt/d/e", 7, &on, err, sizeof(err)) == 0 &&
           !strcmp(on.bucket, "bkt") && on.name_len == 3);
 
+    /* the byte that names kept versions: internal requests only */
+    CHECK(objname_valid("a\x01" "0123456789abcdef", 18, err, sizeof(err)) == -1 &&
+          strstr(err, "0x01"));
+    CHECK(objname_parse("bkt/a\x01v", 7, &on, err, sizeof(err)) == -1);
+    CHECK(objname_parse_internal("bkt/a\x01v", 7, &on, err, sizeof(err)) == 0 &&
+          on.name_len == 3);
+    CHECK(objname_parse_internal("bkt/a/../b", 10, &on, err, sizeof(err)) == -1);
+    CHECK(objname_base_len("a/b\x01" "ffff", 8) == 3);
+    CHECK(objname_base_len("a/b", 3) == 3);
+    CHECK(objname_base_len("\x01", 1) == 0);
+
     char *p = utf8_printable("ok \xc3\xa9 \xff\xfe end");
     CHECK(!strcmp(p, "ok \xc3\xa9 \\xFF\\xFE end"));
     free(p);

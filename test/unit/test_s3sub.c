@@ -57,7 +57,10 @@ static void test_table(void)
         for (size_t j = 0; s && j < ARRAY_LEN(methods); j++)
             CHECK(!s3sub_serves(s, 0, methods[j]) && !s3sub_serves(s, 1, methods[j]));
     }
-    static const char *const bucket_get[] = {"location", "versioning", "versions"};
+    s = find("versioning");      /* GetBucketVersioning and PutBucketVersioning */
+    CHECK(s && s3sub_serves(s, 0, HTTP_M_GET) && s3sub_serves(s, 0, HTTP_M_PUT) &&
+          !s3sub_serves(s, 1, HTTP_M_GET) && !s3sub_serves(s, 0, HTTP_M_DELETE));
+    static const char *const bucket_get[] = {"location", "versions"};
     for (size_t i = 0; i < ARRAY_LEN(bucket_get); i++) {
         s = find(bucket_get[i]);
         CHECK(s && s3sub_serves(s, 0, HTTP_M_GET) && !s3sub_serves(s, 0, HTTP_M_PUT) &&

@@ -1,0 +1,209 @@
+/*
+ * storever: the versions a versioned bucket keeps of a name (store.h,
+ * "Versions of a versioned bucket"), as the commits keep them.
+ *
+ * A kept version is an ordinary object record whose name is the name,
+ * OBJNAME_VERSION_SEP and the version's id: its S3 version id, or for the
+ * "null" version 16 hex digits of its inverted store version. Ids are the
+ * inverted store version in hex, so a name's kept versions sort newest
+ * first, right after the name itself. A kept version sits on the name's
+ * mountpath with the name's data file (data_name hashes the name), so
+ * keeping one moves no byte: the commit that replaces the latest writes
+ * the old record under the version's key in its own batch and leaves the
+ * old file where it is.
+ *
+ * Thread: the I/O pool (under the mountpath's lock where said).
+ */
+#include "store.h"
+#include "storeint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "objname.h"
+#include "util.h"
+
+const char *store_vid(const struct ometa *m)
+{
+    const char *v = ometa_umeta_get(m, OMETA_VID);
+    return v ? v : "null";
+}
+
+int store_is_marker(const struct ometa *m)
+{
+    return ometa_umeta_get(m, OMETA_DELETE_MARKER) != NULL;
+}
+
+int store_vid_valid(const char *vid)
+{
+    size_t n = strlen(vid);
+    if (!strcmp(vid, "null"))
+        return 1;
+    if (n != STORE_VID_LEN)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((vid[i] >= '0' && vid[i] <= '9') || (vid[i] >= 'a' && vid[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* The key a version of mkey is kept under: mkey, the separator, its id. */
+static char *kept_key(const char *mkey, size_t klen, const struct ometa *m, size_t *kl)
+{
+    char id[STORE_VID_LEN + 1];
+    const char *vid = store_vid(m);
+    if (!strcmp(vid, "null"))
+        snprintf(id, sizeof(id), "%016llx", (unsigned long long)~m->version);
+    else
+        snprintf(id, sizeof(id), "%.*s", STORE_VID_LEN, vid);
+    char *k = xmalloc(klen + 1 + STORE_VID_LEN + 1);
+    memcpy(k, mkey, klen);
+    k[klen] = OBJNAME_VERSION_SEP;
+    memcpy(k + klen + 1, id, STORE_VID_LEN + 1);
+    *kl = klen + 1 + STORE_VID_LEN;
+    return k;
+}
+
+int store_vers_assign(struct ometa *m, int vers)
+{
+    char id[STORE_VID_LEN + 1];
+    snprintf(id, sizeof(id), "%016llx", (unsigned long long)~m->version);
+    ometa_umeta_del(m, OMETA_VID);
+    return ometa_umeta_add(m, OMETA_VID, vers == STORE_VERS_SUSPENDED ? "null" : id);
+}
+
+/* Walk the versions kept of mkey on mp, newest first: cb(arg, key, kl, m)
+ * until it returns non-zero (returned). */
+static int kept_walk(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                     int (*cb)(void *arg, const char *k, size_t kl, const struct ometa *m),
+                     void *arg)
+{
+    char *prefix = xmalloc(klen + 1);
+    memcpy(prefix, mkey, klen);
+    prefix[klen] = OBJNAME_VERSION_SEP;
+    struct ometa *m = xmalloc(sizeof(*m));
+    rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
+    int rc = 0;
+    for (rocksdb_iter_seek(it, prefix, klen + 1); !rc && rocksdb_iter_valid(it);
+         rocksdb_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl <= klen + 1 || memcmp(k, prefix, klen + 1))
+            break;
+        const char *v = rocksdb_iter_value(it, &vl);
+        if (!ometa_decode(v, vl, m))
+            rc = cb(arg, k, kl, m);
+    }
+    char *e = NULL;
+    rocksdb_iter_get_error(it, &e);
+    rocksdb_iter_destroy(it);
+    free(m);
+    free(prefix);
+    return e ? store_db_errno(e) : rc;
+}
+
+struct find {
+    const char *vid;             /* NULL: the newest */
+    char *key;
+    size_t kl;
+    struct ometa *m;
+};
+
+static int find_cb(void *arg, const char *k, size_t kl, const struct ometa *m)
+{
+    struct find *f = arg;
+    if (f->vid && strcmp(store_vid(m), f->vid))
+        return 0;
+    f->key = xstrndup(k, kl);
+    f->kl = kl;
+    *f->m = *m;
+    return 1;
+}
+
+int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                       const char *vid, char **vkey, size_t *vkl, struct ometa *m)
+{
+    if (store_get(s, mp, mkey, klen, m) == 0 && (!vid || !strcmp(store_vid(m), vid))) {
+        *vkey = xstrndup(mkey, klen);
+        *vkl = klen;
+        return 0;
+    }
+    struct find f = {vid, NULL, 0, m};
+    int rc = kept_walk(s, mp, mkey, klen, find_cb, &f);
+    if (rc < 0)
+        return rc;
+    if (!f.key)
+        return -ENOENT;
+    *vkey = f.key;
+    *vkl = f.kl;
+    return 0;
+}
+
+/* Under mp->mu: a null version kept of mkey goes, in wb, to be replaced
+ * by the new latest null one (S3: a suspended bucket has one null
+ * version). */
+static void drop_kept_null(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
+                           const char *mkey, size_t klen, struct storever_drop *d)
+{
+    struct ometa *m = xmalloc(sizeof(*m));
+    char *k = NULL;
+    size_t kl;
+    if (store_version_find(s, mp, mkey, klen, "null", &k, &kl, m) == 0 && kl != klen) {
+        char path[PATH_MAX];
+        store_data_path(mp, k, kl, m->uid, path, sizeof(path));
+        d->g = store_gkey(path, &d->gl);
+        snprintf(d->path, sizeof(d->path), "%s", path);
+        d->size = m->size;
+        rocksdb_writebatch_delete(wb, k, kl);
+        rocksdb_writebatch_put(wb, d->g, d->gl, k, kl);
+        store_tomb_put(wb, k, kl, m->version);
+    }
+    free(k);
+    free(m);
+}
+
+int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
+                      const char *mkey, size_t klen, const struct ometa *old,
+                      const struct ometa *m, struct storever_drop *d)
+{
+    const char *vid = ometa_umeta_get(m, OMETA_VID);
+    if (!vid || mkey[0] != 'o' || objname_base_len(mkey, klen) != klen)
+        return 0;                /* not a versioned bucket's latest */
+    if (!strcmp(vid, "null"))
+        drop_kept_null(s, mp, wb, mkey, klen, d);
+    if (!old || !strcmp(store_vid(old), vid))
+        return 0;                /* nothing held, or the same version rewritten */
+    size_t kl;
+    char *k = kept_key(mkey, klen, old, &kl);
+    struct ometa *held = xmalloc(sizeof(*held));
+    int kept_already = store_get(s, mp, k, kl, held) == 0;
+    free(held);
+    if (kept_already) {          /* a copy of the version came first (a rebalance): */
+        free(k);                 /* it stays, and the old latest's file goes */
+        return 0;
+    }
+    char val[OMETA_MAX];
+    size_t vl = ometa_encode(old, val);
+    rocksdb_writebatch_put(wb, k, kl, val, vl);
+    free(k);
+    return 1;
+}
+
+void store_vers_dropped(struct store *s, struct store_mp *mp, struct storever_drop *d)
+{
+    if (!d->g)
+        return;
+    __atomic_sub_fetch(&mp->bytes_delta, (int64_t)d->size, __ATOMIC_RELAXED);
+    if (unlink(d->path) && errno != ENOENT)
+        log_warn("cannot remove %s: %s", d->path, strerror(errno));
+    char *e = NULL;
+    rocksdb_delete(mp->db, s->wo, d->g, d->gl, &e);
+    if (e)
+        store_db_errno(e);
+    free(d->g);
+    d->g = NULL;
+}

@@ -1,0 +1,245 @@
+"""S3 versioning: PutBucketVersioning Enabled/Suspended, GET/HEAD/DELETE with
+versionId, delete markers, ListObjectVersions with real versions and its
+markers, the null version of objects written before versioning, versions on
+a mirrored bucket's copies and across a restart of every target."""
+import os
+import random
+import signal
+
+import pytest
+import requests
+
+from conftest import Cluster
+from test_s3 import AK, SK, client, err
+
+
+@pytest.fixture(scope="module")
+def vc():
+    c = Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
+    yield c
+    assert not c.cleanup()
+
+
+@pytest.fixture
+def s3(vc):
+    return client(vc)
+
+
+def new_bucket(s3, versioned=True):
+    name = "ver%06d" % random.randrange(10**6)
+    s3.create_bucket(Bucket=name)
+    if versioned:
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    return name
+
+
+def body(s3, b, k, **kw):
+    return s3.get_object(Bucket=b, Key=k, **kw)["Body"].read()
+
+
+def refused(call, **kw):
+    with pytest.raises(Exception) as e:
+        call(**kw)
+    return e
+
+
+def versions(s3, b, **kw):
+    r = s3.list_object_versions(Bucket=b, **kw)
+    return ([(v["Key"], v["VersionId"], v["IsLatest"], v["Size"]) for v in r.get("Versions", [])],
+            [(m["Key"], m["VersionId"], m["IsLatest"]) for m in r.get("DeleteMarkers", [])])
+
+
+def test_versioning_configuration(s3):
+    b = new_bucket(s3, versioned=False)
+    assert "Status" not in s3.get_bucket_versioning(Bucket=b)
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    assert s3.get_bucket_versioning(Bucket=b)["Status"] == "Enabled"
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Suspended"})
+    assert s3.get_bucket_versioning(Bucket=b)["Status"] == "Suspended"
+    e = refused(s3.put_bucket_versioning, Bucket=b, VersioningConfiguration={"Status": "On"})
+    assert err(e) == ("MalformedXML", 400)
+    e = refused(s3.put_bucket_versioning, Bucket=b,
+                VersioningConfiguration={"Status": "Enabled", "MFADelete": "Enabled"},
+                MFA="123456 654321")
+    assert err(e) == ("NotImplemented", 501)
+
+
+def test_versions_of_a_name(s3):
+    b = new_bucket(s3)
+    ids = [s3.put_object(Bucket=b, Key="k", Body=b"v%d" % i)["VersionId"] for i in range(3)]
+    assert len(set(ids)) == 3 and "null" not in ids
+    got = s3.get_object(Bucket=b, Key="k")
+    assert got["Body"].read() == b"v2" and got["VersionId"] == ids[2]
+    for i, v in enumerate(ids):
+        assert body(s3, b, "k", VersionId=v) == b"v%d" % i
+        assert s3.head_object(Bucket=b, Key="k", VersionId=v)["VersionId"] == v
+    vs, dms = versions(s3, b)
+    assert vs == [("k", ids[2], True, 2), ("k", ids[1], False, 2), ("k", ids[0], False, 2)]
+    assert dms == []
+    # a delete makes a delete marker the latest version
+    d = s3.delete_object(Bucket=b, Key="k")
+    assert d["DeleteMarker"] is True and d["VersionId"] not in ids
+    e = refused(s3.get_object, Bucket=b, Key="k")
+    assert err(e) == ("NoSuchKey", 404)
+    assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == "true"
+    e = refused(s3.get_object, Bucket=b, Key="k", VersionId=d["VersionId"])
+    assert err(e) == ("MethodNotAllowed", 405)
+    assert s3.list_objects_v2(Bucket=b)["KeyCount"] == 0
+    vs, dms = versions(s3, b)
+    assert dms == [("k", d["VersionId"], True)] and [v[2] for v in vs] == [False] * 3
+    assert body(s3, b, "k", VersionId=ids[1]) == b"v1"
+    # removing the marker brings the object back
+    r = s3.delete_object(Bucket=b, Key="k", VersionId=d["VersionId"])
+    assert r["DeleteMarker"] is True and r["VersionId"] == d["VersionId"]
+    assert body(s3, b, "k") == b"v2"
+    # deleting the latest version for good: the one before is the latest
+    s3.delete_object(Bucket=b, Key="k", VersionId=ids[2])
+    assert body(s3, b, "k") == b"v1"
+    assert s3.head_object(Bucket=b, Key="k")["VersionId"] == ids[1]
+    lst = s3.list_objects_v2(Bucket=b)["Contents"]
+    assert [(o["Key"], o["Size"]) for o in lst] == [("k", 2)]
+    assert versions(s3, b)[0] == [("k", ids[1], True, 2), ("k", ids[0], False, 2)]
+    e = refused(s3.get_object, Bucket=b, Key="k", VersionId=ids[2])
+    assert err(e) == ("NoSuchVersion", 404)
+    e = refused(s3.get_object, Bucket=b, Key="k", VersionId="not-a-version")
+    assert err(e) == ("InvalidArgument", 400)
+    # a new PUT after that is the latest again, the rest kept
+    v3 = s3.put_object(Bucket=b, Key="k", Body=b"v3")["VersionId"]
+    assert [v[1] for v in versions(s3, b)[0]] == [v3, ids[1], ids[0]]
+    # a bucket holding versions is not empty
+    for v in (v3, ids[1]):
+        s3.delete_object(Bucket=b, Key="k", VersionId=v)
+    assert err(refused(s3.delete_bucket, Bucket=b)) == ("BucketNotEmpty", 409)
+    s3.delete_object(Bucket=b, Key="k", VersionId=ids[0])
+    assert versions(s3, b) == ([], [])
+    s3.delete_bucket(Bucket=b)
+
+
+def test_null_version_and_suspended(s3):
+    b = new_bucket(s3, versioned=False)
+    s3.put_object(Bucket=b, Key="k", Body=b"before")
+    assert versions(s3, b)[0] == [("k", "null", True, 6)]
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    v1 = s3.put_object(Bucket=b, Key="k", Body=b"enabled")["VersionId"]
+    assert versions(s3, b)[0] == [("k", v1, True, 7), ("k", "null", False, 6)]
+    assert body(s3, b, "k", VersionId="null") == b"before"
+    # suspended: a PUT writes the null version, replacing the one kept
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Suspended"})
+    r = s3.put_object(Bucket=b, Key="k", Body=b"suspended")
+    assert r.get("VersionId", "null") == "null"
+    assert versions(s3, b)[0] == [("k", "null", True, 9), ("k", v1, False, 7)]
+    assert body(s3, b, "k", VersionId="null") == b"suspended"
+    # and a delete there makes a null delete marker, the null object gone
+    d = s3.delete_object(Bucket=b, Key="k")
+    assert d["DeleteMarker"] is True and d["VersionId"] == "null"
+    vs, dms = versions(s3, b)
+    assert vs == [("k", v1, False, 7)] and dms == [("k", "null", True)]
+    assert body(s3, b, "k", VersionId=v1) == b"enabled"
+
+
+def test_listing_versions_in_pages(s3):
+    b = new_bucket(s3)
+    want = []
+    for k in ("a", "a/b", "b", "c"):
+        for i in range(3 if k != "b" else 1):
+            want.append((k, s3.put_object(Bucket=b, Key=k, Body=b"x" * i)["VersionId"]))
+    s3.delete_object(Bucket=b, Key="c")
+    full = s3.list_object_versions(Bucket=b)
+    everything = sorted([(v["Key"], v["VersionId"]) for v in full["Versions"]] +
+                        [(m["Key"], m["VersionId"]) for m in full["DeleteMarkers"]])
+    assert len(everything) == len(want) + 1
+    for size in (1, 2, 3):
+        seen, kw = [], {}
+        for _ in range(20):
+            r = s3.list_object_versions(Bucket=b, MaxKeys=size, **kw)
+            page = r.get("Versions", []) + r.get("DeleteMarkers", [])
+            assert len(page) <= size
+            seen += [(v["Key"], v["VersionId"]) for v in page]
+            if not r["IsTruncated"]:
+                break
+            kw = {"KeyMarker": r["NextKeyMarker"], "VersionIdMarker": r["NextVersionIdMarker"]}
+        assert sorted(seen) == everything and len(seen) == len(everything), size
+    # a prefix and a delimiter work on keys, not on version ids
+    r = s3.list_object_versions(Bucket=b, Delimiter="/")
+    assert [p["Prefix"] for p in r["CommonPrefixes"]] == ["a/"]
+    assert {v["Key"] for v in r["Versions"]} == {"a", "b", "c"}
+    r = s3.list_object_versions(Bucket=b, Prefix="a/")
+    assert [v["Key"] for v in r["Versions"]] == ["a/b"] * 3
+    # a key marker alone resumes after every version of that key
+    r = s3.list_object_versions(Bucket=b, KeyMarker="a")
+    assert [v["Key"] for v in r["Versions"]][:1] == ["a/b"]
+    e = refused(s3.list_object_versions, Bucket=b, VersionIdMarker="null")
+    assert err(e) == ("InvalidArgument", 400)
+
+
+def test_copies_deletes_and_names(vc, s3):
+    b = new_bucket(s3)
+    v1 = s3.put_object(Bucket=b, Key="src", Body=b"first")["VersionId"]
+    s3.put_object(Bucket=b, Key="src", Body=b"second")
+    c = s3.copy_object(Bucket=b, Key="dst", CopySource={"Bucket": b, "Key": "src",
+                                                         "VersionId": v1})
+    assert c["VersionId"] and body(s3, b, "dst") == b"first"
+    ids = [s3.put_object(Bucket=b, Key="m", Body=b"%d" % i)["VersionId"] for i in range(3)]
+    r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "m", "VersionId": ids[0]},
+                                                        {"Key": "m", "VersionId": ids[2]}]})
+    assert sorted(d["VersionId"] for d in r["Deleted"]) == sorted([ids[0], ids[2]])
+    assert body(s3, b, "m") == b"1"
+    assert [v[1] for v in versions(s3, b, Prefix="m")[0]] == [ids[1]]
+    # S3's way to restore an old version: copy it onto its own key
+    s3.copy_object(Bucket=b, Key="src", CopySource={"Bucket": b, "Key": "src", "VersionId": v1})
+    assert body(s3, b, "src") == b"first" and len(versions(s3, b, Prefix="src")[0]) == 3
+    # a deleted name has no tags (not its marker's)
+    s3.delete_object(Bucket=b, Key="dst")
+    assert err(refused(s3.get_object_tagging, Bucket=b, Key="dst")) == ("NoSuchKey", 404)
+    # a key of S3's longest: its versions kept, read and listed
+    long = "L" * 1024
+    lv = [s3.put_object(Bucket=b, Key=long, Body=b"%d" % i)["VersionId"] for i in range(2)]
+    assert body(s3, b, long, VersionId=lv[0]) == b"0"
+    assert [v[1] for v in versions(s3, b, Prefix="L")[0]] == lv[::-1]
+    s3.delete_object(Bucket=b, Key=long, VersionId=lv[0])
+    assert [v[1] for v in versions(s3, b, Prefix="L")[0]] == [lv[1]]
+    # the byte that names versions is no client's
+    assert vc.http.put(vc.url + "/v1/objects/%s/a%%01b" % b, data=b"x").status_code == 400
+    e = refused(s3.put_object, Bucket=b, Key="a\x01b", Body=b"x")
+    assert err(e)[1] == 400
+    # a versionId on another operation is not taken for a plain one
+    e = refused(s3.put_object_tagging, Bucket=b, Key="m", VersionId=ids[1],
+                Tagging={"TagSet": [{"Key": "a", "Value": "b"}]})
+    assert err(e) == ("NotImplemented", 501)
+
+
+def test_versions_on_copies_and_across_restarts():
+    """A mirrored bucket: its copy holders keep the same versions, so with
+    the owner killed every version still reads; the versions outlive a
+    restart of every target."""
+    c = Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
+    try:
+        s3 = client(c)
+        assert c.http.put(c.url + "/v1/buckets/mv", json={"mirror": {"copies": 2}}
+                          ).status_code == 201
+        s3.put_bucket_versioning(Bucket="mv", VersioningConfiguration={"Status": "Enabled"})
+        data = {("k%d" % n, i): os.urandom(1000 + n * 10 + i) for n in range(10) for i in range(3)}
+        ids = {}
+        for (k, i), d in sorted(data.items()):
+            ids[(k, i)] = s3.put_object(Bucket="mv", Key=k, Body=d)["VersionId"]
+        s3.delete_object(Bucket="mv", Key="k0")
+        r = requests.get(c.url + "/v1/objects/mv/k1", allow_redirects=False,
+                         auth=c.http.auth)
+        assert r.status_code == 307, r.text
+        port = int(r.headers["Location"].split(":")[2].split("/")[0])
+        owner = next(t for t in c.target_names() if c.node_url(t).endswith(":%d" % port))
+        os.kill(c.pid(owner), signal.SIGKILL)
+        c.wait_map(lambda m: any(n["url"] == c.node_url(owner) and n["state"] == "down"
+                                 for n in m["nodes"]))
+        for (k, i), d in data.items():
+            assert body(s3, "mv", k, VersionId=ids[(k, i)]) == d, (k, i)
+        assert err(refused(s3.get_object, Bucket="mv", Key="k0"))[0] == "NoSuchKey"
+        c.stop()
+        c.start()
+        for (k, i), d in data.items():
+            assert body(s3, "mv", k, VersionId=ids[(k, i)]) == d, (k, i)
+        assert body(s3, "mv", "k1") == data[("k1", 2)]
+        vs, dms = versions(s3, "mv")
+        assert len(vs) == 30 and len(dms) == 1
+    finally:
+        assert not c.cleanup()
