@@ -657,6 +657,19 @@ static struct hc_conn *conn_open(struct hc *c, const char *host, int port, int t
     return k;
 }
 
+/* A request without a body is written at once, in this loop pass, not
+ * after an epoll round that arms EV_WRITE and another that disarms it:
+ * 1 when it is all out, 0 when the bufferevent must write the rest (or
+ * meet the error), as it does over TLS and while connecting. */
+static int write_now(struct hc_conn *k)
+{
+    struct evbuffer *out = bufferevent_get_output(k->bev);
+    evbuffer_unfreeze(out, 1);   /* as the bufferevent does around its own writes */
+    int n = evbuffer_write(out, bufferevent_getfd(k->bev));
+    evbuffer_freeze(out, 1);
+    return n >= 0 && evbuffer_get_length(out) == 0;
+}
+
 /* A memory body goes out by reference, whole; the wait for the answer
  * starts once it is out (on_write). */
 static void send_mem(struct hc_xfer *x)
@@ -705,8 +718,12 @@ void hc_send_on(struct hc_xfer *x, int fresh)
     /* while the upload runs, only a stuck write counts as no progress */
     bufferevent_set_timeouts(k->bev, NULL, &idle);
     read_on(k, hc_uploads(x) ? 0 : HC_IDLE_S);
+    int now = !x->up_mem && !hc_uploads(x) && !k->tls && k->connected;
+    if (now)                     /* else adding output arms EV_WRITE */
+        bufferevent_disable(k->bev, EV_WRITE);
     bufferevent_write(k->bev, x->out.p, x->out.n);
-    bufferevent_enable(k->bev, EV_WRITE);
+    if (!now || !write_now(k))
+        bufferevent_enable(k->bev, EV_WRITE);
     x->up_sent = 0;
     x->up_ended = 0;
     if (x->up_mem)

@@ -248,23 +248,22 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
 }
 
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                const char *cache, int flags, struct ometa *mp, int fd)
+                const char *cache, int flags, struct ometa *m, int fd)
 {
-    struct ometa m = *mp;
     if (fd == -EUCLEAN) {
-        if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, &m, flags))
+        if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m, flags))
             get_corrupted(r, mkey, klen, "its data file is missing or short");
         return;
     }
-    if (fd >= 0 && (m.flags & OMETA_F_DAMAGED)) {
+    if (fd >= 0 && (m->flags & OMETA_F_DAMAGED)) {
         close(fd);
         get_corrupted(r, mkey, klen, "a scrub found its data damaged, with no other copy");
         return;
     }
-    if (fd >= 0 && store_is_marker(&m)) {   /* a versioned bucket's deleted name */
+    if (fd >= 0 && store_is_marker(m)) {   /* a versioned bucket's deleted name */
         close(fd);
         http_resp_header(r, "x-amz-delete-marker", "true");
-        http_resp_header(r, "x-amz-version-id", "%s", store_vid(&m));
+        http_resp_header(r, "x-amz-version-id", "%s", store_vid(m));
         err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
         return;
     }
@@ -281,20 +280,19 @@ void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t k
         return;
     }
     if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY)) {
-        verify_start(t, r, mkey, klen, cache, &m, fd, flags);
+        verify_start(t, r, mkey, klen, cache, m, fd, flags);
         return;
     }
-    serve(t, r, mkey, klen, cache, &m, fd);
+    serve(t, r, mkey, klen, cache, m, fd);
 }
 
 /* The rest of a read, with the object's record and open file. */
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, const struct ometa *mp, int fd)
+                  const char *cache, const struct ometa *m, int fd)
 {
-    struct ometa m = *mp;
-    uint64_t off = 0, len = m.size;
+    uint64_t off = 0, len = m->size;
     char pq[4];
-    if (http_query_get(r, "shoal_public", pq, sizeof(pq)) != -1 && !target_acl_public(&m)) {
+    if (http_query_get(r, "shoal_public", pq, sizeof(pq)) != -1 && !target_acl_public(m)) {
         close(fd);               /* the record served decides, not one looked at before */
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
         return;
@@ -303,37 +301,37 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
     if (cache && r->method != HTTP_M_HEAD)
         atime_touch(mkey, klen); /* a backed bucket's copy: its place in the LRU order */
-    target_meta_headers(r, &m);
+    target_meta_headers(r, m);
     char etag[OMETA_ETAG_MAX + 1];
-    ometa_etag(&m, etag, sizeof(etag));
-    int cond = check_conditions(r, &m, etag);
+    ometa_etag(m, etag, sizeof(etag));
+    int cond = check_conditions(r, m, etag);
     if (cond) {
         close(fd);
         reply_condition(r, cond);
         return;
     }
-    int part = target_is_s3(r) ? mparts_range(r, &m, &off, &len) : 0;
+    int part = target_is_s3(r) ? mparts_range(r, m, &off, &len) : 0;
     if (part < 0) {
         close(fd);
         return;                  /* answered */
     }
-    int rg = part ? part == 1 : hdr_parse_range(http_req_header(r, "Range"), m.size, &off, &len);
+    int rg = part ? part == 1 : hdr_parse_range(http_req_header(r, "Range"), m->size, &off, &len);
     if (rg < 0) {
         close(fd);
-        http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m.size);
+        http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m->size);
         http_reply_error(r, 416, "range not satisfiable for %llu bytes",
-                         (unsigned long long)m.size);
+                         (unsigned long long)m->size);
         return;
     }
     if (target_is_s3(r))
-        s3_overrides(r, &m);
+        s3_overrides(r, m);
     else
-        http_resp_header(r, "Content-Type", "%s", m.ctype[0] ? m.ctype : "application/octet-stream");
+        http_resp_header(r, "Content-Type", "%s", m->ctype[0] ? m->ctype : "application/octet-stream");
     int status = 200;
     if (rg > 0) {
         status = 206;
         http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu", (unsigned long long)off,
-                         (unsigned long long)(off + len - 1), (unsigned long long)m.size);
+                         (unsigned long long)(off + len - 1), (unsigned long long)m->size);
     }
     http_resp_begin(r, status, (int64_t)len);
     http_resp_file(r, fd, (int64_t)off, (int64_t)len);
