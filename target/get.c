@@ -29,6 +29,7 @@
 #include "iopool.h"
 #include "log.h"
 #include "mparts.h"
+#include "ocache.h"
 #include "repair.h"
 #include "s3.h"
 #include "target.h"
@@ -83,13 +84,18 @@ static void s3_overrides(struct http_req *r, const struct ometa *m)
  * record's size (caught on every read: such a file is never served). */
 static int open_object(struct target *t, const char *mkey, size_t klen, struct ometa *m)
 {
-    int fd = -1, rc = 0;
+    int fd = ocache_open(&t->store, mkey, klen, m), rc = 0;
+    if (fd >= 0)
+        return fd;               /* a record and file this worker read, unchanged since */
     uint64_t missing = 0;        /* the uid whose file was not there */
+    uint64_t gen = 0;
+    struct store_mp *mp = NULL;
     /* A PUT (or a resilver's move) may replace the file between the lookup
      * and the open; the next round sees the new record. Only the same
      * version found twice without its file is damage. */
     for (int tries = 0; tries < 4 && fd < 0; tries++) {
-        struct store_mp *mp = store_pick(&t->store, mkey, klen);
+        mp = store_pick(&t->store, mkey, klen);
+        gen = store_wgen(mp);    /* before the read: a write after it makes the entry stale */
         if ((rc = store_get(&t->store, mp, mkey, klen, m)))
             break;
         if ((fd = store_data_open(mp, mkey, klen, m->uid)) >= 0)
@@ -104,6 +110,8 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
         close(fd);
         return -EUCLEAN;
     }
+    if (fd >= 0 && !(m->flags & OMETA_F_DAMAGED))
+        ocache_put(mp, gen, mkey, klen, m, fd);
     return fd >= 0 ? fd : rc;
 }
 

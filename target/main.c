@@ -38,6 +38,7 @@
 #include "mpu.h"
 #include "node.h"
 #include "obj.h"
+#include "ocache.h"
 #include "purge.h"
 #include "reb.h"
 #include "scrub.h"
@@ -211,6 +212,7 @@ int main(int argc, char **argv)
     log_info("S3 backends: endpoint %s, region %s, %s addressing, %s", t.s3.endpoint,
              t.s3.region, t.s3.vhost ? "virtual-host" : "path",
              t.s3.access_key[0] ? "signed requests" : "anonymous requests");
+    ocache_init(t.conf.workers);
     t.io = iopool_new(t.conf.io_threads);
     struct http_server_opts o = {
         .host = t.conf.host,

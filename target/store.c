@@ -150,6 +150,19 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
     return rc ? -EIO : 0;
 }
 
+uint64_t store_wgen(struct store_mp *mp)
+{
+    return __atomic_load_n(&mp->wgen, __ATOMIC_ACQUIRE);
+}
+
+/* An object's record changed on mp (a key starting 'o'): what ocache
+ * holds of the drive is stale. */
+static void wrote(struct store_mp *mp, const char *k)
+{
+    if (k[0] == 'o')
+        __atomic_add_fetch(&mp->wgen, 1, __ATOMIC_RELEASE);
+}
+
 static int mkdirs_for(const char *path)
 {
     char dir[PATH_MAX];
@@ -163,6 +176,7 @@ static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *
 {
     char *e = NULL;
     rocksdb_put(mp->db, wo, k, kl, v, vl, &e);
+    wrote(mp, k);
     (void)s;
     return e ? store_db_errno(e) : 0;
 }
@@ -171,6 +185,7 @@ static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *
 {
     char *e = NULL;
     rocksdb_delete(mp->db, wo, k, kl, &e);
+    wrote(mp, k);
     if (e)
         store_db_errno(e);
 }
@@ -352,6 +367,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     }
     char *e = NULL;
     rocksdb_write(mp->db, s->wo_sync, wb, &e);
+    wrote(mp, mkey);
     rocksdb_writebatch_destroy(wb);
     if (e) {
         free(vd.g);
@@ -451,6 +467,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if (!have) {                 /* only the tombstone: nothing was here */
         char *e = NULL;
         rocksdb_write(mp->db, s->wo_sync, wb, &e);
+        wrote(mp, mkey);
         rocksdb_writebatch_destroy(wb);
         pthread_mutex_unlock(&mp->mu);
         return e ? store_db_errno(e) : -ENOENT;
@@ -470,6 +487,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     char *e = NULL;
     rocksdb_write(mp->db, s->wo_sync, wb, &e);
+    wrote(mp, mkey);
     rocksdb_writebatch_destroy(wb);
     pthread_mutex_unlock(&mp->mu);
     if (e) {
@@ -769,6 +787,7 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
 {
     char *e = NULL;
     rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
+    wrote(mp, k);
     return e ? store_db_errno(e) : 0;
 }
 
@@ -784,6 +803,7 @@ int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t 
     if (!rc) {
         char *e = NULL;
         rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
+        wrote(mp, k);
         rc = e ? store_db_errno(e) : 0;
     }
     pthread_mutex_unlock(&mp->mu);
@@ -796,6 +816,7 @@ int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, siz
 {
     char *e = NULL;
     rocksdb_put(mp->db, s->wo, k, kl, v, vl, &e);
+    wrote(mp, k);
     return e ? store_db_errno(e) : 0;
 }
 
@@ -803,6 +824,7 @@ int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl)
 {
     char *e = NULL;
     rocksdb_delete(mp->db, s->wo, k, kl, &e);
+    wrote(mp, k);
     return e ? store_db_errno(e) : 0;
 }
 

@@ -66,6 +66,8 @@ struct store_mp {
     int failed;                  /* atomic: disabled after STORE_MP_ERRORS I/O errors */
     int gone;                    /* atomic: removed and emptied: read no more */
     int io_errors;               /* atomic */
+    uint64_t wgen;               /* atomic: bumped after every write of an object's record
+                                  * (target/ocache.h) */
     struct store *s;             /* its store */
 };
 
@@ -123,6 +125,9 @@ int store_mp_index(struct store *s, const char *dir);
  * The store notes its own (work files, commits); callers note theirs
  * (writes of a body, reads of a data file). */
 void store_note_error(struct store_mp *mp, int rc);
+
+/* mp's object write generation (store_mp.wgen). */
+uint64_t store_wgen(struct store_mp *mp);
 
 /* Metadata key of an object; a malloc'd buffer of *klen bytes. */
 char *store_mkey(const char *provider, const char *bucket, const char *name, size_t name_len,

@@ -1,0 +1,27 @@
+/*
+ * ocache: each worker's cache of the records and open data files of the
+ * objects it read last (ocache.c).
+ */
+#ifndef SHOAL_TARGET_OCACHE_H
+#define SHOAL_TARGET_OCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct store_mp;
+struct ometa;
+
+/* Size the caches for threads threads, raising the soft limit of open
+ * files to the hard one (at start-up, before the threads run). */
+void ocache_init(int threads);
+/* mkey's record into m and a new descriptor of its data file, from this
+ * thread's cache: the fd, or -1 when the cache cannot vouch for them. */
+int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m);
+/* Keep mkey's record m and its data file fd (not taken) as read from mp,
+ * whose object writes stood at gen (store_wgen) before the record was
+ * read. */
+void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
+                const struct ometa *m, int fd);
+
+#endif
