@@ -304,39 +304,26 @@ static int commit_version(const struct store_x *x, struct ometa *m, uint64_t new
     return x && x->vers ? store_vers_assign(m, x->vers) : 0;
 }
 
-int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                   const char *work_path, int fd, struct ometa *m, const struct store_x *x)
+/* A commit's first step, outside the mountpath's lock so that the syncs
+ * of concurrent commits overlap: the work file (fd, closed here) at path
+ * in data/, its intent g recorded, and both the file and its name durable
+ * before any record names it. 0, or -errno with the file and its intent
+ * gone. */
+static int place_file(struct store *s, struct store_mp *mp, const char *work_path, int fd,
+                      const char *mkey, size_t klen, const char *path, const char *g, size_t gl)
 {
-    int rc = 0;
-    if (s->fsync && fdatasync(fd))
-        rc = -errno;
+    int rc = s->fsync && fdatasync(fd) ? -errno : 0;
     if (close(fd) && !rc)
         rc = -errno;
-    if (rc) {
-        store_note_error(mp, rc);
-        unlink(work_path);
-        return rc;
-    }
-    char path[PATH_MAX], old_path[PATH_MAX];
-    store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
-    size_t gl, ogl = 0;
-    char *g = store_gkey(path, &gl), *og = NULL;
-
+    if (rc)
+        goto fail;
     pthread_mutex_lock(&mp->mu);
-    if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE))
         rc = -ESTALE;            /* the mountpath was emptied and closed meanwhile */
-        goto fail;
-    }
-    if ((rc = x_allowed(s, mp, x)))
-        goto fail;
-    struct ometa old;
-    uint64_t newest;
-    int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
-    if ((rc = x_precondition(x, have_old && !store_is_marker(&old) ? &old : NULL, m)))
-        goto fail;
-    if ((rc = commit_version(x, m, newest)))
-        goto fail;
-    if ((rc = db_put(s, mp, s->wo, g, gl, mkey, klen)))
+    else
+        rc = db_put(s, mp, s->wo, g, gl, mkey, klen);
+    pthread_mutex_unlock(&mp->mu);
+    if (rc)
         goto fail;
     if ((rc = mkdirs_for(path)))
         goto fail_intent;
@@ -346,6 +333,68 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     }
     if (s->fsync && (rc = fsync_dir_of(path)))
         goto fail_file;
+    return 0;
+
+fail_file:
+    unlink(path);
+fail_intent:
+    pthread_mutex_lock(&mp->mu);
+    if (!__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE))
+        db_del(mp, s->wo, g, gl);
+    pthread_mutex_unlock(&mp->mu);
+fail:
+    unlink(work_path);
+    return rc;
+}
+
+/* The last step, once the record is durable: the old version's file goes
+ * (unless kept as a version), and the null version a commit replaced. */
+static void commit_done(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                        const struct ometa *m, const struct ometa *old,
+                        struct storever_drop *vd)
+{
+    store_vers_dropped(s, mp, vd);
+    __atomic_add_fetch(&mp->bytes_delta, (int64_t)m->size - (old ? (int64_t)old->size : 0),
+                       __ATOMIC_RELAXED);
+    if (!old)
+        return;
+    char old_path[PATH_MAX];
+    size_t ogl;
+    store_data_path(mp, mkey, klen, old->uid, old_path, sizeof(old_path));
+    char *og = store_gkey(old_path, &ogl);
+    if (unlink(old_path) && errno != ENOENT)
+        log_warn("cannot remove %s: %s", old_path, strerror(errno));
+    db_del(mp, s->wo, og, ogl);
+    free(og);
+}
+
+int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                   const char *work_path, int fd, struct ometa *m, const struct store_x *x)
+{
+    char path[PATH_MAX], old_path[PATH_MAX];
+    store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
+    size_t gl, ogl;
+    char *g = store_gkey(path, &gl);
+    int rc = place_file(s, mp, work_path, fd, mkey, klen, path, g, gl);
+    if (rc) {
+        store_note_error(mp, rc);
+        free(g);
+        return rc;
+    }
+    pthread_mutex_lock(&mp->mu);
+    if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_unlock(&mp->mu);
+        unlink(path);            /* its intent went with the mountpath */
+        free(g);
+        return -ESTALE;
+    }
+    struct ometa old;
+    uint64_t newest;
+    int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
+    if ((rc = x_allowed(s, mp, x)) ||
+        (rc = x_precondition(x, have_old && !store_is_marker(&old) ? &old : NULL, m)) ||
+        (rc = commit_version(x, m, newest)))
+        goto fail;
     char val[OMETA_MAX];
     size_t vl = ometa_encode(m, val);
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
@@ -362,41 +411,41 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         have_old = 0;            /* kept as a version: its file stays */
     if (have_old) {
         store_data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
-        og = store_gkey(old_path, &ogl);
+        char *og = store_gkey(old_path, &ogl);
         rocksdb_writebatch_put(wb, og, ogl, mkey, klen);
+        free(og);
     }
+    /* written unsynced under the lock; durable once a sync of the
+     * write-ahead log, shared with the commits around it, covers it */
     char *e = NULL;
-    rocksdb_write(mp->db, s->wo_sync, wb, &e);
+    rocksdb_write(mp->db, s->wo, wb, &e);
     wrote(mp, mkey);
     rocksdb_writebatch_destroy(wb);
     if (e) {
         free(vd.g);
         rc = store_db_errno(e);
-        goto fail_file;
+        goto fail;
     }
+    uint64_t ticket = store_gsync_ticket(&mp->wal);
     pthread_mutex_unlock(&mp->mu);
-    store_vers_dropped(s, mp, &vd);
-    __atomic_add_fetch(&mp->bytes_delta, (int64_t)m->size - (have_old ? (int64_t)old.size : 0),
-                       __ATOMIC_RELAXED);
-    if (have_old) {
-        if (unlink(old_path) && errno != ENOENT)
-            log_warn("cannot remove %s: %s", old_path, strerror(errno));
-        db_del(mp, s->wo, og, ogl);
+    if (s->fsync && (rc = store_gsync_wait(&mp->wal, ticket, mp, store_sync_wal))) {
+        /* not durable, so not acknowledged; the old version's file stays
+         * for its intent to settle at the next start */
+        store_note_error(mp, rc);
+        free(vd.g);
+        free(g);
+        return rc;
     }
+    commit_done(s, mp, mkey, klen, m, have_old ? &old : NULL, &vd);
     free(g);
-    free(og);
     return 0;
 
-fail_file:
-    unlink(path);
-fail_intent:
-    db_del(mp, s->wo, g, gl);
 fail:
     pthread_mutex_unlock(&mp->mu);
     store_note_error(mp, rc);
-    unlink(work_path);
+    unlink(path);
+    db_del(mp, s->wo, g, gl);
     free(g);
-    free(og);
     return rc;
 }
 

@@ -13,9 +13,12 @@
  *   mpath.id                 the mountpath's persistent id (for HRW).
  *
  * Crash safety. A PUT writes work/<uid>, then (store_commit): fsync, an
- * intent "g<new path>" in RocksDB, rename into data/, one atomic RocksDB
- * batch {new metadata, drop the new intent, intent for the old file}, then
- * unlink of the old file and its intent. At start-up (store_open) every
+ * intent "g<new path>" in RocksDB, rename into data/ and fsync of its
+ * directory, one atomic RocksDB batch {new metadata, drop the new intent,
+ * intent for the old file}, durable once a sync of the write-ahead log
+ * covers it (group commit: concurrent commits of a mountpath share one
+ * sync, and each returns only after it), then unlink of the old file and
+ * its intent. At start-up (store_open) every
  * work file is removed and every intent whose file is not the one its
  * metadata names is unlinked. A crash at any point so leaves the old
  * object or the new one, and no file that nothing refers to.
@@ -53,6 +56,17 @@ struct gbuf;
 #define STORE_MP_MAX 64          /* mountpaths a target may ever open in one run */
 #define STORE_MP_ERRORS 3        /* I/O errors after which a mountpath is disabled */
 
+/* One kind of sync shared by the commits that wait for it together:
+ * writes take tickets; a wait returns once a sync begun after its write
+ * is done (storesync.c). */
+struct store_gsync {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t written;            /* atomic: tickets taken */
+    uint64_t synced;             /* under mu: tickets up to this are durable */
+    int syncing;                 /* under mu: a thread is syncing */
+};
+
 struct store_mp {
     char *dir;
     char *id;
@@ -68,6 +82,9 @@ struct store_mp {
     int io_errors;               /* atomic */
     uint64_t wgen;               /* atomic: bumped after every write of an object's record
                                   * (target/ocache.h) */
+    /* group commit (storesync.c): commits' records, written unsynced,
+     * made durable by one sync of the write-ahead log for all waiting */
+    struct store_gsync wal;
     struct store *s;             /* its store */
 };
 

@@ -12,6 +12,7 @@
 
 struct store;
 struct store_mp;
+struct store_gsync;
 struct ometa;
 
 /* RocksDB's error text (freed) as -errno, logged. */
@@ -44,6 +45,17 @@ void store_vers_dropped(struct store *s, struct store_mp *mp, struct storever_dr
 /* Give m (its version set) a version id: STORE_VERS_ENABLED makes one,
  * SUSPENDED the null one. 0 or -E2BIG. */
 int store_vers_assign(struct ometa *m, int vers);
+
+/* storesync.c: group commit. A ticket for a write just made; the wait
+ * until a sync (sync(mp): 0 or -errno) begun after it is done, run by
+ * this thread unless another's covers it. 0 or -errno. */
+uint64_t store_gsync_ticket(struct store_gsync *g);
+int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp,
+                     int (*sync)(struct store_mp *mp));
+void store_gsync_init(struct store_gsync *g);
+void store_gsync_destroy(struct store_gsync *g);
+/* The sync of mp's write-ahead log. */
+int store_sync_wal(struct store_mp *mp);
 
 /* Settle the intents a crash left on mp (see the commit protocol). */
 void store_mp_settle(struct store *s, struct store_mp *mp);

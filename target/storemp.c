@@ -85,6 +85,7 @@ static int mp_open(struct store *s, const char *dir, char *err, size_t errlen)
     mp->s = s;
     mp->data_fd = -1;
     pthread_mutex_init(&mp->mu, NULL);
+    store_gsync_init(&mp->wal);
     const char *sub[] = {"", "/data", "/work", "/meta"};
     for (size_t j = 0; j < ARRAY_LEN(sub); j++) {
         char *d = xasprintf("%s%s", mp->dir, sub[j]);
@@ -129,6 +130,7 @@ fail:
     free(mp->dir);
     free(mp->id);
     pthread_mutex_destroy(&mp->mu);
+    store_gsync_destroy(&mp->wal);
     memset(mp, 0, sizeof(*mp));
     return -1;
 }
@@ -179,6 +181,7 @@ void store_close(struct store *s)
         free(s->mp[i].dir);
         free(s->mp[i].id);
         pthread_mutex_destroy(&s->mp[i].mu);
+        store_gsync_destroy(&s->mp[i].wal);
     }
     free(s->mp);
     for (struct store_set *st = s->set, *o; st; st = o) {

@@ -1,0 +1,69 @@
+/*
+ * storesync: group commit. A commit makes its file durable (its own
+ * fdatasync and its directory's fsync, which run in parallel across the
+ * I/O threads), then its record (store.h: the commit protocol); a sync of
+ * RocksDB's write-ahead log costs about as much for one commit as for
+ * many. So commits whose records are written together share one: each
+ * takes a ticket after its write, and waits until a sync begun after that
+ * write has ended; the first to find none running runs it for every
+ * ticket taken so far. A commit still returns only once its own writes
+ * are durable.
+ *
+ * Thread: the I/O pool.
+ */
+#include "store.h"
+#include "storeint.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+void store_gsync_init(struct store_gsync *g)
+{
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->written = g->synced = 0;
+    g->syncing = 0;
+}
+
+void store_gsync_destroy(struct store_gsync *g)
+{
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+}
+
+uint64_t store_gsync_ticket(struct store_gsync *g)
+{
+    return __atomic_add_fetch(&g->written, 1, __ATOMIC_ACQ_REL);
+}
+
+int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp,
+                     int (*sync)(struct store_mp *mp))
+{
+    int rc = 0;
+    pthread_mutex_lock(&g->mu);
+    while (!rc && g->synced < ticket) {
+        if (g->syncing) {        /* one is under way: the next may be ours */
+            pthread_cond_wait(&g->cv, &g->mu);
+            continue;
+        }
+        /* every ticket taken by now was taken after its write */
+        uint64_t upto = __atomic_load_n(&g->written, __ATOMIC_ACQUIRE);
+        g->syncing = 1;
+        pthread_mutex_unlock(&g->mu);
+        rc = sync(mp);
+        pthread_mutex_lock(&g->mu);
+        g->syncing = 0;
+        if (!rc && upto > g->synced)
+            g->synced = upto;
+        pthread_cond_broadcast(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+int store_sync_wal(struct store_mp *mp)
+{
+    char *e = NULL;
+    rocksdb_flush_wal(mp->db, 1, &e);
+    return e ? store_db_errno(e) : 0;
+}
