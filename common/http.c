@@ -441,8 +441,6 @@ void http_conn_finish(struct http_conn *c)
 
 /* ---- connection ------------------------------------------------------- */
 
-#define PIPELINED_MAX (64u << 10)   /* bytes read ahead while a request is answered */
-
 /* Hand n bytes to llhttp, first checking the end of a chunk's CRLF that
  * the previous bytes left unchecked. Returns llhttp's result. */
 static llhttp_errno_t conn_parse(struct http_conn *c, const char *p, size_t n)
@@ -521,11 +519,10 @@ static void conn_process(struct http_conn *c)
         }
         break;
     }
-    /* While a request waits for its answer, reading stays on (no
-     * epoll_ctl pair per request) unless pipelined requests pile up; a
-     * client that leaves meanwhile is seen at once. */
-    if ((c->paused && evbuffer_get_length(in) >= PIPELINED_MAX) || c->read_paused ||
-        c->closing || c->aborting || c->body_out)
+    /* Reading stops while a request waits for its answer: the idle
+     * timeout is for a silent client, and a client that half-closes after
+     * its request still gets the answer. */
+    if (c->paused || c->read_paused || c->closing || c->aborting || c->body_out)
         bufferevent_disable(c->bev, EV_READ);
     else
         bufferevent_enable(c->bev, EV_READ);

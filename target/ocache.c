@@ -10,13 +10,17 @@
  * on the drive makes every entry of it stale. Its data file is checked on
  * every use (fstat: still linked, of the record's size), so a file
  * removed or cut short is met as it would be without the cache. The
- * caller gets a descriptor of its own (dup), as from an open.
+ * caller gets a descriptor of its own (dup), as from an open. Only files
+ * of up to 256 KiB are kept (for larger ones the open is lost in the
+ * transfer), and each call also looks at one other entry in turn and
+ * lets a stale one go, so a removed object's space is not held for long
+ * while reads go on.
  *
  * Thread: the calling thread's own cache; no locks.
  */
 #include "ocache.h"
 
-#include <stdatomic.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -28,6 +32,9 @@
 #include "util.h"
 
 #define OC_SLOTS_MAX 1024        /* per thread: its open files at most */
+#define OC_SIZE_MAX (256u << 10) /* larger files are opened per read: their transfer
+                                  * costs more than the open, and a removed file's
+                                  * space stays taken while it is held */
 
 static int n_slots;              /* per thread; 0: no cache (ocache_init) */
 
@@ -59,10 +66,14 @@ void ocache_init(int threads)
     /* room for the cache's files beside everything else: a quarter of
      * the descriptors, once the soft limit is raised to the hard one */
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    if (getrlimit(RLIMIT_NOFILE, &rl)) {
+        n_slots = 0;
+        return;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        getrlimit(RLIMIT_NOFILE, &rl);
+        if (setrlimit(RLIMIT_NOFILE, &rl) || getrlimit(RLIMIT_NOFILE, &rl))
+            rl.rlim_cur = 0;
     }
     rlim_t share = rl.rlim_cur / 4 / (rlim_t)(threads > 0 ? threads : 1);
     n_slots = share > OC_SLOTS_MAX ? OC_SLOTS_MAX : (int)share;
@@ -79,17 +90,35 @@ static struct oc_ent *slot_of(const char *mkey, size_t klen)
     return &slots[XXH3_64bits(mkey, klen) % (uint64_t)n_slots];
 }
 
+/* Is e still good for its drive (no object write since it was made)? */
+static int ent_current(const struct oc_ent *e)
+{
+    return !__atomic_load_n(&e->mp->gone, __ATOMIC_ACQUIRE) && e->gen == store_wgen(e->mp);
+}
+
+/* One more slot looked at on each call, in turn: a stale entry goes, so
+ * the files of objects since removed are let go while reads go on. */
+static void sweep_one(void)
+{
+    static __thread int next;
+    struct oc_ent *e = &slots[next];
+    next = (next + 1) % n_slots;
+    if (e->mp && !ent_current(e))
+        ent_drop(e);
+}
+
 int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)
 {
     struct oc_ent *e = slot_of(mkey, klen);
+    if (e)
+        sweep_one();
     if (!e || !e->mp || e->klen != klen || memcmp(e->mkey, mkey, klen))
         return -1;
     struct store_mp *mp = store_pick(s, mkey, klen);
     struct stat st;
-    int good = e->mp == mp && !__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE) &&
-               e->gen == store_wgen(mp) && ometa_decode(e->val, e->vl, m) == 0 &&
+    int good = e->mp == mp && ent_current(e) && ometa_decode(e->val, e->vl, m) == 0 &&
                fstat(e->fd, &st) == 0 && st.st_nlink > 0 && (uint64_t)st.st_size == m->size;
-    int fd = good ? dup(e->fd) : -1;
+    int fd = good ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (fd < 0)
         ent_drop(e);
     return fd;
@@ -98,8 +127,8 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)
 void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
                 const struct ometa *m, int fd)
 {
-    struct oc_ent *e = slot_of(mkey, klen);
-    int mine = e ? dup(fd) : -1;
+    struct oc_ent *e = m->size <= OC_SIZE_MAX ? slot_of(mkey, klen) : NULL;
+    int mine = e ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (mine < 0)
         return;
     ent_drop(e);

@@ -65,6 +65,8 @@ struct store_gsync {
     uint64_t written;            /* atomic: tickets taken */
     uint64_t synced;             /* under mu: tickets up to this are durable */
     int syncing;                 /* under mu: a thread is syncing */
+    uint64_t failed_upto;        /* under mu: tickets up to this were in a failed sync */
+    int failed_rc;               /* ... and its error, theirs too */
 };
 
 struct store_mp {

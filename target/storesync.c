@@ -21,7 +21,8 @@ void store_gsync_init(struct store_gsync *g)
 {
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
-    g->written = g->synced = 0;
+    g->written = g->synced = g->failed_upto = 0;
+    g->failed_rc = 0;
     g->syncing = 0;
 }
 
@@ -42,6 +43,11 @@ int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp
     int rc = 0;
     pthread_mutex_lock(&g->mu);
     while (!rc && g->synced < ticket) {
+        if (ticket <= g->failed_upto) {
+            rc = g->failed_rc;   /* a sync that should have covered it failed: its
+                                  * bytes may be gone whatever a later sync says */
+            break;
+        }
         if (g->syncing) {        /* one is under way: the next may be ours */
             pthread_cond_wait(&g->cv, &g->mu);
             continue;
@@ -53,8 +59,12 @@ int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp
         rc = sync(mp);
         pthread_mutex_lock(&g->mu);
         g->syncing = 0;
-        if (!rc && upto > g->synced)
+        if (rc) {
+            g->failed_upto = upto;
+            g->failed_rc = rc;
+        } else if (upto > g->synced) {
             g->synced = upto;
+        }
         pthread_cond_broadcast(&g->cv);
     }
     pthread_mutex_unlock(&g->mu);
