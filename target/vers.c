@@ -134,7 +134,7 @@ static int open_found(struct vreq *v, struct store_mp *mp)
         close(fd);
         return -EUCLEAN;
     }
-    return fd == -ENOENT ? -EUCLEAN : fd;
+    return fd;
 }
 
 /* A DELETE of a version: its record goes, unless the name's record was
@@ -166,7 +166,14 @@ static void find_work(void *arg)
             v->rc = delete_found(v, mp);
         } else if (!store_is_marker(v->m)) {
             v->fd = open_found(v, mp);
-            v->rc = v->fd == -EUCLEAN || v->fd >= 0 ? 0 : v->fd;
+            if (v->fd == -ENOENT && tries < 2)
+                v->rc = -ESTALE; /* deleted or replaced meanwhile: look again */
+            else if (v->fd == -ENOENT)
+                v->fd = -EUCLEAN;   /* the same record found without its file */
+            if (v->fd == -ENOENT)
+                v->fd = -1;
+            else
+                v->rc = v->fd == -EUCLEAN || v->fd >= 0 ? 0 : v->fd;
         }
         if (v->rc != -ESTALE && v->rc != -ENOENT)
             break;
