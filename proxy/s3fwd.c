@@ -719,8 +719,9 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
                                         "implemented");
         return NULL;
     }
-    if (q[0] && (strncmp(q, "versionId=", 10) || !q[10] || strlen(q + 10) > 64 ||
-                 strpbrk(q + 10, "&%="))) {
+    if (q[0] && (strncmp(q, "versionId=", 10) ||
+                 (strcmp(q + 10, "null") &&
+                  (strlen(q + 10) != 16 || strspn(q + 10, "0123456789abcdef") != 16)))) {
         free(dec);
         s3_fail(r, S3E_INVALID_ARGUMENT, "x-amz-copy-source may name only a versionId");
         return NULL;

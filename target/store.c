@@ -631,7 +631,7 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
                const char *after, const char *from, const char *until, int limit, int versions,
                struct gbuf *out)
 {
-    char last[OBJNAME_MAX + 1];
+    char last[OBJNAME_STORED_MAX + 1];
     size_t base_len, plen = strlen(prefix), alen = strlen(after), ul = strlen(until);
     char *base = store_mkey(provider, bucket, "", 0, &base_len);
     /* start at max(prefix, after) */

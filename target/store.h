@@ -59,14 +59,17 @@ struct gbuf;
 /* One kind of sync shared by the commits that wait for it together:
  * writes take tickets; a wait returns once a sync begun after its write
  * is done (storesync.c). */
+#define STORE_GSYNC_FAILS 8      /* failed syncs remembered one by one */
 struct store_gsync {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t written;            /* atomic: tickets taken */
     uint64_t synced;             /* under mu: tickets up to this are durable */
     int syncing;                 /* under mu: a thread is syncing */
-    uint64_t failed_upto;        /* under mu: tickets up to this were in a failed sync */
-    int failed_rc;               /* ... and its error, theirs too */
+    uint64_t failed[STORE_GSYNC_FAILS][2];  /* under mu: tickets [from, upto] of
+                                             * failed syncs, n_failed of them */
+    int n_failed;
+    int failed_rc;               /* ... and the last one's error, theirs too */
 };
 
 struct store_mp {

@@ -21,8 +21,8 @@ void store_gsync_init(struct store_gsync *g)
 {
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
-    g->written = g->synced = g->failed_upto = 0;
-    g->failed_rc = 0;
+    g->written = g->synced = 0;
+    g->n_failed = g->failed_rc = 0;
     g->syncing = 0;
 }
 
@@ -30,6 +30,32 @@ void store_gsync_destroy(struct store_gsync *g)
 {
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
+}
+
+/* The tickets of failed syncs: a few ranges, the last one widened when
+ * they run out (then a ticket that was durable may be failed too, never
+ * the other way round). */
+static void note_failed(struct store_gsync *g, uint64_t from, uint64_t upto)
+{
+    if (g->n_failed < STORE_GSYNC_FAILS) {
+        g->failed[g->n_failed][0] = from;
+        g->failed[g->n_failed][1] = upto;
+        g->n_failed++;
+        return;
+    }
+    uint64_t *last = g->failed[STORE_GSYNC_FAILS - 1];
+    if (from < last[0])
+        last[0] = from;
+    if (upto > last[1])
+        last[1] = upto;
+}
+
+static int in_failed(const struct store_gsync *g, uint64_t ticket)
+{
+    for (int i = 0; i < g->n_failed; i++)
+        if (ticket >= g->failed[i][0] && ticket <= g->failed[i][1])
+            return 1;
+    return 0;
 }
 
 uint64_t store_gsync_ticket(struct store_gsync *g)
@@ -42,12 +68,14 @@ int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp
 {
     int rc = 0;
     pthread_mutex_lock(&g->mu);
-    while (!rc && g->synced < ticket) {
-        if (ticket <= g->failed_upto) {
+    for (;;) {
+        if (in_failed(g, ticket)) {
             rc = g->failed_rc;   /* a sync that should have covered it failed: its
                                   * bytes may be gone whatever a later sync says */
             break;
         }
+        if (rc || g->synced >= ticket)
+            break;
         if (g->syncing) {        /* one is under way: the next may be ours */
             pthread_cond_wait(&g->cv, &g->mu);
             continue;
@@ -59,8 +87,8 @@ int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp
         rc = sync(mp);
         pthread_mutex_lock(&g->mu);
         g->syncing = 0;
-        if (rc) {
-            g->failed_upto = upto;
+        if (rc) {                /* every ticket it was for fails */
+            note_failed(g, g->synced + 1, upto);
             g->failed_rc = rc;
         } else if (upto > g->synced) {
             g->synced = upto;

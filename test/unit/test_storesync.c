@@ -47,6 +47,13 @@ int main(void)
     CHECK(syncs == 2);
     uint64_t t5 = store_gsync_ticket(&g);
     CHECK(store_gsync_wait(&g, t5, NULL, fake_sync) == 0 && syncs == 3);
+    /* a ticket synced before a failure is still durable after it */
+    uint64_t t6 = store_gsync_ticket(&g);
+    fail_next = 1;
+    CHECK(store_gsync_wait(&g, t6, NULL, fake_sync) == -EIO);
+    CHECK(store_gsync_wait(&g, t5, NULL, fake_sync) == 0);
+    CHECK(store_gsync_wait(&g, t6, NULL, fake_sync) == -EIO);
+    CHECK(store_gsync_wait(&g, store_gsync_ticket(&g), NULL, fake_sync) == 0);
 
     /* four threads, 800 waits: fewer syncs than waits, none failed */
     syncs = 0;
