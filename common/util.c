@@ -267,6 +267,21 @@ int fsync_dir_of(const char *path)
     return rc;
 }
 
+int fsync_dir_at(int dfd, const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    if (!slash)
+        return fsync(dfd) ? -errno : 0;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+    int fd = openat(dfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
 int pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
     char *b = buf;

@@ -74,5 +74,8 @@ char *id_file_load(const char *path, const char *prefix, size_t nbytes, int *rc)
 int mkdir_p(const char *path, mode_t mode);
 /* fsync the directory containing path (or path itself if dir is set). */
 int fsync_dir_of(const char *path);
+/* The same for rel, relative to the directory dfd: fsync of the directory
+ * holding it (dfd itself when rel has no slash). */
+int fsync_dir_at(int dfd, const char *rel);
 
 #endif

@@ -88,15 +88,22 @@ char *store_mkey(const char *provider, const char *bucket, const char *name, siz
     return k;
 }
 
-/* The data file's name below data/: XX/YY/<xxh3-128>.<uid>, the hash of
- * the name a version is of, so that keeping a version (vers.h) leaves its
- * file where it is. */
-static void data_name(const char *mkey, size_t klen, uint64_t uid, char *out, size_t outlen)
+/* The data file's name below data/: XX/<xxh3-128>.<uid> (XX/YY/... on a
+ * mountpath of the nested layout, store.h), the hash of the name a
+ * version is of, so that keeping a version (vers.h) leaves its file where
+ * it is. */
+static void data_name(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
+                      char *out, size_t outlen)
 {
     XXH128_hash_t h = XXH3_128bits(mkey, objname_base_len(mkey, klen));
-    snprintf(out, outlen, "%02x/%02x/%016llx%016llx.%016llx", (unsigned)(h.high64 >> 56),
-             (unsigned)((h.high64 >> 48) & 0xff), (unsigned long long)h.high64,
-             (unsigned long long)h.low64, (unsigned long long)uid);
+    unsigned hi = (unsigned)(h.high64 >> 56), lo = (unsigned)((h.high64 >> 48) & 0xff);
+    if (mp->nested)
+        snprintf(out, outlen, "%02x/%02x/%016llx%016llx.%016llx", hi, lo,
+                 (unsigned long long)h.high64, (unsigned long long)h.low64,
+                 (unsigned long long)uid);
+    else
+        snprintf(out, outlen, "%02x/%016llx%016llx.%016llx", hi, (unsigned long long)h.high64,
+                 (unsigned long long)h.low64, (unsigned long long)uid);
 }
 
 /* The path of a committed data file. */
@@ -104,14 +111,14 @@ void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, u
                      char *out, size_t outlen)
 {
     char name[80];
-    data_name(mkey, klen, uid, name, sizeof(name));
+    data_name(mp, mkey, klen, uid, name, sizeof(name));
     snprintf(out, outlen, "%s/data/%s", mp->dir, name);
 }
 
 int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
 {
     char name[80];
-    data_name(mkey, klen, uid, name, sizeof(name));
+    data_name(mp, mkey, klen, uid, name, sizeof(name));
     int fd = openat(mp->data_fd, name, O_RDONLY | O_CLOEXEC);
     return fd < 0 ? -errno : fd;
 }
@@ -163,12 +170,32 @@ static void wrote(struct store_mp *mp, const char *k)
         __atomic_add_fetch(&mp->wgen, 1, __ATOMIC_RELEASE);
 }
 
-static int mkdirs_for(const char *path)
+/* The work file at work_path renamed to path in mp's data/. The
+ * directories above it are made only when missing (a mountpath of the
+ * flat layout makes its 256 at start-up), each made one synced into its
+ * parent, so that the syscalls of a commit do not grow with the depth of
+ * the path. 0 or -errno. */
+static int rename_into(struct store_mp *mp, const char *work_path, const char *path)
 {
+    const char *rel = path + strlen(mp->dir) + strlen("/data/");
+    if (renameat(AT_FDCWD, work_path, mp->data_fd, rel) == 0)
+        return 0;
+    if (errno != ENOENT)
+        return -errno;
     char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-    return mkdir_p(dir, 0755);
+    snprintf(dir, sizeof(dir), "%s", rel);
+    for (char *slash = strchr(dir, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdirat(mp->data_fd, dir, 0755) == 0) {
+            int rc = mp->s->fsync ? fsync_dir_at(mp->data_fd, dir) : 0;
+            if (rc)
+                return rc;
+        } else if (errno != EEXIST) {
+            return -errno;
+        }
+        *slash = '/';
+    }
+    return renameat(AT_FDCWD, work_path, mp->data_fd, rel) ? -errno : 0;
 }
 
 static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *wo,
@@ -325,12 +352,8 @@ static int place_file(struct store *s, struct store_mp *mp, const char *work_pat
     pthread_mutex_unlock(&mp->mu);
     if (rc)
         goto fail;
-    if ((rc = mkdirs_for(path)))
+    if ((rc = rename_into(mp, work_path, path)))
         goto fail_intent;
-    if (rename(work_path, path)) {
-        rc = -errno;
-        goto fail_intent;
-    }
     if (s->fsync && (rc = fsync_dir_of(path)))
         goto fail_file;
     return 0;

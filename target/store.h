@@ -1,9 +1,13 @@
 /*
  * store: a target's mountpaths. Each mountpath is a directory on one drive
  * holding
- *   data/XX/YY/<hash>.<uid>  object data, named by the xxh3-128 of the
+ *   data/XX/<hash>.<uid>     object data, named by the xxh3-128 of the
  *                            object's metadata key and by a per-version uid,
- *                            so no object name ever becomes a path;
+ *                            so no object name ever becomes a path; 256
+ *                            directories made at start-up, so a commit
+ *                            makes none (a mountpath whose files predate
+ *                            this layout keeps data/XX/YY/: its file
+ *                            "layout" says which);
  *   meta/                    RocksDB: object metadata (ometa) by key
  *                            "o" provider \0 bucket \0 name, which sorts by
  *                            bucket then name; plus "g" <path> intents,
@@ -78,6 +82,7 @@ struct store_mp {
     uint64_t hash;               /* hrw_hash(id) */
     rocksdb_t *db;
     int data_fd;                 /* data/, for openat without the long path */
+    int nested;                  /* data files in data/XX/YY/, not data/XX/ (storemp.c) */
     pthread_mutex_t mu;          /* serialises commits and deletes */
     int64_t bytes_delta;         /* object bytes committed less those removed since the
                                   * space sampler last looked (atomic; target/space.c) */

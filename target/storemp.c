@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hrw.h"
@@ -32,6 +33,48 @@ static int mp_id(struct store_mp *mp, char *err, size_t errlen)
     free(path);
     mp->hash = hrw_hash(mp->id, strlen(mp->id));
     return 0;
+}
+
+/* The layout of mp's data files (store.h), kept in its file "layout":
+ * "flat" (data/XX/<hash>.<uid>, the 256 directories made here) for a
+ * mountpath whose data/ held nothing when it was first opened with
+ * layouts, "nested" (data/XX/YY/...) for one that held files before. */
+static int mp_layout(struct store_mp *mp, char *err, size_t errlen)
+{
+    char *path = xasprintf("%s/layout", mp->dir);
+    size_t len;
+    char *had = file_read(path, 64, &len);
+    int rc = 0;
+    if (had) {
+        if (!strcmp(had, "flat\n") || !strcmp(had, "nested\n"))
+            mp->nested = had[0] == 'n';
+        else
+            rc = -EINVAL;
+    } else {
+        DIR *d = fdopendir(dup(mp->data_fd));
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (e->d_name[0] != '.')
+                mp->nested = 1;  /* files from before the layouts */
+        if (d)
+            closedir(d);
+        const char *line = mp->nested ? "nested\n" : "flat\n";
+        rc = d ? file_write_atomic(path, line, strlen(line), 1) : -errno;
+    }
+    for (unsigned i = 0; !rc && !mp->nested && i < 256; i++) {
+        char sub[3];
+        snprintf(sub, sizeof(sub), "%02x", i);
+        if (mkdirat(mp->data_fd, sub, 0755) && errno != EEXIST)
+            rc = -errno;
+    }
+    if (!rc && !mp->nested && !had && fsync(mp->data_fd))
+        rc = -errno;
+    if (rc)
+        snprintf(err, errlen, "mountpath %s: layout: %s%s", mp->dir, strerror(-rc),
+                 rc == -EINVAL ? " (the file names no layout of this version)" : "");
+    free(had);
+    free(path);
+    return rc;
 }
 
 /* Remove leftovers of writes that never committed. */
@@ -112,6 +155,8 @@ static int mp_open(struct store *s, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "mountpath %s: data: %s", mp->dir, strerror(errno));
         goto fail;
     }
+    if (mp_layout(mp, err, errlen))
+        goto fail;
     char *metadir = xasprintf("%s/meta", mp->dir);
     char *e = NULL;
     mp->db = rocksdb_open(s->opts, metadir, &e);

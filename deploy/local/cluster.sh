@@ -136,20 +136,33 @@ all_nodes() {
   for ((i = 0; i < T; i++)); do echo "t$i"; done
 }
 
-map_count() {
+# The map a node holds, as "<version> <nodes> <active nodes>" ("" when it
+# answers none).
+map_of() { # url
+  local m
   # shellcheck disable=SC2046
-  curl -s $(curl_tls) --max-time 2 "$PRIMARY/v1/cluster" 2>/dev/null | grep -o '"role"' | wc -l
+  m=$(curl -sf $(curl_tls) --max-time 2 "$1/v1/cluster" 2>/dev/null) || return 0
+  echo "$(grep -o '"version":[0-9]*' <<<"$m" | head -1 | cut -d: -f2)" \
+       "$(grep -o '"role"' <<<"$m" | wc -l)" "$(grep -o '"state":"active"' <<<"$m" | wc -l)"
 }
 
+# Until the cluster has settled: every node in the primary's map and
+# active there, and every node healthy and holding that same map (a
+# request made while a target still joins, or while a node's map lags,
+# would place names that then move).
 wait_ready() {
   local want=$((P + T)) i
   for ((i = 0; i < 300; i++)); do
-    if [ "$(map_count)" -ge "$want" ]; then
-      local ok=1 n
+    local pm
+    pm=$(map_of "$PRIMARY")
+    if [ -n "$pm" ] && [ "$(cut -d' ' -f2 <<<"$pm")" -ge "$want" ] &&
+       [ "$(cut -d' ' -f3 <<<"$pm")" -ge "$want" ]; then
+      local ok=1 n url
       for n in $(all_nodes); do
+        url="$SCHEME://$HOST:$(node_port "$n")"
         # shellcheck disable=SC2046
-        curl -sf $(curl_tls) --max-time 2 "$SCHEME://$HOST:$(node_port "$n")/v1/health" \
-          >/dev/null || ok=0
+        curl -sf $(curl_tls) --max-time 2 "$url/v1/health" >/dev/null || ok=0
+        [ "$(map_of "$url" | cut -d' ' -f1)" = "$(cut -d' ' -f1 <<<"$pm")" ] || ok=0
       done
       [ $ok = 1 ] && return 0
     fi

@@ -7,6 +7,7 @@ import threading
 import time
 import urllib.parse
 
+import pytest
 import requests
 
 from conftest import Cluster, tmpfs_cluster
@@ -242,3 +243,59 @@ def test_verify_reads_never_serves_flipped_bytes():
         assert r.status_code == 206 and r.content == body["intact"][1000:2000]
     finally:
         assert not c.cleanup()
+
+
+def test_data_layouts_flat_and_nested():
+    """A new mountpath keeps its data files flat (data/XX/<hash>.<uid>, its
+    "layout" file says so); one whose files predate that layout
+    (data/XX/YY/...) is read, overwritten and deleted as before after a
+    restart; a layout file naming no layout stops the target."""
+    c = Cluster(targets=1, mountpaths=1).start()
+    try:
+        mp = os.path.join(c.data, "t0", "mp0")
+        root = os.path.join(mp, "data")
+        assert open(os.path.join(mp, "layout")).read() == "flat\n"
+        assert len(os.listdir(root)) == 256
+        assert c.http.put(c.url + "/v1/buckets/lay").status_code == 201
+        body = {"o%d" % i: os.urandom(1000 + i * 4099) for i in range(20)}
+        for k, v in body.items():
+            assert c.http.put(c.url + "/v1/objects/lay/" + k, v).status_code == 201
+        files = [(d, f) for d, _, fs in os.walk(root) for f in fs]
+        assert len(files) == 20
+        assert all(os.path.dirname(d) == root for d, _ in files), files
+        c.sh("stop-node", "t0")
+        # the same files as a mountpath of the older, nested layout holds them
+        for d, f in files:
+            nested = os.path.join(d, f[2:4])
+            os.makedirs(nested, exist_ok=True)
+            os.rename(os.path.join(d, f), os.path.join(nested, f))
+        for d in os.listdir(root):
+            if not os.listdir(os.path.join(root, d)):
+                os.rmdir(os.path.join(root, d))
+        os.unlink(os.path.join(mp, "layout"))
+        c.sh("start-node", "t0")
+        c.wait_healthy("t0")
+        assert open(os.path.join(mp, "layout")).read() == "nested\n"
+        for k, v in body.items():
+            r = c.http.get(c.url + "/v1/objects/lay/" + k)
+            assert r.status_code == 200 and r.content == v, k
+        new = os.urandom(7777)
+        assert c.http.put(c.url + "/v1/objects/lay/o3", new).status_code == 201
+        assert c.http.delete(c.url + "/v1/objects/lay/o4").status_code in (200, 204)
+        assert c.http.get(c.url + "/v1/objects/lay/o3").content == new
+        assert c.http.get(c.url + "/v1/objects/lay/o4").status_code == 404
+        deep = [f for d, _, fs in os.walk(root) for f in fs if d.count(os.sep) - root.count(os.sep) == 2]
+        assert len(deep) == 19, deep        # o4 gone, o3 rewritten where the layout puts it
+        c.sh("stop-node", "t0")
+        with open(os.path.join(mp, "layout"), "w") as f:
+            f.write("sideways\n")
+        c.sh("start-node", "t0", check=False)
+        end, log = time.time() + 20, ""
+        while time.time() < end and "names no layout" not in log:
+            time.sleep(0.2)
+            log = open(os.path.join(c.data, "logs", "t0.log")).read()
+        assert "mp0: layout: Invalid argument (the file names no layout" in log, log[-2000:]
+        with pytest.raises(requests.ConnectionError):    # it stopped: nothing listens
+            requests.get(c.node_url("t0") + "/v1/health", timeout=5)
+    finally:
+        c.cleanup()
