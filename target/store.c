@@ -319,6 +319,10 @@ static int x_precondition(const struct store_x *x, const struct ometa *held,
  * no newer than that) or -E2BIG (no room left for the version's id). */
 static int commit_version(const struct store_x *x, struct ometa *m, uint64_t newest)
 {
+    if (x && x->promote) {       /* the same version again: its id and mtime stay */
+        m->version = hlc_next(newest);
+        return 0;
+    }
     if (x && x->keep_version) {  /* a copy from another node: only if newer */
         if (newest >= x->keep_version)
             return -EALREADY;

@@ -37,9 +37,13 @@
  * OBJNAME_VERSION_SEP and the version's id, in the same batch and with the
  * same data file; a new null version replaces a null one kept before.
  * Every commit does so, the client's and the copies' alike, so mirrors,
- * rebalance and resilver keep the same versions. The latest version is
- * the name's record; without one (its latest version deleted), the newest
- * kept. A delete marker is a record of no bytes with OMETA_DELETE_MARKER.
+ * rebalance and resilver keep the same versions. A commit also replaces a
+ * kept version with the new record's own id (a null version, or one made
+ * the latest again). The latest version is the name's record; when it is
+ * deleted, the newest kept is made the name's record again
+ * (store_version_promote); until then, and where that failed, the newest
+ * kept is read as the latest. A delete marker is a record of no bytes
+ * with OMETA_DELETE_MARKER.
  *
  * Threads: store_get is safe from any thread; commit, delete, list and
  * purge block and run on the I/O pool.
@@ -210,6 +214,9 @@ struct store_x {
     /* a versioned bucket's new latest version (STORE_VERS_*): it gets a
      * version id (OMETA_VID), made from its version, or the null one */
     int vers;
+    /* a kept version made the latest again (store_version_promote): it
+     * keeps its id and mtime, and gets a new store version */
+    int promote;
 };
 #define STORE_VERS_ENABLED 1
 #define STORE_VERS_SUSPENDED 2
@@ -225,6 +232,17 @@ int store_vid_valid(const char *vid);
  * mkey itself for the name's record) and record. 0, -ENOENT or -errno. Blocks: the I/O pool. */
 int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                        const char *vid, char **vkey, size_t *vkl, struct ometa *m);
+/* The key a version of mkey (its record m) is kept under: mkey,
+ * OBJNAME_VERSION_SEP, its id; malloc'd, *kl bytes. */
+char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, size_t *kl);
+/* After the latest version of mkey (its record) was deleted on mp: the
+ * newest version kept becomes the latest again (S3: deleting the current
+ * version makes the next newest current), its record moved to mkey with
+ * its id and mtime (m: that record), its data file linked to the new
+ * record's. 0; -ENOENT when none is kept; -EEXIST when the name was
+ * written again meanwhile (nothing done); -errno. Blocks: the I/O pool. */
+int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                          struct ometa *m);
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct ometa *m, const struct store_x *x);
 /* 0 or -ENOENT / -errno; -EEXIST while the object waits to be written

@@ -18,6 +18,7 @@
 #include "storeint.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,7 @@ int store_vid_valid(const char *vid)
     return 1;
 }
 
-/* The key a version of mkey is kept under: mkey, the separator, its id. */
-static char *kept_key(const char *mkey, size_t klen, const struct ometa *m, size_t *kl)
+char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, size_t *kl)
 {
     char id[STORE_VID_LEN + 1];
     const char *vid = store_vid(m);
@@ -143,16 +143,28 @@ int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, s
     return 0;
 }
 
-/* Under mp->mu: a null version kept of mkey goes, in wb, to be replaced
- * by the new latest null one (S3: a suspended bucket has one null
- * version). */
-static void drop_kept_null(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
-                           const char *mkey, size_t klen, struct storever_drop *d)
+/* Under mp->mu: the version kept of mkey with the id vid goes, in wb, to
+ * be replaced by the new latest of that id: the null one (S3: a suspended
+ * bucket has one null version), or one made the latest again (a kept
+ * version's own id is its key, so that is one lookup). */
+static void drop_kept_same(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
+                           const char *mkey, size_t klen, const struct ometa *latest,
+                           const char *vid, struct storever_drop *d)
 {
     struct ometa *m = xmalloc(sizeof(*m));
     char *k = NULL;
     size_t kl;
-    if (store_version_find(s, mp, mkey, klen, "null", &k, &kl, m) == 0 && kl != klen) {
+    int found;
+    if (!strcmp(vid, "null")) {
+        found = store_version_find(s, mp, mkey, klen, "null", &k, &kl, m) == 0 && kl != klen;
+    } else {
+        k = store_version_key(mkey, klen, latest, &kl);
+        found = store_get(s, mp, k, kl, m) == 0;
+    }
+    if (found && m->uid == latest->uid) {   /* its file is the new record's: it stays */
+        rocksdb_writebatch_delete(wb, k, kl);
+        store_tomb_put(wb, k, kl, m->version);
+    } else if (found) {
         char path[PATH_MAX];
         store_data_path(mp, k, kl, m->uid, path, sizeof(path));
         d->g = store_gkey(path, &d->gl);
@@ -166,6 +178,42 @@ static void drop_kept_null(struct store *s, struct store_mp *mp, rocksdb_writeba
     free(m);
 }
 
+int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                          struct ometa *m)
+{
+    char *k = NULL, work[PATH_MAX], from[PATH_MAX];
+    size_t kl;
+    int rc = store_version_find(s, mp, mkey, klen, NULL, &k, &kl, m);
+    if (rc)
+        return rc;
+    free(k);
+    if (kl == klen)
+        return -EEXIST;          /* the name has a record again */
+    store_data_path(mp, mkey, klen, m->uid, from, sizeof(from));
+    uint64_t uid;
+    int fd = store_work_open(mp, &uid, work, sizeof(work));
+    if (fd < 0)
+        return fd;
+    close(fd);
+    /* the kept file, linked as the new record's work file: the commit
+     * renames it into place, and dropping the kept record unlinks only
+     * the old name */
+    if (unlink(work) || link(from, work) || (fd = open(work, O_RDONLY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        unlink(work);
+        return rc;
+    }
+    m->uid = uid;
+    if (!ometa_umeta_get(m, OMETA_VID) &&    /* written before versioning: the null one */
+        (rc = ometa_umeta_add(m, OMETA_VID, "null"))) {
+        close(fd);
+        unlink(work);
+        return rc;
+    }
+    struct store_x x = {.absent = mkey, .absent_len = klen, .promote = 1};
+    return store_commit_x(s, mp, mkey, klen, work, fd, m, &x);
+}
+
 int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
                       const char *mkey, size_t klen, const struct ometa *old,
                       const struct ometa *m, struct storever_drop *d)
@@ -173,12 +221,11 @@ int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t
     const char *vid = ometa_umeta_get(m, OMETA_VID);
     if (!vid || mkey[0] != 'o' || objname_base_len(mkey, klen) != klen)
         return 0;                /* not a versioned bucket's latest */
-    if (!strcmp(vid, "null"))
-        drop_kept_null(s, mp, wb, mkey, klen, d);
+    drop_kept_same(s, mp, wb, mkey, klen, m, vid, d);
     if (!old || !strcmp(store_vid(old), vid))
         return 0;                /* nothing held, or the same version rewritten */
     size_t kl;
-    char *k = kept_key(mkey, klen, old, &kl);
+    char *k = store_version_key(mkey, klen, old, &kl);
     struct ometa *held = xmalloc(sizeof(*held));
     int kept_already = store_get(s, mp, k, kl, held) == 0;
     free(held);

@@ -39,6 +39,7 @@
 #include "gfn.h"
 #include "http.h"
 #include "iopool.h"
+#include "log.h"
 #include "mirror.h"
 #include "s3sub.h"
 #include "store.h"
@@ -60,6 +61,8 @@ struct vreq {
     char *vkey;                  /* the version's record (found), or NULL */
     size_t vkl;
     struct ometa *m;             /* its record; a new delete marker's */
+    struct ometa *pm;            /* the version made the latest again by a DELETE of the
+                                  * latest (NULL: none) */
     struct store_mp *mp;
     char work[PATH_MAX];
     int fd;                      /* a read's version, opened; -1 */
@@ -82,6 +85,7 @@ static void vreq_free(struct vreq *v)
     free(v->mkey);
     free(v->vkey);
     free(v->m);
+    free(v->pm);
     if (v->fd >= 0)
         close(v->fd);
     free(v);
@@ -143,6 +147,33 @@ static int delete_found(struct vreq *v, struct store_mp *mp)
 {
     struct store_x x = {.tomb = 1};
     return store_delete_x(&v->t->store, mp, v->vkey, v->vkl, v->m->uid, &x);
+}
+
+/* The latest version (the name's record) deleted: its id can never come
+ * back as a kept version (a copy holder that missed the delete and keeps
+ * it when the next newest arrives meets this tombstone), and the newest
+ * version kept becomes the name's record again, as S3 makes it current. */
+static void promote_work(void *arg)
+{
+    struct vreq *v = arg;
+    struct store *st = &v->t->store;
+    struct store_mp *mp = store_pick(st, v->mkey, v->klen);
+    size_t kl;
+    char *kk = store_version_key(v->mkey, v->klen, v->m, &kl);
+    struct store_x tomb = {.tomb = 1};
+    int rc = store_delete_x(st, mp, kk, kl, 0, &tomb);
+    free(kk);
+    if (rc && rc != -ENOENT)
+        log_warn("versions of %s: the deleted version's tombstone: %s", v->name, strerror(-rc));
+    v->pm = xmalloc(sizeof(*v->pm));
+    rc = store_version_promote(st, mp, v->mkey, v->klen, v->pm);
+    if (rc) {
+        free(v->pm);
+        v->pm = NULL;
+    }
+    if (rc && rc != -ENOENT && rc != -EEXIST)
+        log_warn("versions of %s: the next newest not made the latest (read as the latest "
+                 "all the same): %s", v->name, strerror(-rc));
 }
 
 static void find_work(void *arg)
@@ -212,8 +243,14 @@ static void read_found(struct vreq *v, const struct bmd_bucket *bk)
     }
 }
 
-/* A DELETE of one version, done: its tombstone goes to the copies. */
+/* A DELETE of one version, done: its tombstone goes to the copies, then
+ * (the latest deleted) the next newest is made the latest here and sent
+ * to them; in that order, since a spread sends what is here when it
+ * runs, and a holder must not take the next newest while it still holds
+ * the deleted one as its latest (it would keep that as a version). */
 static void deleted_spread(void *arg, int failed);
+static void promoted(void *arg);
+static void promoted_spread(void *arg, int failed);
 
 static void deleted(struct vreq *v)
 {
@@ -239,8 +276,7 @@ static void deleted(struct vreq *v)
         mirror_spread(v->t, &lp, v->vkey, v->vkl, MIRROR_ANY_SIZE, 1, deleted_spread, v);
         return;
     }
-    http_reply(r, 204, NULL, NULL, 0);
-    vreq_free(v);
+    deleted_spread(v, 0);
 }
 
 static void deleted_spread(void *arg, int failed)
@@ -249,9 +285,35 @@ static void deleted_spread(void *arg, int failed)
     if (failed) {                /* gone here, not yet on every holder: not acknowledged */
         v->rc = -EAGAIN;
         vers_failed(v);
+    } else if (v->vkl == v->klen) {
+        iopool_submit(v->t->io, v->r->w->q, promote_work, promoted, v);
+        return;
     } else {
         http_reply(v->r, 204, NULL, NULL, 0);
     }
+    vreq_free(v);
+}
+
+static void promoted(void *arg)
+{
+    struct vreq *v = arg;
+    if (v->pm && mirror_spreads(v->mkey, v->klen)) {
+        struct xfer_loop lp = {v->r->w->base, v->r->w->q, target_hc(v->r)};
+        mirror_spread(v->t, &lp, v->mkey, v->klen, v->pm->size, 1, promoted_spread, v);
+        return;
+    }
+    promoted_spread(v, 0);
+}
+
+/* The delete is on every holder; the next newest, made the latest, is
+ * owed where it failed (a walk brings it), and reads find it meanwhile. */
+static void promoted_spread(void *arg, int failed)
+{
+    struct vreq *v = arg;
+    if (failed)
+        log_warn("versions of %s: the version made the latest not yet on %d copy holders",
+                 v->name, failed);
+    http_reply(v->r, 204, NULL, NULL, 0);
     vreq_free(v);
 }
 

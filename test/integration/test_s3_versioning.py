@@ -243,3 +243,88 @@ def test_versions_on_copies_and_across_restarts():
         assert len(vs) == 30 and len(dms) == 1
     finally:
         assert not c.cleanup()
+
+
+def test_deleting_the_latest_makes_the_next_current(vc, s3):
+    """S3 makes the next newest version current when the current one is
+    deleted: it is then the object in every respect (tags, ACL, conditional
+    writes, copies), not only for GET; the same when a delete marker is
+    removed, and on a mirrored bucket's copy holders with the owner down."""
+    b = new_bucket(s3)
+    v0 = s3.put_object(Bucket=b, Key="k", Body=b"zero", Tagging="n=0")["VersionId"]
+    v1 = s3.put_object(Bucket=b, Key="k", Body=b"one", Tagging="n=1")["VersionId"]
+    v2 = s3.put_object(Bucket=b, Key="k", Body=b"two", Tagging="n=2")["VersionId"]
+    mtime1 = s3.head_object(Bucket=b, Key="k", VersionId=v1)["LastModified"]
+    s3.delete_object(Bucket=b, Key="k", VersionId=v2)
+    h = s3.head_object(Bucket=b, Key="k")
+    assert h["VersionId"] == v1 and h["LastModified"] == mtime1 and h["ContentLength"] == 3
+    t = s3.get_object_tagging(Bucket=b, Key="k")
+    assert t["TagSet"] == [{"Key": "n", "Value": "1"}] and t.get("VersionId", v1) == v1
+    assert s3.get_object_acl(Bucket=b, Key="k")["Grants"]
+    def if_none_match(params, **kw):
+        params["headers"]["If-None-Match"] = "*"
+    s3.meta.events.register_first("before-call.s3.PutObject", if_none_match)
+    try:
+        e = refused(s3.put_object, Bucket=b, Key="k", Body=b"x")
+    finally:
+        s3.meta.events.unregister("before-call.s3.PutObject", if_none_match)
+    assert err(e) == ("PreconditionFailed", 412)
+    s3.copy_object(Bucket=b, Key="c", CopySource={"Bucket": b, "Key": "k"})
+    assert body(s3, b, "c") == b"one"
+    vs, dms = versions(s3, b, Prefix="k")
+    assert vs == [("k", v1, True, 3), ("k", v0, False, 4)] and dms == []
+    e = refused(s3.get_object, Bucket=b, Key="k", VersionId=v2)
+    assert err(e) == ("NoSuchVersion", 404)
+    # a delete marker removed: the version under it is current again
+    d = s3.delete_object(Bucket=b, Key="k")["VersionId"]
+    e = refused(s3.get_object_tagging, Bucket=b, Key="k")
+    assert err(e) == ("NoSuchKey", 404)
+    s3.delete_object(Bucket=b, Key="k", VersionId=d)
+    assert s3.get_object_tagging(Bucket=b, Key="k")["TagSet"] == [{"Key": "n", "Value": "1"}]
+    assert versions(s3, b, Prefix="k") == ([("k", v1, True, 3), ("k", v0, False, 4)], [])
+    # the last two go: nothing is left of the name
+    s3.delete_object(Bucket=b, Key="k", VersionId=v1)
+    assert body(s3, b, "k") == b"zero"
+    assert s3.get_object_tagging(Bucket=b, Key="k")["TagSet"] == [{"Key": "n", "Value": "0"}]
+    s3.delete_object(Bucket=b, Key="k", VersionId=v0)
+    assert err(refused(s3.head_object, Bucket=b, Key="k"))[1] == 404
+    assert versions(s3, b, Prefix="k") == ([], [])
+    # the null version of an object from before versioning, made current again
+    nb = new_bucket(s3, versioned=False)
+    s3.put_object(Bucket=nb, Key="k", Body=b"before")
+    s3.put_bucket_versioning(Bucket=nb, VersioningConfiguration={"Status": "Enabled"})
+    va = s3.put_object(Bucket=nb, Key="k", Body=b"after")["VersionId"]
+    s3.delete_object(Bucket=nb, Key="k", VersionId=va)
+    got = s3.get_object(Bucket=nb, Key="k")
+    assert got["Body"].read() == b"before" and got["VersionId"] == "null"
+    assert versions(s3, nb) == ([("k", "null", True, 6)], [])
+
+
+def test_the_next_current_on_copy_holders():
+    """The version made current by a delete of the latest is current on
+    the copy holders too: with the owner down they serve it, tags and all,
+    and the deleted version is gone from them."""
+    c = Cluster(targets=3, mountpaths=1, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
+    try:
+        s3 = client(c)
+        assert c.http.put(c.url + "/v1/buckets/mh", json={"mirror": {"copies": 3}}
+                          ).status_code == 201
+        s3.put_bucket_versioning(Bucket="mh", VersioningConfiguration={"Status": "Enabled"})
+        ids = [s3.put_object(Bucket="mh", Key="k", Body=b"v%d" % i, Tagging="n=%d" % i)
+               ["VersionId"] for i in range(3)]
+        s3.delete_object(Bucket="mh", Key="k", VersionId=ids[2])
+        r = requests.get(c.url + "/v1/objects/mh/k", allow_redirects=False, auth=c.http.auth)
+        port = int(r.headers["Location"].split(":")[2].split("/")[0])
+        owner = next(t for t in c.target_names() if c.node_url(t).endswith(":%d" % port))
+        os.kill(c.pid(owner), signal.SIGKILL)
+        c.wait_map(lambda m: any(n["url"] == c.node_url(owner) and n["state"] == "down"
+                                 for n in m["nodes"]))
+        got = s3.get_object(Bucket="mh", Key="k")
+        assert got["Body"].read() == b"v1" and got["VersionId"] == ids[1]
+        assert s3.get_object_tagging(Bucket="mh", Key="k")["TagSet"] == \
+            [{"Key": "n", "Value": "1"}]
+        assert body(s3, "mh", "k", VersionId=ids[0]) == b"v0"
+        e = refused(s3.get_object, Bucket="mh", Key="k", VersionId=ids[2])
+        assert err(e) == ("NoSuchVersion", 404)
+    finally:
+        assert not c.cleanup()
