@@ -299,6 +299,10 @@ struct mdel {
     char **keys;
     char **vids;                 /* each key's VersionId, or NULL */
     int *status;
+    /* a versioned bucket's answer: the delete made or removed a delete
+     * marker (its id), as the target said (x-amz-delete-marker and
+     * x-amz-version-id) */
+    char **marker_ids;
     int n;
 };
 
@@ -322,10 +326,14 @@ static int mdel_key(void *arg, char **f, char *err, size_t errlen)
 
 static void mdel_free(struct mdel *d)
 {
-    for (int i = 0; i < d->n; i++)
+    for (int i = 0; i < d->n; i++) {
         free(d->keys[i]), free(d->vids[i]);
+        if (d->marker_ids)
+            free(d->marker_ids[i]);
+    }
     free(d->keys);
     free(d->vids);
+    free(d->marker_ids);
     free(d->status);
     free(d);
 }
@@ -343,13 +351,19 @@ static void mdel_finish(struct mdel *d)
             s3_xml_elem(&b, "Key", d->keys[i]);
             if (d->vids[i])
                 s3_xml_elem(&b, "VersionId", d->vids[i]);
+            if (d->marker_ids[i]) {
+                s3_xml_elem(&b, "DeleteMarker", "true");
+                s3_xml_elem(&b, "DeleteMarkerVersionId", d->marker_ids[i]);
+            }
             gbuf_str(&b, "</Deleted>");
         } else {
             gbuf_str(&b, "<Error>");
             s3_xml_elem(&b, "Key", d->keys[i]);
             s3_xml_elem(&b, "Code", st == 400 ? "InvalidArgument" : "InternalError");
-            s3_xml_elem(&b, "Message", st == 400 ? "the key is not valid"
-                                                  : "the storage target could not delete it");
+            s3_xml_elem(&b, "Message", st == 400   ? "the key is not valid"
+                                       : st == 503 ? "objects are moving between targets: "
+                                                     "delete it again"
+                                                   : "the storage target could not delete it");
             gbuf_str(&b, "</Error>");
         }
     }
@@ -364,13 +378,21 @@ struct mdel_one {
     int i;
 };
 
-static void mdel_done(void *arg, int status, const char *body, size_t len, const char *err)
+static int mdel_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+{
+    (void)arg, (void)x, (void)p, (void)n;
+    return 0;                    /* an error's text: the status says enough */
+}
+
+static void mdel_done(void *arg, struct hc_xfer *x, int status, const char *err)
 {
     struct mdel_one *o = arg;
-    (void)body;
-    (void)len;
     (void)err;
     o->d->status[o->i] = status;
+    const char *dm = status ? hc_header(x, "x-amz-delete-marker") : NULL;
+    const char *vid = status ? hc_header(x, "x-amz-version-id") : NULL;
+    if ((status == 204 || status == 200) && dm && !strcmp(dm, "true") && vid && vid[0])
+        o->d->marker_ids[o->i] = xstrdup(vid);
     if (--o->d->pending == 0)
         mdel_finish(o->d);
     free(o);
@@ -396,6 +418,7 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
     }
     d->quiet = !strcasecmp(quiet, "true");
     d->status = xcalloc((size_t)d->n, sizeof(int));
+    d->marker_ids = xcalloc((size_t)d->n, sizeof(char *));
     d->pending = 1;
     http_req_ref(r);
     struct proxy *p = r->w->ctx;
@@ -425,8 +448,9 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         o->d = d;
         o->i = i;
         d->pending++;
-        hc_request(worker_hc(r), "DELETE", url, NULL, 0, S3_MODE_HEADER ": 1", 60000,
-                     mdel_done, o);
+        static const struct hc_ops ops = {.on_data = mdel_data, .on_done = mdel_done};
+        static const char *const hdrs[] = {S3_MODE_HEADER ": 1"};
+        hc_start(worker_hc(r), "DELETE", url, hdrs, 1, -1, 60000, &ops, o);
         free(url);
     }
     cmap_unref(m);

@@ -185,6 +185,19 @@ def test_copies_deletes_and_names(vc, s3):
     assert sorted(d["VersionId"] for d in r["Deleted"]) == sorted([ids[0], ids[2]])
     assert body(s3, b, "m") == b"1"
     assert [v[1] for v in versions(s3, b, Prefix="m")[0]] == [ids[1]]
+    # DeleteObjects says which deletes made or removed a delete marker
+    r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "m"}]})
+    made = r["Deleted"][0]
+    assert made["DeleteMarker"] is True and made["DeleteMarkerVersionId"] != ids[1]
+    assert "VersionId" not in made
+    r = s3.delete_objects(Bucket=b, Delete={"Objects": [
+        {"Key": "m", "VersionId": made["DeleteMarkerVersionId"]}]})
+    gone = r["Deleted"][0]
+    assert gone["VersionId"] == gone["DeleteMarkerVersionId"] == made["DeleteMarkerVersionId"]
+    assert gone["DeleteMarker"] is True and body(s3, b, "m") == b"1"
+    pv = s3.put_object(Bucket=b, Key="plain", Body=b"p")["VersionId"]
+    r = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "plain", "VersionId": pv}]})
+    assert "DeleteMarker" not in r["Deleted"][0] and r["Deleted"][0]["VersionId"] == pv
     # S3's way to restore an old version: copy it onto its own key
     s3.copy_object(Bucket=b, Key="src", CopySource={"Bucket": b, "Key": "src", "VersionId": v1})
     assert body(s3, b, "src") == b"first" and len(versions(s3, b, Prefix="src")[0]) == 3
