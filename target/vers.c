@@ -158,13 +158,17 @@ static void promote_work(void *arg)
     struct vreq *v = arg;
     struct store *st = &v->t->store;
     struct store_mp *mp = store_pick(st, v->mkey, v->klen);
-    size_t kl;
-    char *kk = store_version_key(v->mkey, v->klen, v->m, &kl);
-    struct store_x tomb = {.tomb = 1};
-    int rc = store_delete_x(st, mp, kk, kl, 0, &tomb);
-    free(kk);
-    if (rc && rc != -ENOENT)
-        log_warn("versions of %s: the deleted version's tombstone: %s", v->name, strerror(-rc));
+    int rc;
+    if (!v->rc) {
+        size_t kl;
+        char *kk = store_version_key(v->mkey, v->klen, v->m, &kl);
+        struct store_x tomb = {.tomb = 1};
+        rc = store_delete_x(st, mp, kk, kl, 0, &tomb);
+        free(kk);
+        if (rc && rc != -ENOENT)
+            log_warn("versions of %s: the deleted version's tombstone: %s", v->name,
+                     strerror(-rc));
+    }
     v->pm = xmalloc(sizeof(*v->pm));
     rc = store_version_promote(st, mp, v->mkey, v->klen, v->pm);
     if (rc) {
@@ -261,11 +265,15 @@ static void deleted(struct vreq *v)
         return;
     }
     http_resp_header(r, "x-amz-version-id", "%s", v->vid);
-    if (v->rc) {                 /* none such: S3 deletes are idempotent */
-        if (target_is_s3(r))
-            http_reply(r, 204, NULL, NULL, 0);
-        else
-            http_reply_error(r, 404, "no version %s of this object", v->vid);
+    if (v->rc && target_is_s3(r)) {
+        /* none such: S3 deletes are idempotent. A retry of a delete of
+         * the latest answered 503 (not yet on every holder) finds it gone
+         * here: the next newest is made the latest now */
+        iopool_submit(v->t->io, r->w->q, promote_work, promoted, v);
+        return;
+    }
+    if (v->rc) {
+        http_reply_error(r, 404, "no version %s of this object", v->vid);
         vreq_free(v);
         return;
     }

@@ -156,6 +156,10 @@ def test_multipart_checksums(s3, bkt):
                            ChecksumAlgorithm="SHA256")
         assert r["ChecksumSHA256"] == value("SHA256", p)
         listed.append({"PartNumber": i, "ETag": r["ETag"], "ChecksumSHA256": r["ChecksumSHA256"]})
+    with pytest.raises(Exception) as e:      # a part whose checksum is wrong: not kept
+        s3.upload_part(Bucket=bkt, Key="comp", UploadId=u["UploadId"], PartNumber=3,
+                       Body=b"part three", ChecksumSHA256=value("SHA256", b"part 3"))
+    assert err(e) == ("BadDigest", 400)
     lp = s3.list_parts(Bucket=bkt, Key="comp", UploadId=u["UploadId"])
     assert [p["ChecksumSHA256"] for p in lp["Parts"]] == [value("SHA256", p) for p in parts]
     assert lp["ChecksumAlgorithm"] == "SHA256"
