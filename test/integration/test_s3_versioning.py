@@ -221,29 +221,40 @@ def test_copies_deletes_and_names(vc, s3):
     assert err(e) == ("NotImplemented", 501)
 
 
+def mirrored_versioned(c, bucket, copies):
+    """A bucket of copies mirrored copies with versioning on; its client."""
+    s3 = client(c)
+    assert c.http.put(c.url + "/v1/buckets/" + bucket, json={"mirror": {"copies": copies}}
+                      ).status_code == 201
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    return s3
+
+
+def kill_owner(c, bucket, key):
+    """kill -9 of the target that owns key, until the map has it down."""
+    r = requests.get("%s/v1/objects/%s/%s" % (c.url, bucket, key), allow_redirects=False,
+                     auth=c.http.auth)
+    assert r.status_code == 307, r.text
+    port = int(r.headers["Location"].split(":")[2].split("/")[0])
+    owner = next(t for t in c.target_names() if c.node_url(t).endswith(":%d" % port))
+    os.kill(c.pid(owner), signal.SIGKILL)
+    c.wait_map(lambda m: any(n["url"] == c.node_url(owner) and n["state"] == "down"
+                             for n in m["nodes"]))
+
+
 def test_versions_on_copies_and_across_restarts():
     """A mirrored bucket: its copy holders keep the same versions, so with
     the owner killed every version still reads; the versions outlive a
     restart of every target."""
     c = Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
     try:
-        s3 = client(c)
-        assert c.http.put(c.url + "/v1/buckets/mv", json={"mirror": {"copies": 2}}
-                          ).status_code == 201
-        s3.put_bucket_versioning(Bucket="mv", VersioningConfiguration={"Status": "Enabled"})
+        s3 = mirrored_versioned(c, "mv", 2)
         data = {("k%d" % n, i): os.urandom(1000 + n * 10 + i) for n in range(10) for i in range(3)}
         ids = {}
         for (k, i), d in sorted(data.items()):
             ids[(k, i)] = s3.put_object(Bucket="mv", Key=k, Body=d)["VersionId"]
         s3.delete_object(Bucket="mv", Key="k0")
-        r = requests.get(c.url + "/v1/objects/mv/k1", allow_redirects=False,
-                         auth=c.http.auth)
-        assert r.status_code == 307, r.text
-        port = int(r.headers["Location"].split(":")[2].split("/")[0])
-        owner = next(t for t in c.target_names() if c.node_url(t).endswith(":%d" % port))
-        os.kill(c.pid(owner), signal.SIGKILL)
-        c.wait_map(lambda m: any(n["url"] == c.node_url(owner) and n["state"] == "down"
-                                 for n in m["nodes"]))
+        kill_owner(c, "mv", "k1")
         for (k, i), d in data.items():
             assert body(s3, "mv", k, VersionId=ids[(k, i)]) == d, (k, i)
         assert err(refused(s3.get_object, Bucket="mv", Key="k0"))[0] == "NoSuchKey"
@@ -319,19 +330,11 @@ def test_the_next_current_on_copy_holders():
     and the deleted version is gone from them."""
     c = Cluster(targets=3, mountpaths=1, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
     try:
-        s3 = client(c)
-        assert c.http.put(c.url + "/v1/buckets/mh", json={"mirror": {"copies": 3}}
-                          ).status_code == 201
-        s3.put_bucket_versioning(Bucket="mh", VersioningConfiguration={"Status": "Enabled"})
+        s3 = mirrored_versioned(c, "mh", 3)
         ids = [s3.put_object(Bucket="mh", Key="k", Body=b"v%d" % i, Tagging="n=%d" % i)
                ["VersionId"] for i in range(3)]
         s3.delete_object(Bucket="mh", Key="k", VersionId=ids[2])
-        r = requests.get(c.url + "/v1/objects/mh/k", allow_redirects=False, auth=c.http.auth)
-        port = int(r.headers["Location"].split(":")[2].split("/")[0])
-        owner = next(t for t in c.target_names() if c.node_url(t).endswith(":%d" % port))
-        os.kill(c.pid(owner), signal.SIGKILL)
-        c.wait_map(lambda m: any(n["url"] == c.node_url(owner) and n["state"] == "down"
-                                 for n in m["nodes"]))
+        kill_owner(c, "mh", "k")
         got = s3.get_object(Bucket="mh", Key="k")
         assert got["Body"].read() == b"v1" and got["VersionId"] == ids[1]
         assert s3.get_object_tagging(Bucket="mh", Key="k")["TagSet"] == \
