@@ -185,6 +185,10 @@ static void find_work(void *arg)
     struct vreq *v = arg;
     struct store *st = &v->t->store;
     int moving = target_write_placed(v->t, v->mkey, v->klen);
+    if (!moving && (v->vid[0] || v->r->method == HTTP_M_DELETE) &&
+        __atomic_load_n(&st->moving, __ATOMIC_ACQUIRE))
+        moving = -EBUSY;         /* a resilver moves a name's versions one by one: one
+                                  * not found may still be on another drive */
     if (moving && v->r->method == HTTP_M_DELETE) {
         v->rc = moving;          /* the version may be on its way here */
         return;
