@@ -359,9 +359,11 @@ static void mdel_finish(struct mdel *d)
         } else {
             gbuf_str(&b, "<Error>");
             s3_xml_elem(&b, "Key", d->keys[i]);
-            s3_xml_elem(&b, "Code", st == 400 ? "InvalidArgument" : "InternalError");
+            s3_xml_elem(&b, "Code", st == 400   ? "InvalidArgument"
+                                    : st == 503 ? "ServiceUnavailable"
+                                                : "InternalError");
             s3_xml_elem(&b, "Message", st == 400   ? "the key is not valid"
-                                       : st == 503 ? "objects are moving between targets: "
+                                       : st == 503 ? "the key could not be deleted now: "
                                                      "delete it again"
                                                    : "the storage target could not delete it");
             gbuf_str(&b, "</Error>");

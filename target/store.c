@@ -278,10 +278,18 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
     return store_commit_x(s, mp, mkey, klen, work_path, fd, m, NULL);
 }
 
-/* With mp->mu held: may x go ahead (its key that must be
- * absent is)? 0 or -EEXIST. */
+/* With mp->mu held: may x go ahead (its keys that must be absent are,
+ * the version it makes the latest again is still kept)? 0, -EEXIST or
+ * -ESTALE. */
 static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x *x)
 {
+    if (x && x->kept) {
+        struct ometa *k = xmalloc(sizeof(*k));
+        int there = store_get(s, mp, x->kept, x->kept_len, k) == 0 && k->uid == x->kept_uid;
+        free(k);
+        if (!there)
+            return -ESTALE;
+    }
     const char *keys[2] = {x ? x->absent : NULL, x ? x->absent2 : NULL};
     size_t lens[2] = {x ? x->absent_len : 0, x ? x->absent2_len : 0};
     for (int i = 0; i < 2; i++) {

@@ -215,8 +215,13 @@ struct store_x {
      * version id (OMETA_VID), made from its version, or the null one */
     int vers;
     /* a kept version made the latest again (store_version_promote): it
-     * keeps its id and mtime, and gets a new store version */
+     * keeps its id and mtime, and gets a new store version; the commit
+     * goes ahead only while the key kept is still there with the uid
+     * kept_uid (else -ESTALE: deleted or replaced meanwhile) */
     int promote;
+    const char *kept;
+    size_t kept_len;
+    uint64_t kept_uid;
 };
 #define STORE_VERS_ENABLED 1
 #define STORE_VERS_SUSPENDED 2
@@ -240,7 +245,9 @@ char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, si
  * version makes the next newest current), its record moved to mkey with
  * its id and mtime (m: that record), its data file linked to the new
  * record's. 0; -ENOENT when none is kept; -EEXIST when the name was
- * written again meanwhile (nothing done); -errno. Blocks: the I/O pool. */
+ * written again meanwhile (nothing done); -errno. A version deleted
+ * while this runs is never made the latest: the next newest is tried.
+ * Blocks: the I/O pool. */
 int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                           struct ometa *m);
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,

@@ -25,8 +25,9 @@ char *store_gkey(const char *path, size_t *klen);
 /* A tombstone of mkey's version, put in wb. */
 void store_tomb_put(rocksdb_writebatch_t *wb, const char *mkey, size_t klen, uint64_t version);
 
-/* storever.c. A kept null version a commit replaced, to remove once the
- * batch is written. */
+/* storever.c. A kept version a commit replaced (one with the new
+ * latest's id: the null one, or one made the latest again), to remove
+ * once the batch is written. */
 struct storever_drop {
     char *g;                     /* its intent key; NULL: none */
     size_t gl;
@@ -35,8 +36,9 @@ struct storever_drop {
 };
 /* With mp->mu held, before a commit of m as mkey's latest over old (NULL:
  * none) writes wb: a versioned bucket's old latest is kept as a version
- * (returns 1: its data file stays), and a null version kept before goes
- * when m is the new null one (d, for store_vers_dropped). 0 otherwise. */
+ * (returns 1: its data file stays), and a version kept before with m's id
+ * goes (d, for store_vers_dropped; its file stays when it is m's own). 0
+ * otherwise. */
 int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
                       const char *mkey, size_t klen, const struct ometa *old,
                       const struct ometa *m, struct storever_drop *d);

@@ -35,39 +35,75 @@ static int mp_id(struct store_mp *mp, char *err, size_t errlen)
     return 0;
 }
 
+/* Does data/ hold the nested layout: a directory data/XX/YY? (The flat
+ * one has files there, and an empty data/ holds neither.) 1, 0 or -errno. */
+static int looks_nested(int data_fd)
+{
+    int fd = dup(data_fd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        int rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    int nested = 0;
+    struct dirent *e;
+    while (!nested && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        int sub = openat(data_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+        if (!sd && sub >= 0)
+            close(sub);
+        struct dirent *f;
+        struct stat st;
+        while (sd && !nested && (f = readdir(sd)))
+            if (f->d_name[0] != '.' &&
+                (f->d_type == DT_DIR ||
+                 (f->d_type == DT_UNKNOWN &&    /* a file system that does not say */
+                  fstatat(dirfd(sd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                  S_ISDIR(st.st_mode))))
+                nested = 1;
+        if (sd)
+            closedir(sd);
+    }
+    closedir(d);
+    return nested;
+}
+
 /* The layout of mp's data files (store.h), kept in its file "layout":
- * "flat" (data/XX/<hash>.<uid>, the 256 directories made here) for a
- * mountpath whose data/ held nothing when it was first opened with
- * layouts, "nested" (data/XX/YY/...) for one that held files before. */
+ * "flat" (data/XX/<hash>.<uid>, the 256 directories made here) or
+ * "nested" (data/XX/YY/..., files written before the flat layout). A
+ * mountpath without the file gets the one its data/ shows (flat when it
+ * holds no object); a file that cannot be read stops the mountpath. */
 static int mp_layout(struct store_mp *mp, char *err, size_t errlen)
 {
     char *path = xasprintf("%s/layout", mp->dir);
     size_t len;
     char *had = file_read(path, 64, &len);
-    int rc = 0;
+    int rc = 0, made = 0;
     if (had) {
         if (!strcmp(had, "flat\n") || !strcmp(had, "nested\n"))
             mp->nested = had[0] == 'n';
         else
             rc = -EINVAL;
-    } else {
-        DIR *d = fdopendir(dup(mp->data_fd));
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (e->d_name[0] != '.')
-                mp->nested = 1;  /* files from before the layouts */
-        if (d)
-            closedir(d);
+    } else if (errno != ENOENT) {
+        rc = -errno;
+    } else if ((rc = looks_nested(mp->data_fd)) >= 0) {
+        mp->nested = rc;
         const char *line = mp->nested ? "nested\n" : "flat\n";
-        rc = d ? file_write_atomic(path, line, strlen(line), 1) : -errno;
+        rc = file_write_atomic(path, line, strlen(line), 1);
     }
     for (unsigned i = 0; !rc && !mp->nested && i < 256; i++) {
         char sub[3];
         snprintf(sub, sizeof(sub), "%02x", i);
-        if (mkdirat(mp->data_fd, sub, 0755) && errno != EEXIST)
+        if (mkdirat(mp->data_fd, sub, 0755) == 0)
+            made = 1;
+        else if (errno != EEXIST)
             rc = -errno;
     }
-    if (!rc && !mp->nested && !had && fsync(mp->data_fd))
+    if (!rc && made && fsync(mp->data_fd))
         rc = -errno;
     if (rc)
         snprintf(err, errlen, "mountpath %s: layout: %s%s", mp->dir, strerror(-rc),

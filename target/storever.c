@@ -178,40 +178,58 @@ static void drop_kept_same(struct store *s, struct store_mp *mp, rocksdb_writeba
     free(m);
 }
 
-int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                          struct ometa *m)
+/* One try of store_version_promote. */
+static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                        struct ometa *m)
 {
     char *k = NULL, work[PATH_MAX], from[PATH_MAX];
     size_t kl;
     int rc = store_version_find(s, mp, mkey, klen, NULL, &k, &kl, m);
     if (rc)
         return rc;
-    free(k);
-    if (kl == klen)
+    if (kl == klen) {
+        free(k);
         return -EEXIST;          /* the name has a record again */
+    }
     store_data_path(mp, mkey, klen, m->uid, from, sizeof(from));
     uint64_t uid;
     int fd = store_work_open(mp, &uid, work, sizeof(work));
-    if (fd < 0)
-        return fd;
-    close(fd);
-    /* the kept file, linked as the new record's work file: the commit
-     * renames it into place, and dropping the kept record unlinks only
-     * the old name */
-    if (unlink(work) || link(from, work) || (fd = open(work, O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = -errno;
-        unlink(work);
-        return rc;
+    if (fd >= 0) {
+        close(fd);
+        /* the kept file, linked as the new record's work file: the commit
+         * renames it into place, and dropping the kept record unlinks
+         * only the old name */
+        if (unlink(work) || link(from, work) || (fd = open(work, O_RDONLY | O_CLOEXEC)) < 0) {
+            fd = -errno;
+            unlink(work);
+        }
     }
+    if (fd < 0) {
+        free(k);
+        return fd;
+    }
+    struct store_x x = {.absent = mkey, .absent_len = klen, .promote = 1,
+                        .kept = k, .kept_len = kl, .kept_uid = m->uid};
     m->uid = uid;
-    if (!ometa_umeta_get(m, OMETA_VID) &&    /* written before versioning: the null one */
-        (rc = ometa_umeta_add(m, OMETA_VID, "null"))) {
+    if (!ometa_umeta_get(m, OMETA_VID))      /* written before versioning: the null one */
+        rc = ometa_umeta_add(m, OMETA_VID, "null");
+    if (rc) {
         close(fd);
         unlink(work);
-        return rc;
+    } else {
+        rc = store_commit_x(s, mp, mkey, klen, work, fd, m, &x);
     }
-    struct store_x x = {.absent = mkey, .absent_len = klen, .promote = 1};
-    return store_commit_x(s, mp, mkey, klen, work, fd, m, &x);
+    free(k);
+    return rc;
+}
+
+int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                          struct ometa *m)
+{
+    int rc = -ESTALE;
+    for (int tries = 0; tries < 4 && rc == -ESTALE; tries++)
+        rc = promote_once(s, mp, mkey, klen, m);   /* -ESTALE: that one was deleted */
+    return rc;
 }
 
 int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,

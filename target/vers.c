@@ -149,26 +149,25 @@ static int delete_found(struct vreq *v, struct store_mp *mp)
     return store_delete_x(&v->t->store, mp, v->vkey, v->vkl, v->m->uid, &x);
 }
 
-/* The latest version (the name's record) deleted: its id can never come
- * back as a kept version (a copy holder that missed the delete and keeps
- * it when the next newest arrives meets this tombstone), and the newest
- * version kept becomes the name's record again, as S3 makes it current. */
+/* The latest version (the name's record) deleted, on every copy holder
+ * too: the newest version kept becomes the name's record again, as S3
+ * makes it current; and its id gets a tombstone here, which a rebalance
+ * walk takes to any holder that kept it as a version all the same. A
+ * delete that reached some holders only (503) makes none: the walk that
+ * its failed send asked for brings them the delete, and reads take the
+ * newest kept as the latest meanwhile. */
 static void promote_work(void *arg)
 {
     struct vreq *v = arg;
     struct store *st = &v->t->store;
     struct store_mp *mp = store_pick(st, v->mkey, v->klen);
-    int rc;
-    if (!v->rc) {
-        size_t kl;
-        char *kk = store_version_key(v->mkey, v->klen, v->m, &kl);
-        struct store_x tomb = {.tomb = 1};
-        rc = store_delete_x(st, mp, kk, kl, 0, &tomb);
-        free(kk);
-        if (rc && rc != -ENOENT)
-            log_warn("versions of %s: the deleted version's tombstone: %s", v->name,
-                     strerror(-rc));
-    }
+    size_t kl;
+    char *kk = store_version_key(v->mkey, v->klen, v->m, &kl);
+    struct store_x tomb = {.tomb = 1};
+    int rc = store_delete_x(st, mp, kk, kl, 0, &tomb);
+    free(kk);
+    if (rc && rc != -ENOENT)
+        log_warn("versions of %s: the deleted version's tombstone: %s", v->name, strerror(-rc));
     v->pm = xmalloc(sizeof(*v->pm));
     rc = store_version_promote(st, mp, v->mkey, v->klen, v->pm);
     if (rc) {
@@ -269,15 +268,11 @@ static void deleted(struct vreq *v)
         return;
     }
     http_resp_header(r, "x-amz-version-id", "%s", v->vid);
-    if (v->rc && target_is_s3(r)) {
-        /* none such: S3 deletes are idempotent. A retry of a delete of
-         * the latest answered 503 (not yet on every holder) finds it gone
-         * here: the next newest is made the latest now */
-        iopool_submit(v->t->io, r->w->q, promote_work, promoted, v);
-        return;
-    }
-    if (v->rc) {
-        http_reply_error(r, 404, "no version %s of this object", v->vid);
+    if (v->rc) {                 /* none such: S3 deletes are idempotent */
+        if (target_is_s3(r))
+            http_reply(r, 204, NULL, NULL, 0);
+        else
+            http_reply_error(r, 404, "no version %s of this object", v->vid);
         vreq_free(v);
         return;
     }
@@ -297,7 +292,7 @@ static void deleted_spread(void *arg, int failed)
     if (failed) {                /* gone here, not yet on every holder: not acknowledged */
         v->rc = -EAGAIN;
         vers_failed(v);
-    } else if (v->vkl == v->klen) {
+    } else if (v->vkl == v->klen && v->state) {
         iopool_submit(v->t->io, v->r->w->q, promote_work, promoted, v);
         return;
     } else {

@@ -247,9 +247,10 @@ def test_verify_reads_never_serves_flipped_bytes():
 
 def test_data_layouts_flat_and_nested():
     """A new mountpath keeps its data files flat (data/XX/<hash>.<uid>, its
-    "layout" file says so); one whose files predate that layout
-    (data/XX/YY/...) is read, overwritten and deleted as before after a
-    restart; a layout file naming no layout stops the target."""
+    "layout" file says so, and without the file its files do); one whose
+    files predate that layout (data/XX/YY/...) is read, overwritten and
+    deleted as before after a restart; a layout file naming no layout
+    stops the target."""
     c = Cluster(targets=1, mountpaths=1).start()
     try:
         mp = os.path.join(c.data, "t0", "mp0")
@@ -263,6 +264,14 @@ def test_data_layouts_flat_and_nested():
         files = [(d, f) for d, _, fs in os.walk(root) for f in fs]
         assert len(files) == 20
         assert all(os.path.dirname(d) == root for d, _ in files), files
+        # the layout file lost: the files say which layout it is
+        c.sh("stop-node", "t0")
+        os.unlink(os.path.join(mp, "layout"))
+        c.sh("start-node", "t0")
+        c.wait_healthy("t0")
+        assert open(os.path.join(mp, "layout")).read() == "flat\n"
+        assert all(c.http.get(c.url + "/v1/objects/lay/" + k).content == v
+                   for k, v in body.items())
         c.sh("stop-node", "t0")
         # the same files as a mountpath of the older, nested layout holds them
         for d, f in files:
