@@ -41,6 +41,7 @@
 #include "iopool.h"
 #include "log.h"
 #include "mirror.h"
+#include "s3.h"
 #include "s3sub.h"
 #include "store.h"
 #include "target.h"
@@ -236,11 +237,15 @@ static void read_found(struct vreq *v, const struct bmd_bucket *bk)
         vers_failed(v);
     } else if (store_is_marker(v->m)) {
         version_headers(r, v->m);
-        if (v->vid[0])
+        if (v->vid[0]) {         /* the marker named: 405 with its Last-Modified, as S3 */
+            char date[64];
+            s3_http_date(v->m->mtime_ns, date, sizeof(date));
+            http_resp_header(r, "Last-Modified", "%s", date);
             err_reply(r, S3E_METHOD_NOT_ALLOWED, "The specified method is not allowed against "
                                                  "this resource.");
-        else
+        } else {
             err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
+        }
     } else {
         if (!ometa_umeta_get(v->m, OMETA_VID))
             http_resp_header(r, "x-amz-version-id", "null");
@@ -397,13 +402,15 @@ static void marker_done(void *arg)
 /* ---- the gate -------------------------------------------------------------------- */
 
 /* Is the latest version of a name that has a record its own? 1 when the
- * plain path may serve it, 0 when versioning must (a delete marker, or
- * no record: a version kept may be the latest). */
-static int latest_plain(struct target *t, const char *mkey, size_t klen)
+ * plain path may serve it (*null: it is the null version, written before
+ * versioning, whose record names no id), 0 when versioning must (a delete
+ * marker, or no record: a version kept may be the latest). */
+static int latest_plain(struct target *t, const char *mkey, size_t klen, int *null)
 {
     struct ometa *m = xmalloc(sizeof(*m));
     int plain = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m) == 0 &&
                 !store_is_marker(m);
+    *null = plain && !ometa_umeta_get(m, OMETA_VID);
     free(m);
     return plain;
 }
@@ -416,15 +423,21 @@ int vers_handle(struct target *t, struct http_req *r, const struct bmd_bucket *b
     int state = vers_state(bk);
     int read = r->method == HTTP_M_GET || r->method == HTTP_M_HEAD;
     const struct s3sub *sub = s3sub_find(r);
+    int null = 0;
     if (n == -1 && state && sub && (sub->id == S3SUB_TAGGING || sub->id == S3SUB_ACL) &&
-        !latest_plain(t, mkey, klen)) {
+        !latest_plain(t, mkey, klen, &null)) {
         free(mkey);              /* a deleted name's tags and ACL: none (not the marker's) */
         err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
         return 1;
     }
     if (n == -1 && (!state || sub || http_query_get(r, "evict", flag, sizeof(flag)) >= 0 ||
-                    (!read && r->method != HTTP_M_DELETE) || (read && latest_plain(t, mkey, klen))))
+                    (!read && r->method != HTTP_M_DELETE)))
         return 0;
+    if (n == -1 && read && latest_plain(t, mkey, klen, &null)) {
+        if (null && target_is_s3(r))     /* S3 names the null version in a versioned bucket */
+            http_resp_header(r, "x-amz-version-id", "null");
+        return 0;
+    }
     if (n != -1 && (n < 0 || !store_vid_valid(vid))) {
         free(mkey);
         err_reply(r, S3E_INVALID_ARGUMENT, "Invalid version id specified");

@@ -84,6 +84,8 @@ def test_versions_of_a_name(s3):
     assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == "true"
     e = refused(s3.get_object, Bucket=b, Key="k", VersionId=d["VersionId"])
     assert err(e) == ("MethodNotAllowed", 405)
+    hdrs = e.value.response["ResponseMetadata"]["HTTPHeaders"]
+    assert hdrs["x-amz-delete-marker"] == "true" and hdrs["last-modified"].endswith(" GMT")
     assert s3.list_objects_v2(Bucket=b)["KeyCount"] == 0
     vs, dms = versions(s3, b)
     assert dms == [("k", d["VersionId"], True)] and [v[2] for v in vs] == [False] * 3
@@ -120,6 +122,8 @@ def test_null_version_and_suspended(s3):
     s3.put_object(Bucket=b, Key="k", Body=b"before")
     assert versions(s3, b)[0] == [("k", "null", True, 6)]
     s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    assert s3.head_object(Bucket=b, Key="k")["VersionId"] == "null"   # S3 names it
+    assert s3.get_object(Bucket=b, Key="k")["VersionId"] == "null"
     v1 = s3.put_object(Bucket=b, Key="k", Body=b"enabled")["VersionId"]
     assert versions(s3, b)[0] == [("k", v1, True, 7), ("k", "null", False, 6)]
     assert body(s3, b, "k", VersionId="null") == b"before"
