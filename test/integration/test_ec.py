@@ -281,7 +281,12 @@ def test_puts_are_coded_as_they_arrive():
             r = c.http.put(url(c, "ec", k), data=Pieces(v))
             assert r.status_code == 201 and r.json()["size"] == len(v), r.text
         counts = sliced_counts(c)
-        assert counts == {"arrival": len(native) + len(viaS3), "file": len(chunked)}, counts
+        # every PUT of announced length coded as it came; the chunked ones
+        # from their files (a rebalance walk that a send timing out on a
+        # loaded machine asks for may slice an object from its file once
+        # more: at least, not exactly)
+        assert counts["arrival"] == len(native) + len(viaS3), counts
+        assert counts["file"] >= len(chunked), counts
         data = dict(native, **viaS3, **chunked)
         assert len(data_files(c)) == 4 * len(data)
         # the parity coded on arrival rebuilds: the whole copy and data slice 0
