@@ -172,9 +172,9 @@ static void wrote(struct store_mp *mp, const char *k)
 
 /* The work file at work_path renamed to path in mp's data/. The
  * directories above it are made only when missing (a mountpath of the
- * flat layout makes its 256 at start-up), each made one synced into its
- * parent, so that the syscalls of a commit do not grow with the depth of
- * the path. 0 or -errno. */
+ * flat layout makes its 256 at start-up), and each one made here is
+ * synced into its parent, so that a commit's syscalls do not grow with
+ * the depth of the path. 0 or -errno. */
 static int rename_into(struct store_mp *mp, const char *work_path, const char *path)
 {
     const char *rel = path + strlen(mp->dir) + strlen("/data/");

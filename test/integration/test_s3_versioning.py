@@ -10,12 +10,20 @@ import pytest
 import requests
 
 from conftest import Cluster
+from test_rebalance import wait_rebalanced
 from test_s3 import AK, SK, client, err
+
+
+def settled(c):
+    """c started, once every target's first walk is over: versioned writes
+    answer 503 while objects may still move."""
+    wait_rebalanced(c)
+    return c
 
 
 @pytest.fixture(scope="module")
 def vc():
-    c = Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
+    c = settled(Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start())
     yield c
     assert not c.cleanup()
 
@@ -250,7 +258,7 @@ def test_versions_on_copies_and_across_restarts():
     """A mirrored bucket: its copy holders keep the same versions, so with
     the owner killed every version still reads; the versions outlive a
     restart of every target."""
-    c = Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
+    c = settled(Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK)).start())
     try:
         s3 = mirrored_versioned(c, "mv", 2)
         data = {("k%d" % n, i): os.urandom(1000 + n * 10 + i) for n in range(10) for i in range(3)}
@@ -332,7 +340,7 @@ def test_the_next_current_on_copy_holders():
     """The version made current by a delete of the latest is current on
     the copy holders too: with the owner down they serve it, tags and all,
     and the deleted version is gone from them."""
-    c = Cluster(targets=3, mountpaths=1, extra="--s3_api_keys %s:%s" % (AK, SK)).start()
+    c = settled(Cluster(targets=3, mountpaths=1, extra="--s3_api_keys %s:%s" % (AK, SK)).start())
     try:
         s3 = mirrored_versioned(c, "mh", 3)
         ids = [s3.put_object(Bucket="mh", Key="k", Body=b"v%d" % i, Tagging="n=%d" % i)
