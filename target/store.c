@@ -170,14 +170,13 @@ static void wrote(struct store_mp *mp, const char *k)
         __atomic_add_fetch(&mp->wgen, 1, __ATOMIC_RELEASE);
 }
 
-/* The work file at work_path renamed to path in mp's data/. The
+/* The work file at work_path renamed to rel in mp's data/. The
  * directories above it are made only when missing (a mountpath of the
  * flat layout makes its 256 at start-up), and each one made here is
  * synced into its parent, so that a commit's syscalls do not grow with
  * the depth of the path. 0 or -errno. */
-static int rename_into(struct store_mp *mp, const char *work_path, const char *path)
+static int rename_into(struct store_mp *mp, const char *work_path, const char *rel)
 {
-    const char *rel = path + strlen(mp->dir) + strlen("/data/");
     if (renameat(AT_FDCWD, work_path, mp->data_fd, rel) == 0)
         return 0;
     if (errno != ENOENT)
@@ -364,9 +363,10 @@ static int place_file(struct store *s, struct store_mp *mp, const char *work_pat
     pthread_mutex_unlock(&mp->mu);
     if (rc)
         goto fail;
-    if ((rc = rename_into(mp, work_path, path)))
+    const char *rel = path + strlen(mp->dir) + strlen("/data/");   /* below data_fd */
+    if ((rc = rename_into(mp, work_path, rel)))
         goto fail_intent;
-    if (s->fsync && (rc = fsync_dir_of(path)))
+    if (s->fsync && (rc = fsync_dir_at(mp->data_fd, rel)))
         goto fail_file;
     return 0;
 
