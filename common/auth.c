@@ -140,3 +140,22 @@ int auth_client(const struct auth *a, const struct http_req *r, time_t now,
         return check_token(a, h + 7 + strspn(h + 7, " "), now, res, code, msg, msglen);
     return s3auth_check(&a->keys, r, now, res, code, msg, msglen);
 }
+
+int auth_presented(const struct http_req *r)
+{
+    char v[8];
+    return http_req_header(r, "Authorization") ||
+           http_query_get(r, "X-Amz-Signature", v, sizeof(v)) != -1 ||
+           http_query_get(r, "X-Amz-Algorithm", v, sizeof(v)) != -1 ||
+           http_query_get(r, "Signature", v, sizeof(v)) != -1 ||
+           http_query_get(r, "AWSAccessKeyId", v, sizeof(v)) != -1;
+}
+
+int auth_is_v2(const struct http_req *r)
+{
+    const char *h = http_req_header(r, "Authorization");
+    char v[8];
+    if (h)
+        return !strncmp(h, "AWS ", 4);
+    return http_query_get(r, "AWSAccessKeyId", v, sizeof(v)) != -1;
+}

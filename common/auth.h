@@ -59,4 +59,11 @@ char *auth_token_new(const struct auth *a, const char *access, int64_t expires);
 int auth_client(const struct auth *a, const struct http_req *r, time_t now,
                 struct s3auth_result *res, enum s3e *code, char *msg, size_t msglen);
 
+/* Does r present a client credential at all, good or bad: an Authorization
+ * header, or a presigned query (SigV4 or SigV2)? */
+int auth_presented(const struct http_req *r);
+/* Is r signed with SigV2 (header "AWS AK:SIG", or AWSAccessKeyId in the
+ * query)? SigV2 signs only a fixed list of query parameters. */
+int auth_is_v2(const struct http_req *r);
+
 #endif

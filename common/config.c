@@ -108,7 +108,7 @@ static const struct opt opts[] = {
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors", R_TARGET},
     {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated); none: anonymous", R_BOTH},
     {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys", R_BOTH},
-    {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through S3, whoever owns it (comma-separated)", R_BOTH},
+    {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through either API, whoever owns it (comma-separated)", R_BOTH},
     {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
     {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
     {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses", R_BOTH},

@@ -76,7 +76,7 @@ struct conf {
     /* client credentials for both APIs, every node */
     char **auth_keys;      /* "ACCESS_KEY:SECRET" each; none: anonymous access */
     int n_auth_keys;
-    char **admin_keys;     /* access keys that may use every bucket through S3 */
+    char **admin_keys;     /* access keys that may use every bucket (authz.h) */
     int n_admin_keys;
     int allow_anonymous;   /* no auth_keys on a non-loopback address is allowed */
     int header_timeout_s;  /* a request head must arrive within this */

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "authz.h"
 #include "err.h"
 #include "http.h"
 #include "node.h"
@@ -28,6 +29,11 @@ int node_authenticate(struct node *n, struct http_req *r)
     }
     if (!auth_enabled(&n->auth))
         return 1;
+    if (auth_is_v2(r)) {
+        err_reply(r, S3E_ACCESS_DENIED, "SigV2 leaves query parameters unsigned: the native API "
+                                        "takes SigV4 (header or presigned) or a bearer token");
+        return 0;
+    }
     struct s3auth_result *res = xmalloc(sizeof(*res));
     enum s3e code;
     char msg[300];
@@ -39,6 +45,23 @@ int node_authenticate(struct node *n, struct http_req *r)
     }
     free(r->auth);
     r->auth = res;
+    return 1;
+}
+
+int node_identify(struct node *n, struct http_req *r, struct authz_who *who)
+{
+    int enforced = auth_enabled(&n->auth);
+    if (node_check_sig(n, r) > 0) {
+        *who = (struct authz_who){NULL, 1, enforced, 1};
+        return 1;
+    }
+    if (enforced && !auth_presented(r)) {
+        *who = (struct authz_who){NULL, 0, 1, 0};
+        return 1;
+    }
+    if (!r->auth && !node_authenticate(n, r))
+        return 0;
+    authz_who_set(who, n->conf, enforced, r->auth);
     return 1;
 }
 

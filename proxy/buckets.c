@@ -19,11 +19,13 @@
 
 #include "buckets.h"
 #include "auth.h"
+#include "authz.h"
 #include "cluster.h"
 #include "hc.h"
 #include "http.h"
 #include "log.h"
 #include "node.h"
+#include "nodeauth.h"
 #include "objname.h"
 #include "olist.h"
 #include "owed.h"
@@ -244,6 +246,55 @@ static void change_replied(void *arg, int status, json_t *answer, const char *er
     http_req_unref(r);
 }
 
+/* ---- who may (authz.h) -------------------------------------------------------- */
+
+/* May the caller do op to bucket br (1), or is r answered 403 (0)? A
+ * bucket that does not exist passes: the operation answers 404. */
+static int gate(struct http_req *r, const struct bucket_req *br, enum authz_op op)
+{
+    struct proxy *p = r->w->ctx;
+    struct authz_who who;
+    if (!node_identify(&p->node, r, &who))
+        return 0;
+    int v = authz_decide_named(br->provider, br->name, &who, op);
+    if (v == AUTHZ_ALLOW || v < 0)
+        return 1;
+    http_reply_error(r, 403, "access denied: %s may not %s bucket '%s'",
+                     who.access ? who.access : "an unsigned request",
+                     op == AUTHZ_LIST ? "list" : "change", br->name);
+    return 0;
+}
+
+/* A change of bucket br with props: a new bucket is its creator's (owner);
+ * a change of an existing one is its owner's (or an admin key's); who owns
+ * a bucket changes only by an admin key, and its ACL as any ACL (authz.h).
+ * 1 to go on, or 0 with r answered. */
+static int change_allowed(struct http_req *r, enum buckets_op op, const struct bucket_req *br,
+                          json_t *props)
+{
+    struct proxy *p = r->w->ctx;
+    struct authz_who who;
+    if (!node_identify(&p->node, r, &who))
+        return 0;
+    if (!who.enforced || who.node)
+        return 1;                /* no keys; or forwarded by a proxy, which decided */
+    if (!who.access) {
+        http_reply_error(r, 403, "access denied: sign the request to change a bucket");
+        return 0;
+    }
+    if (json_object_get(props, "owner") && !who.admin) {
+        http_reply_error(r, 403, "a bucket's owner is set by an admin key only");
+        return 0;
+    }
+    if (op == BUCKETS_CREATE) {  /* one that exists is 409, whoever asks */
+        if (!json_object_get(props, "owner"))
+            json_object_set_new(props, "owner", json_string(who.access));
+        return 1;
+    }
+    return gate(r, br, AUTHZ_WRITE) &&
+           (!json_object_get(props, "acl") || gate(r, br, AUTHZ_ACL));
+}
+
 /* PUT, PATCH or DELETE /v1/buckets/BUCKET with its JSON body. */
 static void destroy_checked(struct http_req *r, json_t *owed, void *arg);
 
@@ -259,14 +310,8 @@ static void change_body(struct http_req *r, json_t *props)
                          : r->method == HTTP_M_PATCH ? BUCKETS_PATCH
                                                      : BUCKETS_DESTROY;
     char force[8];
-    struct proxy *p = r->w->ctx;
-    const struct s3auth_result *a = r->auth;
-    if ((json_object_get(props, "owner") || json_object_get(props, "acl")) &&
-        auth_enabled(&p->node.auth) && node_check_sig(&p->node, r) <= 0 &&   /* a proxy's */
-        !(a && s3own_admin(p->conf.admin_keys, p->conf.n_admin_keys, a->access))) {
-        json_decref(props);      /* who owns an S3 bucket, and who reads it, is S3's */
-        http_reply_error(r, 403, "the owner and acl properties are set through the S3 API, "
-                                 "or by an admin key");
+    if (!change_allowed(r, op, &br, props)) {
+        json_decref(props);
         return;
     }
     if (op == BUCKETS_DESTROY) {
@@ -444,14 +489,25 @@ int buckets_exist(const char *provider, const char *name)
     return found;
 }
 
+/* The buckets the caller may list (authz.h); as S3's ListBuckets, not
+ * for an unsigned request. */
 static void list_buckets(struct http_req *r)
 {
+    struct proxy *p = r->w->ctx;
+    struct authz_who who;
+    if (!node_identify(&p->node, r, &who))
+        return;
+    if (who.enforced && !who.access && !who.node) {
+        http_reply_error(r, 403, "access denied: sign the request to list buckets");
+        return;
+    }
     char provider[16] = "";
     int want = http_query_get(r, "provider", provider, sizeof(provider)) > 0;
     struct bmd *b = bmd_current();
     json_t *arr = json_array();
     for (int i = 0; i < b->n; i++)
-        if (!want || !strcmp(b->b[i].provider, provider))
+        if ((!want || !strcmp(b->b[i].provider, provider)) &&
+            authz_allows(b->b[i].props, &who, AUTHZ_LIST))
             json_array_append_new(arr, bmd_bucket_json(&b->b[i]));
     bmd_unref(b);
     http_reply_json(r, 200, json_pack("{s:o}", "buckets", arr));
@@ -478,6 +534,13 @@ static void bucket_sub(struct http_req *r, const struct bucket_req *br, const ch
         return;
     }
     int exists = buckets_exist(br->provider, br->name);
+    if (!gate(r, br, AUTHZ_LIST))
+        return;
+    if (!exists && strcmp(br->provider, BMD_PROVIDER_SHOAL) && !r->auth &&
+        auth_enabled(&((struct proxy *)r->w->ctx)->node.auth)) {
+        http_reply_error(r, 403, "access denied: an unsigned request adds no bucket");
+        return;
+    }
     if (!exists && strcmp(br->provider, BMD_PROVIDER_SHOAL))
         buckets_ensure(r, br->provider, br->name, list_again);
     else if (!exists)
@@ -509,6 +572,8 @@ static void bucket_api(struct http_req *r, const char *rest, size_t rl)
     switch (r->method) {
     case HTTP_M_GET:
     case HTTP_M_HEAD: {
+        if (!gate(r, &br, AUTHZ_LIST))
+            return;
         struct bmd *b = bmd_current();
         const struct bmd_bucket *bk = bmd_find(b, br.provider, br.name);
         if (!bk)
@@ -530,9 +595,8 @@ static void bucket_api(struct http_req *r, const char *rest, size_t rl)
     }
 }
 
+/* Who asks is decided per bucket (gate, change_allowed, list_buckets). */
 void buckets_route(struct http_req *r, const char *rest, size_t rlen)
 {
-    struct proxy *p = r->w->ctx;
-    if (node_authenticate(&p->node, r))
-        bucket_api(r, rest, rlen);
+    bucket_api(r, rest, rlen);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz.h"
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
@@ -22,6 +23,7 @@
 #include "httpbody.h"
 #include "jobs.h"
 #include "node.h"
+#include "nodeauth.h"
 #include "objname.h"
 #include "olist.h"
 #include "proxy.h"
@@ -420,10 +422,47 @@ static void ensure_to(struct http_req *r)
         launch(r);
 }
 
+/* A job reads and writes as its starter (authz.h): a prefetch or a copy
+ * reads every object it selects, so its starter must be able to read the
+ * whole source bucket (a public-read object alone does not do); a copy
+ * writes its destination; the other kinds change the bucket they name; a
+ * scrub of every bucket needs an admin key. 1, or 0 with r answered. */
+static int job_allowed(struct http_req *r, const struct pjob *pj)
+{
+    struct proxy *p = r->w->ctx;
+    struct authz_who who;
+    if (!node_identify(&p->node, r, &who))
+        return 0;
+    if (!who.enforced || who.admin)
+        return 1;
+    const char *denied = NULL;
+    int reads = !strcmp(pj->kind, "prefetch") || !strcmp(pj->kind, "copy");
+    /* a bucket that does not exist (-1) is answered 404 further on */
+    int v = pj->bucket[0] ? authz_decide_named(pj->provider, pj->bucket, &who,
+                                               reads ? AUTHZ_READ : AUTHZ_WRITE)
+                          : AUTHZ_DENY;
+    int to = pj->to[0] ? authz_decide_named(pj->to_provider, pj->to, &who, AUTHZ_WRITE) : -1;
+    if (!pj->bucket[0])
+        denied = "a scrub of every bucket needs an admin key";
+    else if (v == AUTHZ_DENY || v == AUTHZ_IF_PUBLIC)
+        denied = reads ? "the job's starter may not read every object of its bucket"
+                       : "the job's starter may not change its bucket";
+    else if (to == AUTHZ_DENY || to == AUTHZ_IF_PUBLIC)
+        denied = "the job's starter may not write its destination bucket";
+    if (!denied)
+        return 1;
+    http_reply_error(r, 403, "access denied: %s", denied);
+    return 0;
+}
+
 static void launch(struct http_req *r)
 {
     struct pjob *pj = r->data;
     r->data = NULL;
+    if (!job_allowed(r, pj)) {
+        pjob_free(pj);
+        return;
+    }
     int backed = olist_by_backend(pj->provider, pj->bucket);
     if (!pj->bucket[0]) {        /* a scrub of every bucket */
         fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz.h"
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
@@ -16,6 +17,7 @@
 #include "objects.h"
 #include "objname.h"
 #include "proxy.h"
+#include "s3own.h"
 #include "util.h"
 
 const struct cmap_node *objects_owner(const struct cmap *m, const char *provider,
@@ -70,10 +72,31 @@ static void redirect_again(struct http_req *r)
     redirect(r->w->ctx, r, r->path + sizeof(objs) - 1, r->path_len - (sizeof(objs) - 1));
 }
 
+/* May the caller do what r asks of an object of the bucket (authz.h)? 1
+ * to go on, with *pub when only a public-read object may be read (its
+ * target decides); 0 with r answered 403. */
+static int allowed(struct http_req *r, const struct authz_who *who, const char *provider,
+                   const char *bucket, int *pub)
+{
+    int v = authz_decide_named(provider, bucket, who, authz_op_of(r, 1));
+    if (v == AUTHZ_DENY) {
+        http_reply_error(r, 403, "access denied: %s may not %s objects of bucket '%s'",
+                         who->access ? who->access : "an unsigned request",
+                         r->method == HTTP_M_GET || r->method == HTTP_M_HEAD ? "read" : "change",
+                         bucket);
+        return 0;
+    }
+    *pub = v == AUTHZ_IF_PUBLIC;
+    return 1;
+}
+
 static void redirect(struct proxy *p, struct http_req *r, const char *rest, size_t rlen)
 {
     struct objname on;
+    struct authz_who who;
     char err[256], provider[16];
+    if (!node_identify(&p->node, r, &who))
+        return;
     if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
         http_reply_error(r, 400, "%s", err);
@@ -86,6 +109,11 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
         return;
     }
     int exists = buckets_exist(provider, on.bucket);
+    if (!exists && strcmp(provider, BMD_PROVIDER_SHOAL) && who.enforced && !who.access &&
+        !who.admin) {
+        http_reply_error(r, 403, "access denied: an unsigned request adds no bucket");
+        return;
+    }
     if (!exists && strcmp(provider, BMD_PROVIDER_SHOAL)) {
         /* a remote bucket named by its provider joins on first use */
         buckets_ensure(r, provider, on.bucket, redirect_again);
@@ -95,6 +123,9 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
         return;
     }
+    int pub = 0;
+    if (!allowed(r, &who, provider, on.bucket, &pub))
+        return;
     char *name = xstrndup(on.name, on.name_len);
     struct cmap *m = cmap_current();
     const struct cmap_node *owner = objects_owner(m, provider, on.bucket, name);
@@ -104,9 +135,13 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
         http_reply_error(r, 503, "no storage target is in the cluster");
         return;
     }
-    /* the signature covers the client's whole query too */
+    /* the signature covers the client's whole query too, and the ask for
+     * a public-read object only */
+    char *q = pub ? xasprintf("%s%s%s", r->query, r->query[0] ? "&" : "", S3OWN_PUBLIC_QUERY)
+                  : NULL;
     char *url = objects_url(&p->node, owner, r->method_name, on.bucket, name, on.name_len,
-                            r->query);
+                            q ? q : r->query);
+    free(q);
     http_resp_header(r, "Location", "%s", url);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
     char *body = redirect_body(owner->id, url);
@@ -117,9 +152,8 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
     free(body);
 }
 
+/* Who asks is decided per bucket, once it is known (allowed). */
 void objects_route(struct http_req *r, const char *rest, size_t rlen)
 {
-    struct proxy *p = r->w->ctx;
-    if (node_authenticate(&p->node, r))
-        redirect(p, r, rest, rlen);
+    redirect(r->w->ctx, r, rest, rlen);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "authz.h"
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
@@ -52,7 +53,7 @@ static int by_name(const void *a, const void *b)
 /* ListBuckets: in name order, those under prefix, max-buckets at a time;
  * the continuation token is the last name given (a bucket name needs no
  * escaping), an empty one none. */
-void s3bucket_list_all(struct http_req *r, const struct s3own_who *who)
+void s3bucket_list_all(struct http_req *r, const struct authz_who *who)
 {
     char prefix[S3_BUCKET_LEN] = "", num[16], after[S3_BUCKET_LEN] = "";
     int max = LIST_BUCKETS_MAX;
@@ -79,8 +80,7 @@ void s3bucket_list_all(struct http_req *r, const struct s3own_who *who)
     for (int i = 0; i < m->n; i++)
         if (!strcmp(m->b[i].provider, BMD_PROVIDER_SHOAL) &&
             !strncmp(m->b[i].name, prefix, strlen(prefix)) && strcmp(m->b[i].name, after) > 0 &&
-            (!who->enforced || s3own_allows(m->b[i].props, who->access, who->admin,
-                                            S3OWN_WRITE)))   /* its own, not public ones */
+            authz_allows(m->b[i].props, who, AUTHZ_WRITE))   /* its own, not public ones */
             all[n++] = &m->b[i];
     qsort(all, (size_t)n, sizeof(*all), by_name);
     struct gbuf b = {0};
@@ -214,7 +214,7 @@ static void create_gone(void *arg)
     bucket_op_free(arg);
 }
 
-void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_who *who)
+void s3bucket_create(struct http_req *r, const char *bucket, const struct authz_who *who)
 {
     if (!bmd_valid_name(bucket, strlen(bucket)) || strlen(bucket) < 3) {
         s3_fail(r, S3E_INVALID_BUCKET_NAME, "the specified bucket is not valid");
@@ -222,8 +222,7 @@ void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_
     }
     struct bmd *m = bmd_current();
     const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
-    int theirs = bk && who->enforced && !s3own_allows(bk->props, who->access, who->admin,
-                                                      S3OWN_WRITE);
+    int theirs = bk && !authz_allows(bk->props, who, AUTHZ_WRITE);
     bmd_unref(m);
     if (theirs) {
         s3_fail(r, S3E_BUCKET_ALREADY_EXISTS, "the requested bucket name is not available: "

@@ -7,13 +7,13 @@
 #define SHOAL_PROXY_S3BUCKET_H
 
 struct http_req;
-struct s3own_who;
+struct authz_who;
 
-/* ListBuckets: the Shoal buckets who may use (s3own.h). */
-void s3bucket_list_all(struct http_req *r, const struct s3own_who *who);
+/* ListBuckets: the Shoal buckets who may use (authz.h). */
+void s3bucket_list_all(struct http_req *r, const struct authz_who *who);
 /* CreateBucket (bucket as the client named it: checked here), owned by
  * who; again by another key: 409 BucketAlreadyExists. */
-void s3bucket_create(struct http_req *r, const char *bucket, const struct s3own_who *who);
+void s3bucket_create(struct http_req *r, const char *bucket, const struct authz_who *who);
 /* DeleteBucket, refused while the bucket holds objects. */
 void s3bucket_delete(struct http_req *r, const char *bucket);
 void s3bucket_head(struct http_req *r);

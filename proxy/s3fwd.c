@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "authz.h"
 #include "awschunk.h"
 #include "bmd.h"
 #include "buckets.h"
@@ -661,14 +662,13 @@ static int source_backed(const char *name)
     return backed;
 }
 
-/* May who read objects of bucket name (s3own.h)? If not, the copy reads
+/* May who read objects of bucket name (authz.h)? If not, the copy reads
  * only a public-read source object. */
-static int source_readable(const char *name, const struct s3own_who *who)
+static int source_readable(const char *name, const struct authz_who *who)
 {
     struct bmd *b = bmd_current();
     const struct bmd_bucket *bk = b ? bmd_find(b, BMD_PROVIDER_SHOAL, name) : NULL;
-    int ok = !who->enforced || (bk && s3own_allows(bk->props, who->access, who->admin,
-                                                   S3OWN_READ));
+    int ok = !who->enforced || (bk && authz_allows(bk->props, who, AUTHZ_READ));
     bmd_unref(b);
     return ok;
 }
@@ -679,7 +679,7 @@ static int source_readable(const char *name, const struct s3own_who *who)
  * when the client was answered (bad or missing source, or a CopyObject
  * onto itself that changes nothing: to_bucket/to_key, NULL for a part). */
 static char *copy_from(struct http_req *r, const char *src, const char *to_bucket,
-                       const char *to_key, const struct s3own_who *who)
+                       const char *to_key, const struct authz_who *who)
 {
     size_t n = strcspn(src, "?");
     char *dec = xmalloc(n + 1);
@@ -745,7 +745,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
 }
 
 void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
-                  const struct s3own_who *who, const char *key, size_t klen, int public_only)
+                  const struct authz_who *who, const char *key, size_t klen, int public_only)
 {
     char err[256];
     const struct s3sub *sub = s3sub_find(r);

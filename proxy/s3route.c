@@ -17,13 +17,13 @@
 #include <time.h>
 
 #include "auth.h"
+#include "authz.h"
 #include "bmd.h"
 #include "buckets.h"
 #include "http.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3auth.h"
-#include "s3own.h"
 #include "s3bucket.h"
 #include "s3front.h"
 #include "s3fwd.h"
@@ -34,7 +34,7 @@
 
 /* A bucket's subresource (served for r's method: s3sub_serves) or the
  * bucket itself. */
-static void bucket_request(struct http_req *r, const char *b, const struct s3own_who *who)
+static void bucket_request(struct http_req *r, const char *b, const struct authz_who *who)
 {
     const struct s3sub *sub = s3sub_find(r);
     if (sub && !s3sub_serves(sub, 0, r->method)) {
@@ -141,29 +141,6 @@ static const char *op_of(const struct http_req *r, enum s3what w)
 
 /* ---- who may ------------------------------------------------------------------ */
 
-/* Does r carry a signature at all (good or bad)? */
-static int signed_at_all(const struct http_req *r)
-{
-    char v[8];
-    return http_req_header(r, "Authorization") ||
-           http_query_get(r, "X-Amz-Signature", v, sizeof(v)) != -1 ||
-           http_query_get(r, "Signature", v, sizeof(v)) != -1;
-}
-
-/* What r (w: on a bucket or an object) needs of its bucket: listing is
- * of its objects (v1, v2, versions), its location, HeadBucket; reading
- * is GET and HEAD of an object. */
-static enum s3own_need need_of(const struct http_req *r, enum s3what w)
-{
-    const struct s3sub *sub = s3sub_find(r);
-    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD)
-        return S3OWN_WRITE;
-    if (w == S3W_OBJECT)
-        return sub ? S3OWN_WRITE : S3OWN_READ;
-    return !sub || sub->id == S3SUB_VERSIONS || sub->id == S3SUB_LOCATION ? S3OWN_LIST
-                                                                         : S3OWN_WRITE;
-}
-
 /* Does r ask for response-* overrides of the answer's headers (which
  * S3 takes only from signed requests)? */
 static int overrides(const struct http_req *r)
@@ -174,30 +151,23 @@ static int overrides(const struct http_req *r)
     return 0;
 }
 
-/* The gate on a bucket or an object once keys are configured: 0 to go
- * on (*public_only: only if the object itself is public-read, which its
- * target decides), or -1 with r answered. unsigned_: r carries no
- * signature. A bucket's ACL changes only by its owner; one with no owner
- * (everyone's) by an admin key only, so no key opens it to the world. */
-static int gate(struct http_req *r, enum s3what w, const char *b, const struct s3own_who *who,
+/* The gate on a bucket or an object once keys are configured (authz.h):
+ * 0 to go on (*public_only: only if the object itself is public-read,
+ * which its target decides), or -1 with r answered. unsigned_: r carries
+ * no signature. */
+static int gate(struct http_req *r, enum s3what w, const char *b, const struct authz_who *who,
                 int unsigned_, int *public_only)
 {
     *public_only = 0;
     const struct s3sub *sub = s3sub_find(r);
     int create = w == S3W_BUCKET && r->method == HTTP_M_PUT && !sub;
-    struct bmd *m = bmd_current();
-    const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, b) : NULL;
-    enum s3own_need need = need_of(r, w);
-    int ok = bk && s3own_allows(bk->props, who->access, who->admin, need);
-    if (ok && !who->admin && sub && sub->id == S3SUB_ACL && r->method == HTTP_M_PUT &&
-        !s3own_owner(bk->props))
-        ok = 0;
-    int exists = bk != NULL;
-    bmd_unref(m);
-    if (unsigned_ && (create || (!ok && need != S3OWN_READ) || overrides(r))) {
+    enum authz_op need = authz_op_of(r, w == S3W_OBJECT);
+    int v = authz_decide_named(BMD_PROVIDER_SHOAL, b, who, need);
+    int exists = v >= 0, ok = v == AUTHZ_ALLOW;
+    if (unsigned_ && (create || (!ok && v != AUTHZ_IF_PUBLIC) || overrides(r))) {
         if (!exists && !create)
             s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
-        else if (overrides(r) && (ok || need == S3OWN_READ))
+        else if (overrides(r) && (ok || v == AUTHZ_IF_PUBLIC))
             s3_fail(r, S3E_INVALID_REQUEST, "Request specific response headers cannot be used "
                                             "for anonymous GET requests.");
         else
@@ -213,7 +183,7 @@ static int gate(struct http_req *r, enum s3what w, const char *b, const struct s
     }
     if (ok || create)
         return 0;                /* CreateBucket decides by the owner itself */
-    if (need == S3OWN_READ) {
+    if (v == AUTHZ_IF_PUBLIC) {
         *public_only = 1;
         return 0;
     }
@@ -240,18 +210,18 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
         return;
     }
     struct s3auth_result auth = {0};
-    int st = s3auth_check(&p->node.auth.keys, r, time(NULL), &auth, &code, msg, sizeof(msg));
+    /* a signature, or a bearer token (auth.h): the same keys as the native API */
+    int st = auth_client(&p->node.auth, r, time(NULL), &auth, &code, msg, sizeof(msg));
     /* unsigned: a read of a public bucket or object, or 404 for no bucket */
-    int unsigned_ = st && !signed_at_all(r) && (w == S3W_BUCKET || w == S3W_OBJECT);
+    int unsigned_ = st && !auth_presented(r) && (w == S3W_BUCKET || w == S3W_OBJECT);
     if (st && !unsigned_) {
         s3_fail(r, code, "%s", msg);
         return;
     }
     if (unsigned_)
         auth.anonymous = 1;      /* nothing verified: no payload or chunk to check */
-    struct s3own_who who = {unsigned_ ? NULL : auth.access,
-                            s3own_admin(p->conf.admin_keys, p->conf.n_admin_keys, auth.access),
-                            auth_enabled(&p->node.auth)};
+    struct authz_who who;
+    authz_who_set(&who, &p->conf, auth_enabled(&p->node.auth), unsigned_ ? NULL : &auth);
     int public_only = 0;
     if (who.enforced && (w == S3W_BUCKET || w == S3W_OBJECT) &&
         gate(r, w, bucket, &who, unsigned_, &public_only))

@@ -6,7 +6,9 @@
  * when this target owns the object by its map, else redirected to the
  * owner). A request is authenticated first (a proxy's signature, or the
  * client's own credentials: auth_keys), then its bucket looked up in the
- * BMD, then it goes to one handler by what it asks:
+ * BMD and the caller's access decided by the one rule (authz.h; a proxy
+ * has decided for what it routes), then it goes to one handler by what it
+ * asks:
  *
  *   a subresource (?tagging, ?acl, ...)   subres.c (501 for the unknown)
  *   a multipart upload (?uploads, ...)    mpu.c
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "authz.h"
 #include "bmd.h"
 #include "cmap.h"
 #include "del.h"
@@ -37,7 +40,6 @@
 #include "put.h"
 #include "s3.h"
 #include "s3auth.h"
-#include "s3own.h"
 #include "s3sub.h"
 #include "subres.h"
 #include "target.h"
@@ -117,27 +119,10 @@ static int redirect_to_owner(struct target *t, struct http_req *r, const char *p
     return 1;
 }
 
-/* A client's own credentials on an S3 request (at this target's root):
- * may its key do this to the bucket (s3own.h)? Owners and admin keys
- * only: a public-read object is read through a proxy. */
-static int client_allowed(struct target *t, struct http_req *r, const struct bmd_bucket *bk)
-{
-    const struct s3auth_result *a = r->auth;
-    if (!target_is_s3(r) || a->anonymous || !auth_enabled(&t->node.auth))
-        return 1;
-    int read = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !s3sub_find(r);
-    return s3own_allows(bk->props, a->access,
-                        s3own_admin(t->conf.admin_keys, t->conf.n_admin_keys, a->access),
-                        read ? S3OWN_READ : S3OWN_WRITE);
-}
-
-/* A proxy's read for someone the bucket does not let (S3OWN_PUBLIC_QUERY):
+/* A read for someone the bucket does not let (authz.h: AUTHZ_IF_PUBLIC):
  * only a public-read object is served. */
 static int public_allowed(struct target *t, struct http_req *r, const char *mkey, size_t klen)
 {
-    char v[4];
-    if (http_query_get(r, "shoal_public", v, sizeof(v)) == -1)
-        return 1;
     struct ometa *m = xmalloc(sizeof(*m));
     int ok = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) &&
              !store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m) &&
@@ -155,11 +140,15 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     if (http_req_header(r, S3_MODE_HEADER) || http_query_get(r, "shoal_s3", flag, sizeof(flag)) > 0)
         s3_mode(r);
     /* Routed here by a proxy (its signature covers method, path, query and
-     * expiry), or a client's own credentials (checked by s3root already
-     * for S3 at the root). */
-    int routed = node_check_sig(&t->node, r) > 0;
-    if (!routed && !r->auth && !node_authenticate(&t->node, r))
+     * expiry; it decided who may), or a client's own credentials (checked
+     * by s3root already for S3 at the root), or none (an unsigned read of
+     * something public). */
+    struct authz_who who;
+    if (r->auth)
+        authz_who_set(&who, &t->conf, auth_enabled(&t->node.auth), r->auth);
+    else if (!node_identify(&t->node, r, &who))
         return;
+    int routed = who.node;
     if (objname_parse(rest, rlen, &on, err, sizeof(err)) ||
         objname_provider(r, provider, err, sizeof(err))) {
         http_reply_error(r, 400, "%s", err);
@@ -172,7 +161,12 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
         err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", on.bucket);
         return;
     }
-    if (!routed && r->auth && !client_allowed(t, r, bk)) {
+    /* the one rule (authz.h); a proxy asks for a public read by its query */
+    char pq[4];
+    int v = routed ? (http_query_get(r, "shoal_public", pq, sizeof(pq)) == -1 ? AUTHZ_ALLOW
+                                                                               : AUTHZ_IF_PUBLIC)
+                   : (int)authz_decide(bk->props, &who, authz_op_of(r, 1));
+    if (v == AUTHZ_DENY) {
         bmd_unref(b);
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
         return;
@@ -185,7 +179,7 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     }
     size_t klen;
     char *mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &klen);
-    if (routed && !public_allowed(t, r, mkey, klen)) {
+    if (v == AUTHZ_IF_PUBLIC && !public_allowed(t, r, mkey, klen)) {
         free(mkey);
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
     } else {

@@ -4,7 +4,9 @@
  * s3cmd, redirected by a proxy in s3_redirect mode, follows the
  * TemporaryRedirect's <Endpoint> and re-sends the request here, signed
  * anew. It is verified with the cluster's S3 keys (SigV4 or SigV2, header
- * or presigned: auth_client) and served like a routed S3 request; a key
+ * or presigned: auth_client), or taken as unsigned when it carries no
+ * credential at all, and served like a routed S3 request, by the one rule
+ * of who may (authz.h); a key
  * another target owns is redirected there the same way (obj.c). The
  * verified credentials stay with the request, for the chunk signatures of
  * a streaming upload. (The body's signed SHA-256, if any, is not checked
@@ -53,6 +55,14 @@ void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
         s3_preflight(r, root_bucket_exists(r));
         return;
     }
+    if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
+        s3_fail(r, S3E_METHOD_NOT_ALLOWED, "a target serves objects only; ask a proxy");
+        return;
+    }
+    if (!auth_presented(r)) {    /* unsigned: a read of a public object (authz.h) */
+        obj_handle(r, r->path + 1, r->path_len - 1);
+        return;
+    }
     struct s3auth_result *res = xmalloc(sizeof(*res));
     enum s3e code;
     char msg[300];
@@ -63,9 +73,5 @@ void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
         return;
     }
     r->auth = res; /* for the chunk signatures of a streaming upload */
-    if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
-        s3_fail(r, S3E_METHOD_NOT_ALLOWED, "a target serves objects only; ask a proxy");
-        return;
-    }
     obj_handle(r, r->path + 1, r->path_len - 1);
 }

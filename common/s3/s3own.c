@@ -35,19 +35,3 @@ int s3own_public(const json_t *props)
     const char *acl = json_string_value(json_object_get(props, "acl"));
     return acl && !strcmp(acl, "public-read");
 }
-
-int s3own_admin(char *const *keys, int n, const char *access)
-{
-    for (int i = 0; access && i < n; i++)
-        if (!strcmp(keys[i], access))
-            return 1;
-    return 0;
-}
-
-int s3own_allows(const json_t *props, const char *access, int admin, enum s3own_need need)
-{
-    const char *owner = s3own_owner(props);
-    if (admin || (access && (!owner || !strcmp(owner, access))))
-        return 1;
-    return need == S3OWN_LIST && s3own_public(props);
-}

@@ -135,8 +135,11 @@ def test_a_targets_root_checks_the_owner_too(oc):
         rb = requests.get(url, headers=sign_as("bob", "GET", url), allow_redirects=False)
         ra = requests.get(url, headers=sign_as("alice", "GET", url), allow_redirects=False)
         seen.add((ra.status_code, rb.status_code))
-        assert rb.status_code == 403 and "<Code>AccessDenied</Code>" in rb.text, rb.text
+        # refused at the owner; another target sends the read on to the owner
+        assert rb.status_code in (403, 307), rb.text
+        assert rb.status_code == 307 or "<Code>AccessDenied</Code>" in rb.text, rb.text
         assert ra.status_code in (200, 307), ra.text
+        assert (ra.status_code == 200) == (rb.status_code == 403), (ra.text, rb.text)
     assert (200, 403) in seen                # the owner's target served alice
 
 
@@ -171,14 +174,18 @@ def test_no_way_around_the_owner(oc):
     g = a.get_object(Bucket="vault", Key="shared", ResponseContentDisposition="a\r\nX-Injected: 1")
     h = g["ResponseMetadata"]["HTTPHeaders"]
     assert "x-injected" not in h and h["content-disposition"] == "a  X-Injected: 1", h
-    # a bucket with no owner (made through the native API) is everyone's, but
-    # only an admin key opens it to the world; owners are S3's to set
+    # a bucket made through the native API is its creator's, as through S3:
+    # another key neither writes it nor opens it to the world; an owner is
+    # set by an admin key only
     nat = requests.Session()
     from conftest import SigV4
     nat.auth = SigV4("bob", KEYS["bob"])
     assert nat.put(oc.url + "/v1/buckets/common").status_code == 201
+    assert nat.get(oc.url + "/v1/buckets/common").json()["props"]["owner"] == "bob"
     b.put_object(Bucket="common", Key="k", Body=b"x")
-    assert denied(b.put_bucket_acl, Bucket="common", ACL="public-read")[1] == 403
+    assert denied(a.put_object, Bucket="common", Key="k", Body=b"y")[1] == 403
+    assert denied(a.put_bucket_acl, Bucket="common", ACL="public-read")[1] == 403
+    b.put_bucket_acl(Bucket="common", ACL="private")
     who(oc, "ops").put_bucket_acl(Bucket="common", ACL="private")
     r = nat.patch(oc.url + "/v1/buckets/vault", json={"owner": "bob"})
     assert r.status_code == 403

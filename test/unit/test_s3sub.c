@@ -10,7 +10,6 @@
 #include "err.h"
 #include "http.h"
 #include "ometa.h"
-#include "s3own.h"
 #include "s3sub.h"
 #include "s3tag.h"
 #include "s3xml.h"
@@ -273,30 +272,6 @@ static void test_acl(void)
           s3sub_canned("bucket-owner-read") == 0 && s3sub_canned("authenticated-read") == -1);
 }
 
-/* s3own: who may do what to a bucket. */
-static void test_owners(void)
-{
-    json_t *mine = json_pack("{s:s}", "owner", "alice");
-    json_t *open = json_pack("{s:s, s:s}", "owner", "alice", "acl", "public-read");
-    json_t *nobodys = json_object();
-    for (int n = 0; n < 3; n++) {
-        enum s3own_need need = (enum s3own_need)n;
-        CHECK(s3own_allows(mine, "alice", 0, need) && s3own_allows(mine, "ops", 1, need));
-        CHECK(!s3own_allows(mine, "bob", 0, need) && !s3own_allows(mine, NULL, 0, need));
-        CHECK(s3own_allows(nobodys, "bob", 0, need) && !s3own_allows(nobodys, NULL, 0, need));
-        /* public-read: anyone lists it, nobody else reads its objects or writes */
-        CHECK(s3own_allows(open, "bob", 0, need) == (need == S3OWN_LIST));
-        CHECK(s3own_allows(open, NULL, 0, need) == (need == S3OWN_LIST));
-    }
-    char *admins[] = {"ops", "root"};
-    CHECK(s3own_admin(admins, 2, "root") && !s3own_admin(admins, 2, "bob") &&
-          !s3own_admin(admins, 2, NULL));
-    CHECK(!strcmp(s3own_owner(mine), "alice") && !s3own_owner(nobodys));
-    CHECK(s3own_public(open) && !s3own_public(mine));
-    json_decref(mine);
-    json_decref(open);
-    json_decref(nobodys);
-}
 
 static void test_ometa_tags(void)
 {
@@ -335,7 +310,6 @@ int main(void)
     test_tags();
     test_xml_paths();
     test_acl();
-    test_owners();
     test_ometa_tags();
     return check_done("test_s3sub");
 }
