@@ -263,6 +263,8 @@ static int req_build(struct http_conn *c, struct http_req *r)
     const char *qm = strchr(t, '?');
     size_t plen = qm ? (size_t)(qm - t) : strlen(t);
     r->query = qm ? qm + 1 : "";
+    if (qm && http_query_normalize((char *)r->query))
+        return 400;              /* a key's escape is malformed */
     char *path = r->mem + hb->n;
     int d = http_pct_decode(t, plen, path);
     if (d < 0)

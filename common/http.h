@@ -253,6 +253,12 @@ const char *http_reason(int status);
 /* Percent-decode n bytes of s into out (at least n+1 bytes). Returns the
  * decoded length or -1 on a malformed escape. */
 int http_pct_decode(const char *s, size_t n, char *out);
+/* Normalize the keys of query q in place (RFC 3986 6.2.2: an escaped
+ * unreserved byte is written plain, other escapes in upper-case hex), so
+ * that every decision on a key sees one spelling whatever the client's
+ * (?%61cl is ?acl). Values are kept as they came. 0, or -1 when a key has
+ * a malformed escape. */
+int http_query_normalize(char *q);
 /* Percent-encode for a path (keeps unreserved and '/') into a new string. */
 char *http_pct_encode(const char *s, size_t n, int keep_slash);
 

@@ -121,6 +121,55 @@ char *http_pct_encode(const char *s, size_t n, int keep_slash)
     return out;
 }
 
+static int unreserved(unsigned char c)
+{
+    return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
+}
+
+/* One key of a query, n bytes at k, normalized into o (never longer):
+ * an escaped unreserved byte written plain, every other escape with
+ * upper-case hex. The end of o, or NULL on a malformed escape. */
+static char *key_normalize(const char *k, size_t n, char *o)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] != '%') {
+            *o++ = k[i];
+            continue;
+        }
+        int h = i + 2 < n ? hexval(k[i + 1]) : -1;
+        int l = i + 2 < n ? hexval(k[i + 2]) : -1;
+        if (h < 0 || l < 0)
+            return NULL;
+        unsigned char c = (unsigned char)(h * 16 + l);
+        if (unreserved(c)) {
+            *o++ = (char)c;
+        } else {
+            *o++ = '%';
+            *o++ = "0123456789ABCDEF"[h];
+            *o++ = "0123456789ABCDEF"[l];
+        }
+        i += 2;
+    }
+    return o;
+}
+
+int http_query_normalize(char *q)
+{
+    char *o = q;
+    for (const char *p = q; *p;) {
+        size_t len = strcspn(p, "&");
+        size_t kl = strcspn(p, "=&");
+        char *end = key_normalize(p, kl, o);
+        if (!end)
+            return -1;
+        memmove(end, p + kl, len - kl + (p[len] == '&'));   /* the value as it came */
+        o = end + len - kl + (p[len] == '&');
+        p += len + (p[len] == '&');
+    }
+    *o = '\0';
+    return 0;
+}
+
 int http_path_is(const struct http_req *r, const char *s)
 {
     return r->path_len == strlen(s) && !memcmp(r->path, s, r->path_len);

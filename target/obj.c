@@ -53,9 +53,36 @@ static void del_next(struct target *t, struct http_req *r, const struct bmd_buck
     del_object(t, r, bk, name, mkey, klen, backed, 0, unsure); /* takes mkey */
 }
 
+/* A native request's query key that Shoal does not serve (NULL: none): a
+ * name S3 gives a subresource (the native API has none), or a key with
+ * no value but the one native flag, evict. Taking either for the plain
+ * operation would write or delete what the client did not ask to. */
+static const char *native_unknown(const struct http_req *r, size_t *kl)
+{
+    for (const char *q = r->query; *q;) {
+        size_t n = strcspn(q, "&");
+        size_t kn = strcspn(q, "=&");
+        if (kn && (s3sub_named(q, kn) || (kn == n && (kn != 5 || memcmp(q, "evict", 5))))) {
+            *kl = kn;
+            return q;
+        }
+        q += n + (q[n] == '&');
+    }
+    return NULL;
+}
+
 static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                          const char *name, char *mkey, size_t klen)
 {
+    size_t ul;
+    const char *unknown = target_is_s3(r) ? NULL : native_unknown(r, &ul);
+    if (unknown) {
+        free(mkey);
+        http_reply_error(r, 501, "?%.*s is not implemented on the native API (S3's "
+                                 "subresources are served by the S3 API)", (int)(ul > 64 ? 64 : ul),
+                         unknown);
+        return;
+    }
     char flag[8];
     int evict = http_query_get(r, "evict", flag, sizeof(flag)) >= 0;
     const char *spec = json_string_value(json_object_get(bk->props, "backend"));

@@ -56,23 +56,36 @@ static const struct s3sub table[] = {
     {"delete", S3SUB_DELETE, POST, 0},
 };
 
+/* A value-less query key that names no subresource Shoal knows: S3 adds
+ * subresources over time, and one taken for the plain operation would
+ * write or delete what the client did not ask to. */
+static const struct s3sub unknown = {"", S3SUB_UNSERVED, 0, 0};
+
+const struct s3sub *s3sub_named(const char *k, size_t kl)
+{
+    for (size_t i = 0; i < ARRAY_LEN(table); i++)
+        if (strlen(table[i].name) == kl && !memcmp(table[i].name, k, kl))
+            return &table[i];
+    return NULL;
+}
+
+/* The keys are normalized already (http_query_normalize): an escaped
+ * name is its plain self here, whatever its length. */
 const struct s3sub *s3sub_find(const struct http_req *r)
 {
     const struct s3sub *best = NULL;
+    int flag = 0;                /* an unknown value-less key */
     for (const char *q = r->query; *q;) {
         size_t n = strcspn(q, "&");
         size_t kn = strcspn(q, "=&");
-        char key[32];
-        int kl = kn < sizeof(key) ? http_pct_decode(q, kn, key) : -1;
-        for (size_t i = 0; kl > 0 && i < ARRAY_LEN(table); i++) {
-            if (strlen(table[i].name) == (size_t)kl && !memcmp(table[i].name, key, (size_t)kl)) {
-                if (!best || &table[i] < best)
-                    best = &table[i];
-                break;
-            }
-        }
+        const struct s3sub *s = kn ? s3sub_named(q, kn) : NULL;
+        if (s && (!best || s < best))
+            best = s;
+        flag |= !s && kn && kn == n;
         q += n + (q[n] == '&');
     }
+    if (flag && (!best || best->id != S3SUB_UNSERVED))
+        return &unknown;
     return best;
 }
 
@@ -84,8 +97,13 @@ int s3sub_serves(const struct s3sub *s, int on_object, int method)
 
 void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object)
 {
-    s3_fail(r, S3E_NOT_IMPLEMENTED, "%s ?%s on %s is not implemented", r->method_name, s->name,
-            on_object ? "an object" : "a bucket");
+    if (s == &unknown)
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "%s with a query parameter Shoal does not know, with no "
+                "value (a subresource?), on %s is not implemented", r->method_name,
+                on_object ? "an object" : "a bucket");
+    else
+        s3_fail(r, S3E_NOT_IMPLEMENTED, "%s ?%s on %s is not implemented", r->method_name,
+                s->name, on_object ? "an object" : "a bucket");
 }
 
 /* ---- ACL ------------------------------------------------------------------- */

@@ -47,8 +47,13 @@ struct s3sub {
 
 /* The subresource r's query names, or NULL. When it names several, the
  * one first in the table wins, and every unserved one comes before the
- * served ones, so ?tagging&website is refused, never served as tagging. */
+ * served ones, so ?tagging&website is refused, never served as tagging.
+ * A key with no value that the table does not name (?abac) is taken for
+ * an unserved subresource: refused, never the plain operation. Keys are
+ * compared as normalized by the HTTP layer (http_query_normalize). */
 const struct s3sub *s3sub_find(const struct http_req *r);
+/* The table's entry named k (kl bytes, normalized), or NULL. */
+const struct s3sub *s3sub_named(const char *k, size_t kl);
 /* Does Shoal serve method on s (on an object, or on a bucket). */
 int s3sub_serves(const struct s3sub *s, int on_object, int method);
 /* Answer r 501 NotImplemented (S3 XML) for s. */

@@ -54,7 +54,10 @@ static void test_rule(void)
 
 static enum authz_op op_of(int method, const char *query, int on_object)
 {
-    struct http_req r = {.method = method, .query = query};
+    char q[256];
+    snprintf(q, sizeof(q), "%s", query);
+    CHECK(http_query_normalize(q) == 0);
+    struct http_req r = {.method = method, .query = q};
     return authz_op_of(&r, on_object);
 }
 
@@ -66,8 +69,9 @@ static void test_ops(void)
     CHECK(op_of(HTTP_M_GET, "partNumber=1&response-content-type=a", 1) == AUTHZ_READ);
     CHECK(op_of(HTTP_M_GET, "acl", 1) == AUTHZ_WRITE);        /* the owner's to read */
     CHECK(op_of(HTTP_M_GET, "tagging", 1) == AUTHZ_WRITE);
+    CHECK(op_of(HTTP_M_GET, "%61cl", 1) == AUTHZ_WRITE);      /* however spelt */
     CHECK(op_of(HTTP_M_PUT, "acl", 1) == AUTHZ_ACL);
-    CHECK(op_of(HTTP_M_PUT, "acl&shoal_s3=1", 1) == AUTHZ_ACL);
+    CHECK(op_of(HTTP_M_PUT, "%61%63%6C&shoal_s3=1", 1) == AUTHZ_ACL);
     CHECK(op_of(HTTP_M_PUT, "acl", 0) == AUTHZ_ACL);
     CHECK(op_of(HTTP_M_PUT, "", 1) == AUTHZ_WRITE);
     CHECK(op_of(HTTP_M_DELETE, "", 1) == AUTHZ_WRITE);
