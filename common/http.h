@@ -249,7 +249,9 @@ void http_reply(struct http_req *r, int status, const char *ctype, const void *b
                 size_t len);
 /* Takes the reference to j. */
 void http_reply_json(struct http_req *r, int status, json_t *j);
-/* {"error": "...", "status": N} */
+/* {"error": "...", "status": N} (or r->on_error's body), with status
+ * whatever the message holds: bytes that are not UTF-8 in it are written
+ * as \xHH. */
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

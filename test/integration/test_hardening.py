@@ -1,10 +1,12 @@
 """The HTTP layer against hostile clients, over raw sockets to a real proxy:
 framing refused before any handler runs (Content-Length past int64,
 transfer codings other than chunked, chunk data without its CRLF, both
-lengths at once), slow request heads (header_timeout_s), the connection
-cap (max_connections) and the idle connections closed to make room under
-it, and accept failing for want of descriptors."""
+lengths at once), paths and error messages that are not UTF-8, slow
+request heads (header_timeout_s), the connection cap (max_connections)
+and the idle connections closed to make room under it, and accept
+failing for want of descriptors."""
 import contextlib
+import json
 import os
 import resource
 import socket
@@ -180,6 +182,26 @@ def test_fd_limit_backs_off(hc):
         served += status(read_to_close(s)[0]) == 200
         s.close()
     assert served == len(socks)
+
+
+@pytest.mark.parametrize("path", [b"/v1/x\xff", b"/v1/x%FF", b"/v1/%C0%AF", b"/v1/\xed\xa0\x80"])
+def test_path_not_utf8_refused(hc, path):
+    """A path that is not UTF-8 names no endpoint: 400 on a proxy and on a
+    target (its 404 message quoted the bytes, which JSON cannot carry:
+    500 "encoding failed")."""
+    for url in (hc.url, hc.node_url(hc.target_names()[0])):
+        resp, _ = raw(url, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert status(resp) == 400 and b'"path is not valid UTF-8"' in resp, (url, resp)
+
+
+def test_error_quoting_bytes_not_utf8(hc):
+    """An error that quotes bytes that are not UTF-8 keeps the status its
+    handler chose, with those bytes escaped."""
+    resp, _ = raw(hc.url, b"GET /v1/cluster/nodes/x\xffy HTTP/1.1\r\nHost: x\r\n"
+                          b"Connection: close\r\n\r\n")
+    assert status(resp) == 404, resp
+    body = json.loads(resp.split(b"\r\n\r\n", 1)[1])
+    assert body == {"error": "node x\\xFFy is not in the cluster map", "status": 404}
 
 
 # ---- need header_timeout_s and max_connections wired from the config into

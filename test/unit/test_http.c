@@ -107,7 +107,7 @@ static void handler(struct http_req *r)
         int n = http_query_get(r, "a", v, sizeof(v));
         http_reply(r, 200, "text/plain", n >= 0 ? v : "none", n >= 0 ? (size_t)n : 4);
     } else {
-        http_reply_error(r, 404, "nothing here");
+        http_reply_error(r, 404, "nothing at %.*s", (int)r->path_len, r->path);
     }
 }
 
@@ -542,6 +542,18 @@ int main(void)
     req = "GET /a%zz HTTP/1.1\r\nHost: x\r\n\r\n";
     roundtrip(req, strlen(req), 0, out, sizeof(out));
     CHECK(!strncmp(out, "HTTP/1.1 400", 12));
+
+    /* an error that quotes bytes that are not UTF-8 keeps its status and
+     * shows them escaped (jansson refused the message: 500) */
+    static const char *const not_utf8[] = {
+        "GET /x%FFy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /x\xffy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(not_utf8) / sizeof(not_utf8[0]); i++) {
+        roundtrip(not_utf8[i], strlen(not_utf8[i]), 0, out, sizeof(out));
+        CHECK(!strncmp(out, "HTTP/1.1 404", 12) &&
+              strstr(out, "{\"error\":\"nothing at /x\\\\xFFy\",\"status\":404}"));
+    }
 
     /* HTTP/1.0 without keep-alive closes after the answer */
     req = "GET /hello HTTP/1.0\r\n\r\n";
