@@ -111,7 +111,7 @@ static const struct opt opts[] = {
     {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through either API, whoever owns it (comma-separated)", R_BOTH},
     {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
     {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
-    {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; past it accepting pauses", R_BOTH},
+    {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; at it the longest idle one closes for a new one", R_BOTH},
     {"s3_api_port", OPT_INT, F(s3_api_port), 0, 65535, "0", "extra port serving the S3 API at the root (0: none)", R_PROXY},
     {"tls_cert_file", OPT_STR, F(tls_cert_file), 0, 0, "", "PEM certificate chain: with tls_key_file, port serves HTTPS (and public_url defaults to https://)", R_BOTH},
     {"tls_key_file", OPT_STR, F(tls_key_file), 0, 0, "", "PEM private key of tls_cert_file", R_BOTH},

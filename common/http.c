@@ -32,7 +32,11 @@
  * deadline timer, first for its request head (header_timeout_s), then for
  * its lingering close; each worker takes at most its share of
  * max_connections, and stops accepting for ACCEPT_BACKOFF_MS when accept
- * fails (out of descriptors), rather than retrying in a loop.
+ * fails (out of descriptors), rather than retrying in a loop. Idle
+ * connections do not hold that share against new clients: a worker at it
+ * closes its longest idle connection to take a new one, and from
+ * PRESSURE_PCT of it on, those idle longer than PRESSURE_IDLE_S (see
+ * conns_make_room).
  */
 #include "http.h"
 
@@ -67,25 +71,126 @@
 #define WRITE_MAX (2 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
 #define ACCEPT_BACKOFF_MS 100       /* no accepts for this long after accept failed */
+#define PRESSURE_PCT 90             /* of a worker's share: idle connections close sooner */
+#define PRESSURE_IDLE_S 5           /* ... once idle this long */
+#define FRESH_IDLE_S 1              /* a new connection silent this long is idle */
 
-/* A worker's listening socket and whether it accepts. */
+/* A worker's listening socket, whether it accepts, and the connections it
+ * may close to take new ones. */
 struct http_listener {
     struct evconnlistener *lis;  /* NULL in a server from http_server_new */
     struct event *retry_ev;      /* ends an accept back-off */
     int max_conns;               /* the worker's share of max_connections */
+    int pressure;                /* PRESSURE_PCT of max_conns */
     int backoff;                 /* accept failed: paused until retry_ev */
     int on;                      /* the listener is enabled */
+    struct http_conn *idle_old;  /* the idle list (http_conn.idle_*), oldest first */
+    struct http_conn *idle_new;  /* its newest end */
 };
 
 static llhttp_settings_t parser_settings;
 
 static void conn_process(struct http_conn *c);
+static void listener_update(struct http_worker *w);
 
 /* (Re)arm the connection's one deadline (see conn_deadline_cb). */
 static void deadline_set(struct http_conn *c, int seconds)
 {
     struct timeval tv = {seconds, 0};
     evtimer_add(c->deadline_ev, &tv);
+}
+
+/* ---- idle connections ------------------------------------------------- */
+
+/*
+ * Each worker lists its idle connections, oldest first: those between
+ * requests whose answers have all left, new ones that have sent nothing
+ * for FRESH_IDLE_S (not at once: a client's first request arrives just
+ * after the accept, and a burst of new connections must not close one
+ * another before they are read), and, at the oldest end, those past their
+ * head's deadline (being closed with a 408). A connection joins when its
+ * last answer has left and leaves at the next request's first byte: two
+ * O(1) moves per request. A connection with a request under way (head
+ * complete, body being read, answer being made or written) is never on
+ * the list, so conns_make_room, which closes from the oldest end, never
+ * cuts one. Everything here runs on the connection's worker thread.
+ */
+
+/* c joins its worker's idle list: at the newest end, idle from now; or,
+ * doomed (past its head's deadline), at the oldest end, to close first. */
+static void idle_add(struct http_conn *c, int doomed)
+{
+    struct http_listener *l = &c->w->srv->lis[c->w->idx];
+    if (c->idle)
+        return;
+    c->idle = 1;
+    c->idle_since_ns = doomed ? 0 : mono_ns();
+    c->idle_prev = doomed ? NULL : l->idle_new;
+    c->idle_next = doomed ? l->idle_old : NULL;
+    if (c->idle_prev)
+        c->idle_prev->idle_next = c;
+    else
+        l->idle_old = c;
+    if (c->idle_next)
+        c->idle_next->idle_prev = c;
+    else
+        l->idle_new = c;
+    if (!l->on)                  /* at its share, it has one to close now */
+        listener_update(c->w);
+}
+
+static void idle_del(struct http_conn *c)
+{
+    struct http_listener *l = &c->w->srv->lis[c->w->idx];
+    if (!c->idle)
+        return;
+    if (c->idle_prev)
+        c->idle_prev->idle_next = c->idle_next;
+    else
+        l->idle_old = c->idle_next;
+    if (c->idle_next)
+        c->idle_next->idle_prev = c->idle_prev;
+    else
+        l->idle_new = c->idle_prev;
+    c->idle_prev = c->idle_next = NULL;
+    c->idle = 0;
+}
+
+/* c joins the idle list when it is between requests, with nothing left to
+ * send and nothing received that is still to be parsed (a pipelined
+ * request); called where any of those may have just become true. */
+static void idle_check(struct http_conn *c)
+{
+    if (!c->req && !c->closing && !c->aborting && !c->lingering &&
+        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
+        evbuffer_get_length(bufferevent_get_input(c->bev)) == 0)
+        idle_add(c, 0);
+}
+
+/*
+ * Room for one more connection on w, made before it is taken: at its
+ * share of max_connections the longest idle connection closes (as nginx
+ * reuses idle keep-alive connections when it runs out), so that idle
+ * sockets cannot keep new clients waiting in the backlog for an idle
+ * timeout; from PRESSURE_PCT of the share on, every connection idle
+ * longer than PRESSURE_IDLE_S closes too. Each connection closes once, so
+ * this is O(1) per connection taken, amortised.
+ */
+static void conns_make_room(struct http_worker *w)
+{
+    struct http_listener *l = &w->srv->lis[w->idx];
+    if (w->nconns < l->pressure || !l->idle_old)
+        return;
+    uint64_t now = mono_ns();
+    while (l->idle_old && w->nconns >= l->pressure &&
+           now - l->idle_old->idle_since_ns >= PRESSURE_IDLE_S * 1000000000ull)
+        http_conn_free(l->idle_old);
+    if (l->idle_old && w->nconns >= l->max_conns) {
+        log_warn_rl("%d connections, this worker's share of max_connections: closing the "
+                    "longest idle one for a new one",
+                    w->nconns);
+        http_conn_free(l->idle_old);
+    }
 }
 
 /* ---- request lifetime ------------------------------------------------- */
@@ -130,6 +235,7 @@ void http_req_resume(struct http_req *r)
 /* An error before a request object exists (malformed request line). */
 static void conn_fail(struct http_conn *c, int status, const char *msg)
 {
+    idle_del(c);
     http_date_update(c->w);
     struct evbuffer *out = bufferevent_get_output(c->bev);
     char body[256];
@@ -172,6 +278,7 @@ static int on_message_begin(llhttp_t *p)
     struct http_conn *c = p->data;
     if (c->closing)
         return HPE_USER; /* nothing more is read on a closing connection */
+    idle_del(c);
     /* The head's clock runs from this first byte, or from the accept when
      * this is the connection's first request (then it is running). */
     if (!evtimer_pending(c->deadline_ev, NULL))
@@ -324,6 +431,7 @@ static int on_headers_complete(llhttp_t *p)
     struct http_conn *c = p->data;
     struct http_req *r = c->req;
     evtimer_del(c->deadline_ev);
+    c->fresh = 0;
     r->t_start_ns = mono_ns();
     r->method = p->method;
     r->method_name = llhttp_method_name(p->method);
@@ -439,6 +547,7 @@ void http_conn_finish(struct http_conn *c)
         event_active(c->resume_ev, EV_TIMEOUT, 0);
     }
     http_req_unref(r);
+    idle_check(c);
 }
 
 /* ---- connection ------------------------------------------------------- */
@@ -533,6 +642,7 @@ static void conn_process(struct http_conn *c)
         /* nothing left to send: go straight to the lingering close */
         bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS);
     }
+    idle_check(c);               /* a request that ended inside the parser */
 }
 
 static void conn_read_cb(struct bufferevent *bev, void *arg)
@@ -583,10 +693,12 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
     }
     if (c->req && c->req->on_drain && !c->req->resp_done)
         c->req->on_drain(c->req);
+    if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+        return;
     /* Drained: new output goes through conn_flush_cb again. */
-    if (evbuffer_get_length(bufferevent_get_output(bev)) == 0 && !c->closing && !c->aborting &&
-        !c->tls)
+    if (!c->closing && !c->aborting && !c->tls)
         bufferevent_disable(bev, EV_WRITE);
+    idle_check(c);
 }
 
 /*
@@ -650,9 +762,12 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 /*
- * The connection's deadline passed. Still reading a request head: answer
- * 408 and close, giving the answer LINGER_S to leave. Closing already
- * (the lingering close, or that 408): free the connection now.
+ * The connection's deadline passed. Closing already (the lingering close,
+ * or a 408): free the connection now. A new connection's stop after
+ * FRESH_IDLE_S: list it as idle if it is silent, and wait for the rest of
+ * its head's time. Still reading a request head: answer 408 and close,
+ * giving the answer LINGER_S to leave; the connection may be closed at
+ * once meanwhile to make room for a new one.
  */
 static void conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -663,18 +778,26 @@ static void conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
         http_conn_free(c);
         return;
     }
+    if (c->fresh) {              /* its first FRESH_IDLE_S: see conn_new */
+        c->fresh = 0;
+        idle_check(c);
+        deadline_set(c, c->w->srv->o.header_timeout_s - FRESH_IDLE_S);
+        return;
+    }
     log_debug("%s: request head not complete in %d s", c->peer, c->w->srv->o.header_timeout_s);
     conn_fail(c, 408, "request header timeout");
     bufferevent_disable(c->bev, EV_READ);
     deadline_set(c, LINGER_S);
+    idle_add(c, 1);
 }
 
 /* Enable w's listener when it may accept (under its share of connections,
- * not backing off), disable it otherwise. */
+ * or with an idle one to close for a new one; not backing off), disable it
+ * otherwise. */
 static void listener_update(struct http_worker *w)
 {
     struct http_listener *l = &w->srv->lis[w->idx];
-    int want = !l->backoff && w->nconns < l->max_conns;
+    int want = !l->backoff && (w->nconns < l->max_conns || l->idle_old);
     if (!l->lis || want == l->on)
         return;
     l->on = want;
@@ -699,6 +822,7 @@ void http_conn_free(struct http_conn *c)
             r->on_abort(r);
         http_conn_finish(c);
     }
+    idle_del(c);
     event_free(c->resume_ev);
     event_free(c->deadline_ev);
     evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
@@ -719,6 +843,7 @@ void http_conn_free(struct http_conn *c)
 /* Serve fd (connected; taken) on w. peer names the client in logs. */
 static void conn_new(struct http_worker *w, int fd, const char *peer)
 {
+    conns_make_room(w);
     struct http_conn *c = xcalloc(1, sizeof(*c));
     c->w = w;
     c->hb.max = (size_t)w->srv->o.max_header_bytes;
@@ -757,8 +882,11 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
     struct timeval idle = {w->srv->o.idle_timeout_s, 0};
     bufferevent_set_timeouts(c->bev, &idle, &idle);
-    /* the first request's head is due this long after the accept */
-    deadline_set(c, w->srv->o.header_timeout_s);
+    /* The first request's head is due header_timeout_s after the accept;
+     * the timer stops on the way, after FRESH_IDLE_S, to list the
+     * connection as idle if it has sent nothing yet. */
+    c->fresh = w->srv->o.header_timeout_s > FRESH_IDLE_S;
+    deadline_set(c, c->fresh ? FRESH_IDLE_S : w->srv->o.header_timeout_s);
     if (!c->tls)   /* on by default; see conn_flush_cb (OpenSSL's writes as it needs) */
         bufferevent_disable(c->bev, EV_WRITE);
     bufferevent_enable(c->bev, EV_READ);
@@ -904,6 +1032,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
         w->base = event_base_new();
         w->q = loopq_new(w->base);
         s->lis[i].max_conns = (s->o.max_connections + s->n - 1) / s->n;
+        s->lis[i].pressure = s->lis[i].max_conns * PRESSURE_PCT / 100;
         s->lis[i].retry_ev = evtimer_new(w->base, accept_retry_cb, w);
     }
     return s;

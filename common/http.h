@@ -71,9 +71,13 @@ struct http_server_opts {
      * idle_timeout_s cannot: every byte restarts that one. 0: the default. */
     int header_timeout_s;
     /* Open connections at most, split across the workers (each takes
-     * ceil(max_connections / workers)). A worker at its share stops
-     * accepting until one of its connections closes; new connections wait
-     * in the kernel's backlog meanwhile. 0: the default. */
+     * ceil(max_connections / workers)). A worker at its share closes its
+     * longest idle connection (between requests, or past its head's
+     * deadline) to take a new one, and from 90% of it on closes those idle
+     * longer than 5 s; with none idle it stops accepting until one of its
+     * connections closes or goes idle, and new connections wait in the
+     * kernel's backlog meanwhile. A request under way is never cut. 0: the
+     * default. */
     int max_connections;
     /* HTTPS with this context (tls.h); NULL: plain HTTP. Every connection
      * then reads and writes through OpenSSL's bufferevent: the paths that
@@ -245,7 +249,9 @@ void http_reply(struct http_req *r, int status, const char *ctype, const void *b
                 size_t len);
 /* Takes the reference to j. */
 void http_reply_json(struct http_req *r, int status, json_t *j);
-/* {"error": "...", "status": N} */
+/* {"error": "...", "status": N} (or r->on_error's body), with status
+ * whatever the message holds: bytes that are not UTF-8 in it are written
+ * as \xHH. */
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -35,6 +35,7 @@ struct http_conn {
     int in_value;                /* last span was a value */
     int hdr_err;                 /* status to answer a header-limit error with */
     struct event *deadline_ev;   /* request head's deadline, then lingering close's */
+    int fresh;                   /* deadline_ev stops first at FRESH_IDLE_S (http.c) */
 
     /* chunked body framing (see crlf_check) */
     uint64_t chunk_left;         /* data bytes of the current chunk not yet seen */
@@ -54,6 +55,13 @@ struct http_conn {
     struct event *flush_ev;      /* writes new output later in this loop pass */
     struct evbuffer_cb_entry *out_cb;
     int flush_queued;
+
+    /* Between requests (no request, nothing left to send), or past its
+     * head's deadline: on the worker's idle list, which a worker at its
+     * share of max_connections closes from the oldest end (http.c). */
+    struct http_conn *idle_prev, *idle_next;
+    int idle;                    /* on the idle list */
+    uint64_t idle_since_ns;      /* mono_ns() when it got there; 0: close first */
 };
 
 

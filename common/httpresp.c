@@ -447,20 +447,26 @@ void http_reply_json(struct http_req *r, int status, json_t *j)
 
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
 {
-    char msg[512];
+    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    /* A message may quote what the client sent (a path, a name), which
+     * need not be UTF-8, and a JSON or XML body cannot carry such bytes:
+     * they are written out as \xHH, and the answer keeps its status. */
+    size_t n = strlen(buf);
+    char *esc = utf8_valid_prefix(buf, n) == n ? NULL : utf8_printable(buf);
+    const char *msg = esc ? esc : buf;
     if (status >= 500)
         log_warn_rl("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status, msg);
     else
         log_debug("%s %s -> %d: %s", r->method_name, r->target ? r->target : "-", status,
                   msg);
-    if (r->on_error) {
+    if (r->on_error)
         r->on_error(r, status, msg);
-        return;
-    }
-    http_reply_json(r, status, json_pack("{s:s, s:i}", "error", msg, "status", status));
+    else
+        http_reply_json(r, status, json_pack("{s:s, s:i}", "error", msg, "status", status));
+    free(esc);
 }
 

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 static int path_match(const char *p, const struct http_req *r, const char **rest, size_t *rlen)
 {
     size_t pl = strlen(p);
@@ -86,7 +88,15 @@ const struct route *route_dispatch(const struct route *t, size_t n, struct http_
                          (int)(r->path_len > 200 ? 200 : r->path_len), r->path);
         return NULL;
     }
-    http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name,
-                     (int)(r->path_len > 200 ? 200 : r->path_len), r->path);
+    route_not_found(r);
     return NULL;
+}
+
+void route_not_found(struct http_req *r)
+{
+    if (utf8_valid_prefix(r->path, r->path_len) != r->path_len)
+        http_reply_error(r, 400, "path is not valid UTF-8");
+    else
+        http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name,
+                         (int)(r->path_len > 200 ? 200 : r->path_len), r->path);
 }

@@ -42,7 +42,12 @@ const struct route *route_find(const struct route *t, size_t n, const struct htt
                                const char **rest, size_t *rlen, unsigned *allow);
 
 /* Call r's route, or answer 405 with Allow (the path is known, the method
- * is not) or 404. Returns the route taken, NULL when r was answered here. */
+ * is not) or route_not_found's answer. Returns the route taken, NULL when
+ * r was answered here. */
 const struct route *route_dispatch(const struct route *t, size_t n, struct http_req *r);
+
+/* Answer r, whose path nothing serves: 404 "no such endpoint", or 400
+ * when the path is not UTF-8 (no endpoint, bucket or object is named so). */
+void route_not_found(struct http_req *r);
 
 #endif

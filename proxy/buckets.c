@@ -31,6 +31,7 @@
 #include "owed.h"
 #include "proxy.h"
 #include "quorum.h"
+#include "route.h"
 #include "s3auth.h"
 #include "s3own.h"
 #include "summary.h"
@@ -529,8 +530,7 @@ static void bucket_sub(struct http_req *r, const struct bucket_req *br, const ch
     int objects = sl == 8 && !memcmp(sub, "/objects", 8);
     int summary = sl == 8 && !memcmp(sub, "/summary", 8);
     if ((!objects && !summary) || r->method != HTTP_M_GET) {
-        http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
-                         r->path);
+        route_not_found(r);
         return;
     }
     int exists = buckets_exist(br->provider, br->name);

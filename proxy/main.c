@@ -35,8 +35,7 @@ static void no_endpoint(struct http_req *r, const char *rest, size_t rlen)
     (void)rlen;
     if (!node_authenticate(&p->node, r))
         return;
-    http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
-                     r->path);
+    route_not_found(r);
 }
 
 /*

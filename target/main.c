@@ -87,8 +87,7 @@ static void not_found(struct http_req *r, const char *rest, size_t rlen)
 {
     (void)rest;
     (void)rlen;
-    http_reply_error(r, 404, "no such endpoint: %s %.*s", r->method_name, (int)r->path_len,
-                     r->path);
+    route_not_found(r);
 }
 
 /* /v1/internal/: a valid cluster signature first, whatever the path; then

@@ -1,9 +1,12 @@
 """The HTTP layer against hostile clients, over raw sockets to a real proxy:
 framing refused before any handler runs (Content-Length past int64,
 transfer codings other than chunked, chunk data without its CRLF, both
-lengths at once), slow request heads (header_timeout_s), the connection
-cap (max_connections), and accept failing for want of descriptors."""
+lengths at once), paths and error messages that are not UTF-8, slow
+request heads (header_timeout_s), the connection cap (max_connections)
+and the idle connections closed to make room under it, and accept
+failing for want of descriptors."""
 import contextlib
+import json
 import os
 import resource
 import socket
@@ -11,6 +14,7 @@ import time
 import urllib.parse
 
 import pytest
+import requests
 
 from conftest import Cluster, read_to_close
 
@@ -180,6 +184,26 @@ def test_fd_limit_backs_off(hc):
     assert served == len(socks)
 
 
+@pytest.mark.parametrize("path", [b"/v1/x\xff", b"/v1/x%FF", b"/v1/%C0%AF", b"/v1/\xed\xa0\x80"])
+def test_path_not_utf8_refused(hc, path):
+    """A path that is not UTF-8 names no endpoint: 400 on a proxy and on a
+    target (its 404 message quoted the bytes, which JSON cannot carry:
+    500 "encoding failed")."""
+    for url in (hc.url, hc.node_url(hc.target_names()[0])):
+        resp, _ = raw(url, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert status(resp) == 400 and b'"path is not valid UTF-8"' in resp, (url, resp)
+
+
+def test_error_quoting_bytes_not_utf8(hc):
+    """An error that quotes bytes that are not UTF-8 keeps the status its
+    handler chose, with those bytes escaped."""
+    resp, _ = raw(hc.url, b"GET /v1/cluster/nodes/x\xffy HTTP/1.1\r\nHost: x\r\n"
+                          b"Connection: close\r\n\r\n")
+    assert status(resp) == 404, resp
+    body = json.loads(resp.split(b"\r\n\r\n", 1)[1])
+    assert body == {"error": "node x\\xFFy is not in the cluster map", "status": 404}
+
+
 # ---- need header_timeout_s and max_connections wired from the config into
 # ---- http_server_opts by the daemons
 
@@ -221,27 +245,62 @@ def test_slow_heads_cut_off(hc):
 
 
 def test_max_connections():
-    """Past max_connections the proxy stops accepting (connections wait in
-    the backlog) until some close."""
+    """Past max_connections, connections with a request under way (here a
+    body still to come) keep their places and new ones wait in the
+    backlog; each request that ends leaves an idle connection, which is
+    closed to take a waiting one."""
     with small_cluster("--node_timeout_ms 60000 --max_connections 16 --workers 1") as c:
-        socks = [dial(c.url, b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n", blocking=False)
-                 for _ in range(40)]
+        head = b"GET /v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n"
+        socks = [dial(c.url, head, blocking=False) for _ in range(40)]
         try:
             time.sleep(1)
             first = [s for s in socks if answered(s) == 200]
             # (the cluster's own keep-alive connections count too)
             assert 0 < len(first) <= 16
+            time.sleep(1)
+            assert not [s for s in socks if s not in first and answered(s)]
             for s in first:
-                s.close()
+                s.sendall(b"body")  # its request ends: room for the next
             waiting, done = [s for s in socks if s not in first], set()
             end = time.time() + 10
             while time.time() < end and len(done) < len(waiting):
                 for s in waiting:
                     if s not in done and answered(s) == 200:
                         done.add(s)
-                        s.close()  # makes room for the next
+                        s.sendall(b"body")
                 time.sleep(0.1)
             assert len(done) == len(waiting)
+        finally:
+            for s in socks:
+                s.close()
+
+
+AK, SK = "HARDKEY0", "hardening-secret-0123"
+
+
+def test_idle_connections_make_room():
+    """At max_connections, idle connections (keep-alive ones between
+    requests, new ones that have sent nothing for a second) are closed,
+    the longest idle first, to take new ones: a signed GET and /v1/health
+    are answered at once, not after the idle sockets' timeouts (3,000 of
+    them kept both waiting 57 s)."""
+    with small_cluster("--node_timeout_ms 60000 --max_connections 32 --workers 2 "
+                       "--idle_timeout_s 120 --auth_keys %s:%s" % (AK, SK)) as c:
+        assert c.http.put(c.url + "/v1/buckets/idle").status_code == 201
+        r = c.http.put(c.url + "/v1/objects/idle/k", data=b"still served")
+        assert r.status_code == 201, r.text
+        # three times the cap, so that both workers' shares are full: two
+        # of three sockets ask once and stay, the third says nothing
+        hello = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+        socks = [dial(c.url, hello if i % 3 else b"", blocking=False) for i in range(96)]
+        try:
+            time.sleep(1.5)
+            t0 = time.time()
+            r = c.http.get(c.url + "/v1/objects/idle/k", timeout=5)
+            assert r.status_code == 200 and r.content == b"still served"
+            r = requests.get(c.url + "/v1/health", timeout=5)
+            assert r.status_code == 200
+            assert time.time() - t0 < 3
         finally:
             for s in socks:
                 s.close()

@@ -3,7 +3,8 @@
  * header limits, malformed requests and Expect: 100-continue; the framing
  * refused before any handler runs (lengths, transfer codings, chunk CRLFs);
  * the defences against clients that hold resources: the request head's
- * deadline, max_connections, and accept failing for want of descriptors. */
+ * deadline, max_connections (idle connections closed to make room), and
+ * accept failing for want of descriptors. */
 #include <arpa/inet.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -106,7 +107,7 @@ static void handler(struct http_req *r)
         int n = http_query_get(r, "a", v, sizeof(v));
         http_reply(r, 200, "text/plain", n >= 0 ? v : "none", n >= 0 ? (size_t)n : 4);
     } else {
-        http_reply_error(r, 404, "nothing here");
+        http_reply_error(r, 404, "nothing at %.*s", (int)r->path_len, r->path);
     }
 }
 
@@ -279,28 +280,67 @@ static void test_head_deadline(int p)
     close(fd);
 }
 
-/* max_connections = 2, one worker, on port p: a third connection waits in
- * the backlog until one of the two closes. */
+/* max_connections = 2, one worker, header_timeout_s = 1, on port p:
+ * connections with requests under way hold their places, and a third
+ * waits in the backlog until their heads are past the deadline; idle ones
+ * make room for new ones at once, the longest idle first, and a request
+ * under way (a slow body) is never cut for that. */
 static void test_max_connections(int p)
 {
     static char out[1 << 16];
     const char *get = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
     int fds[2];
+    uint64_t t0 = mono_ms();
     for (int i = 0; i < 2; i++) {
         fds[i] = dial(p);
-        ask(fds[i], get, "hello", out, sizeof(out));
-        CHECK(strstr(out, "hello") != NULL);
+        send_str(fds[i], "GET /hello HTTP/1.1\r\nHost: x\r\n");
     }
     int third = dial(p);
     send_str(third, get);
     size_t got = 0;
     read_for(third, 300, out, sizeof(out), &got, "hello");
     CHECK(got == 0);
+    /* the 408'd heads are closed for it, not left to their 2 s linger */
+    read_for(third, 3000, out, sizeof(out), &got, "hello");
+    CHECK(strstr(out, "hello") != NULL && mono_ms() - t0 < 1800);
     close(fds[0]);
-    uint64_t t0 = mono_ms();
-    read_for(third, 2000, out, sizeof(out), &got, "hello");
-    CHECK(strstr(out, "hello") != NULL && mono_ms() - t0 < 1000);
     close(fds[1]);
+    close(third);
+    usleep(200 * 1000);
+
+    /* two idle: a third is served at once; the longer idle one is closed */
+    int a = dial(p), b = dial(p);
+    ask(a, get, "hello", out, sizeof(out));
+    usleep(20 * 1000);
+    ask(b, get, "hello", out, sizeof(out));
+    third = dial(p);
+    t0 = mono_ms();
+    ask(third, get, "hello", out, sizeof(out));
+    CHECK(strstr(out, "hello") != NULL && mono_ms() - t0 < 1000);
+    got = 0;
+    CHECK(read_for(a, 500, out, sizeof(out), &got, NULL) == 1 && got == 0);
+    ask(b, get, "hello", out, sizeof(out));
+    CHECK(strstr(out, "hello") != NULL);
+    close(a);
+    close(b);
+    close(third);
+    usleep(200 * 1000);
+
+    /* a body under way is kept, though its connection is the older one */
+    int put = dial(p);
+    send_str(put, "PUT /sum HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab");
+    usleep(20 * 1000);
+    b = dial(p);
+    ask(b, get, "hello", out, sizeof(out));
+    third = dial(p);
+    ask(third, get, "hello", out, sizeof(out));
+    CHECK(strstr(out, "hello") != NULL);
+    got = 0;
+    CHECK(read_for(b, 500, out, sizeof(out), &got, NULL) == 1 && got == 0);
+    ask(put, "cd", "len:4", out, sizeof(out));
+    CHECK(strstr(out, "len:4") != NULL);
+    close(put);
+    close(b);
     close(third);
 }
 
@@ -502,6 +542,18 @@ int main(void)
     req = "GET /a%zz HTTP/1.1\r\nHost: x\r\n\r\n";
     roundtrip(req, strlen(req), 0, out, sizeof(out));
     CHECK(!strncmp(out, "HTTP/1.1 400", 12));
+
+    /* an error that quotes bytes that are not UTF-8 keeps its status and
+     * shows them escaped (jansson refused the message: 500) */
+    static const char *const not_utf8[] = {
+        "GET /x%FFy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /x\xffy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(not_utf8) / sizeof(not_utf8[0]); i++) {
+        roundtrip(not_utf8[i], strlen(not_utf8[i]), 0, out, sizeof(out));
+        CHECK(!strncmp(out, "HTTP/1.1 404", 12) &&
+              strstr(out, "{\"error\":\"nothing at /x\\\\xFFy\",\"status\":404}"));
+    }
 
     /* HTTP/1.0 without keep-alive closes after the answer */
     req = "GET /hello HTTP/1.0\r\n\r\n";
