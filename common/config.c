@@ -106,8 +106,9 @@ static const struct opt opts[] = {
     {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)", R_TARGET},
     {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request", R_TARGET},
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors", R_TARGET},
-    {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated); none: anonymous", R_BOTH},
+    {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated; on a command line every user sees them: use auth_keys_file); none: anonymous", R_BOTH},
     {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys", R_BOTH},
+    {"auth_keys_file", OPT_STR, F(auth_keys_file), 0, 0, "", "file (mode 0600, the daemon user's) of client credentials, one ACCESS_KEY:SECRET a line (# comments) or a JSON array; added to auth_keys", R_BOTH},
     {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through either API, whoever owns it (comma-separated)", R_BOTH},
     {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
     {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
@@ -331,27 +332,49 @@ static int conf_load_file(struct conf *c, const char *path, char *err, size_t er
 }
 
 /*
- * The cluster secret comes from a file only the daemon's user may read
- * (no group or other permission bits), holding at least
- * CONF_SECRET_MIN bytes once trailing white space is cut.
+ * A file of secrets (the option opt names it, for the messages): open for
+ * reading when it is a regular file owned by the daemon's user, with no
+ * group or other permission bits (another user who could read it has the
+ * secrets; one who could write or owns it could put in their own).
+ * Returns the descriptor with *st filled, or -1 with err saying what to
+ * run.
+ */
+static int private_open(const char *opt, const char *path, struct stat *st, char *err,
+                        size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, "%s %s: %s", opt, path, strerror(errno));
+    if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return fail(err, errlen, "%s %s: not a regular file", opt, path);
+    }
+    if (st->st_uid != geteuid()) {
+        close(fd);
+        return fail(err, errlen,
+                    "%s %s: owned by uid %u, not by the daemon's user (uid %u); chown %u %s",
+                    opt, path, (unsigned)st->st_uid, (unsigned)geteuid(),
+                    (unsigned)geteuid(), path);
+    }
+    if (st->st_mode & 077) {
+        close(fd);
+        return fail(err, errlen, "%s %s: mode %03o lets others read it; chmod 600 %s", opt,
+                    path, (unsigned)(st->st_mode & 0777), path);
+    }
+    return fd;
+}
+
+/*
+ * The cluster secret comes from a private file (private_open) holding at
+ * least CONF_SECRET_MIN bytes once trailing white space is cut.
  */
 static int conf_read_secret(struct conf *c, char *err, size_t errlen)
 {
     const char *path = c->cluster_secret_file;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail(err, errlen, "cluster_secret_file %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return fail(err, errlen, "cluster_secret_file %s: not a regular file", path);
-    }
-    if (st.st_mode & 077) {
-        close(fd);
-        return fail(err, errlen,
-                    "cluster_secret_file %s: mode %03o lets others read it; chmod 600 %s",
-                    path, (unsigned)(st.st_mode & 0777), path);
-    }
+    int fd = private_open("cluster_secret_file", path, &st, err, errlen);
+    if (fd < 0)
+        return -1;
     char buf[1025];
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
@@ -368,6 +391,114 @@ static int conf_read_secret(struct conf *c, char *err, size_t errlen)
     free(c->cluster_secret);
     c->cluster_secret = xstrdup(buf);
     OPENSSL_cleanse(buf, sizeof(buf));
+    return 0;
+}
+
+/* s (n bytes, white space around it cut) added to c's auth_keys when it
+ * is ACCESS_KEY:SECRET; else -1 with err naming path and where (a line,
+ * an element), never quoting what may be a secret. */
+static int keys_add(struct conf *c, const char *s, size_t n, const char *path,
+                    const char *where, char *err, size_t errlen)
+{
+    while (n && isspace((unsigned char)*s))
+        s++, n--;
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    const char *colon = memchr(s, ':', n);
+    if (!colon || colon == s || colon == s + n - 1 || memchr(s, '\0', n))
+        return fail(err, errlen, "auth_keys_file %s: %s is not ACCESS_KEY:SECRET", path, where);
+    c->auth_keys = xrealloc(c->auth_keys, sizeof(char *) * (size_t)(c->n_auth_keys + 1));
+    c->auth_keys[c->n_auth_keys++] = xstrndup(s, n);
+    return 0;
+}
+
+/* An auth_keys_file's text (n bytes, NUL-terminated) added to c's
+ * auth_keys: a JSON array of strings when its first non-blank byte is
+ * '[', else one ACCESS_KEY:SECRET a line (commas separate too, as in the
+ * option), blank lines and lines whose first non-blank byte is '#'
+ * skipped. 0 or -1. */
+static int keys_parse(struct conf *c, const char *path, const char *text, size_t n,
+                      char *err, size_t errlen)
+{
+    char where[64];
+    const char *p = text + strspn(text, " \t\r\n"), *end = text + n;
+    if (p < end && *p == '[') {
+        json_error_t je;
+        json_t *a = json_loadb(text, n, 0, &je);
+        if (!json_is_array(a)) {
+            json_decref(a);
+            return fail(err, errlen, "auth_keys_file %s: line %d: not a JSON array of strings",
+                        path, a ? 1 : je.line);
+        }
+        size_t k;
+        json_t *e;
+        int rc = 0;
+        json_array_foreach(a, k, e) {
+            snprintf(where, sizeof(where), "element %zu", k);
+            const char *v = json_is_string(e) ? json_string_value(e) : "";
+            size_t vl = json_is_string(e) ? json_string_length(e) : 0;
+            if ((rc = keys_add(c, v, vl, path, where, err, errlen)))
+                break;
+        }
+        json_decref(a);
+        return rc;
+    }
+    for (int line = 1; text < end; line++, text = p + 1) {
+        const char *eol = memchr(text, '\n', (size_t)(end - text));
+        p = eol ? eol : end;
+        const char *first = text + strspn(text, " \t\r");
+        if (first >= p || *first == '#')
+            continue;
+        snprintf(where, sizeof(where), "line %d", line);
+        for (const char *q = text; q <= p;) {  /* the line's comma-separated entries */
+            const char *comma = memchr(q, ',', (size_t)(p - q));
+            const char *e = comma ? comma : p;
+            if (keys_add(c, q, (size_t)(e - q), path, where, err, errlen))
+                return -1;
+            q = e + 1;
+        }
+    }
+    return 0;
+}
+
+/* auth_keys_file's keys added to c's auth_keys (private_open's checks). */
+static int conf_read_keys(struct conf *c, char *err, size_t errlen)
+{
+    const char *path = c->auth_keys_file;
+    struct stat st;
+    int fd = private_open("auth_keys_file", path, &st, err, errlen);
+    if (fd < 0)
+        return -1;
+    if ((uint64_t)st.st_size > CONF_FILE_MAX) {
+        close(fd);
+        return fail(err, errlen, "auth_keys_file %s: larger than %u bytes", path,
+                    CONF_FILE_MAX);
+    }
+    size_t n = (size_t)st.st_size;
+    char *text = xmalloc(n + 1);
+    int rc = pread_full(fd, text, n, 0);
+    close(fd);
+    text[n] = '\0';
+    if (rc)
+        rc = fail(err, errlen, "auth_keys_file %s: %s", path, strerror(-rc));
+    else
+        rc = keys_parse(c, path, text, n, err, errlen);
+    OPENSSL_cleanse(text, n);
+    free(text);
+    return rc;
+}
+
+/* Every access key once: a second one's secret would never be checked. */
+static int keys_distinct(const struct conf *c, char *err, size_t errlen)
+{
+    for (int i = 0; i < c->n_auth_keys; i++) {
+        const char *a = c->auth_keys[i];
+        size_t al = strcspn(a, ":");
+        for (int j = 0; j < i; j++)
+            if (strcspn(c->auth_keys[j], ":") == al && !memcmp(a, c->auth_keys[j], al))
+                return fail(err, errlen, "access key '%.*s' is given twice (auth_keys, "
+                            "auth_keys_file)", (int)al, a);
+    }
     return 0;
 }
 
@@ -415,6 +546,9 @@ static int load(struct conf *c, int argc, char **argv, int as_given, char *err, 
                 *p = '_';
         if (conf_set(c, name, val, err, errlen))
             return -1;
+        const struct opt *o = opt_find(name, nlen);
+        if (o->off == offsetof(struct conf, auth_keys) && val[0])
+            c->auth_keys_argv = 1;
     }
     if (as_given)
         return 0;
@@ -442,6 +576,10 @@ static int load(struct conf *c, int argc, char **argv, int as_given, char *err, 
     size_t ul = strlen(c->public_url);
     if (ul && c->public_url[ul - 1] == '/')
         c->public_url[ul - 1] = '\0';
+    if (c->auth_keys_file[0] && conf_read_keys(c, err, errlen))
+        return -1;
+    if (keys_distinct(c, err, errlen))
+        return -1;
     if (c->cluster_secret_file[0])
         return conf_read_secret(c, err, errlen);
     return 0;

@@ -74,8 +74,12 @@ struct conf {
     int backend_timeout_s; /* one backend request, start to end */
     int backend_retries;   /* attempts after the first on 5xx, 503 SlowDown, connection errors */
     /* client credentials for both APIs, every node */
-    char **auth_keys;      /* "ACCESS_KEY:SECRET" each; none: anonymous access */
+    char **auth_keys;      /* "ACCESS_KEY:SECRET" each; none: anonymous access;
+                            * conf_load adds auth_keys_file's to them */
     int n_auth_keys;
+    char *auth_keys_file;  /* more of them, from a file only the daemon's user reads */
+    int auth_keys_argv;    /* auth_keys came from the command line, which every
+                            * user of the host sees (ps): warned about at start */
     char **admin_keys;     /* access keys that may use every bucket (authz.h) */
     int n_admin_keys;
     int allow_anonymous;   /* no auth_keys on a non-loopback address is allowed */

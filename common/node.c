@@ -261,6 +261,10 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
         log_warn("no auth_keys configured: ANY client that reaches %s:%d can read and "
                  "change every object (anonymous access, for development only)",
                  c->host, c->port);
+    if (c->auth_keys_argv)
+        log_warn("client secrets were given on the command line (--auth_keys), which every "
+                 "user of this host can read (ps, /proc): put them in a file only this "
+                 "daemon's user reads and pass --auth_keys_file");
     if (load_or_make_id(n, err, errlen)) {
         auth_free(&n->auth);
         return -1;

@@ -10,7 +10,9 @@ out=${1:-$here}
 "$bin/shoal-proxy" --example-config \
   --host 127.0.0.1 --port 8080 --public_url http://127.0.0.1:8080 \
   --state_dir /var/lib/shoal/proxy \
-  --cluster_secret_file /etc/shoal/cluster.secret > "$out/proxy.json"
+  --cluster_secret_file /etc/shoal/cluster.secret \
+  --auth_keys_file /etc/shoal/auth_keys > "$out/proxy.json"
 "$bin/shoal-target" --example-config \
   --host 127.0.0.1 --primary_url http://127.0.0.1:8080 \
-  --cluster_secret_file /etc/shoal/cluster.secret > "$out/target.json"
+  --cluster_secret_file /etc/shoal/cluster.secret \
+  --auth_keys_file /etc/shoal/auth_keys > "$out/target.json"

@@ -15,7 +15,9 @@
 #   SHOAL_DATA        mountpaths, logs and state (default /tmp/shoal)
 #   SHOAL_BUILD       build directory holding bin/ (default build)
 #   SHOAL_AUTH_KEYS   client credentials, ACCESS:SECRET[,...] (default none:
-#                     anonymous access, loopback only)
+#                     anonymous access, loopback only); written one a line
+#                     to $SHOAL_DATA/auth_keys (mode 0600), which the
+#                     daemons are given as auth_keys_file
 #   SHOAL_EXTRA_ARGS  extra daemon options, e.g. "--log_level debug"
 #   SHOAL_TLS         1: every node serves HTTPS, with a CA and a certificate
 #                     for SHOAL_HOST made once in $SHOAL_DATA/tls (clients
@@ -34,6 +36,7 @@ BUILD=${SHOAL_BUILD:-build}
 BIN="$here/$BUILD/bin"
 EXTRA=${SHOAL_EXTRA_ARGS:-}
 AUTH_KEYS=${SHOAL_AUTH_KEYS:-}
+unset SHOAL_AUTH_KEYS     # not in the daemons' environment either: they read keys_file
 HOST=${SHOAL_HOST:-127.0.0.1}
 TLS=${SHOAL_TLS:-0}
 SCHEME=http
@@ -67,6 +70,16 @@ secret_file() {
     (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$DATA/cluster.secret")
   fi
   echo "$DATA/cluster.secret"
+}
+
+# The client keys too: a command line is every user's to read (ps), so
+# SHOAL_AUTH_KEYS goes one key a line into a file of mode 0600, replaced
+# whole (a node starting meanwhile reads the old file or the new one).
+keys_file() {
+  local f="$DATA/auth_keys"
+  mkdir -p "$DATA"
+  (umask 077; tr ',' '\n' <<<"$AUTH_KEYS" > "$f.new" && mv -f "$f.new" "$f")
+  echo "$f"
 }
 
 # SHOAL_TLS=1: a CA and one certificate every node serves (for SHOAL_HOST,
@@ -112,7 +125,7 @@ start_node() { # name
     return 0
   fi
   local args=(--host "$HOST" --port "$port" --state_dir "$dir/state" --cluster_secret_file "$(secret_file)")
-  [ -z "$AUTH_KEYS" ] || args+=(--auth_keys "$AUTH_KEYS")
+  [ -z "$AUTH_KEYS" ] || args+=(--auth_keys_file "$(keys_file)")
   # shellcheck disable=SC2207
   [ "$TLS" = 1 ] && args+=($(tls_files))
   if [ "$kind" = p ]; then

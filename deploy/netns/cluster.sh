@@ -85,7 +85,7 @@ start_host_node() { # name
   ip link set "$(veth "$n")" up
   args=(--host "$(addr "$n")" --port "$(nport "$n")" --state_dir "$dir/state"
         --cluster_secret_file "$(secret_file)")
-  if [ -n "$AUTH_KEYS" ]; then args+=(--auth_keys "$AUTH_KEYS"); else args+=(--allow_anonymous true); fi
+  if [ -n "$AUTH_KEYS" ]; then args+=(--auth_keys_file "$(keys_file)"); else args+=(--allow_anonymous true); fi
   if [ "${n:0:1}" = p ]; then
     [ "$n" = p0 ] || args+=(--primary_url "$(seeds_ns)")
     # shellcheck disable=SC2086

@@ -71,7 +71,8 @@ static const struct cmd cmds[] = {
     {NULL, "get", cmd_get, 1, 2, "provider", "get BUCKET/NAME [FILE|-]",
      "Read an object into FILE (default: the name's last segment here; a directory\n"
      "takes it under that name; - is stdout). The body streams to the file, is checked\n"
-     "against its length and checksum, and only then takes the file's name."},
+     "against its length and checksum, and only then takes the file's name. A FILE\n"
+     "that is a device or a FIFO (/dev/null) is written into as it is, never replaced."},
     {NULL, "put", cmd_put, 2, 2, "provider", "put FILE|- BUCKET/NAME",
      "Write an object from FILE (- is stdin). BUCKET/ or BUCKET/DIR/ puts it under\n"
      "the file's name. The body streams; it is never read whole into memory."},

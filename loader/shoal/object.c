@@ -7,10 +7,13 @@
  * Bodies stream through conn: a GET is written to the file as it arrives
  * (into a temporary file beside it, renamed into place once the whole
  * body came and its length and X-Shoal-Checksum check out, so a failed
- * download never leaves a partial file under the name); a PUT is read
- * from the file by offset. Stdin that is not a regular file is first
- * spooled to an unlinked temporary file, since a PUT states its length
- * and a redirect may need the body again.
+ * download never leaves a partial file under the name). A destination
+ * that exists and is not a regular file (a device such as /dev/null, a
+ * FIFO) is written into directly, as stdout is: renaming over it would
+ * replace the device or pipe with a file, /dev/null for the whole machine
+ * when run as root. A PUT is read from the file by offset. Stdin that is
+ * not a regular file is first spooled to an unlinked temporary file, since
+ * a PUT states its length and a redirect may need the body again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,12 +150,36 @@ int cmd_ls(const struct args *a)
 /* ---- get ------------------------------------------------------------------------------- */
 
 /* Where a GET lands: stdout for "-", else a temporary file beside dest
- * (in dest when it is a directory, under the name's last segment). */
+ * (in dest when it is a directory, under the name's last segment), or
+ * dest itself when it is neither a regular file nor missing. */
 struct sink {
     int fd;
     char dest[NAME_MAX_LEN];     /* "" for stdout */
-    char tmp[NAME_MAX_LEN + 16];
+    char tmp[NAME_MAX_LEN + 16]; /* "" when written directly */
 };
+
+/* Open s->dest itself into s->fd (*direct set) when it exists and is
+ * neither a regular file nor a directory; else leave *direct clear for
+ * the temporary-file path. 0, or RC_FAIL (told). Opening a FIFO waits
+ * for its reader, as any writer does; neither O_CREAT nor O_TRUNC: the
+ * node is written as it is. */
+static int sink_open_direct(struct sink *s, int *direct)
+{
+    struct stat st;
+    *direct = 0;
+    if (stat(s->dest, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 0;
+    s->fd = open(s->dest, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (s->fd < 0)
+        return out_fail("cannot write %s: %s", s->dest, strerror(errno));
+    /* replaced by a regular file since the stat: that one is renamed over */
+    if (!fstat(s->fd, &st) && S_ISREG(st.st_mode)) {
+        close(s->fd);
+        return 0;
+    }
+    *direct = 1;
+    return 0;
+}
 
 static int sink_open(struct sink *s, const char *dest, const char *name)
 {
@@ -166,6 +193,9 @@ static int sink_open(struct sink *s, const char *dest, const char *name)
         snprintf(s->dest, sizeof(s->dest), "%s/%s", dest, base_of(name));
     else
         snprintf(s->dest, sizeof(s->dest), "%s", dest);
+    int direct, rc = sink_open_direct(s, &direct);
+    if (rc || direct)
+        return rc;
     snprintf(s->tmp, sizeof(s->tmp), "%s.shoal-XXXXXX", s->dest);
     s->fd = mkstemp(s->tmp);
     if (s->fd < 0)
@@ -174,11 +204,15 @@ static int sink_open(struct sink *s, const char *dest, const char *name)
 }
 
 /* Keep the file (renamed into place, with the mode a new file gets) when
- * ok, else drop it. 0, or RC_FAIL. */
+ * ok, else drop it; a destination written directly is only closed (what
+ * reached it stays, as on stdout). 0, or RC_FAIL. */
 static int sink_close(struct sink *s, int ok)
 {
-    if (!s->tmp[0])
+    if (!s->tmp[0]) {
+        if (s->dest[0] && close(s->fd) && ok)
+            return out_fail("cannot write %s: %s", s->dest, strerror(errno));
         return ok ? 0 : RC_FAIL;
+    }
     mode_t um = umask(0);
     umask(um);
     int rc = ok ? 0 : RC_FAIL;

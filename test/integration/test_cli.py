@@ -14,6 +14,7 @@ import os
 import pty
 import re
 import select
+import stat
 import subprocess
 import threading
 import time
@@ -242,6 +243,43 @@ def test_put_get_files_stdin_stdout(cl, bkt, tmp_path):
     p = shoal(cl, "put", str(tmp_path / "nope"), bkt + "/nope", ok=False)
     assert p.returncode == 1 and b"cannot read" in p.stderr
     assert cl.http.get(cl.url + "/v1/objects/%s/nope" % bkt).status_code == 404
+
+
+def test_get_into_devices_and_fifos(cl, bkt, tmp_path):
+    """A destination that exists and is not a regular file is written into,
+    never replaced: a device node stays the device, a FIFO's reader gets
+    the bytes. A regular file is still replaced whole, by a rename. The
+    device is a node made here like /dev/null, not the machine's own."""
+    data = os.urandom(256 * 1024 + 3)
+    shoal(cl, "put", "-", bkt + "/dev.bin", data=data)
+    if os.geteuid() == 0:
+        null = tmp_path / "null"
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        shoal(cl, "get", bkt + "/dev.bin", str(null))
+        st = os.stat(null)
+        assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
+        assert os.listdir(tmp_path) == ["null"]          # no temporary file beside it
+        os.unlink(null)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+
+    def drain():
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    shoal(cl, "get", bkt + "/dev.bin", str(fifo))
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    reader.join(30)
+    assert got == [data]
+    # a regular file: a new inode with the whole body, nothing left beside it
+    reg = tmp_path / "reg"
+    reg.write_bytes(b"old contents")
+    ino = os.stat(reg).st_ino
+    shoal(cl, "get", bkt + "/dev.bin", str(reg))
+    assert reg.read_bytes() == data and os.stat(reg).st_ino != ino
+    assert sorted(os.listdir(tmp_path)) == ["fifo", "reg"]
 
 
 def limited(mib):

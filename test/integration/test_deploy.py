@@ -19,10 +19,10 @@ def binary(name):
     return os.path.join(ROOT, BUILD, "bin", name)
 
 
-def secret_file(d):
-    path = os.path.join(d, "cluster.secret")
+def secret_file(d, name="cluster.secret", text="0123456789abcdef0123456789abcdef\n"):
+    path = os.path.join(d, name)
     with open(path, "w") as f:
-        f.write("0123456789abcdef0123456789abcdef\n")
+        f.write(text)
     os.chmod(path, 0o600)
     return path
 
@@ -55,12 +55,14 @@ def test_example_configs_are_current_and_valid():
             kept = open(os.path.join(ROOT, "deploy", "config", role + ".json")).read()
             assert fresh == kept, "deploy/config/%s.json is stale: run deploy/config/generate.sh" % role
         secret = secret_file(d)
+        keys = secret_file(d, "auth_keys", "# the clients' keys\nAK:SK\n")
         conf = os.path.join(ROOT, "deploy", "config")
         p = run(binary("shoal-proxy"), "--config", conf + "/proxy.json", "--cluster_secret_file",
-                secret, "--check-config")
+                secret, "--auth_keys_file", keys, "--check-config")
         assert p.returncode == 0 and "valid" in p.stdout, p.stderr
         t = run(binary("shoal-target"), "--config", conf + "/target.json", "--cluster_secret_file",
-                secret, "--mountpaths", d + "/mp0", "--state_dir", d, "--check-config")
+                secret, "--auth_keys_file", keys, "--mountpaths", d + "/mp0", "--state_dir", d,
+                "--check-config")
         assert t.returncode == 0 and "valid" in t.stdout, t.stderr
         # every option of the role is in its file, each under a comment
         help_opts = [l.split()[0][2:] for l in run(binary("shoal-target"), "--help").stdout
@@ -71,7 +73,7 @@ def test_example_configs_are_current_and_valid():
         assert text.count("\n  # ") == len(help_opts)
         # a bad value is refused with the option named, exit status 2
         bad = run(binary("shoal-proxy"), "--config", conf + "/proxy.json", "--cluster_secret_file",
-                  secret, "--port", "0", "--check-config")
+                  secret, "--auth_keys_file", keys, "--port", "0", "--check-config")
         assert bad.returncode == 2 and "port" in bad.stderr and bad.stdout == ""
         with open(d + "/broken.json", "w") as f:
             f.write("# comment\n{\n  \"port\": 1,\n}\n")

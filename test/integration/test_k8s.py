@@ -3,6 +3,7 @@ Kubernetes requires; selectors, services, claims and probes fit together;
 the config the pods are given passes the daemons' own --check-config with
 the pods' arguments; kustomize renders both variants where kubectl is
 installed; the image builds where a container builder runs."""
+import json
 import os
 import re
 import shutil
@@ -90,11 +91,12 @@ def pod_args(container, env):
 def test_the_pods_configuration_passes_check_config():
     with tempfile.TemporaryDirectory() as d:
         shutil.copy(os.path.join(K8S, "base", "shoal.json"), d)
-        secret = os.path.join(d, "cluster.secret")
-        with open(secret, "w") as f:
-            f.write("0123456789abcdef0123456789abcdef\n")
-        os.chmod(secret, 0o600)
-        env = {"POD_NAME": "shoal-target-0", "POD_NAMESPACE": "shoal", "SHOAL_AUTH_KEYS": "AK:SK"}
+        files = {"cluster.secret": "0123456789abcdef0123456789abcdef\n", "auth_keys": "AK:SK\n"}
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(d, name), 0o600)
+        env = {"POD_NAME": "shoal-target-0", "POD_NAMESPACE": "shoal"}
         for o in objects():
             if o["kind"] not in ("Deployment", "StatefulSet"):
                 continue
@@ -102,10 +104,33 @@ def test_the_pods_configuration_passes_check_config():
             args = [a.replace("/etc/shoal/shoal.json", d + "/shoal.json")
                     .replace("/var/lib/shoal", d) for a in pod_args(c, env)]
             binary = os.path.join(ROOT, BUILD, "bin", os.path.basename(c["command"][0]))
-            r = subprocess.run([binary] + args + ["--cluster_secret_file", secret,
+            r = subprocess.run([binary] + args + ["--cluster_secret_file", d + "/cluster.secret",
+                                                  "--auth_keys_file", d + "/auth_keys",
                                                   "--check-config"],
                                capture_output=True, text=True, timeout=30)
             assert r.returncode == 0 and "valid" in r.stdout, (c["name"], args, r.stderr)
+
+
+def test_secrets_reach_the_daemons_as_files_only():
+    """No secret in a container's arguments or environment (others on the
+    node read those): the init container copies the Secret's files, mode
+    0600, to where the shared config names them."""
+    conf = json.loads("".join(l for l in open(os.path.join(K8S, "base", "shoal.json"))
+                              if not l.lstrip().startswith("#")))
+    assert conf["auth_keys_file"] == "/run/shoal/auth_keys"
+    assert conf["cluster_secret_file"] == "/run/shoal/cluster.secret"
+    for o in objects():
+        if o["kind"] not in ("Deployment", "StatefulSet"):
+            continue
+        spec = o["spec"]["template"]["spec"]
+        for c in spec["initContainers"] + spec["containers"]:
+            assert not any("auth_keys=" in a or "SECRET" in a.upper()
+                           for a in c.get("args", [])), c["name"]
+            assert not any("secretKeyRef" in e.get("valueFrom", {}) for e in c.get("env", []))
+            assert not c.get("envFrom"), c["name"]
+        init = spec["initContainers"][0]["command"]
+        assert init[:3] == ["install", "-m", "0600"] and init[-1] == "/run/shoal/"
+        assert {"/secrets/cluster.secret", "/secrets/auth_keys"} <= set(init)
 
 
 def test_kustomize_renders_both_variants():

@@ -47,6 +47,101 @@ static void secret_file(struct conf *c, char *err)
     conf_free(c);
 }
 
+/* path (made if missing) holding text, with mode. */
+static void put_file(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    CHECK(chmod(path, mode) == 0);
+}
+
+/* auth_keys_file: lines or a JSON array, added to auth_keys, from a file
+ * only the daemon's user may read; --auth_keys on the command line is
+ * marked for the warning at start, the config file's is not. */
+static void keys_file(struct conf *c, char *err)
+{
+    char path[] = "/tmp/shoal-unit-keys-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    put_file(path, "# client keys\n\nAK1:secret-one\r\n  AK2:sec:two  \n\t# AK9:no\nAK3:s3,AK4:s4",
+             0600);
+    CHECK(load(c, err, 3, "--auth_keys_file", path) == 0);
+    CHECK(c->n_auth_keys == 4 && !c->auth_keys_argv);
+    CHECK(!strcmp(c->auth_keys[0], "AK1:secret-one") && !strcmp(c->auth_keys[1], "AK2:sec:two"));
+    CHECK(!strcmp(c->auth_keys[3], "AK4:s4"));
+    conf_free(c);
+    /* merged with auth_keys: the option's first */
+    CHECK(load(c, err, 5, "--auth_keys", "CLI:x", "--auth_keys_file", path) == 0);
+    CHECK(c->n_auth_keys == 5 && !strcmp(c->auth_keys[0], "CLI:x") && c->auth_keys_argv);
+    conf_free(c);
+    CHECK(load(c, err, 5, "--auth_keys", "AK2:other", "--auth_keys_file", path) == -1 &&
+          strstr(err, "'AK2' is given twice"));
+    conf_free(c);
+    CHECK(load(c, err, 3, "--s3-api-keys", "A:B") == 0 && c->auth_keys_argv);
+    conf_free(c);
+    CHECK(load(c, err, 3, "--auth_keys", "") == 0 && !c->auth_keys_argv);
+    conf_free(c);
+    /* the JSON array form */
+    put_file(path, "  [\"J1:x\", \"J2:y\"]\n", 0400);
+    CHECK(load(c, err, 3, "--auth_keys_file", path) == 0);
+    CHECK(c->n_auth_keys == 2 && !strcmp(c->auth_keys[1], "J2:y"));
+    conf_free(c);
+    /* refused: the message names the line or element, never quotes it */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"[\"J1:x\", 3]", "element 1"},
+        {"[\"J1:x\",", "JSON array"},
+        {"AK1:fine\nnocolon-secret\n", "line 2"},
+        {"AK1:\n", "line 1"},
+        {"AK1:a,,AK2:b\n", "line 1"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        put_file(path, bad[i].text, 0600);
+        CHECK(load(c, err, 3, "--auth_keys_file", path) == -1 && strstr(err, bad[i].want) &&
+              !strstr(err, "secret") && !strstr(err, "AK1"));
+        conf_free(c);
+    }
+    put_file(path, "# nothing yet\n", 0600);
+    CHECK(load(c, err, 3, "--auth_keys_file", path) == 0 && c->n_auth_keys == 0);
+    conf_free(c);
+    /* others may not read it, nor may another user own it */
+    put_file(path, "AK1:secret-one\n", 0644);
+    CHECK(load(c, err, 3, "--auth_keys_file", path) == -1 && strstr(err, "chmod 600") &&
+          strstr(err, path) && !strstr(err, "secret-one"));
+    conf_free(c);
+    CHECK(chmod(path, 0620) == 0);
+    CHECK(load(c, err, 3, "--auth_keys_file", path) == -1 && strstr(err, "chmod 600"));
+    conf_free(c);
+    if (geteuid() == 0) {
+        CHECK(chmod(path, 0600) == 0 && chown(path, 4242, (gid_t)-1) == 0);
+        CHECK(load(c, err, 3, "--auth_keys_file", path) == -1 && strstr(err, "chown 0 "));
+        conf_free(c);
+    }
+    /* named in a config file, inline keys there too: merged, no warning */
+    char cpath[] = "/tmp/shoal-unit-conf-XXXXXX";
+    fd = mkstemp(cpath);
+    CHECK(fd >= 0);
+    close(fd);
+    char text[256];
+    snprintf(text, sizeof(text), "{\"auth_keys\": [\"F:1\"], \"auth_keys_file\": \"%s\"}", path);
+    put_file(cpath, text, 0600);
+    put_file(path, "AK1:secret-one\n", 0600);
+    CHECK(chown(path, geteuid(), (gid_t)-1) == 0);
+    CHECK(load(c, err, 3, "--config", cpath) == 0 && c->n_auth_keys == 2 && !c->auth_keys_argv);
+    conf_free(c);
+    unlink(cpath);
+    unlink(path);
+    CHECK(load(c, err, 3, "--auth_keys_file", path) == -1 && strstr(err, "auth_keys_file") &&
+          strstr(err, path));
+    conf_free(c);
+    CHECK(load(c, err, 3, "--auth_keys_file", "/tmp") == -1 && strstr(err, "not a regular"));
+    conf_free(c);
+}
+
 int main(void)
 {
     struct conf c;
@@ -141,6 +236,7 @@ int main(void)
     conf_free(&c);
 
     secret_file(&c, err);
+    keys_file(&c, err);
     /* s3_api_keys is another name of auth_keys */
     CHECK(load(&c, err, 3, "--s3_api_keys", "AK:SK,AK2:SK2") == 0);
     CHECK(c.n_auth_keys == 2 && !strcmp(c.auth_keys[1], "AK2:SK2"));
