@@ -157,7 +157,7 @@ test-integration: all
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
 FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage url ometa query
-FUZZ_HTTP_SRC = common/http.c common/httpresp.c common/httptake.c common/httpstop.c common/hblock.c common/log.c common/loopq.c common/util.c \
+FUZZ_HTTP_SRC = common/http.c common/httplisten.c common/httpresp.c common/httptake.c common/httpstop.c common/hblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
 FUZZ_s3xml_SRC = common/s3/s3xml.c common/util.c

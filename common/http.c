@@ -31,12 +31,8 @@
  * Defences against clients that hold resources: each connection has one
  * deadline timer, first for its request head (header_timeout_s), then for
  * its lingering close; each worker takes at most its share of
- * max_connections, and stops accepting for ACCEPT_BACKOFF_MS when accept
- * fails (out of descriptors), rather than retrying in a loop. Idle
- * connections do not hold that share against new clients: a worker at it
- * closes its longest idle connection to take a new one, and from
- * PRESSURE_PCT of it on, those idle longer than PRESSURE_IDLE_S (see
- * conns_make_room).
+ * max_connections, closing its longest idle connections to take new ones
+ * (httplisten.c).
  */
 #include "http.h"
 
@@ -70,127 +66,16 @@
 #define FEED_CHUNK (256 * 1024)     /* bytes handed to llhttp per call */
 #define WRITE_MAX (2 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
-#define ACCEPT_BACKOFF_MS 100       /* no accepts for this long after accept failed */
-#define PRESSURE_PCT 90             /* of a worker's share: idle connections close sooner */
-#define PRESSURE_IDLE_S 5           /* ... once idle this long */
-#define FRESH_IDLE_S 1              /* a new connection silent this long is idle */
-
-/* A worker's listening socket, whether it accepts, and the connections it
- * may close to take new ones. */
-struct http_listener {
-    struct evconnlistener *lis;  /* NULL in a server from http_server_new */
-    struct event *retry_ev;      /* ends an accept back-off */
-    int max_conns;               /* the worker's share of max_connections */
-    int pressure;                /* PRESSURE_PCT of max_conns */
-    int backoff;                 /* accept failed: paused until retry_ev */
-    int on;                      /* the listener is enabled */
-    struct http_conn *idle_old;  /* the idle list (http_conn.idle_*), oldest first */
-    struct http_conn *idle_new;  /* its newest end */
-};
 
 static llhttp_settings_t parser_settings;
 
 static void conn_process(struct http_conn *c);
-static void listener_update(struct http_worker *w);
 
 /* (Re)arm the connection's one deadline (see conn_deadline_cb). */
 static void deadline_set(struct http_conn *c, int seconds)
 {
     struct timeval tv = {seconds, 0};
     evtimer_add(c->deadline_ev, &tv);
-}
-
-/* ---- idle connections ------------------------------------------------- */
-
-/*
- * Each worker lists its idle connections, oldest first: those between
- * requests whose answers have all left, new ones that have sent nothing
- * for FRESH_IDLE_S (not at once: a client's first request arrives just
- * after the accept, and a burst of new connections must not close one
- * another before they are read), and, at the oldest end, those past their
- * head's deadline (being closed with a 408). A connection joins when its
- * last answer has left and leaves at the next request's first byte: two
- * O(1) moves per request. A connection with a request under way (head
- * complete, body being read, answer being made or written) is never on
- * the list, so conns_make_room, which closes from the oldest end, never
- * cuts one. Everything here runs on the connection's worker thread.
- */
-
-/* c joins its worker's idle list: at the newest end, idle from now; or,
- * doomed (past its head's deadline), at the oldest end, to close first. */
-static void idle_add(struct http_conn *c, int doomed)
-{
-    struct http_listener *l = &c->w->srv->lis[c->w->idx];
-    if (c->idle)
-        return;
-    c->idle = 1;
-    c->idle_since_ns = doomed ? 0 : mono_ns();
-    c->idle_prev = doomed ? NULL : l->idle_new;
-    c->idle_next = doomed ? l->idle_old : NULL;
-    if (c->idle_prev)
-        c->idle_prev->idle_next = c;
-    else
-        l->idle_old = c;
-    if (c->idle_next)
-        c->idle_next->idle_prev = c;
-    else
-        l->idle_new = c;
-    if (!l->on)                  /* at its share, it has one to close now */
-        listener_update(c->w);
-}
-
-static void idle_del(struct http_conn *c)
-{
-    struct http_listener *l = &c->w->srv->lis[c->w->idx];
-    if (!c->idle)
-        return;
-    if (c->idle_prev)
-        c->idle_prev->idle_next = c->idle_next;
-    else
-        l->idle_old = c->idle_next;
-    if (c->idle_next)
-        c->idle_next->idle_prev = c->idle_prev;
-    else
-        l->idle_new = c->idle_prev;
-    c->idle_prev = c->idle_next = NULL;
-    c->idle = 0;
-}
-
-/* c joins the idle list when it is between requests, with nothing left to
- * send and nothing received that is still to be parsed (a pipelined
- * request); called where any of those may have just become true. */
-static void idle_check(struct http_conn *c)
-{
-    if (!c->req && !c->closing && !c->aborting && !c->lingering &&
-        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
-        evbuffer_get_length(bufferevent_get_input(c->bev)) == 0)
-        idle_add(c, 0);
-}
-
-/*
- * Room for one more connection on w, made before it is taken: at its
- * share of max_connections the longest idle connection closes (as nginx
- * reuses idle keep-alive connections when it runs out), so that idle
- * sockets cannot keep new clients waiting in the backlog for an idle
- * timeout; from PRESSURE_PCT of the share on, every connection idle
- * longer than PRESSURE_IDLE_S closes too. Each connection closes once, so
- * this is O(1) per connection taken, amortised.
- */
-static void conns_make_room(struct http_worker *w)
-{
-    struct http_listener *l = &w->srv->lis[w->idx];
-    if (w->nconns < l->pressure || !l->idle_old)
-        return;
-    uint64_t now = mono_ns();
-    while (l->idle_old && w->nconns >= l->pressure &&
-           now - l->idle_old->idle_since_ns >= PRESSURE_IDLE_S * 1000000000ull)
-        http_conn_free(l->idle_old);
-    if (l->idle_old && w->nconns >= l->max_conns) {
-        log_warn_rl("%d connections, this worker's share of max_connections: closing the "
-                    "longest idle one for a new one",
-                    w->nconns);
-        http_conn_free(l->idle_old);
-    }
 }
 
 /* ---- request lifetime ------------------------------------------------- */
@@ -235,7 +120,7 @@ void http_req_resume(struct http_req *r)
 /* An error before a request object exists (malformed request line). */
 static void conn_fail(struct http_conn *c, int status, const char *msg)
 {
-    idle_del(c);
+    http_idle_del(c);
     http_date_update(c->w);
     struct evbuffer *out = bufferevent_get_output(c->bev);
     char body[256];
@@ -278,7 +163,7 @@ static int on_message_begin(llhttp_t *p)
     struct http_conn *c = p->data;
     if (c->closing)
         return HPE_USER; /* nothing more is read on a closing connection */
-    idle_del(c);
+    http_idle_del(c);
     /* The head's clock runs from this first byte, or from the accept when
      * this is the connection's first request (then it is running). */
     if (!evtimer_pending(c->deadline_ev, NULL))
@@ -547,7 +432,7 @@ void http_conn_finish(struct http_conn *c)
         event_active(c->resume_ev, EV_TIMEOUT, 0);
     }
     http_req_unref(r);
-    idle_check(c);
+    http_idle_check(c);
 }
 
 /* ---- connection ------------------------------------------------------- */
@@ -642,7 +527,7 @@ static void conn_process(struct http_conn *c)
         /* nothing left to send: go straight to the lingering close */
         bufferevent_trigger(c->bev, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS);
     }
-    idle_check(c);               /* a request that ended inside the parser */
+    http_idle_check(c);               /* a request that ended inside the parser */
 }
 
 static void conn_read_cb(struct bufferevent *bev, void *arg)
@@ -698,7 +583,7 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
     /* Drained: new output goes through conn_flush_cb again. */
     if (!c->closing && !c->aborting && !c->tls)
         bufferevent_disable(bev, EV_WRITE);
-    idle_check(c);
+    http_idle_check(c);
 }
 
 /*
@@ -764,7 +649,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 /*
  * The connection's deadline passed. Closing already (the lingering close,
  * or a 408): free the connection now. A new connection's stop after
- * FRESH_IDLE_S: list it as idle if it is silent, and wait for the rest of
+ * HTTP_FRESH_IDLE_S: list it as idle if it is silent, and wait for the rest of
  * its head's time. Still reading a request head: answer 408 and close,
  * giving the answer LINGER_S to leave; the connection may be closed at
  * once meanwhile to make room for a new one.
@@ -778,33 +663,17 @@ static void conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
         http_conn_free(c);
         return;
     }
-    if (c->fresh) {              /* its first FRESH_IDLE_S: see conn_new */
+    if (c->fresh) {              /* its first HTTP_FRESH_IDLE_S: see conn_new */
         c->fresh = 0;
-        idle_check(c);
-        deadline_set(c, c->w->srv->o.header_timeout_s - FRESH_IDLE_S);
+        http_idle_check(c);
+        deadline_set(c, c->w->srv->o.header_timeout_s - HTTP_FRESH_IDLE_S);
         return;
     }
     log_debug("%s: request head not complete in %d s", c->peer, c->w->srv->o.header_timeout_s);
     conn_fail(c, 408, "request header timeout");
     bufferevent_disable(c->bev, EV_READ);
     deadline_set(c, LINGER_S);
-    idle_add(c, 1);
-}
-
-/* Enable w's listener when it may accept (under its share of connections,
- * or with an idle one to close for a new one; not backing off), disable it
- * otherwise. */
-static void listener_update(struct http_worker *w)
-{
-    struct http_listener *l = &w->srv->lis[w->idx];
-    int want = !l->backoff && (w->nconns < l->max_conns || l->idle_old);
-    if (!l->lis || want == l->on)
-        return;
-    l->on = want;
-    if (want)
-        evconnlistener_enable(l->lis);
-    else
-        evconnlistener_disable(l->lis);
+    http_idle_add(c, 1);
 }
 
 void http_conn_free(struct http_conn *c)
@@ -822,7 +691,7 @@ void http_conn_free(struct http_conn *c)
             r->on_abort(r);
         http_conn_finish(c);
     }
-    idle_del(c);
+    http_idle_del(c);
     event_free(c->resume_ev);
     event_free(c->deadline_ev);
     evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
@@ -837,13 +706,12 @@ void http_conn_free(struct http_conn *c)
         l->backoff = 0;
         evtimer_del(l->retry_ev);
     }
-    listener_update(w);
+    http_listener_update(w);
 }
 
-/* Serve fd (connected; taken) on w. peer names the client in logs. */
-static void conn_new(struct http_worker *w, int fd, const char *peer)
+void http_conn_new(struct http_worker *w, int fd, const char *peer)
 {
-    conns_make_room(w);
+    http_conns_make_room(w);
     struct http_conn *c = xcalloc(1, sizeof(*c));
     c->w = w;
     c->hb.max = (size_t)w->srv->o.max_header_bytes;
@@ -876,17 +744,17 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
         w->conns->prev = c;
     w->conns = c;
     __atomic_add_fetch(&w->nconns, 1, __ATOMIC_RELAXED);
-    listener_update(w);
+    http_listener_update(w);
     llhttp_init(&c->parser, HTTP_REQUEST, &parser_settings);
     c->parser.data = c;
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
     struct timeval idle = {w->srv->o.idle_timeout_s, 0};
     bufferevent_set_timeouts(c->bev, &idle, &idle);
     /* The first request's head is due header_timeout_s after the accept;
-     * the timer stops on the way, after FRESH_IDLE_S, to list the
+     * the timer stops on the way, after HTTP_FRESH_IDLE_S, to list the
      * connection as idle if it has sent nothing yet. */
-    c->fresh = w->srv->o.header_timeout_s > FRESH_IDLE_S;
-    deadline_set(c, c->fresh ? FRESH_IDLE_S : w->srv->o.header_timeout_s);
+    c->fresh = w->srv->o.header_timeout_s > HTTP_FRESH_IDLE_S;
+    deadline_set(c, c->fresh ? HTTP_FRESH_IDLE_S : w->srv->o.header_timeout_s);
     if (!c->tls)   /* on by default; see conn_flush_cb (OpenSSL's writes as it needs) */
         bufferevent_disable(c->bev, EV_WRITE);
     bufferevent_enable(c->bev, EV_READ);
@@ -895,74 +763,6 @@ static void conn_new(struct http_worker *w, int fd, const char *peer)
 int http_req_tls(const struct http_req *r)
 {
     return r->conn && r->conn->tls;
-}
-
-static void peer_name(const struct sockaddr *sa, char *out, size_t outlen)
-{
-    char ip[INET6_ADDRSTRLEN];
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-        snprintf(out, outlen, "%s:%d", ip, ntohs(sin->sin_port));
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-        snprintf(out, outlen, "[%s]:%d", ip, ntohs(sin6->sin6_port));
-    } else {
-        snprintf(out, outlen, "local");
-    }
-}
-
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
-{
-    struct http_worker *w = arg;
-    (void)l;
-    (void)salen;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    char peer[64];
-    peer_name(sa, peer, sizeof(peer));
-    conn_new(w, fd, peer);
-}
-
-/*
- * accept failed with an error that retrying at once cannot cure (libevent
- * filters out EINTR, EAGAIN, ECONNABORTED): most often EMFILE or ENFILE.
- * The pending connection stays queued, so the listener would wake the loop
- * again at once and spin; it pauses for ACCEPT_BACKOFF_MS instead, or
- * until one of this worker's connections closes and frees a descriptor.
- */
-static void accept_error_cb(struct evconnlistener *lis, void *arg)
-{
-    struct http_worker *w = arg;
-    struct http_listener *l = &w->srv->lis[w->idx];
-    int e = EVUTIL_SOCKET_ERROR();
-    (void)lis;
-    log_warn_rl("accept: %s; not accepting for %d ms", strerror(e), ACCEPT_BACKOFF_MS);
-    l->backoff = 1;
-    listener_update(w);
-    struct timeval tv = {0, ACCEPT_BACKOFF_MS * 1000};
-    evtimer_add(l->retry_ev, &tv);
-}
-
-static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct http_worker *w = arg;
-    (void)fd;
-    (void)what;
-    w->srv->lis[w->idx].backoff = 0;
-    listener_update(w);
-}
-
-void http_server_adopt(struct http_worker *w, int fd)
-{
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof(ss);
-    char peer[64] = "local";
-    if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0)
-        peer_name((struct sockaddr *)&ss, peer, sizeof(peer));
-    conn_new(w, fd, peer);
 }
 
 /* ---- server ----------------------------------------------------------- */
@@ -1031,9 +831,7 @@ struct http_server *http_server_new(const struct http_server_opts *o)
         w->ctx = o->ctx;
         w->base = event_base_new();
         w->q = loopq_new(w->base);
-        s->lis[i].max_conns = (s->o.max_connections + s->n - 1) / s->n;
-        s->lis[i].pressure = s->lis[i].max_conns * PRESSURE_PCT / 100;
-        s->lis[i].retry_ev = evtimer_new(w->base, accept_retry_cb, w);
+        http_listener_init(s, i);
     }
     return s;
 }
@@ -1073,20 +871,12 @@ struct http_server *http_server_start(const struct http_server_opts *o, char *er
     }
     struct http_server *s = http_server_new(o);
     for (int i = 0; i < s->n; i++) {
-        struct http_listener *l = &s->lis[i];
-        l->lis = evconnlistener_new_bind(
-            s->w[i].base, accept_cb, &s->w[i],
-            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT |
-                LEV_OPT_CLOSE_ON_EXEC,
-            1024, (struct sockaddr *)&sin, sizeof(sin));
-        if (!l->lis) {
+        if (http_listener_bind(s, i, &sin)) {
             snprintf(err, errlen, "cannot listen on %s:%d: %s", o->host, o->port,
                      strerror(errno));
             http_server_free(s);
             return NULL;
         }
-        l->on = 1;
-        evconnlistener_set_error_cb(l->lis, accept_error_cb);
     }
     s->threads = xcalloc((size_t)s->n, sizeof(*s->threads));
     for (int i = 0; i < s->n; i++)

@@ -1,6 +1,7 @@
 /*
- * http_int: what http.c (connections, parsing, the server), httpresp.c
- * (responses), httptake.c and httpstop.c share. Internal to the HTTP layer; users include http.h.
+ * http_int: what http.c (connections, parsing, the server), httplisten.c
+ * (accepting, idle connections), httpresp.c (responses), httptake.c and
+ * httpstop.c share. Internal to the HTTP layer; users include http.h.
  */
 #ifndef SHOAL_HTTP_INT_H
 #define SHOAL_HTTP_INT_H
@@ -12,6 +13,21 @@
 #include "hblock.h"
 #include "http.h"
 #include "util.h"
+
+/* A worker's listening socket, whether it accepts, and the connections it
+ * may close to take new ones. */
+struct http_listener {
+    struct evconnlistener *lis;  /* NULL in a server from http_server_new */
+    struct event *retry_ev;      /* ends an accept back-off */
+    int max_conns;               /* the worker's share of max_connections */
+    int pressure;                /* PRESSURE_PCT of max_conns (httplisten.c) */
+    int backoff;                 /* accept failed: paused until retry_ev */
+    int on;                      /* the listener is enabled */
+    struct http_conn *idle_old;  /* the idle list (http_conn.idle_*), oldest first */
+    struct http_conn *idle_new;  /* its newest end */
+};
+
+#define HTTP_FRESH_IDLE_S 1         /* a new connection silent this long is idle */
 
 struct http_server {
     struct http_server_opts o;   /* defaults filled in */
@@ -74,6 +90,26 @@ void http_date_update(struct http_worker *w);
 void http_conn_finish(struct http_conn *c);
 /* Close c and free it (its request's on_abort first, when one is under way). */
 void http_conn_free(struct http_conn *c);
+/* Serve fd (connected; taken) on w. peer names the client in logs. */
+void http_conn_new(struct http_worker *w, int fd, const char *peer);
+
+/* httplisten.c: the worker's listener and its idle connections. c joins
+ * its worker's idle list (doomed: past its head's deadline, at the oldest
+ * end, to close first), leaves it, or joins it if it is between requests
+ * with nothing left to send or parse. */
+void http_idle_add(struct http_conn *c, int doomed);
+void http_idle_del(struct http_conn *c);
+void http_idle_check(struct http_conn *c);
+/* Room for one more connection on w, made before it is taken. */
+void http_conns_make_room(struct http_worker *w);
+/* Enable w's listener when it may accept, disable it otherwise. */
+void http_listener_update(struct http_worker *w);
+/* Worker i's share of max_connections; its listening socket on sin (0, or
+ * -1 with errno). */
+void http_listener_init(struct http_server *s, int i);
+struct sockaddr_in;
+int http_listener_bind(struct http_server *s, int i, const struct sockaddr_in *sin);
+
 /* The head was parsed and the handler takes the body (httptake.c): hand it
  * the bytes that came with the head and the socket, reading nothing more. */
 void http_conn_hand_body(struct http_conn *c);
