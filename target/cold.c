@@ -15,8 +15,11 @@
  * the transfer is paused until it drains. A read to the object's end
  * keeps its last byte until the copy is committed: once a client has the
  * whole object, it is cached. GETs that arrive meanwhile wait on the fetch
- * and are served from the drives once it is committed. A fetch that fails
- * mid-stream closes the client's connection, so the client sees a
+ * and are served from the drives once it is committed. A full or failing
+ * drive never cuts the stream: the fetch drops its local copy and the
+ * rest goes out from memory (fetch.h, lost), and the GETs that waited
+ * read the backend themselves (pass.c). A fetch that fails mid-stream (the
+ * backend's fault) closes the client's connection, so the client sees a
  * truncated body, never a short one that looks whole. A client that
  * leaves does not stop the fetch: the object is still worth caching.
  *
@@ -156,7 +159,7 @@ static void tap_begin(void *arg, const struct backend_obj *o, int fd)
     struct cold *c = arg;
     c->size = o->size;
     begin_client(c, o);
-    if (c->size > 0 && !c->seg) {
+    if (c->size > 0 && !c->seg && fd >= 0) {
         int dfd = dup(fd);
         if (dfd >= 0) {
             c->seg = evbuffer_file_segment_new(dfd, 0, c->size,
@@ -207,7 +210,18 @@ static void tap_transferred(void *arg)
     }
 }
 
-static const struct fetch_tap cold_tap = {tap_begin, tap_data, tap_transferred};
+/* The local copy is lost: what comes next is sent from memory. The
+ * segment goes (libevent keeps what it still sends of it; those bytes were
+ * written before the loss). */
+static void tap_lost(void *arg)
+{
+    struct cold *c = arg;
+    if (c->seg)
+        evbuffer_file_segment_free(c->seg);
+    c->seg = NULL;
+}
+
+static const struct fetch_tap cold_tap = {tap_begin, tap_data, tap_transferred, tap_lost};
 
 /* The fetch is over: the client that started it gets its last byte (or
  * loses its connection if the fetch failed mid-stream); one that waited is
@@ -219,6 +233,8 @@ static void fetched(void *arg, const struct fetch_result *res)
     if (!c->f) {
         if (res->status == 0)
             get_local(c->t, r, c->mkey, c->klen, res->late ? "hit" : "miss", c->verify);
+        else if (res->uncached)  /* no room to keep it: straight from the backend */
+            pass_get(r, &c->b, c->name);
         else
             http_reply_error(r, res->status, "%s", res->msg);
     } else if (c->transferred) {

@@ -16,6 +16,14 @@
  * the fetch and commits nothing. A body shorter than its Content-Length is
  * such a failure.
  *
+ * The local copy is the cache's, never the client's: when it cannot be
+ * kept (the drive past space_oos with this object's size reserved, the
+ * work file not made, a write failing with ENOSPC or EIO), a fetch that
+ * has a tap drops the work file and goes on feeding the tap from the
+ * bytes in hand, to the last one, and ends "uncached" (507): the client
+ * gets the whole object and nothing partial is stored. A fetch without a
+ * tap (a job's) has nobody to feed and fails at once.
+ *
  * No client is needed: the starter passes a completion callback and, if it
  * streams the bytes somewhere as they land (the cold GET, cold.c), a tap
  * that sees them and may pause the transfer for backpressure. Waiters are
@@ -55,6 +63,7 @@ struct waiter {
     void *arg;
     int late;                    /* joined once the backend transfer was over */
     int status;                  /* the outcome, set when the fetch ends */
+    int uncached;                /* ... the object served its starter, but was not kept */
     char msg[300];
 };
 
@@ -94,6 +103,9 @@ struct fetch {
     int64_t expect;              /* backend Content-Length, -1 unknown */
     uint64_t got;
     int rc;                      /* local write (or work file) error */
+    int local_rc;                /* the local copy was dropped (-errno): bytes only go to the tap */
+    int uncached;                /* every byte came, and none was kept */
+    char local_why[200];
     struct backend_obj obj;
     char errbody[512];           /* start of an error body, for its <Code> */
     size_t errlen;
@@ -145,7 +157,7 @@ static struct fetch *join_or_add(const struct fetch_req *fr, fetch_done_fn done,
 static void waiter_run(void *arg)
 {
     struct waiter *w = arg;
-    struct fetch_result res = {w->status, w->msg, w->late};
+    struct fetch_result res = {w->status, w->msg, w->late, w->uncached};
     w->done(w->arg, &res);
     free(w);
 }
@@ -182,11 +194,12 @@ static void fetch_end(struct fetch *f, int status, const char *msg)
     }
     struct waiter *w = f->waiters;
     pthread_mutex_unlock(&s->mu);
-    struct fetch_result res = {status, msg ? msg : "", 0};
+    struct fetch_result res = {status, msg ? msg : "", 0, f->uncached};
     f->done(f->arg, &res);
     while (w) {
         struct waiter *next = w->next;
         w->status = status;
+        w->uncached = res.uncached;
         snprintf(w->msg, sizeof(w->msg), "%s", res.msg);
         loopq_post(w->q, waiter_run, w);
         w = next;
@@ -229,7 +242,9 @@ static void commit_done(void *arg)
                   (unsigned long long)f->got);
     if (!f->rc && space_over_high(f->t))
         lru_kick();              /* the cache grew past its high watermark */
-    fetch_end(f, f->rc ? 500 : 0, f->rc ? "cannot cache the object" : NULL);
+    f->uncached = f->rc != 0;    /* every byte came (the tap's client has them) */
+    fetch_end(f, f->rc == -ENOSPC ? 507 : f->rc ? 500 : 0,
+              f->rc ? "cannot cache the object" : NULL);
 }
 
 /* All the backend's bytes are in the work file: commit it. */
@@ -246,6 +261,51 @@ static void transferred(struct fetch *f)
     iopool_submit(f->t->io, f->q, commit_work, commit_done, f);
 }
 
+/* ---- without a local copy ---------------------------------------------------- */
+
+/* The local copy cannot be kept (rc, -errno; why says so): the work file
+ * goes, its reservation with it, and the tap is fed from memory from now
+ * on. Returns 0, or -1 when there is no tap to feed (the fetch fails). */
+static int drop_local(struct fetch *f, int rc, const char *why)
+{
+    if (!f->tap)
+        return -1;
+    if (!f->local_rc)
+        log_warn("fetch of %s from %s: not cached, the bytes go to the client only: %s",
+                 f->name, f->b.label, why);
+    f->local_rc = rc;
+    snprintf(f->local_why, sizeof(f->local_why), "%s", why);
+    if (f->fd >= 0) {
+        close(f->fd);
+        unlink(f->work);
+        f->fd = -1;
+    }
+    if (f->reserved)
+        space_reserve(f->t, f->mp, f->reserved, -1);
+    f->reserved = 0;
+    if (f->tap->lost)
+        f->tap->lost(f->tap_arg);
+    return 0;
+}
+
+/* Admission of a 200 of known size: its bytes are counted as used while
+ * they land, and the drive may not pass space_oos with them (reserved
+ * first, then checked, so concurrent fetches see each other's). */
+static void admit(struct fetch *f)
+{
+    char why[300];
+    if (f->expect <= 0 || f->reserved || f->fd < 0)
+        return;
+    f->reserved = (uint64_t)f->expect;
+    space_reserve(f->t, f->mp, f->reserved, 1);
+    if (space_admit(f->t, f->mp, 0, why, sizeof(why)) == 0)
+        return;
+    if (drop_local(f, -ENOSPC, why) < 0) {
+        space_reserve(f->t, f->mp, f->reserved, -1);   /* a job's: it writes and may fail */
+        f->reserved = 0;
+    }
+}
+
 /* ---- the backend GET ------------------------------------------------------- */
 
 static int on_headers(void *arg, struct hcli_xfer *x, int status)
@@ -256,10 +316,7 @@ static int on_headers(void *arg, struct hcli_xfer *x, int status)
     if (status == 200) {
         f->expect = f->obj.size;
         f->started = 1;
-        if (f->expect > 0 && !f->reserved) {   /* counted as used while it lands */
-            f->reserved = (uint64_t)f->expect;
-            space_reserve(f->t, f->mp, f->reserved, 1);
-        }
+        admit(f);
         if (f->tap)
             f->tap->begin(f->tap_arg, &f->obj, f->fd);
     }
@@ -277,12 +334,17 @@ static int on_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
         f->errbody[f->errlen] = '\0';
         return 0;
     }
-    XXH3_64bits_update(f->xs, p, n);
-    for (size_t off = 0; off < n;) {
+    if (f->fd >= 0)
+        XXH3_64bits_update(f->xs, p, n);
+    for (size_t off = 0; f->fd >= 0 && off < n;) {
         ssize_t w = write(f->fd, p + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            char why[200];
+            snprintf(why, sizeof(why), "cannot write the object locally: %s", strerror(errno));
+            if (drop_local(f, -errno, why) == 0)
+                break;           /* the whole of p goes to the tap below */
             f->rc = -errno;
             return -1;
         }
@@ -307,7 +369,7 @@ static int retry(struct fetch *f, int status, const char *err)
 {
     if (f->started || !backend_retryable(status) || f->attempt > f->b.retries)
         return 0;
-    if (ftruncate(f->fd, 0) || lseek(f->fd, 0, SEEK_SET))
+    if (f->fd >= 0 && (ftruncate(f->fd, 0) || lseek(f->fd, 0, SEEK_SET)))
         return 0;
     XXH3_64bits_reset(f->xs);
     f->got = 0;
@@ -323,7 +385,14 @@ static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
     (void)x;
     f->x = NULL;
     if (status == 200 && f->rc == 0 && (f->expect < 0 || f->got == (uint64_t)f->expect)) {
-        transferred(f);
+        if (!f->local_rc) {
+            transferred(f);
+            return;
+        }
+        if (f->tap)              /* the client has it all; nothing was kept */
+            f->tap->transferred(f->tap_arg);
+        f->uncached = 1;
+        fetch_end(f, f->local_rc == -ENOSPC ? 507 : 500, f->local_why);
         return;
     }
     char msg[300] = "";
@@ -396,10 +465,15 @@ struct fetch *fetch_get(const struct fetch_req *fr, const struct fetch_tap *tap,
     XXH3_64bits_reset(f->xs);
     f->fd = store_work_open(f->mp, &f->m.uid, f->work, sizeof(f->work));
     if (f->fd < 0) {
-        f->rc = f->fd;
+        int rc = f->fd;
+        char why[200];
+        snprintf(why, sizeof(why), "cannot create a work file: %s", strerror(-rc));
         f->fd = -1;
-        loopq_post(f->q, open_failed, f);
-        return f;
+        if (drop_local(f, rc, why) < 0) {
+            f->rc = rc;
+            loopq_post(f->q, open_failed, f);
+            return f;
+        }
     }
     fetch_attempt(f);
     return f;

@@ -31,6 +31,8 @@ struct fetch_result {
     int status;                  /* 0: the object is committed; else an HTTP status */
     const char *msg;             /* why, when status != 0 ("" otherwise) */
     int late;                    /* joined once the backend's bytes were all in */
+    int uncached;                /* the starter's client had every byte, but no copy could
+                                  * be kept (full or failing drive): read the backend */
 };
 
 typedef void (*fetch_done_fn)(void *arg, const struct fetch_result *res);
@@ -39,12 +41,17 @@ typedef void (*fetch_done_fn)(void *arg, const struct fetch_result *res);
  * cold GET streams the bytes to its client), on the fetch's loop. */
 struct fetch_tap {
     /* The backend answered 200 with o (o->size -1 when unknown); its bytes
-     * go to fd, the work file, from offset 0. */
+     * go to fd, the work file, from offset 0 (-1: no local copy is kept). */
     void (*begin)(void *arg, const struct backend_obj *o, int fd);
-    /* Bytes [off, off + n) are in the work file; p holds them too. */
+    /* Bytes [off, off + n) are in the work file, unless the local copy was
+     * lost; p holds them either way. */
     void (*data)(void *arg, uint64_t off, const char *p, size_t n);
-    /* All the backend's bytes are in; the commit begins. */
+    /* All the backend's bytes are in; the commit begins (or, the local
+     * copy lost, the fetch ends uncached). */
     void (*transferred)(void *arg);
+    /* The local copy is lost (a full or failing drive): bytes from now on
+     * are in p only; those before stay readable through fd. May be NULL. */
+    void (*lost)(void *arg);
 };
 
 /*

@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+import requests
 
 from conftest import running_s3rver, tmpfs_cluster
 from test_loader import LOADER
@@ -168,3 +169,81 @@ def test_out_of_space_cold_gets_pass_through(s3, dataset):
         assert line and float(line[0].split()[-1]) >= 60 - first_pass, line
         r = c.http.put(c.url + "/v1/objects/own/x", os.urandom(1 << 20))
         assert r.status_code == 507, r.text
+
+
+def cold_gets(c, s3, names, workers=12):
+    """GET each name through c with workers at once; every answer must be
+    200 with the backend's bytes, whole (never a body cut short)."""
+    import concurrent.futures
+    import hashlib
+    want = {}
+    for n in names:
+        want[n] = hashlib.sha256(
+            s3.client().get_object(Bucket="lrusrc", Key=n)["Body"].read()).hexdigest()
+
+    def one(n):
+        s = requests.Session()
+        r = s.get(c.url + "/v1/objects/lb/" + n, timeout=60)
+        return n, r.status_code, len(r.content), hashlib.sha256(r.content).hexdigest(), \
+            r.headers.get("X-Shoal-Cache")
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+        got = list(ex.map(one, names))
+    bad = [(n, st, ln) for n, st, ln, h, _ in got if st != 200 or ln != SIZE or h != want[n]]
+    assert not bad, bad
+    return [g[4] for g in got]
+
+
+def work_files(c):
+    return os.listdir(os.path.join(c.mountpath, "work"))
+
+
+def target_log(c):
+    logs = os.path.join(c.data, "logs")
+    return "".join(open(os.path.join(logs, f), errors="replace").read()
+                   for f in os.listdir(logs) if f.startswith("t"))
+
+
+def test_a_full_drive_never_cuts_a_cold_get(s3, dataset):
+    """12 cold GETs at once of 1 MiB objects onto a 64 MiB drive that
+    eviction may not empty: each admission reserves its object's size, and
+    one that would pass space_oos keeps no copy; every client gets every
+    byte, whether the copy was kept or not."""
+    extra = "--space_oos 95 --space_high_wm 90 --space_low_wm 85 --lru_dont_evict_s 3600"
+    with tmpfs_cluster("64m", env=s3.env(), extra=extra) as c:
+        assert c.http.put(c.url + "/v1/buckets/lb",
+                          json={"backend": "s3://lrusrc"}).status_code == 201
+        caches = cold_gets(c, s3, ["ds/%08d" % i for i in range(120)])
+        assert caches.count("miss") >= 30, caches    # kept while there was room
+        st = os.statvfs(c.mountpath)
+        assert st.f_bfree > 0                    # never filled to the last block
+        assert not work_files(c)                 # nothing partial left behind
+        # what was kept reads back whole from the drive
+        cold_gets(c, s3, ["ds/%08d" % i for i in range(12)])
+
+
+def test_a_drive_filled_by_something_else_never_cuts_a_cold_get(s3, dataset):
+    """The drive fills behind the target's back (its sampler sees nothing
+    for a minute): writes fail with ENOSPC in the middle of cold GETs,
+    whose clients still get every byte from the backend; no partial object
+    is kept or shown."""
+    extra = "--space_sample_ms 600000 --lru_dont_evict_s 3600"
+    with tmpfs_cluster("64m", env=s3.env(), extra=extra) as c:
+        assert c.http.put(c.url + "/v1/buckets/lb",
+                          json={"backend": "s3://lrusrc"}).status_code == 201
+        filler = os.path.join(c.mountpath, "filler")
+        with open(filler, "wb") as f:          # all but ~300 KiB
+            free = os.statvfs(c.mountpath).f_bavail * os.statvfs(c.mountpath).f_frsize
+            left = free - 300 * 1024
+            while left > 0:
+                f.write(b"\0" * min(left, 1 << 20))
+                left -= 1 << 20
+        names = ["ds/%08d" % i for i in range(130, 154)]
+        cold_gets(c, s3, names)
+        assert not work_files(c)
+        assert "not cached, the bytes go to the client only" in target_log(c)
+        os.unlink(filler)
+        # once there is room, they are cached as usual
+        cold_gets(c, s3, names[:4])
+        for n in names[:4]:
+            r = c.http.get(c.url + "/v1/objects/lb/" + n)
+            assert r.headers["X-Shoal-Cache"] == "hit", r.headers
