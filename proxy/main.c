@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "buckets.h"
+#include "damaged.h"
 #include "jobs.h"
 #include "cluster.h"
 #include "http.h"
@@ -51,6 +52,7 @@ static const struct route routes[] = {
     {RM_POST, "/v1/cluster/join", cluster_join, "join"},
     {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
     {RM_GET, "/v1/cluster/space", space_route, "space"},
+    {RM_GET, "/v1/cluster/damaged", damaged_route, "damaged"},
     {RM_GET, "/v1/cluster/quorum", quorum_route, "quorum"},
     {RM_ANY, "/v1/cluster/nodes/*", nodes_route, "node"},
     {RM_ANY, "/v1/targets/*", nodes_targets_route, "mountpaths"},

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "bmd.h"
 #include "cmap.h"
@@ -14,6 +15,7 @@
 #include "gfn.h"
 #include "hc.h"
 #include "http.h"
+#include "log.h"
 #include "mirror.h"
 #include "node.h"
 #include "reb.h"
@@ -100,10 +102,14 @@ struct gfn {
     size_t meta_len, meta_got;
     struct ometa m;
     int begun, paused;
+    XXH3_state_t *xs;            /* the relayed bytes' checksum, checked before the last */
+    uint64_t relayed;
+    char last;                   /* the last byte, held until the checksum is right */
 };
 
 static void gfn_free(struct gfn *g)
 {
+    XXH3_freeState(g->xs);
     for (int i = 0; i < g->n_ask; i++)
         free(g->ask[i]);
     free(g->meta);
@@ -232,6 +238,20 @@ static int relay_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
                          g->m.ctype[0] ? g->m.ctype : "application/octet-stream");
         http_resp_begin(r, 200, (int64_t)g->m.size);
         g->begun = 1;
+        if (!g->xs)
+            g->xs = XXH3_createState();
+        XXH3_64bits_reset(g->xs);
+        g->relayed = 0;
+    }
+    if (!n)
+        return 0;
+    if (g->relayed + n > g->m.size)
+        return -1;               /* more than its record says */
+    XXH3_64bits_update(g->xs, d, n);
+    g->relayed += n;
+    if (g->relayed == g->m.size) {   /* the last byte waits for the checksum */
+        g->last = d[n - 1];
+        n--;
     }
     if (n)
         http_resp_write(r, d, n);
@@ -250,10 +270,18 @@ static void relay_done(void *arg, struct hc_xfer *x, int status, const char *err
     (void)err;
     g->x = NULL;
     if (g->begun) {
-        if (status == 200 && r->data == g) {
+        int whole = status == 200 && g->relayed == g->m.size && g->m.size > 0 &&
+                    XXH3_64bits_digest(g->xs) == g->m.cksum;
+        if (status == 200 && g->m.size == 0 && r->data == g) {
+            http_resp_end(r);
+        } else if (whole && r->data == g) {
+            http_resp_write(r, &g->last, 1);
             http_resp_end(r);
         } else if (r->data == g) {
-            http_resp_abort(r);  /* never a body that looks whole */
+            if (status == 200)
+                log_error("a neighbour's copy of %s/%s came damaged: not served whole",
+                          g->bucket, g->name);
+            http_resp_abort(r);  /* never a body that looks whole, nor wrong bytes */
         }
         r->data = NULL;
         r->on_abort = NULL;
@@ -358,12 +386,14 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     struct around a;
     /* Outside a window: a bucket with a backend asks only a target in
      * maintenance (what is not here, the backend has), one without only
-     * when the name is not here; so does a write-back bucket, whose newest
-     * copy may be owed to its backend on a target that is down. */
+     * when the name is not here, or only as a copy marked damaged
+     * (repair.h); so does a write-back bucket, whose newest copy may be
+     * owed to its backend on a target that is down. */
     const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
     int wb = backed && wp && !strcmp(wp, "write-back");
     int ask = window || (backed && !wb ? cm && cm->n_members != cm->n_targets
-                                       : store_get(&t->store, mp, mkey, klen, &m) != 0);
+                                       : store_get(&t->store, mp, mkey, klen, &m) != 0 ||
+                                             (m.flags & OMETA_F_DAMAGED));
     if (!ask) {
         cmap_unref(cm);
         go_on(g);

@@ -75,6 +75,7 @@ static const struct route internal_routes[] = {
     {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
     {RM_PATCH, "/v1/internal/jobs/*", job_patch, "job.patch"},
     {RM_GET, "/v1/internal/space", space_report, "space"},
+    {RM_GET, "/v1/internal/damaged", scrub_damaged_report, "damaged"},
     {RM_GET, "/v1/internal/wbq", wbq_report, "wbq"},
     {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
     {RM_ANY, "/v1/internal/slice/*", slice_handle, "slice"},

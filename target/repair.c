@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bmd.h"
 #include "cold.h"
@@ -34,14 +35,27 @@ struct repair {
     size_t klen;
     uint64_t uid, version, size;   /* of the damaged copy */
     int flags;
+    int backed;                  /* its bucket's backend has the object */
     int rc;
 };
 
+/* The damaged copy, while its bytes are here and no backend has them, is
+ * kept and marked damaged: the last bytes of an object are never dropped,
+ * and a good copy of its version, from another drive or a copy holder,
+ * replaces it (store_held_version). With its data file gone, or a backend
+ * to fetch it from again, it is dropped. */
 static void drop_work(void *arg)
 {
     struct repair *p = arg;
     struct store *st = &p->t->store;
-    p->rc = store_delete_if(st, store_pick(st, p->mkey, p->klen), p->mkey, p->klen, p->uid);
+    struct store_mp *mp = store_pick(st, p->mkey, p->klen);
+    int fd = p->backed ? -1 : store_data_open(mp, p->mkey, p->klen, p->uid);
+    if (fd >= 0) {
+        close(fd);
+        p->rc = store_mark_damaged(st, p->mkey, p->klen, p->uid);
+    } else {
+        p->rc = store_delete_if(st, mp, p->mkey, p->klen, p->uid);
+    }
 }
 
 struct rebuild {
@@ -104,7 +118,14 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
         repair_rebuild_get(t, r, mkey, klen, get_verifies(bk), unsure);   /* takes mkey */
         return;
     }
-    if (here) {
+    if (here && (m.flags & OMETA_F_DAMAGED) && unsure) {   /* kept; a holder may have it */
+        http_resp_header(r, "Retry-After", "5");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the copy here is damaged and a copy holder "
+                                              "could not be asked: try again");
+    } else if (here && (m.flags & OMETA_F_DAMAGED)) {
+        get_corrupted(r, mkey, klen, "its data is damaged and no copy holder had a good copy: "
+                                     "every damaged copy is kept for an operator");
+    } else if (here) {
         log_info("a damaged copy of %s/%s was replaced from a copy holder", bk->name, name);
         tmet_add(TM_REPAIRED, 1);
         get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
@@ -193,6 +214,7 @@ int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t k
     const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
     struct bmd_ec ec;
     int can = bk && (bmd_copies(bk) > 1 || bmd_has_backend(bk) || bmd_ec(bk, &ec));
+    int can_backed = bk && bmd_has_backend(bk);
     bmd_unref(b);
     if (!can)
         return 0;
@@ -209,6 +231,7 @@ int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t k
     p->version = m->version;
     p->size = m->size;
     p->flags = flags;
+    p->backed = can_backed;
     http_req_ref(r);
     iopool_submit_first(t->io, r->w->q, drop_work, dropped, p);
     return 1;

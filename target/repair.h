@@ -1,13 +1,17 @@
 /*
  * repair: a read that found the copy here damaged (repair.c). Its data
- * file is missing, short, or does not match its checksum: the copy is
- * dropped (only that version: a new one written meanwhile stays) and a
- * good one brought in its place, from a copy holder of a mirrored bucket
- * (gfn.h asks them, as for a name missing here) or, for a bucket with a
- * backend, from the backend; then the read is served from it. When no
- * good copy is anywhere, the read is 500 ObjectCorrupted and the object
- * is gone (no ghost lingers in listings). A copy still owed to a
- * write-back backend is never dropped: its read stays 500.
+ * file is missing, short, or does not match its checksum: a good copy is
+ * brought in its place, from another drive, a copy holder of a mirrored
+ * bucket (gfn.h asks them, as for a name missing here) or, for a bucket
+ * with a backend, from the backend; then the read is served from it. The
+ * damaged copy meanwhile is kept, marked damaged (only that version: a
+ * new one written meanwhile stays), while its bytes are here and no
+ * backend has them: the last bytes of an object are never dropped. When
+ * no good copy is anywhere, the read is 500 ObjectCorrupted, and the
+ * object stays listed, marked, until a good copy (a PUT, a copy from
+ * elsewhere) replaces it; one whose data file is gone is dropped (no
+ * ghost lingers in listings). A copy still owed to a write-back backend
+ * is never dropped: its read stays 500.
  *
  * Thread: r's worker; the drop on the I/O pool.
  */

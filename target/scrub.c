@@ -64,7 +64,8 @@ struct scrub {
     const char *why;
     int rc;
     int asks, unasked;           /* holders asked for their copy; those that failed */
-    int marking;                 /* the only copy, bytes wrong: marked, not dropped */
+    int marking;                 /* its bytes here, wrong, nothing else has them: marked */
+    uint64_t on_disk;            /* bytes its data file holds (0: none, or no file) */
     int slices;                  /* the walk is on slices now (objects first), */
     int copies;                  /* then on copies on other drives (lcopy.h) */
     char *okey;                  /* a damaged slice's object key, while it is made again */
@@ -196,6 +197,7 @@ static enum verdict check_open(struct scrub *s)
     struct store *st = &s->t->store;
     struct store_mp *mp = where(s);
     s->got = 0;
+    s->on_disk = 0;
     if (store_get(st, mp, s->mkey, s->klen, &s->m))
         return V_GONE;           /* deleted or moved meanwhile */
     s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
@@ -212,7 +214,9 @@ static enum verdict check_open(struct scrub *s)
         return V_ERR;
     }
     struct stat sb;
-    if (fstat(s->fd, &sb) || (uint64_t)sb.st_size != s->m.size) {
+    int st_rc = fstat(s->fd, &sb);
+    s->on_disk = st_rc == 0 ? (uint64_t)sb.st_size : 0;
+    if (st_rc || (uint64_t)sb.st_size != s->m.size) {
         s->why = "its data file is short";
         return V_BAD;
     }
@@ -269,12 +273,15 @@ static void settled(struct scrub *s, uint64_t *counter, const char *err)
     next_key(s);
 }
 
+/* Is a good copy here now (a holder's replaced the damaged one)? */
 static void present_work(void *arg)
 {
     struct scrub *s = arg;
     struct store *st = &s->t->store;
     struct ometa m;
     s->rc = store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &m);
+    if (!s->rc && (m.flags & OMETA_F_DAMAGED))
+        s->rc = -EBADMSG;
 }
 
 static void present_done(void *arg)
@@ -283,8 +290,13 @@ static void present_done(void *arg)
     if (s->rc == 0)
         settled(s, &s->j->fixed, NULL);
     else if (s->unasked)         /* a holder did not answer: it may have it still */
-        settled(s, NULL, "damaged and dropped; a copy holder could not be asked: the next "
-                         "walk brings its copy");
+        settled(s, NULL, s->marking ? "damaged, kept marked; a copy holder could not be "
+                                      "asked: the next walk brings its copy"
+                                    : "damaged and dropped; a copy holder could not be "
+                                      "asked: the next walk brings its copy");
+    else if (s->marking)
+        settled(s, &s->j->lost, "damaged, and no copy holder had a good copy: kept, marked "
+                                "damaged (reads answer 500) until a good copy replaces it");
     else
         settled(s, &s->j->lost, "damaged, and no copy holder had a good copy: lost");
 }
@@ -345,22 +357,12 @@ static void rebuilt(void *arg, int rc)
         settled(s, NULL, "damaged and dropped; its slices could not be read: try again");
 }
 
-/* Marked damaged (ometa.h): never served, kept for an operator. */
-static int mark(struct ometa *m, void *arg)
-{
-    const struct scrub *s = arg;
-    if (m->uid != s->m.uid)
-        return -ESTALE;
-    m->flags |= OMETA_F_DAMAGED;
-    return 0;
-}
-
 static void repair_work(void *arg)
 {
     struct scrub *s = arg;
     struct store *st = &s->t->store;
-    if (s->marking)              /* the only copy, its bytes wrong: kept, marked */
-        s->rc = store_meta_update(st, s->mkey, s->klen, mark, s);
+    if (s->marking)              /* its bytes here, wrong: kept, marked (ometa.h) */
+        s->rc = store_mark_damaged(st, s->mkey, s->klen, s->m.uid);
     else
         s->rc = store_delete_if(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen,
                                 s->m.uid);
@@ -380,31 +382,34 @@ static void repaired(void *arg)
     else if (s->rc == -EEXIST)
         settled(s, NULL, "damaged, and still owed to its write-back backend: kept");
     else if (s->rc)
-        settled(s, NULL, "damaged, and cannot be dropped");
-    else if (s->marking)
-        settled(s, &s->j->lost, "its bytes do not match its checksum and it has no other "
-                                "copy: kept, marked damaged (reads answer 500)");
+        settled(s, NULL, "damaged, and cannot be marked or dropped");
     else if (copies > 1)         /* a copy on another drive first (lcopy.h), then holders */
         lcopy_restore(s->t, &s->lp, s->mkey, s->klen, s->m.version, local_restored, s);
     else if (sliced)
         ecode_rebuild(s->t, &s->lp, s->mkey, s->klen, rebuilt, s);
     else if (backed)             /* the next read fetches it again */
         settled(s, &s->j->fixed, NULL);
+    else if (s->marking)
+        settled(s, &s->j->lost, "its bytes do not match its checksum and it has no other "
+                                "copy: kept, marked damaged (reads answer 500)");
     else
         settled(s, &s->j->lost, "its data is gone, and it has no other copy: dropped");
 }
 
-/* A damaged copy: dropped to be brought again from redundancy; with none,
- * dropped when its data is gone (no ghost in the listing), else marked. */
+/* A damaged copy: kept and marked while its bytes are here and neither a
+ * backend nor slices hold the object (the last bytes of an object are
+ * never dropped; a good copy of its version from another drive or a copy
+ * holder replaces it: store_held_version), else dropped to be brought
+ * again from redundancy; with its data gone and nothing to bring it
+ * from, dropped (no ghost in the listing). */
 static void repair(struct scrub *s)
 {
     struct bmd *b;
     const struct bmd_bucket *bk = xfer_key_bucket(s->mkey, s->klen, &b);
     struct bmd_ec ec;
-    int redundant = !bk || mirror_copies(s->mkey, s->klen, s->m.size) > 1 || bmd_ec(bk, &ec) ||
-                    bmd_has_backend(bk);
+    int elsewhere = !bk || bmd_ec(bk, &ec) || bmd_has_backend(bk);
     bmd_unref(b);
-    s->marking = !redundant && s->got == s->m.size;   /* its bytes are there, only wrong */
+    s->marking = !elsewhere && s->on_disk > 0;   /* its bytes are there, only wrong */
     iopool_submit_first(s->t->io, s->j->q, repair_work, repaired, s);
 }
 
@@ -707,4 +712,67 @@ void scrub_start(struct target *t, struct http_worker *w)
     struct timeval tv = {SCHEDULE_CHECK_S, 0};
     evtimer_add(sched.timer, &tv);
     iopool_submit(t->io, w->q, last_work, last_done, NULL);
+}
+
+/* ---- the copies kept marked damaged, for an operator -------------------------------- */
+
+struct damaged {
+    struct target *t;
+    struct http_req *r;
+    json_t *list;
+    int more;                    /* past SCRUB_DAMAGED_MAX */
+};
+
+static int damaged_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct damaged *d = arg;
+    struct ometa m;
+    const char *prov, *bucket, *name;
+    size_t nl;
+    if (ometa_decode(v, vl, &m) || !(m.flags & OMETA_F_DAMAGED))
+        return 0;
+    if (json_array_size(d->list) >= SCRUB_DAMAGED_MAX) {
+        d->more = 1;
+        return 1;
+    }
+    char *key = xfer_key_dup(k, kl);
+    if (!xfer_key_parts(key, kl, &prov, &bucket, &name, &nl))
+        json_array_append_new(d->list, json_pack("{s:s, s:s, s:s%, s:I, s:I}", "provider", prov,
+                                                 "bucket", bucket, "name", name, nl, "size",
+                                                 (json_int_t)m.size, "version",
+                                                 (json_int_t)m.version));
+    free(key);
+    return 0;
+}
+
+static void damaged_work(void *arg)
+{
+    struct damaged *d = arg;
+    struct store *st = &d->t->store;
+    int n = __atomic_load_n(&st->n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n && !d->more; i++)
+        if (!st->mp[i].gone)
+            store_kv_scan(st, &st->mp[i], "o", 1, damaged_one, d);
+}
+
+static void damaged_done(void *arg)
+{
+    struct damaged *d = arg;
+    http_reply_json(d->r, 200, json_pack("{s:s, s:o, s:b}", "target", d->t->node.id, "damaged",
+                                         d->list, "more", d->more));
+    http_req_unref(d->r);
+    free(d);
+}
+
+void scrub_damaged_report(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct target *t = r->w->ctx;
+    (void)rest;
+    (void)rlen;
+    struct damaged *d = xcalloc(1, sizeof(*d));
+    d->t = t;
+    d->r = r;
+    d->list = json_array();
+    http_req_ref(r);
+    iopool_submit(t->io, r->w->q, damaged_work, damaged_done, d);
 }

@@ -260,14 +260,16 @@ int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_
 }
 
 /* The newest version a name has here, as an object or a tombstone (0:
- * none); *old gets the object's record when there is one (returns 1). */
+ * none); *old gets the object's record when there is one (returns 1). A
+ * copy marked damaged counts as held (store_held_version). */
 static int held_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                         struct ometa *old, uint64_t *newest, int *tombed)
 {
     uint64_t tv = 0;
     int have = store_get(s, mp, mkey, klen, old) == 0;
     *tombed = store_tomb_get(s, mp, mkey, klen, &tv) == 0;
-    *newest = have && old->version > tv ? old->version : tv;
+    uint64_t ov = have ? store_held_version(old) : 0;
+    *newest = ov > tv ? ov : tv;
     return have;
 }
 

@@ -263,6 +263,16 @@ int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_
 /* The newest version mp holds of mkey, as an object or a tombstone; 0:
  * none. What a copy from elsewhere must beat. */
 uint64_t store_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
+/* The version record m counts as held: its own, but one less for a copy
+ * marked damaged (OMETA_F_DAMAGED), so that a good copy of the same
+ * version, from a copy holder or another drive, replaces it, while
+ * nothing older does; and a damaged copy never counts as a copy held. */
+uint64_t store_held_version(const struct ometa *m);
+/* Mark the copy of mkey damaged (OMETA_F_DAMAGED: never served, never
+ * handed on, kept for an operator), its version unchanged, only while it
+ * is still the one with data file uid (0: any): 0, -ESTALE, -ENOENT or
+ * -errno. Blocks: the I/O pool. */
+int store_mark_damaged(struct store *s, const char *mkey, size_t klen, uint64_t uid);
 /* Drop the tombstones of deletes before before_ms; how many. */
 long store_tomb_sweep(struct store *s, uint64_t before_ms);
 /* mkey with its first byte ('o') made kind: the key of a record beside the

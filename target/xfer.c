@@ -199,7 +199,10 @@ static void xfer_finish(struct xfer *x, int rc)
     xfer_free(x);
 }
 
-/* On the I/O pool: one version of the name, object or tombstone. */
+static void mark_work(void *arg);
+
+/* On the I/O pool: one version of the name, object or tombstone; a copy
+ * whose file is short is marked damaged instead (-EBADMSG). */
 static void open_work(void *arg)
 {
     struct xfer *x = arg;
@@ -209,9 +212,16 @@ static void open_work(void *arg)
     for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
         if (store_get(st, mp, x->mkey, x->klen, &x->m))
             break;
-        if (x->m.version <= x->min_version)
-            return;
+        if (x->m.version <= x->min_version || (x->m.flags & OMETA_F_DAMAGED))
+            return;              /* a damaged copy is never handed on */
         x->fd = store_data_open(mp, x->mkey, x->klen, x->m.uid);
+        if (x->fd >= 0 && !file_has_size(x->fd, x->m.size)) {   /* short: damaged */
+            close(x->fd);
+            x->fd = -1;
+            mark_work(x);
+            x->rc = -EBADMSG;
+            return;
+        }
         if (x->fd >= 0) {
             x->what = XFER_OBJECT;
             x->dirty = wbq_owed(st, x->mkey, x->klen);
@@ -281,6 +291,25 @@ static void drop_work(void *arg)
 static void dropped(void *arg)
 {
     xfer_finish(arg, 0);
+}
+
+/* The receiver found the bytes sent unlike their record (422): the copy
+ * here is damaged. It is kept, marked (repair.h), and never sent again. */
+static void mark_work(void *arg)
+{
+    struct xfer *x = arg;
+    x->rc = store_mark_damaged(&x->t->store, x->mkey, x->klen, x->m.uid);
+    if (x->rc == 0) {
+        char *shown = xfer_key_show(x->mkey, x->klen);
+        log_warn("object %s: the copy here arrived damaged at %s: marked damaged", shown,
+                 x->url);
+        free(shown);
+    }
+}
+
+static void marked(void *arg)
+{
+    xfer_finish(arg, -EBADMSG);
 }
 
 static ssize_t send_read(void *arg, char *buf, size_t n)
@@ -360,6 +389,12 @@ static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err
             return;
         }
         xfer_finish(x, 0);
+        return;
+    }
+    if (x->what == XFER_OBJECT && status == 422) {
+        close(x->fd);
+        x->fd = -1;
+        iopool_submit(x->t->io, x->lp.q, mark_work, marked, x);
         return;
     }
     if (x->what == XFER_OBJECT && status != 507) {
@@ -550,7 +585,8 @@ static void recv_end(struct http_req *r)
 {
     struct recv *v = r->data;
     if (inbody_check(&v->b, &v->m)) {
-        recv_fail(v, 400, "the object arrived damaged: its bytes do not match its record");
+        /* 422, not 400: the sender's copy is damaged (xfer_send marks it) */
+        recv_fail(v, 422, "the object arrived damaged: its bytes do not match its record");
         return;
     }
     r->on_abort = NULL;          /* the commit owns v now */
@@ -603,7 +639,9 @@ static void asked_done(void *arg, int rc, enum xfer_what what, uint64_t bytes, i
     (void)bytes;
     (void)busy;
     static const char *const names[] = {"none", "object", "tomb"};
-    if (rc && rc != -ENOENT)
+    if (rc == -EBADMSG)          /* a definite answer: the copy here is damaged too */
+        http_reply_json(r, 200, json_pack("{s:s}", "sent", "damaged"));
+    else if (rc && rc != -ENOENT)
         http_reply_error(r, 502, "cannot send it: %s", strerror(-rc));
     else
         http_reply_json(r, 200, json_pack("{s:s}", "sent", names[rc ? XFER_NONE : what]));

@@ -383,3 +383,64 @@ def test_scrub_remakes_a_damaged_copy_on_another_drive():
         assert c.http.get(url(c, "lc", "x")).content == body
     finally:
         assert not c.cleanup()
+
+
+def test_every_copy_damaged_is_kept_and_said():
+    """Copies 2 on two targets, both copies of an object flipped (or
+    truncated): a read is 500 ObjectCorrupted, every time (never 503
+    "holder down"), and neither it nor a scrub deletes either copy's bytes;
+    the object stays listed, /v1/cluster/damaged names it, and a PUT of it
+    replaces the damaged copies. A copy damaged on one holder only is still
+    repaired from the other."""
+    c = Cluster(targets=2, mountpaths=1).start()
+    try:
+        r = c.http.put(c.url + "/v1/buckets/dm",
+                       json={"mirror": {"copies": 2}, "verify_reads": True})
+        assert r.status_code == 201, r.text
+        data = {n: os.urandom(40000 + i * 1013)
+                for i, n in enumerate(("both-flip", "both-trunc", "one-flip", "fine"))}
+        files = {}
+        for k, v in data.items():
+            before = data_files(c)
+            assert c.http.put(url(c, "dm", k), v).status_code == 201
+            files[k] = sorted(set(data_files(c)) - set(before))
+            assert len(files[k]) == 2, files
+        for p in files["both-flip"]:
+            damage(p, "flip")
+        for p in files["both-trunc"]:
+            damage(p, "truncate")
+        damage(files["one-flip"][0], "flip")
+        sizes = {p: os.path.getsize(p) for k in ("both-flip", "both-trunc") for p in files[k]}
+        for k in ("both-flip", "both-trunc"):
+            for _ in range(3):
+                r = c.http.get(url(c, "dm", k), timeout=60)
+                assert r.status_code == 500 and "ObjectCorrupted" in r.text, (k, r.status_code,
+                                                                                 r.text)
+        r = c.http.get(url(c, "dm", "one-flip"))
+        assert r.status_code == 200 and r.content == data["one-flip"]
+        # the damaged bytes are all still there
+        for p, n in sizes.items():
+            assert os.path.exists(p) and os.path.getsize(p) == n, p
+        d = c.http.get(c.url + "/v1/cluster/damaged").json()
+        named = {o["name"] for o in d["objects"] if o["bucket"] == "dm"}
+        assert named == {"both-flip", "both-trunc"}, d
+        assert d["unreached"] == [] and d["more"] is False
+        # a scrub finds them, cannot fix them, and deletes nothing
+        j = run_job(c, {"kind": "scrub", "bucket": "dm"})
+        assert j["lost"] >= 2 and j["fixed"] >= 0, j
+        for p, n in sizes.items():
+            assert os.path.exists(p) and os.path.getsize(p) == n, p
+        names = [o["name"] for o in
+                 c.http.get(c.url + "/v1/buckets/dm/objects").json()["objects"]]
+        assert names == sorted(data), names
+        r = c.http.get(url(c, "dm", "both-flip"))
+        assert r.status_code == 500 and "ObjectCorrupted" in r.text
+        # a good copy replaces them
+        for k in ("both-flip", "both-trunc"):
+            data[k] = os.urandom(30000)
+            assert c.http.put(url(c, "dm", k), data[k]).status_code == 201
+        assert bad_reads(c, "dm", data) == []
+        d = c.http.get(c.url + "/v1/cluster/damaged").json()
+        assert [o for o in d["objects"] if o["bucket"] == "dm"] == [], d
+    finally:
+        assert not c.cleanup()

@@ -1,0 +1,45 @@
+/*
+ * damaged: the damaged copies kept across the cluster (see damaged.h).
+ */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "damaged.h"
+#include "fan.h"
+#include "http.h"
+#include "node.h"
+#include "nodeauth.h"
+#include "proxy.h"
+
+static void gathered(struct fan *f)
+{
+    json_t *objects = json_array(), *unreached = json_array();
+    int more = 0;
+    size_t i, k;
+    json_t *a, *e;
+    json_array_foreach(f->answers, i, a) {
+        json_t *b = json_object_get(a, "body");
+        if (json_integer_value(json_object_get(a, "status")) != 200 || !b) {
+            json_array_append(unreached, json_object_get(a, "target"));
+            continue;
+        }
+        more |= json_is_true(json_object_get(b, "more"));
+        json_array_foreach(json_object_get(b, "damaged"), k, e) {
+            json_object_set(e, "target", json_object_get(b, "target"));
+            json_array_append(objects, e);
+        }
+    }
+    http_reply_json(f->r, 200, json_pack("{s:o, s:o, s:b}", "objects", objects, "unreached",
+                                         unreached, "more", more));
+    fan_free(f);
+}
+
+void damaged_route(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct proxy *p = r->w->ctx;
+    (void)rest;
+    (void)rlen;
+    if (!node_authenticate(&p->node, r))
+        return;
+    fan_start(r, "GET", "/v1/internal/damaged", NULL, gathered, NULL);
+}
