@@ -120,13 +120,15 @@ static void cold_drain(struct http_req *r)
         fetch_resume(c->f);
 }
 
-static void begin_client(struct cold *c, const struct backend_obj *o)
+/* kept: a local copy is being made ("miss"), else the bytes only pass
+ * through ("pass": no room to keep them). */
+static void begin_client(struct cold *c, const struct backend_obj *o, int kept)
 {
     struct http_req *r = c->r;
     c->streaming = 1;
     if (!r)
         return;
-    backend_headers(r, o, "miss");
+    backend_headers(r, o, kept ? "miss" : "pass");
     http_resp_header(r, "Accept-Ranges", "bytes");
     http_resp_header(r, "Content-Type", "application/octet-stream");
     if (c->size < 0) {
@@ -158,7 +160,7 @@ static void tap_begin(void *arg, const struct backend_obj *o, int fd)
 {
     struct cold *c = arg;
     c->size = o->size;
-    begin_client(c, o);
+    begin_client(c, o, fd >= 0);
     if (c->size > 0 && !c->seg && fd >= 0) {
         int dfd = dup(fd);
         if (dfd >= 0) {
@@ -239,6 +241,8 @@ static void fetched(void *arg, const struct fetch_result *res)
             http_reply_error(r, res->status, "%s", res->msg);
     } else if (c->transferred) {
         /* the bytes are the backend's either way; the commit decides caching */
+        if (res->uncached)
+            pass_count();
         if (r && c->held) {
             http_resp_write(r, &c->held_byte, 1);
             http_resp_end(r);

@@ -38,6 +38,11 @@ static struct metric_series *passed(void)
     return s;
 }
 
+void pass_count(void)
+{
+    metrics_add(passed(), 1);
+}
+
 static void client_gone(struct http_req *r)
 {
     struct pass *p = r->data;

@@ -15,5 +15,8 @@ struct http_req;
 
 /* Answer r (a GET) with the backend's object name of b (copied). */
 void pass_get(struct http_req *r, const struct backend *b, const char *name);
+/* Count a cold GET answered from the backend without keeping a copy
+ * another way (a fetch that could keep none: fetch.h). Any thread. */
+void pass_count(void);
 
 #endif
