@@ -500,6 +500,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     struct hc_conn *k = arg;
     if (what & BEV_EVENT_CONNECTED) {
         k->connected = 1;
+        if (k->x)
+            k->x->reached = 1;
         if (k->tls && !k->reading)
             evtimer_del(k->rev); /* the handshake's deadline */
         /* requests are single writes: never held back for an ACK */
@@ -707,6 +709,7 @@ void hc_send_on(struct hc_xfer *x, int fresh)
     }
     x->tries++;
     x->conn = k;
+    x->reached = k->connected;
     k->x = x;
     x->got_bytes = x->complete = x->headers_done = 0;
     x->n_hdrs = 0;
@@ -849,6 +852,11 @@ const char *hc_header_at(const struct hc_xfer *x, int i, const char **value)
 int hc_xfer_tls(const struct hc_xfer *x)
 {
     return x->tls;
+}
+
+int hc_reached(const struct hc_xfer *x)
+{
+    return x->reached;
 }
 
 void hc_pause(struct hc_xfer *x)

@@ -147,6 +147,12 @@ enum hc_fail {
     HC_FAIL_REQUEST,             /* it could not be sent: a bad URL, its upload failed */
 };
 enum hc_fail hc_failure(const struct hc_xfer *x);
+/* Was x's last try carried by a connection to its peer (a pooled one,
+ * or a new one that connected; over HTTPS, with its handshake done)? In
+ * on_done of a failure: 1 when the peer took the connection and the
+ * answer did not come (or broke), 0 when no connection was made at all
+ * (refused, unreachable, or the deadline came first). */
+int hc_reached(const struct hc_xfer *x);
 
 /* A header of the answer (value trimmed), or NULL; valid from on_headers
  * on. All of them: the i-th name and value (0 <= i < count). */

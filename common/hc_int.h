@@ -60,6 +60,7 @@ struct hc_xfer {
     int expect;                  /* the request says Expect: 100-continue */
     int expect_wait;             /* ... and the body waits for the 100 */
     enum hc_fail fail;           /* why a failed transfer failed */
+    int reached;                 /* its connection is (was) connected (hc_reached) */
 
     llhttp_t parser;
     struct hblock hb;            /* the answer's header block: name\0value\0... */

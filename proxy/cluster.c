@@ -22,6 +22,7 @@
 #include "nodes.h"
 #include "proxy.h"
 #include "quorum.h"
+#include "reach.h"
 #include "util.h"
 #include "worker.h"
 
@@ -250,6 +251,7 @@ static void join_body(struct http_req *r, json_t *j)
     pthread_mutex_lock(&p->mu);
     seen_touch(p, id);           /* not dropped while its join is committed */
     pthread_mutex_unlock(&p->mu);
+    reach_heard(id);
     struct join *jn = xcalloc(1, sizeof(*jn));
     jn->c.edit = join_edit;
     jn->c.done = join_done;
@@ -287,6 +289,7 @@ static void keepalive_body(struct http_req *r, json_t *j)
         pthread_mutex_lock(&p->mu);
         seen_touch(p, id);
         pthread_mutex_unlock(&p->mu);
+        reach_heard(id);
         json_t *a = json_object();
         if (m->snap.version > mv)
             json_object_set_new(a, "cmap", cmap_to_json(m));

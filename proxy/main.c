@@ -20,6 +20,7 @@
 #include "nodes.h"
 #include "objects.h"
 #include "quorum.h"
+#include "reach.h"
 #include "proxy.h"
 #include "route.h"
 #include "s3route.h"
@@ -159,6 +160,7 @@ int main(int argc, char **argv)
         _exit(1);
     }
     node_start(&p.node);
+    reach_start();
     if (quorum_start(&p, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);
         _exit(1);                /* threads run: no orderly teardown from here */
@@ -183,6 +185,7 @@ int main(int argc, char **argv)
     if (plain)
         http_server_stop(plain);
     http_server_stop(srv);
+    reach_stop();
     node_stop(&p.node);
     quorum_free(&p);
     cluster_fini(&p);

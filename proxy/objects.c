@@ -5,6 +5,14 @@
  * method, path, the client's whole query and an expiry, so the target
  * can tell a routed request from a stray one. The S3 front end sends its
  * object requests to the same owner with the same signed URLs.
+ *
+ * A target this proxy cannot reach (reach.h) is not sent clients: a read
+ * of a name it owns goes to the next holder of the name's copies or
+ * slices, and anything else gets 503 with Retry-After, until the target
+ * answers again or the primary marks it down and the map moves its names.
+ * A write never goes to a holder while the map still names the owner, so
+ * no copy gets a version the owner missed. The hot path pays one look at
+ * the owner's flag.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +25,7 @@
 #include "objects.h"
 #include "objname.h"
 #include "proxy.h"
+#include "reach.h"
 #include "s3own.h"
 #include "util.h"
 
@@ -30,6 +39,42 @@ const struct cmap_node *objects_owner(const struct cmap *m, const char *provider
     const struct cmap_node *owner = cmap_owner(m, key, kl);
     free(key);
     return owner;
+}
+
+/* How many targets hold provider/bucket's names: its mirror copies, or
+ * for erasure coding the owner and every slice (a small object's copies
+ * are among them); 1 when only the owner does. */
+static int holders_of(const char *provider, const char *bucket)
+{
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, provider, bucket) : NULL;
+    struct bmd_ec ec;
+    int k = !bk ? 1 : bmd_ec(bk, &ec) ? 1 + ec.d + ec.p : bmd_copies(bk);
+    bmd_unref(b);
+    return k < CMAP_COPIES_MAX ? k : CMAP_COPIES_MAX;
+}
+
+const struct cmap_node *objects_pick(const struct cmap *m, const char *provider,
+                                     const char *bucket, const char *name, int read,
+                                     const struct cmap_node **lost)
+{
+    const struct cmap_node *owner = objects_owner(m, provider, bucket, name);
+    *lost = NULL;
+    if (!owner || !reach_down(owner))
+        return owner;
+    *lost = owner;
+    int k = read ? holders_of(provider, bucket) : 1;
+    if (k < 2)
+        return NULL;
+    const struct cmap_node *h[CMAP_COPIES_MAX];
+    size_t kl;
+    char *key = node_obj_key(provider, bucket, name, &kl);
+    int n = cmap_holders(m, key, kl, h, k);
+    free(key);
+    for (int i = 1; i < n; i++)
+        if (!reach_down(h[i]))
+            return h[i];
+    return NULL;
 }
 
 char *objects_url(const struct node *n, const struct cmap_node *owner, const char *method,
@@ -128,11 +173,21 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
         return;
     char *name = xstrndup(on.name, on.name_len);
     struct cmap *m = cmap_current();
-    const struct cmap_node *owner = objects_owner(m, provider, on.bucket, name);
+    const struct cmap_node *lost;
+    const struct cmap_node *owner = objects_pick(m, provider, on.bucket, name,
+                                                 r->method == HTTP_M_GET ||
+                                                     r->method == HTTP_M_HEAD,
+                                                 &lost);
     if (!owner) {
+        if (lost) {
+            http_resp_header(r, "Retry-After", "1");
+            http_reply_error(r, 503, "target %s, which holds '%s', cannot be reached from "
+                             "this proxy", lost->id, name);
+        } else {
+            http_reply_error(r, 503, "no storage target is in the cluster");
+        }
         cmap_unref(m);
         free(name);
-        http_reply_error(r, 503, "no storage target is in the cluster");
         return;
     }
     /* the signature covers the client's whole query too, and the ask for

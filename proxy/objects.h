@@ -19,6 +19,17 @@ struct node;
 const struct cmap_node *objects_owner(const struct cmap *m, const char *provider,
                                       const char *bucket, const char *name);
 
+/* Where a request for provider/bucket/name goes: its owner in m, unless
+ * this proxy cannot reach the owner (reach.h). Then a read (read: GET,
+ * HEAD) goes to the first of the name's holders (a mirrored bucket's
+ * copies, an erasure-coded one's copies and slices) that this proxy can
+ * reach, which serves it as the owner would; a write, or a read with no
+ * such holder, goes nowhere: NULL with *lost set to the owner. NULL with
+ * *lost NULL: m has no target. Valid while m is held. */
+const struct cmap_node *objects_pick(const struct cmap *m, const char *provider,
+                                     const char *bucket, const char *name, int read,
+                                     const struct cmap_node **lost);
+
 /* owner's URL of bucket/name (nlen bytes, percent-encoded in the path),
  * with query (raw; may be NULL), signed by n for method; HEAD is signed as
  * GET, as clients may turn one into the other. A new string. */
@@ -26,7 +37,9 @@ char *objects_url(const struct node *n, const struct cmap_node *owner, const cha
                   const char *bucket, const char *name, size_t nlen, const char *query);
 
 /* Route: /v1/objects/BUCKET/NAME (rest: "BUCKET/NAME"). Authenticates r,
- * then answers 307 to the owner with a signed Location. */
+ * then answers 307 to the owner (objects_pick) with a signed Location, or
+ * 503 with Retry-After when the owner cannot be reached and no holder
+ * can serve. */
 void objects_route(struct http_req *r, const char *rest, size_t rlen);
 
 #endif

@@ -5,6 +5,7 @@
  * The proxy's files, each a concern with its own header, calling one way:
  *   main       the route tables and start-up
  *   objects    an object's owner and signed URL; the native 307
+ *   reach      the targets this proxy can reach, by its own probes
  *   buckets    the bucket API, the merged listing, remote buckets
  *   cluster    membership on the primary, pushes to every node
  *   quorum     the proxies' Raft group: commits maps and BMDs, elects the primary

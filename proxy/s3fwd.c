@@ -452,19 +452,34 @@ static const struct hc_ops fwd_ops = {
 
 /* ---- start ----------------------------------------------------------------- */
 
-/* The target that owns bucket/key, with the map it is in (*m, which the
- * caller releases); NULL with r answered 503 when the cluster has none. */
+/* The target a request for bucket/key goes to (objects_pick; read: it
+ * only reads), with the map it is in (*m, which the caller releases);
+ * NULL with r answered 503 when the cluster has none, or none this proxy
+ * can reach. */
 static const struct cmap_node *owner_of(struct http_req *r, const char *bucket,
-                                        const char *key, struct cmap **m)
+                                        const char *key, int read, struct cmap **m)
 {
     *m = cmap_current();
-    const struct cmap_node *owner = objects_owner(*m, BMD_PROVIDER_SHOAL, bucket, key);
+    const struct cmap_node *lost;
+    const struct cmap_node *owner = objects_pick(*m, BMD_PROVIDER_SHOAL, bucket, key, read, &lost);
+    if (!owner && lost) {
+        http_resp_header(r, "Retry-After", "1");
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "target %s, which holds this key, cannot be "
+                "reached from this proxy", lost->id);
+    } else if (!owner) {
+        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "no storage target is in the cluster");
+    }
     if (!owner) {
         cmap_unref(*m);
         *m = NULL;
-        s3_fail(r, S3E_SERVICE_UNAVAILABLE, "no storage target is in the cluster");
     }
     return owner;
+}
+
+/* Does r only read (GET, HEAD)? */
+static int reads(const struct http_req *r)
+{
+    return r->method == HTTP_M_GET || r->method == HTTP_M_HEAD;
 }
 
 /* How the body comes and what must be checked; 0, or the error answered. */
@@ -509,7 +524,7 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
                     const char *extra_hdr)
 {
     struct cmap *m;
-    const struct cmap_node *owner = owner_of(r, bucket, key, &m);
+    const struct cmap_node *owner = owner_of(r, bucket, key, reads(r), &m);
     if (!owner)
         return;
     struct proxy *p = r->w->ctx;
@@ -615,7 +630,7 @@ static void redirect(struct http_req *r, const char *bucket, const char *key,
                      const char *method, const char *query)
 {
     struct cmap *m;
-    const struct cmap_node *owner = owner_of(r, bucket, key, &m);
+    const struct cmap_node *owner = owner_of(r, bucket, key, reads(r), &m);
     if (!owner)
         return;
     struct proxy *p = r->w->ctx;
@@ -728,7 +743,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
     }
     const char *key = slash + 1;
     struct cmap *m;
-    const struct cmap_node *owner = owner_of(r, s, key, &m);
+    const struct cmap_node *owner = owner_of(r, s, key, 1, &m);   /* the copy's source, read */
     char *line = NULL;
     if (owner) {
         struct proxy *p = r->w->ctx;

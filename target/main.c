@@ -123,6 +123,7 @@ static void worker_init(struct http_worker *w)
     struct target_worker *tw = xcalloc(1, sizeof(*tw));
     tw->cli = hcli_new(w->base);
     tw->hc = hc_new(w->base);
+    tw->sweeper = ocache_start(w->base);
     w->local = tw;
 }
 
@@ -131,6 +132,7 @@ static void worker_fini(struct http_worker *w)
     struct target_worker *tw = w->local;
     hcli_free(tw->cli);
     hc_free(tw->hc);
+    ocache_stop(tw->sweeper);
     free(tw);
 }
 

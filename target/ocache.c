@@ -12,14 +12,22 @@
  * removed or cut short is met as it would be without the cache. The
  * caller gets a descriptor of its own (dup), as from an open. Only files
  * of up to 256 KiB are kept (for larger ones the open is lost in the
- * transfer), and each call also looks at one other entry in turn and
- * lets a stale one go, so a removed object's space is not held for long
- * while reads go on.
+ * transfer).
+ *
+ * A deleted or overwritten object's file must not stay open here, or its
+ * space is not freed: the write may come on another worker, so each
+ * worker lets go of its own. Each call looks at one other entry in turn
+ * and drops a stale one, and a timer on the worker's loop sweeps the
+ * whole cache every OC_SWEEP_MS, so the files are let go within about a
+ * second even when no read comes. A sweep drops only what could not be
+ * served again (an entry of a drive written since, or whose file is
+ * unlinked): the entries of a drive with no writes stay warm.
  *
  * Thread: the calling thread's own cache; no locks.
  */
 #include "ocache.h"
 
+#include <event2/event.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +43,8 @@
 #define OC_SIZE_MAX (256u << 10) /* larger files are opened per read: their transfer
                                   * costs more than the open, and a removed file's
                                   * space stays taken while it is held */
+
+#define OC_SWEEP_MS 1000         /* the whole cache looked at, on each worker */
 
 static int n_slots;              /* per thread; 0: no cache (ocache_init) */
 
@@ -96,6 +106,15 @@ static int ent_current(const struct oc_ent *e)
     return !__atomic_load_n(&e->mp->gone, __ATOMIC_ACQUIRE) && e->gen == store_wgen(e->mp);
 }
 
+/* Could e ever be served again? Not once its drive was written, nor
+ * when its file was unlinked (a delete or overwrite whose record write
+ * is not counted yet, or a file removed behind the store's back). */
+static int ent_alive(const struct oc_ent *e)
+{
+    struct stat st;
+    return ent_current(e) && fstat(e->fd, &st) == 0 && st.st_nlink > 0;
+}
+
 /* One more slot looked at on each call, in turn: a stale entry goes, so
  * the files of objects since removed are let go while reads go on. */
 static void sweep_one(void)
@@ -105,6 +124,45 @@ static void sweep_one(void)
     next = (next + 1) % n_slots;
     if (e->mp && !ent_current(e))
         ent_drop(e);
+}
+
+int ocache_sweep(void)
+{
+    int dropped = 0;
+    for (int i = 0; slots && i < n_slots; i++) {
+        if (slots[i].mp && !ent_alive(&slots[i])) {
+            ent_drop(&slots[i]);
+            dropped++;
+        }
+    }
+    return dropped;
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    ocache_sweep();
+}
+
+struct event *ocache_start(struct event_base *base)
+{
+    struct event *ev = event_new(base, -1, EV_PERSIST, on_sweep, NULL);
+    struct timeval tv = {OC_SWEEP_MS / 1000, (OC_SWEEP_MS % 1000) * 1000};
+    event_add(ev, &tv);
+    return ev;
+}
+
+void ocache_stop(struct event *sweeper)
+{
+    event_free(sweeper);
+    for (int i = 0; slots && i < n_slots; i++)
+        ent_drop(&slots[i]);
+    free(slots);
+    slots = NULL;
+    free(enc);
+    enc = NULL;
 }
 
 int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)

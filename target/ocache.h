@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct event;
+struct event_base;
 struct store;
 struct store_mp;
 struct ometa;
@@ -23,5 +25,16 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)
  * read. */
 void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
                 const struct ometa *m, int fd);
+/* Let go of every entry of this thread's cache that could not be served
+ * again: its drive written since, or its file unlinked (a deleted or
+ * overwritten object's). Returns how many went. */
+int ocache_sweep(void);
+/* A worker's sweeper: ocache_sweep every second from base's loop, so the
+ * files of objects deleted or overwritten on any worker are let go even
+ * when this one reads nothing more. Call on the worker's thread, as its
+ * loop starts; ocache_stop, on the same thread as the loop ends, frees
+ * the timer and this thread's cache. */
+struct event *ocache_start(struct event_base *base);
+void ocache_stop(struct event *sweeper);
 
 #endif

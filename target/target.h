@@ -34,6 +34,7 @@
 #include "s3req.h"
 #include "store.h"
 
+struct event;
 struct gbuf;
 struct http_req;
 struct hcli;
@@ -51,6 +52,7 @@ struct target {
 struct target_worker {
     struct hcli *cli;            /* remote backends (libcurl) */
     struct hc *hc;               /* other nodes (common/hc.h) */
+    struct event *sweeper;       /* its warm-read cache's (ocache.h) */
 };
 
 /* The worker's backend client and its client for other nodes; r's loop. */

@@ -88,8 +88,8 @@ def test_kill9_during_puts(cluster, bucket):
                 if r.status_code == 201:
                     with lock:
                         acked[name] = data
-            except requests.RequestException:
-                pass
+            except (requests.RequestException, AssertionError):
+                pass     # the victim refused, or the proxy, once it saw it gone, said 503
             i += 1
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]

@@ -264,6 +264,7 @@ struct stream {
     int up_pause_once, up_fail;
     int stop_at_headers;
     enum hc_fail fail;
+    int reached;                 /* hc_reached, in on_done */
     char text[64];               /* the answer's first bytes */
 };
 
@@ -346,6 +347,7 @@ static void st_done(void *arg, struct hc_xfer *x, int status, const char *err)
     (void)x;
     st->status = status;
     st->fail = hc_failure(x);
+    st->reached = hc_reached(x);
     st->done++;
     snprintf(st->err, sizeof(st->err), "%s", err ? err : "");
     event_base_loopbreak(base);
@@ -700,10 +702,10 @@ int main(void)
     /* why a transfer failed: no connection, no answer in time, a broken one */
     struct stream f1 = {0}, f2 = {0}, f3 = {0};
     stream_run(&f1, "GET", u, -1);
-    CHECK(f1.status == 0 && f1.fail == HC_FAIL_CONNECT);
+    CHECK(f1.status == 0 && f1.fail == HC_FAIL_CONNECT && !f1.reached);
     hc_start(cli, "GET", URL("/silent"), NULL, 0, -1, 300, &st_ops, &f2);
     event_base_dispatch(base);
-    CHECK(f2.status == 0 && f2.fail == HC_FAIL_TIMEOUT);
+    CHECK(f2.status == 0 && f2.fail == HC_FAIL_TIMEOUT && f2.reached);   /* taken, no answer */
     stream_run(&f3, "GET", URL("/garbage"), -1);
     CHECK(f3.status == 0 && f3.fail == HC_FAIL_PROTOCOL);
     snprintf(u, sizeof(u), "http://localhost:%d/hello", port);

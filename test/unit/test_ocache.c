@@ -1,7 +1,8 @@
 /* ocache: a worker's cached record and file are handed out while the
  * drive has had no object write since, and never after one; a file
- * removed or cut short is not vouched for. A real store in a temporary
- * directory. */
+ * removed or cut short is not vouched for; a sweep closes the files of
+ * deleted and overwritten objects and keeps the rest. A real store in a
+ * temporary directory. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,23 @@ static const char *cached(struct store *s, const char *mkey, size_t kl, struct o
     close(fd);
     buf[n > 0 ? n : 0] = '\0';
     return buf;
+}
+
+/* How many of this process's descriptors are of unlinked files. */
+static int deleted_open(void)
+{
+    int n = 0;
+    char fd[32], path[PATH_MAX + 32], to[PATH_MAX];
+    for (int i = 0; i < 1024; i++) {
+        snprintf(fd, sizeof(fd), "%d", i);
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", fd);
+        ssize_t l = readlink(path, to, sizeof(to) - 1);
+        if (l <= 0)
+            continue;
+        to[l] = '\0';
+        n += strstr(to, " (deleted)") != NULL;
+    }
+    return n;
 }
 
 /* Read mkey as get.c does and keep it in the cache. */
@@ -114,6 +132,22 @@ int main(void)
     CHECK(!strcmp(cached(&s, a, ka, m), "third"));
     CHECK(store_delete(&s, mp, a, ka) == 0);           /* the record and the file go */
     CHECK(!strcmp(cached(&s, a, ka, m), ""));
+
+    /* a sweep keeps what can still be served and lets go of the rest: a
+     * deleted object's file is closed with no read after the delete */
+    CHECK(put(&s, a, ka, "fourth", m) == 0);
+    read_and_keep(&s, a, ka);
+    CHECK(ocache_sweep() == 0);
+    CHECK(!strcmp(cached(&s, a, ka, m), "fourth"));
+    CHECK(store_delete(&s, mp, a, ka) == 0);
+    CHECK(deleted_open() == 1);
+    CHECK(ocache_sweep() == 1);
+    CHECK(deleted_open() == 0);
+    CHECK(put(&s, a, ka, "fifth", m) == 0);            /* an overwrite too */
+    read_and_keep(&s, a, ka);
+    CHECK(put(&s, a, ka, "sixth", m) == 0);
+    CHECK(deleted_open() == 1);
+    CHECK(ocache_sweep() == 1 && deleted_open() == 0);
 
     free(other);
     free(m);
