@@ -63,7 +63,8 @@ void store_mp_settle(struct store *s, struct store_mp *mp)
             removed++;
         kept += referenced;
         char *e = NULL;
-        rocksdb_delete(mp->db, s->wo, k, kl, &e);
+        if (store_db_room(mp, &e))
+            rocksdb_delete(mp->db, s->wo, k, kl, &e);
         free(e);
         free(path);
     }
@@ -164,12 +165,6 @@ uint64_t store_wgen(struct store_mp *mp)
 
 /* An object's record changed on mp (a key starting 'o'): what ocache
  * holds of the drive is stale. */
-static void wrote(struct store_mp *mp, const char *k)
-{
-    if (k[0] == 'o')
-        __atomic_add_fetch(&mp->wgen, 1, __ATOMIC_RELEASE);
-}
-
 /* The work file at work_path renamed to rel in mp's data/. The
  * directories above it are made only when missing (a mountpath of the
  * flat layout makes its 256 at start-up), and each one made here is
@@ -201,8 +196,9 @@ static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *
                   const char *k, size_t kl, const char *v, size_t vl)
 {
     char *e = NULL;
-    rocksdb_put(mp->db, wo, k, kl, v, vl, &e);
-    wrote(mp, k);
+    if (store_db_room(mp, &e))
+        rocksdb_put(mp->db, wo, k, kl, v, vl, &e);
+    store_db_wrote(mp, k, e);
     (void)s;
     return e ? store_db_errno(e) : 0;
 }
@@ -210,8 +206,9 @@ static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *
 static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *k, size_t kl)
 {
     char *e = NULL;
-    rocksdb_delete(mp->db, wo, k, kl, &e);
-    wrote(mp, k);
+    if (store_db_room(mp, &e))
+        rocksdb_delete(mp->db, wo, k, kl, &e);
+    store_db_wrote(mp, k, e);
     if (e)
         store_db_errno(e);
 }
@@ -360,6 +357,8 @@ static int place_file(struct store *s, struct store_mp *mp, const char *work_pat
     pthread_mutex_lock(&mp->mu);
     if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE))
         rc = -ESTALE;            /* the mountpath was emptied and closed meanwhile */
+    else if ((rc = __atomic_load_n(&mp->db_failed, __ATOMIC_ACQUIRE)))
+        ;                        /* its database takes no write until it recovers */
     else
         rc = db_put(s, mp, s->wo, g, gl, mkey, klen);
     pthread_mutex_unlock(&mp->mu);
@@ -455,8 +454,9 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     /* written unsynced under the lock; durable once a sync of the
      * write-ahead log, shared with the commits around it, covers it */
     char *e = NULL;
-    rocksdb_write(mp->db, s->wo, wb, &e);
-    wrote(mp, mkey);
+    if (store_db_room(mp, &e))
+        rocksdb_write(mp->db, s->wo, wb, &e);
+    store_db_wrote(mp, mkey, e);
     rocksdb_writebatch_destroy(wb);
     if (e) {
         free(vd.g);
@@ -552,8 +552,9 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     }
     if (!have) {                 /* only the tombstone: nothing was here */
         char *e = NULL;
-        rocksdb_write(mp->db, s->wo_sync, wb, &e);
-        wrote(mp, mkey);
+        if (store_db_room(mp, &e))
+            rocksdb_write(mp->db, s->wo_sync, wb, &e);
+        store_db_wrote(mp, mkey, e);
         rocksdb_writebatch_destroy(wb);
         pthread_mutex_unlock(&mp->mu);
         return e ? store_db_errno(e) : -ENOENT;
@@ -572,8 +573,9 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if (x && x->key)
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     char *e = NULL;
-    rocksdb_write(mp->db, s->wo_sync, wb, &e);
-    wrote(mp, mkey);
+    if (store_db_room(mp, &e))
+        rocksdb_write(mp->db, s->wo_sync, wb, &e);
+    store_db_wrote(mp, mkey, e);
     rocksdb_writebatch_destroy(wb);
     pthread_mutex_unlock(&mp->mu);
     if (e) {
@@ -872,8 +874,9 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
                  size_t vl)
 {
     char *e = NULL;
-    rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
-    wrote(mp, k);
+    if (store_db_room(mp, &e))
+        rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
+    store_db_wrote(mp, k, e);
     return e ? store_db_errno(e) : 0;
 }
 
@@ -888,8 +891,9 @@ int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t 
         rc = -ESTALE;
     if (!rc) {
         char *e = NULL;
-        rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
-        wrote(mp, k);
+        if (store_db_room(mp, &e))
+            rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
+        store_db_wrote(mp, k, e);
         rc = e ? store_db_errno(e) : 0;
     }
     pthread_mutex_unlock(&mp->mu);
@@ -901,16 +905,18 @@ int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, siz
                         const char *v, size_t vl)
 {
     char *e = NULL;
-    rocksdb_put(mp->db, s->wo, k, kl, v, vl, &e);
-    wrote(mp, k);
+    if (store_db_room(mp, &e))
+        rocksdb_put(mp->db, s->wo, k, kl, v, vl, &e);
+    store_db_wrote(mp, k, e);
     return e ? store_db_errno(e) : 0;
 }
 
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl)
 {
     char *e = NULL;
-    rocksdb_delete(mp->db, s->wo, k, kl, &e);
-    wrote(mp, k);
+    if (store_db_room(mp, &e))
+        rocksdb_delete(mp->db, s->wo, k, kl, &e);
+    store_db_wrote(mp, k, e);
     return e ? store_db_errno(e) : 0;
 }
 

@@ -94,6 +94,9 @@ struct store_mp {
     int failed;                  /* atomic: disabled after STORE_MP_ERRORS I/O errors */
     int gone;                    /* atomic: removed and emptied: read no more */
     int io_errors;               /* atomic */
+    int db_failed;               /* atomic: a write to db failed (-ENOSPC, -EIO): it takes no
+                                  * more and its log is never synced again (store.c) */
+    uint64_t room_ns;            /* atomic: when the drive last had room to spare (store.c) */
     uint64_t wgen;               /* atomic: bumped after every write of an object's record
                                   * (target/ocache.h) */
     /* group commit (storesync.c): commits' records, written unsynced,

@@ -17,6 +17,12 @@ struct ometa;
 
 /* RocksDB's error text (freed) as -errno, logged. */
 int store_db_errno(char *e);
+/* Before a write to mp's database: 1 to make it, or 0 with *e set (as
+ * RocksDB's errptr) when the drive is too full to take it (store.c). */
+int store_db_room(struct store_mp *mp, char **e);
+/* After a write of k (NULL: no object record) to mp's database, e its
+ * error or NULL: a failed write stops the database (db_failed). */
+void store_db_wrote(struct store_mp *mp, const char *k, const char *e);
 /* The data file of mkey's version uid on mp. */
 void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid,
                      char *out, size_t outlen);

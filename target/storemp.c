@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "hrw.h"
@@ -232,6 +233,11 @@ int store_open(struct store *s, char **dirs, int n, char **off, int noff, int do
     rocksdb_options_set_max_write_buffer_number(s->opts, 2);
     rocksdb_options_set_max_open_files(s->opts, 512);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
+    /* RocksDB's own log (LOG, beside its files) only for the fatal: once a
+     * line of it fails on a full drive, the next one aborts the process (a
+     * debug assertion left on in the packaged library); the errors RocksDB
+     * returns are logged by the store (store_db_errno) */
+    rocksdb_options_set_info_log_level(s->opts, 4);   /* FATAL_LEVEL */
     s->cache = rocksdb_cache_create_lru(32u << 20);
     s->topts = rocksdb_block_based_options_create();
     rocksdb_block_based_options_set_block_cache(s->topts, s->cache);
@@ -452,4 +458,50 @@ int store_empty(struct store *s)
         if (!__atomic_load_n(&s->mp[i].gone, __ATOMIC_RELAXED) && !mp_empty(s, &s->mp[i], 0))
             return 0;
     return 1;
+}
+
+/* ---- room for the records ------------------------------------------------- */
+
+/*
+ * A full drive must never reach RocksDB: once one of its writes fails, it
+ * refuses every write until DB::Resume (not in its C API), and a sync of
+ * its log after the failure aborts the process (a debug assertion left on
+ * in the packaged library), as does Resume itself. So no write is handed
+ * to it while its drive has less than STORE_DB_MARGIN free (store_db_room:
+ * a statvfs, skipped for ROOM_FRESH_NS after one that found ROOM_SPARE);
+ * the operation fails with ENOSPC (507) instead, and is taken again as
+ * soon as there is room. Should a write fail all the same (EIO, or a drive
+ * filled in between), the mountpath's database takes no more and its log
+ * is never synced again (db_failed): the target stays up and serves reads.
+ */
+#define STORE_DB_MARGIN (4u << 20)
+#define ROOM_SPARE (64u << 20)
+#define ROOM_FRESH_NS 20000000ull
+static const char no_room[] = "No space left on device: the last 4 MiB of the drive are kept "
+                              "for its records";
+
+int store_db_room(struct store_mp *mp, char **e)
+{
+    uint64_t now = mono_ns();
+    if (now - __atomic_load_n(&mp->room_ns, __ATOMIC_RELAXED) < ROOM_FRESH_NS)
+        return 1;
+    struct statvfs v;
+    if (fstatvfs(mp->data_fd, &v))
+        return 1;                /* cannot tell: RocksDB tries */
+    uint64_t free_b = (uint64_t)v.f_bavail * v.f_frsize;
+    if (free_b >= ROOM_SPARE)
+        __atomic_store_n(&mp->room_ns, now, __ATOMIC_RELAXED);
+    if (free_b >= STORE_DB_MARGIN)
+        return 1;
+    *e = xstrdup(no_room);
+    return 0;
+}
+
+void store_db_wrote(struct store_mp *mp, const char *k, const char *e)
+{
+    if (e && strcmp(e, no_room))
+        __atomic_store_n(&mp->db_failed, strstr(e, "No space left") || strstr(e, "ENOSPC")
+                                             ? -ENOSPC : -EIO, __ATOMIC_RELEASE);
+    if (k && k[0] == 'o')
+        __atomic_add_fetch(&mp->wgen, 1, __ATOMIC_RELEASE);
 }

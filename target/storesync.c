@@ -101,6 +101,9 @@ int store_gsync_wait(struct store_gsync *g, uint64_t ticket, struct store_mp *mp
 
 int store_sync_wal(struct store_mp *mp)
 {
+    int failed = __atomic_load_n(&mp->db_failed, __ATOMIC_ACQUIRE);
+    if (failed)                  /* never a sync after a failed write: see store.h */
+        return failed;
     char *e = NULL;
     rocksdb_flush_wal(mp->db, 1, &e);
     return e ? store_db_errno(e) : 0;

@@ -247,3 +247,47 @@ def test_a_drive_filled_by_something_else_never_cuts_a_cold_get(s3, dataset):
         for n in names[:4]:
             r = c.http.get(c.url + "/v1/objects/lb/" + n)
             assert r.headers["X-Shoal-Cache"] == "hit", r.headers
+
+
+def test_a_full_drive_never_crashes_a_target(s3, dataset):
+    """The drive filled to its last byte behind the target's back, with
+    cold misses, Shoal-only PUTs and the access-time flush all wanting to
+    write: the target stays up, serves what it holds, answers writes 507,
+    and takes writes again by itself once space is freed."""
+    extra = "--space_sample_ms 200 --atime_flush_s 1 --lru_dont_evict_s 3600"
+    with tmpfs_cluster("64m", env=s3.env(), extra=extra) as c:
+        assert c.http.put(c.url + "/v1/buckets/lb",
+                          json={"backend": "s3://lrusrc"}).status_code == 201
+        assert c.http.put(c.url + "/v1/buckets/own").status_code == 201
+        held = ["ds/%08d" % i for i in range(170, 174)]
+        cold_gets(c, s3, held)
+        assert c.http.put(c.url + "/v1/objects/own/a", data=b"a" * 1000).status_code == 201
+        pid = c.pid("t0")
+        filler = os.path.join(c.mountpath, "filler")
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * (1 << 20))
+                    f.flush()
+            except OSError:
+                pass
+        for round_ in range(3):
+            cold_gets(c, s3, ["ds/%08d" % i for i in range(180 + 4 * round_, 184 + 4 * round_)])
+            r = c.http.put(c.url + "/v1/objects/own/b%d" % round_, data=os.urandom(50000))
+            assert r.status_code == 507, r.text
+            for n in held:
+                r = c.http.get(c.url + "/v1/objects/lb/" + n)
+                assert r.status_code == 200 and len(r.content) == SIZE
+            assert c.http.get(c.url + "/v1/objects/own/a").content == b"a" * 1000
+            time.sleep(1.2)               # an access-time flush on a full drive
+        os.kill(pid, 0)                   # still up
+        os.unlink(filler)
+        deadline = time.time() + 20
+        while True:
+            r = c.http.put(c.url + "/v1/objects/own/after", data=b"x" * 5000)
+            if r.status_code == 201 or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        assert r.status_code == 201, r.text
+        assert c.http.get(c.url + "/v1/objects/own/after").content == b"x" * 5000
+        assert c.pid("t0") == pid
