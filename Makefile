@@ -38,6 +38,7 @@ PROXY_SRC  = $(wildcard proxy/*.c)
 LOADER_SRC = $(wildcard loader/*.c)
 CLI_SRC    = $(wildcard loader/shoal/*.c)
 EC_SRC     = $(wildcard ec/*.c)
+FAULTFS_SRC = $(wildcard test/faultfs/*.c)
 LLHTTP_OBJ = $(BUILD)/llhttp/llhttp.o $(BUILD)/llhttp/api.o $(BUILD)/llhttp/http.o
 
 COMMON_OBJ = $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LLHTTP_OBJ)
@@ -46,6 +47,7 @@ PROXY_OBJ  = $(PROXY_SRC:%.c=$(BUILD)/%.o)
 LOADER_OBJ = $(LOADER_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ    = $(CLI_SRC:%.c=$(BUILD)/%.o)
 EC_OBJ     = $(EC_SRC:%.c=$(BUILD)/%.o)
+FAULTFS_OBJ = $(FAULTFS_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
@@ -105,6 +107,14 @@ $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lraft -luv
 
+# faultfs (test/faultfs/): the FUSE file system the power-cut tests run
+# targets on; a test tool, built with the tests and never installed
+$(FAULTFS_OBJ): CFLAGS += $(shell pkg-config --cflags fuse3 2>/dev/null)
+
+$(BUILD)/bin/faultfs: $(FAULTFS_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lfuse3
+
 $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itarget -Iec -o $@ $(filter %.c %.o,$^) $(LIBS)
@@ -148,7 +158,7 @@ stop:
 test-unit: all $(UNIT_BIN)
 	@./test/run-unit.sh $(BUILD)
 
-test-integration: all
+test-integration: all $(BUILD)/bin/faultfs
 	@SHOAL_BUILD=$(BUILD) ./test/run-integration.sh
 
 # Fuzz targets (libFuzzer + ASan/UBSan), each run for FUZZ_SECONDS from its
