@@ -6,6 +6,7 @@
 #include "authz.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "bmd.h"
 #include "config.h"
@@ -61,11 +62,26 @@ int authz_decide_named(const char *provider, const char *name, const struct auth
     return v;
 }
 
+/* Does a write also set an ACL other than private (x-amz-acl public-read,
+ * or any x-amz-grant-*: refused further on, but never let past here)? */
+static int sets_acl(const struct http_req *r)
+{
+    const char *canned = http_req_header(r, "x-amz-acl");
+    if (canned && s3sub_canned(canned) != 0)
+        return 1;
+    for (int i = 0; i < r->n_hdrs; i++)
+        if (!strncasecmp(r->hdrs[i].name, "x-amz-grant-", 12))
+            return 1;
+    return 0;
+}
+
 enum authz_op authz_op_of(const struct http_req *r, int on_object)
 {
     const struct s3sub *sub = s3sub_find(r);
     if (sub && sub->id == S3SUB_ACL && r->method == HTTP_M_PUT)
         return AUTHZ_ACL;
+    if ((r->method == HTTP_M_PUT || r->method == HTTP_M_POST) && sets_acl(r))
+        return AUTHZ_ACL;        /* PutObject, CopyObject, CreateMultipartUpload, CreateBucket */
     if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD)
         return AUTHZ_WRITE;
     if (on_object)

@@ -72,8 +72,10 @@ int authz_decide_named(const char *provider, const char *name, const struct auth
 
 /* What r, a request on an object (on_object) or on a bucket, does: GET and
  * HEAD of an object read it; of a bucket they list it (also ?versions and
- * ?location); PUT ?acl changes an ACL; any other subresource and any
- * other method writes. Both APIs, every node: the one mapping. */
+ * ?location); PUT ?acl, and a PUT or POST that sets an ACL other than
+ * private (x-amz-acl, x-amz-grant-*), changes an ACL; any other
+ * subresource and any other method writes. Both APIs, every node: the
+ * one mapping. */
 enum authz_op authz_op_of(const struct http_req *r, int on_object);
 
 #endif

@@ -51,9 +51,14 @@ int node_authenticate(struct node *n, struct http_req *r)
 int node_identify(struct node *n, struct http_req *r, struct authz_who *who)
 {
     int enforced = auth_enabled(&n->auth);
-    if (node_check_sig(n, r) > 0) {
+    int sig = node_check_sig(n, r);
+    if (sig > 0) {
         *who = (struct authz_who){NULL, 1, enforced, 1};
         return 1;
+    }
+    if (sig < 0) {               /* a redirect expired or tampered with: never anonymous */
+        err_reply(r, S3E_ACCESS_DENIED, "bad or expired cluster signature");
+        return 0;
     }
     if (enforced && !auth_presented(r)) {
         *who = (struct authz_who){NULL, 0, 1, 0};

@@ -585,9 +585,12 @@ static void bucket_api(struct http_req *r, const char *rest, size_t rl)
     }
     case HTTP_M_PUT:
     case HTTP_M_PATCH:
-    case HTTP_M_DELETE:
-        node_read_json(r, change_body);
+    case HTTP_M_DELETE: {
+        struct authz_who who;    /* who asks, before a body is read (change_allowed) */
+        if (node_identify(&((struct proxy *)r->w->ctx)->node, r, &who))
+            node_read_json(r, change_body);
         return;
+    }
     default:
         http_resp_header(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");
         http_reply_error(r, 405, "method %s not allowed on buckets", r->method_name);

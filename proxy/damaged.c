@@ -4,12 +4,14 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "authz.h"
 #include "damaged.h"
 #include "fan.h"
 #include "http.h"
 #include "node.h"
 #include "nodeauth.h"
 #include "proxy.h"
+#include "s3auth.h"
 
 static void gathered(struct fan *f)
 {
@@ -41,5 +43,13 @@ void damaged_route(struct http_req *r, const char *rest, size_t rlen)
     (void)rlen;
     if (!node_authenticate(&p->node, r))
         return;
+    /* names across every bucket: an admin key's, where there are any */
+    const struct s3auth_result *a = r->auth;
+    if (p->conf.n_admin_keys && a && !authz_is_admin(p->conf.admin_keys, p->conf.n_admin_keys,
+                                                     a->access)) {
+        http_reply_error(r, 403, "access denied: the damaged objects of every bucket are listed "
+                                 "for an admin key");
+        return;
+    }
     fan_start(r, "GET", "/v1/internal/damaged", NULL, gathered, NULL);
 }

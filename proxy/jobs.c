@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "authz.h"
 #include "bmd.h"
 #include "buckets.h"
@@ -455,6 +456,29 @@ static int job_allowed(struct http_req *r, const struct pjob *pj)
     return 0;
 }
 
+/* May the caller see, abort or unpin a job of bucket (provider, "" for
+ * every bucket), as a target describes it: when it may change that
+ * bucket, as the job's starter could (job_allowed); an admin key, any. */
+static int job_theirs(struct http_req *r, const char *provider, const char *bucket)
+{
+    struct proxy *p = r->w->ctx;
+    struct authz_who who;
+    authz_who_set(&who, &p->conf, auth_enabled(&p->node.auth), r->auth);
+    if (!who.enforced || who.admin || node_check_sig(&p->node, r) > 0)
+        return 1;
+    if (!bucket || !bucket[0])
+        return 0;
+    return authz_decide_named(provider && provider[0] ? provider : BMD_PROVIDER_SHOAL, bucket,
+                              &who, AUTHZ_WRITE) == AUTHZ_ALLOW;
+}
+
+/* The same for job e, one target's JSON of it. */
+static int job_theirs_json(struct http_req *r, json_t *e)
+{
+    return job_theirs(r, json_string_value(json_object_get(e, "provider")),
+                      json_string_value(json_object_get(e, "bucket")));
+}
+
 static void launch(struct http_req *r)
 {
     struct pjob *pj = r->data;
@@ -620,7 +644,12 @@ static void shown(struct fan *f)
             json_object_set(j, what[k], json_object_get(b, what[k]));
         break;
     }
-    http_reply_json(r, 200, j);
+    if (!job_theirs_json(r, j)) {   /* another's job is none of the caller's business */
+        json_decref(j);
+        http_reply_error(r, 404, "no job %s on any target", sh->id);
+    } else {
+        http_reply_json(r, 200, j);
+    }
     show_free(sh);
     fan_free(f);
 }
@@ -713,14 +742,16 @@ static void patched(struct fan *f)
     fan_free(f);
 }
 
+static void looked(struct fan *f);
+
 static void patch_read(struct http_req *r, void *arg, char *body, size_t len)
 {
     char *path = arg;
     json_t *j = json_loadb(body, len, 0, NULL);   /* body stays the reader's */
     if (!json_is_false(json_object_get(j, "pin")) || json_object_size(j) != 1)
         http_reply_error(r, 400, "a job is changed with {\"pin\": false} only");
-    else
-        fan_start(r, "PATCH", path, "{\"pin\": false}", patched, NULL);
+    else                         /* whose it is first (looked) */
+        fan_start(r, "GET", path, NULL, looked, xstrdup("{\"pin\": false}"));
     json_decref(j);
     free(path);
 }
@@ -732,13 +763,43 @@ static void job_patch(struct http_req *r, const char *id, size_t n)
     node_read_body(r, 4096, patch_read, free, xasprintf("/v1/internal/jobs/%.*s", (int)n, id));
 }
 
+/* An abort or unpin goes ahead once the targets' view of the job says
+ * it is the caller's (job_theirs); else 404, as for no job. ctx: the
+ * PATCH's body, or NULL for the abort. */
+static void looked(struct fan *f)
+{
+    struct http_req *r = f->r;
+    char *patch = f->ctx;
+    json_t *mine = NULL;
+    size_t i;
+    json_t *a;
+    json_array_foreach(f->answers, i, a) {
+        json_t *b = json_object_get(a, "body");
+        if (json_integer_value(json_object_get(a, "status")) == 200 && b) {
+            mine = b;
+            break;
+        }
+    }
+    const char *id = json_string_value(json_object_get(mine, "id"));
+    char path[96];
+    snprintf(path, sizeof(path), "/v1/internal/jobs/%.32s", id ? id : "");
+    if (!mine || !id || !job_theirs_json(r, mine))
+        http_reply_error(r, 404, "no job by that id on any target");
+    else if (patch)
+        fan_start(r, "PATCH", path, patch, patched, NULL);
+    else
+        fan_start(r, "DELETE", path, NULL, aborted, NULL);
+    free(patch);
+    fan_free(f);
+}
+
 static void job_delete(struct http_req *r, const char *id, size_t n)
 {
     if (!job_id_ok(r, id, n))
         return;
     char path[96];
     snprintf(path, sizeof(path), "/v1/internal/jobs/%.*s", (int)n, id);
-    fan_start(r, "DELETE", path, NULL, aborted, NULL);
+    fan_start(r, "GET", path, NULL, looked, NULL);
 }
 
 struct listing {
@@ -788,7 +849,7 @@ static void listed(struct fan *f)
         const char *st = json_string_value(json_object_get(e, "state"));
         if ((l->kn >= 0 && (!kind || strcmp(kind, l->kind))) ||
             (l->bn >= 0 && (!bucket || strcmp(bucket, l->bucket))) ||
-            (l->sn >= 0 && (!st || strcmp(st, l->state))))
+            (l->sn >= 0 && (!st || strcmp(st, l->state))) || !job_theirs_json(f->r, e))
             continue;
         json_array_append(arr, e);
     }

@@ -198,6 +198,19 @@ def test_a_job_reads_and_writes_as_its_starter(zc):
     assert session("bob").get(zc.url + "/v1/objects/bobs/x").content == b"alice's x"
     r = requests.post(zc.url + "/v1/jobs", json={"kind": "scrub", "bucket": "one"})
     assert r.status_code == 403
+    # a job is seen, aborted and unpinned by who may change its bucket only
+    r = session("alice").post(zc.url + "/v1/jobs", json={"kind": "scrub", "bucket": "one"})
+    assert r.status_code == 201, r.text
+    mine = r.json()["id"]
+    for who, seen in (("alice", True), ("ops", True), ("bob", False)):
+        s = session(who)
+        assert (s.get(zc.url + "/v1/jobs/" + mine).status_code == 200) == seen, who
+        ids = [j["id"] for j in s.get(zc.url + "/v1/jobs").json()["jobs"]]
+        assert (mine in ids) == seen, (who, ids)
+    assert session("bob").delete(zc.url + "/v1/jobs/" + mine).status_code == 404
+    assert session("bob").patch(zc.url + "/v1/jobs/" + mine,
+                                json={"pin": False}).status_code == 404
+    assert session("alice").delete(zc.url + "/v1/jobs/" + mine).status_code in (204, 404)
 
 
 def test_the_example_of_the_issue(zc):

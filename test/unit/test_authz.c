@@ -84,6 +84,19 @@ static void test_ops(void)
     CHECK(op_of(HTTP_M_GET, "uploads", 0) == AUTHZ_WRITE);
     CHECK(op_of(HTTP_M_GET, "acl", 0) == AUTHZ_WRITE);
     CHECK(op_of(HTTP_M_DELETE, "", 0) == AUTHZ_WRITE);
+    /* a write that opens what it writes to the world is a change of ACL */
+    struct http_hdr pub[] = {{"x-amz-acl", "public-read"}};
+    struct http_hdr priv[] = {{"X-Amz-Acl", "private"}};
+    struct http_hdr grant[] = {{"x-amz-grant-read", "uri=http://acs.amazonaws.com/groups/global/AllUsers"}};
+    struct http_req r = {.method = HTTP_M_PUT, .query = "", .hdrs = pub, .n_hdrs = 1};
+    CHECK(authz_op_of(&r, 1) == AUTHZ_ACL);
+    r.hdrs = grant;
+    CHECK(authz_op_of(&r, 1) == AUTHZ_ACL);
+    r.method = HTTP_M_POST;      /* CreateMultipartUpload */
+    CHECK(authz_op_of(&r, 1) == AUTHZ_ACL);
+    r.hdrs = priv;
+    r.method = HTTP_M_PUT;
+    CHECK(authz_op_of(&r, 1) == AUTHZ_WRITE);
 }
 
 int main(void)
