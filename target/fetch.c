@@ -242,6 +242,10 @@ static void commit_done(void *arg)
                   (unsigned long long)f->got);
     if (!f->rc && space_over_high(f->t))
         lru_kick();              /* the cache grew past its high watermark */
+    if (f->rc == -EEXIST) {      /* a newer copy landed meanwhile: waiters read it */
+        fetch_end(f, 0, NULL);
+        return;
+    }
     f->uncached = f->rc != 0;    /* every byte came (the tap's client has them) */
     fetch_end(f, f->rc == -ENOSPC ? 507 : f->rc ? 500 : 0,
               f->rc ? "cannot cache the object" : NULL);
