@@ -137,6 +137,10 @@ static void encode_work(void *arg)
         s->fds[i] = -1;
     if (s->rc || (s->rc = store_get(st, mp, s->mkey, s->klen, &s->m)))
         return;                  /* gone, or replaced: its own PUT slices it */
+    if (s->m.flags & OMETA_F_DAMAGED) {
+        s->rc = -EBADMSG;        /* never coded from a copy marked damaged */
+        return;
+    }
     int fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
     if (fd < 0) {
         s->rc = fd;

@@ -175,6 +175,8 @@ static void open_work(void *arg)
         s->rc = store_get(st, mp, s->mkey, s->klen, &s->m);
         if (!s->rc && store_is_marker(&s->m))
             s->rc = -ENOENT;     /* a versioned bucket's deleted name */
+        if (!s->rc && (s->m.flags & OMETA_F_DAMAGED))
+            s->rc = -EBADMSG;    /* a copy marked damaged is never handed on */
         if (s->rc)
             return;
         s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);

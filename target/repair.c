@@ -35,21 +35,22 @@ struct repair {
     size_t klen;
     uint64_t uid, version, size;   /* of the damaged copy */
     int flags;
-    int backed;                  /* its bucket's backend has the object */
+    int elsewhere;               /* a backend or slices have the object's bytes */
     int rc;
 };
 
-/* The damaged copy, while its bytes are here and no backend has them, is
- * kept and marked damaged: the last bytes of an object are never dropped,
- * and a good copy of its version, from another drive or a copy holder,
- * replaces it (store_held_version). With its data file gone, or a backend
- * to fetch it from again, it is dropped. */
+/* The damaged copy, while its bytes are here and neither a backend nor
+ * slices have them, is kept and marked damaged: the last bytes of an
+ * object are never dropped, and a good copy of its version, from another
+ * drive or a copy holder, replaces it (store_held_version). With its data
+ * file gone, or a backend to fetch it from again or slices to rebuild it
+ * from, it is dropped. */
 static void drop_work(void *arg)
 {
     struct repair *p = arg;
     struct store *st = &p->t->store;
     struct store_mp *mp = store_pick(st, p->mkey, p->klen);
-    int fd = p->backed ? -1 : store_data_open(mp, p->mkey, p->klen, p->uid);
+    int fd = p->elsewhere ? -1 : store_data_open(mp, p->mkey, p->klen, p->uid);
     if (fd >= 0) {
         close(fd);
         p->rc = store_mark_damaged(st, p->mkey, p->klen, p->uid);
@@ -214,7 +215,7 @@ int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t k
     const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
     struct bmd_ec ec;
     int can = bk && (bmd_copies(bk) > 1 || bmd_has_backend(bk) || bmd_ec(bk, &ec));
-    int can_backed = bk && bmd_has_backend(bk);
+    int elsewhere = bk && (bmd_has_backend(bk) || bmd_ec(bk, &ec));
     bmd_unref(b);
     if (!can)
         return 0;
@@ -231,7 +232,7 @@ int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t k
     p->version = m->version;
     p->size = m->size;
     p->flags = flags;
-    p->backed = can_backed;
+    p->elsewhere = elsewhere;
     http_req_ref(r);
     iopool_submit_first(t->io, r->w->q, drop_work, dropped, p);
     return 1;

@@ -193,6 +193,10 @@ static void open_work(void *arg)
     u->rc = store_get(&q.t->store, u->mp, u->mkey, u->klen, &m);
     if (u->rc)
         return;
+    if (m.flags & OMETA_F_DAMAGED) {   /* never written back: kept for an operator */
+        u->rc = -EBADMSG;
+        return;
+    }
     u->fd = store_data_open(u->mp, u->mkey, u->klen, m.uid);
     u->size = m.size;
     u->rc = u->fd < 0 ? u->fd : 0;

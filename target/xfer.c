@@ -218,8 +218,8 @@ static void open_work(void *arg)
         if (x->fd >= 0 && !file_has_size(x->fd, x->m.size)) {   /* short: damaged */
             close(x->fd);
             x->fd = -1;
-            mark_work(x);
-            x->rc = -EBADMSG;
+            x->what = XFER_NONE;
+            mark_work(x);        /* x->rc: -EBADMSG */
             return;
         }
         if (x->fd >= 0) {
@@ -293,23 +293,62 @@ static void dropped(void *arg)
     xfer_finish(arg, 0);
 }
 
-/* The receiver found the bytes sent unlike their record (422): the copy
- * here is damaged. It is kept, marked (repair.h), and never sent again. */
+/* Are the bytes of x's copy here what its record says (size, checksum)? */
+static int copy_good(struct xfer *x)
+{
+    struct store *st = &x->t->store;
+    int fd = store_data_open(store_pick(st, x->mkey, x->klen), x->mkey, x->klen, x->m.uid);
+    if (fd < 0)
+        return 0;
+    XXH3_state_t *xs = XXH3_createState();
+    XXH3_64bits_reset(xs);
+    char *buf = xmalloc(1 << 20);
+    uint64_t got = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, 1 << 20)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0) {
+            XXH3_64bits_update(xs, buf, (size_t)n);
+            got += (uint64_t)n;
+        }
+    int good = n == 0 && got == x->m.size && XXH3_64bits_digest(xs) == x->m.cksum;
+    XXH3_freeState(xs);
+    free(buf);
+    close(fd);
+    return good;
+}
+
+/* The copy here is short, or the receiver found its bytes unlike their
+ * record (422) and they are (read again: not a fault on the way): it is
+ * damaged (-EBADMSG), kept and marked (repair.h) where nothing else has
+ * its bytes, and never sent again. A copy read again whole and right was
+ * not: -EIO, a failed send. */
 static void mark_work(void *arg)
 {
     struct xfer *x = arg;
-    x->rc = store_mark_damaged(&x->t->store, x->mkey, x->klen, x->m.uid);
-    if (x->rc == 0) {
+    if (x->fd < 0 && x->what == XFER_OBJECT && copy_good(x)) {
+        x->rc = -EIO;
+        return;
+    }
+    x->rc = -EBADMSG;
+    struct bmd *b;
+    struct bmd_ec ec;
+    const struct bmd_bucket *bk = xfer_key_bucket(x->mkey, x->klen, &b);
+    int elsewhere = !bk || bmd_has_backend(bk) || bmd_ec(bk, &ec);
+    bmd_unref(b);
+    if (elsewhere)               /* its repair drops it: fetched again, or rebuilt */
+        return;
+    if (store_mark_damaged(&x->t->store, x->mkey, x->klen, x->m.uid) == 0) {
         char *shown = xfer_key_show(x->mkey, x->klen);
-        log_warn("object %s: the copy here arrived damaged at %s: marked damaged", shown,
-                 x->url);
+        log_warn("object %s: the copy here is damaged (sending it to %s): marked damaged",
+                 shown, x->url);
         free(shown);
     }
 }
 
 static void marked(void *arg)
 {
-    xfer_finish(arg, -EBADMSG);
+    struct xfer *x = arg;
+    xfer_finish(x, x->rc);
 }
 
 static ssize_t send_read(void *arg, char *buf, size_t n)
