@@ -63,7 +63,7 @@ void store_mp_settle(struct store *s, struct store_mp *mp)
             removed++;
         kept += referenced;
         char *e = NULL;
-        if (store_db_room(mp, &e))
+        if (store_db_room(mp, &e, 1))
             rocksdb_delete(mp->db, s->wo, k, kl, &e);
         free(e);
         free(path);
@@ -196,7 +196,7 @@ static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *
                   const char *k, size_t kl, const char *v, size_t vl)
 {
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 0))
         rocksdb_put(mp->db, wo, k, kl, v, vl, &e);
     store_db_wrote(mp, k, e);
     (void)s;
@@ -206,7 +206,7 @@ static int db_put(struct store *s, struct store_mp *mp, rocksdb_writeoptions_t *
 static void db_del(struct store_mp *mp, rocksdb_writeoptions_t *wo, const char *k, size_t kl)
 {
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 1))
         rocksdb_delete(mp->db, wo, k, kl, &e);
     store_db_wrote(mp, k, e);
     if (e)
@@ -454,7 +454,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     /* written unsynced under the lock; durable once a sync of the
      * write-ahead log, shared with the commits around it, covers it */
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 0))
         rocksdb_write(mp->db, s->wo, wb, &e);
     store_db_wrote(mp, mkey, e);
     rocksdb_writebatch_destroy(wb);
@@ -552,7 +552,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     }
     if (!have) {                 /* only the tombstone: nothing was here */
         char *e = NULL;
-        if (store_db_room(mp, &e))
+        if (store_db_room(mp, &e, 1))
             rocksdb_write(mp->db, s->wo_sync, wb, &e);
         store_db_wrote(mp, mkey, e);
         rocksdb_writebatch_destroy(wb);
@@ -573,7 +573,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if (x && x->key)
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 1))
         rocksdb_write(mp->db, s->wo_sync, wb, &e);
     store_db_wrote(mp, mkey, e);
     rocksdb_writebatch_destroy(wb);
@@ -874,7 +874,7 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
                  size_t vl)
 {
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 0))
         rocksdb_put(mp->db, s->wo_sync, k, kl, v, vl, &e);
     store_db_wrote(mp, k, e);
     return e ? store_db_errno(e) : 0;
@@ -891,7 +891,7 @@ int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t 
         rc = -ESTALE;
     if (!rc) {
         char *e = NULL;
-        if (store_db_room(mp, &e))
+        if (store_db_room(mp, &e, 1))
             rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
         store_db_wrote(mp, k, e);
         rc = e ? store_db_errno(e) : 0;
@@ -905,7 +905,7 @@ int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, siz
                         const char *v, size_t vl)
 {
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 0))
         rocksdb_put(mp->db, s->wo, k, kl, v, vl, &e);
     store_db_wrote(mp, k, e);
     return e ? store_db_errno(e) : 0;
@@ -914,7 +914,7 @@ int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, siz
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl)
 {
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 1))
         rocksdb_delete(mp->db, s->wo, k, kl, &e);
     store_db_wrote(mp, k, e);
     return e ? store_db_errno(e) : 0;

@@ -17,9 +17,10 @@ struct ometa;
 
 /* RocksDB's error text (freed) as -errno, logged. */
 int store_db_errno(char *e);
-/* Before a write to mp's database: 1 to make it, or 0 with *e set (as
- * RocksDB's errptr) when the drive is too full to take it (store.c). */
-int store_db_room(struct store_mp *mp, char **e);
+/* Before a write to mp's database (deleting: one that frees room): 1 to
+ * make it, or 0 with *e set (as RocksDB's errptr) when the drive is too
+ * full to take it (storemp.c). */
+int store_db_room(struct store_mp *mp, char **e, int deleting);
 /* After a write of k (NULL: no object record) to mp's database, e its
  * error or NULL: a failed write stops the database (db_failed). */
 void store_db_wrote(struct store_mp *mp, const char *k, const char *e);

@@ -467,20 +467,21 @@ int store_empty(struct store *s)
  * refuses every write until DB::Resume (not in its C API), and a sync of
  * its log after the failure aborts the process (a debug assertion left on
  * in the packaged library), as does Resume itself. So no write is handed
- * to it while its drive has less than STORE_DB_MARGIN free (store_db_room:
- * a statvfs, skipped for ROOM_FRESH_NS after one that found ROOM_SPARE);
- * the operation fails with ENOSPC (507) instead, and is taken again as
- * soon as there is room. Should a write fail all the same (EIO, or a drive
+ * to it while its drive has less than its margin free (STORE_DB_MARGIN,
+ * or a 64th of a smaller drive; a delete, which frees room, an eighth of
+ * that) (store_db_room: a statvfs, skipped for ROOM_FRESH_NS after one
+ * that found ROOM_SPARE); the operation fails with ENOSPC (507) instead,
+ * and is taken again as soon as there is room. Should a write fail all the same (EIO, or a drive
  * filled in between), the mountpath's database takes no more and its log
  * is never synced again (db_failed): the target stays up and serves reads.
  */
 #define STORE_DB_MARGIN (4u << 20)
 #define ROOM_SPARE (64u << 20)
 #define ROOM_FRESH_NS 20000000ull
-static const char no_room[] = "No space left on device: the last 4 MiB of the drive are kept "
-                              "for its records";
+static const char no_room[] = "No space left on device: the drive's last MiB are kept for its "
+                              "records";
 
-int store_db_room(struct store_mp *mp, char **e)
+int store_db_room(struct store_mp *mp, char **e, int deleting)
 {
     uint64_t now = mono_ns();
     if (now - __atomic_load_n(&mp->room_ns, __ATOMIC_RELAXED) < ROOM_FRESH_NS)
@@ -489,9 +490,11 @@ int store_db_room(struct store_mp *mp, char **e)
     if (fstatvfs(mp->data_fd, &v))
         return 1;                /* cannot tell: RocksDB tries */
     uint64_t free_b = (uint64_t)v.f_bavail * v.f_frsize;
+    uint64_t total = (uint64_t)v.f_blocks * v.f_frsize;
+    uint64_t margin = total / 64 < STORE_DB_MARGIN ? total / 64 : STORE_DB_MARGIN;
     if (free_b >= ROOM_SPARE)
         __atomic_store_n(&mp->room_ns, now, __ATOMIC_RELAXED);
-    if (free_b >= STORE_DB_MARGIN)
+    if (free_b >= (deleting ? margin / 8 : margin))
         return 1;
     *e = xstrdup(no_room);
     return 0;

@@ -266,7 +266,7 @@ void store_vers_dropped(struct store *s, struct store_mp *mp, struct storever_dr
     if (unlink(d->path) && errno != ENOENT)
         log_warn("cannot remove %s: %s", d->path, strerror(errno));
     char *e = NULL;
-    if (store_db_room(mp, &e))
+    if (store_db_room(mp, &e, 1))
         rocksdb_delete(mp->db, s->wo, d->g, d->gl, &e);
     store_db_wrote(mp, NULL, e);
     if (e)
