@@ -217,7 +217,9 @@ def test_scrub_finds_and_fixes_damaged_copies():
         damage(where["flipped"], "flip")
         j = run_job(c, {"kind": "scrub"})
         assert j["state"] == "failed", j          # the lost ones are errors
-        assert j["found"] == 12 and j["fixed"] == 10 and j["lost"] == 2, j
+        # (a damaged copy may be replaced by a holder's before its own
+        # target's scrub reads it: then it is not found there)
+        assert j["found"] in (11, 12) and j["fixed"] == j["found"] - 2 and j["lost"] == 2, j
         assert j["done"] == 48 + 3, j
         assert sorted(e["name"] for e in j["error_names"]) == \
             ["shoal/s1/flipped", "shoal/s1/gone"], j

@@ -91,7 +91,9 @@ def test_oos_is_507_for_shoal_only_buckets():
             assert c.http.get(c.url + "/v1/objects/full/o%02d" % k).content == data
         sp = c.http.get(c.url + "/v1/cluster/space").json()
         m = sp["targets"][0]["mountpaths"][0]
-        assert 100.0 * (m["used"] + len(data)) / m["total"] >= 60, m
+        # (the refusal saw the drive as the store counted it since the last
+        # sample, a statvfs every 200 ms: allow one object of difference)
+        assert 100.0 * (m["used"] + 2 * len(data)) / m["total"] >= 60, m
         # room again after deletes
         for k in range(3):
             assert c.http.delete(c.url + "/v1/objects/full/o%02d" % k).status_code == 204
