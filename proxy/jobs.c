@@ -427,7 +427,8 @@ static void ensure_to(struct http_req *r)
  * reads every object it selects, so its starter must be able to read the
  * whole source bucket (a public-read object alone does not do); a copy
  * writes its destination; the other kinds change the bucket they name; a
- * scrub of every bucket needs an admin key. 1, or 0 with r answered. */
+ * scrub of every bucket needs an admin key where there are any. 1, or 0
+ * with r answered. */
 static int job_allowed(struct http_req *r, const struct pjob *pj)
 {
     struct proxy *p = r->w->ctx;
@@ -441,9 +442,9 @@ static int job_allowed(struct http_req *r, const struct pjob *pj)
     /* a bucket that does not exist (-1) is answered 404 further on */
     int v = pj->bucket[0] ? authz_decide_named(pj->provider, pj->bucket, &who,
                                                reads ? AUTHZ_READ : AUTHZ_WRITE)
-                          : AUTHZ_DENY;
+                          : AUTHZ_ALLOW;   /* every bucket: admin_keys decide, below */
     int to = pj->to[0] ? authz_decide_named(pj->to_provider, pj->to, &who, AUTHZ_WRITE) : -1;
-    if (!pj->bucket[0])
+    if (!pj->bucket[0] && p->conf.n_admin_keys)
         denied = "a scrub of every bucket needs an admin key";
     else if (v == AUTHZ_DENY || v == AUTHZ_IF_PUBLIC)
         denied = reads ? "the job's starter may not read every object of its bucket"
@@ -458,7 +459,9 @@ static int job_allowed(struct http_req *r, const struct pjob *pj)
 
 /* May the caller see, abort or unpin a job of bucket (provider, "" for
  * every bucket), as a target describes it: when it may change that
- * bucket, as the job's starter could (job_allowed); an admin key, any. */
+ * bucket, as the job's starter could (job_allowed); an admin key, any; a
+ * job of every bucket (a target's own rebalance or eviction, a scrub of
+ * all), an admin key where there are any, else any signed key. */
 static int job_theirs(struct http_req *r, const char *provider, const char *bucket)
 {
     struct proxy *p = r->w->ctx;
@@ -466,8 +469,8 @@ static int job_theirs(struct http_req *r, const char *provider, const char *buck
     authz_who_set(&who, &p->conf, auth_enabled(&p->node.auth), r->auth);
     if (!who.enforced || who.admin || node_check_sig(&p->node, r) > 0)
         return 1;
-    if (!bucket || !bucket[0])
-        return 0;
+    if (!bucket || !bucket[0])   /* every bucket's (a target's own, a scrub of all) */
+        return !p->conf.n_admin_keys;
     return authz_decide_named(provider && provider[0] ? provider : BMD_PROVIDER_SHOAL, bucket,
                               &who, AUTHZ_WRITE) == AUTHZ_ALLOW;
 }

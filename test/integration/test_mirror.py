@@ -198,6 +198,9 @@ def test_scrub_finds_and_fixes_damaged_copies():
         assert c.http.put(c.url + "/v1/buckets/s1").status_code == 201
         data = {"s/%02d" % i: os.urandom(30000 + i * 4099) for i in range(24)}
         put_all(c, "sm", data)
+        # the walks of the start-up's maps over first: a walk that meets a
+        # damaged copy (short: marked as it would be sent) repairs it too
+        wait_rebalanced(c)
         files = sorted(data_files(c))
         assert len(files) == 48
         # one copy each of ten objects (a data file is named by the hash of
