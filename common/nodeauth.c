@@ -18,15 +18,10 @@
 #include "node.h"
 #include "util.h"
 
-int node_authenticate(struct node *n, struct http_req *r)
+/* r's client credential, once no cluster signature came (nodeauth.h): 1
+ * with r->auth set (or no keys configured), or 0 with r answered. */
+static int client_credential(struct node *n, struct http_req *r)
 {
-    int sig = node_check_sig(n, r);
-    if (sig > 0)
-        return 1;
-    if (sig < 0) {
-        err_reply(r, S3E_ACCESS_DENIED, "bad or expired cluster signature");
-        return 0;
-    }
     if (!auth_enabled(&n->auth))
         return 1;
     if (auth_is_v2(r)) {
@@ -48,23 +43,37 @@ int node_authenticate(struct node *n, struct http_req *r)
     return 1;
 }
 
+/* A cluster signature's verdict (node_check_sig): 1 a node's, 0 none (r
+ * goes on), or -1 with r answered 403 (expired or tampered with). */
+static int node_sig(struct node *n, struct http_req *r)
+{
+    int sig = node_check_sig(n, r);
+    if (sig < 0)
+        err_reply(r, S3E_ACCESS_DENIED, "bad or expired cluster signature");
+    return sig;
+}
+
+int node_authenticate(struct node *n, struct http_req *r)
+{
+    int sig = node_sig(n, r);
+    return sig > 0 || (sig == 0 && client_credential(n, r));
+}
+
 int node_identify(struct node *n, struct http_req *r, struct authz_who *who)
 {
     int enforced = auth_enabled(&n->auth);
-    int sig = node_check_sig(n, r);
+    int sig = node_sig(n, r);    /* expired or tampered with: 403, never anonymous */
     if (sig > 0) {
         *who = (struct authz_who){NULL, 1, enforced, 1};
         return 1;
     }
-    if (sig < 0) {               /* a redirect expired or tampered with: never anonymous */
-        err_reply(r, S3E_ACCESS_DENIED, "bad or expired cluster signature");
+    if (sig < 0)
         return 0;
-    }
     if (enforced && !auth_presented(r)) {
         *who = (struct authz_who){NULL, 0, 1, 0};
         return 1;
     }
-    if (!r->auth && !node_authenticate(n, r))
+    if (!r->auth && !client_credential(n, r))
         return 0;
     authz_who_set(who, n->conf, enforced, r->auth);
     return 1;

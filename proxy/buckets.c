@@ -249,19 +249,16 @@ static void change_replied(void *arg, int status, json_t *answer, const char *er
 
 /* ---- who may (authz.h) -------------------------------------------------------- */
 
-/* May the caller do op to bucket br (1), or is r answered 403 (0)? A
- * bucket that does not exist passes: the operation answers 404. */
-static int gate(struct http_req *r, const struct bucket_req *br, enum authz_op op)
+/* May who do op to bucket br (1), or is r answered 403 (0)? A bucket
+ * that does not exist passes: the operation answers 404. */
+static int gate(struct http_req *r, const struct authz_who *who, const struct bucket_req *br,
+                enum authz_op op)
 {
-    struct proxy *p = r->w->ctx;
-    struct authz_who who;
-    if (!node_identify(&p->node, r, &who))
-        return 0;
-    int v = authz_decide_named(br->provider, br->name, &who, op);
+    int v = authz_decide_named(br->provider, br->name, who, op);
     if (v == AUTHZ_ALLOW || v < 0)
         return 1;
     http_reply_error(r, 403, "access denied: %s may not %s bucket '%s'",
-                     who.access ? who.access : "an unsigned request",
+                     who->access ? who->access : "an unsigned request",
                      op == AUTHZ_LIST ? "list" : "change", br->name);
     return 0;
 }
@@ -292,8 +289,8 @@ static int change_allowed(struct http_req *r, enum buckets_op op, const struct b
             json_object_set_new(props, "owner", json_string(who.access));
         return 1;
     }
-    return gate(r, br, AUTHZ_WRITE) &&
-           (!json_object_get(props, "acl") || gate(r, br, AUTHZ_ACL));
+    return gate(r, &who, br, AUTHZ_WRITE) &&
+           (!json_object_get(props, "acl") || gate(r, &who, br, AUTHZ_ACL));
 }
 
 /* PUT, PATCH or DELETE /v1/buckets/BUCKET with its JSON body. */
@@ -534,7 +531,9 @@ static void bucket_sub(struct http_req *r, const struct bucket_req *br, const ch
         return;
     }
     int exists = buckets_exist(br->provider, br->name);
-    if (!gate(r, br, AUTHZ_LIST))
+    struct authz_who who;
+    if (!node_identify(&((struct proxy *)r->w->ctx)->node, r, &who) ||
+        !gate(r, &who, br, AUTHZ_LIST))
         return;
     if (!exists && strcmp(br->provider, BMD_PROVIDER_SHOAL) && !r->auth &&
         auth_enabled(&((struct proxy *)r->w->ctx)->node.auth)) {
@@ -572,7 +571,9 @@ static void bucket_api(struct http_req *r, const char *rest, size_t rl)
     switch (r->method) {
     case HTTP_M_GET:
     case HTTP_M_HEAD: {
-        if (!gate(r, &br, AUTHZ_LIST))
+        struct authz_who who;
+        if (!node_identify(&((struct proxy *)r->w->ctx)->node, r, &who) ||
+            !gate(r, &who, &br, AUTHZ_LIST))
             return;
         struct bmd *b = bmd_current();
         const struct bmd_bucket *bk = bmd_find(b, br.provider, br.name);

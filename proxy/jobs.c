@@ -457,29 +457,31 @@ static int job_allowed(struct http_req *r, const struct pjob *pj)
     return 0;
 }
 
-/* May the caller see, abort or unpin a job of bucket (provider, "" for
- * every bucket), as a target describes it: when it may change that
- * bucket, as the job's starter could (job_allowed); an admin key, any; a
- * job of every bucket (a target's own rebalance or eviction, a scrub of
- * all), an admin key where there are any, else any signed key. */
-static int job_theirs(struct http_req *r, const char *provider, const char *bucket)
+/* May who (job_who) see, abort or unpin a job of bucket (provider, ""
+ * for every bucket), as a target describes it (e): when it may change
+ * that bucket, as the job's starter could (job_allowed); an admin key or
+ * another node, any; a job of every bucket (a target's own rebalance or
+ * eviction, a scrub of all), an admin key where there are any, else any
+ * signed key. */
+static int job_theirs(const struct proxy *p, const struct authz_who *who, json_t *e)
 {
-    struct proxy *p = r->w->ctx;
-    struct authz_who who;
-    authz_who_set(&who, &p->conf, auth_enabled(&p->node.auth), r->auth);
-    if (!who.enforced || who.admin || node_check_sig(&p->node, r) > 0)
+    const char *provider = json_string_value(json_object_get(e, "provider"));
+    const char *bucket = json_string_value(json_object_get(e, "bucket"));
+    if (!who->enforced || who->admin)
         return 1;
-    if (!bucket || !bucket[0])   /* every bucket's (a target's own, a scrub of all) */
+    if (!bucket || !bucket[0])
         return !p->conf.n_admin_keys;
     return authz_decide_named(provider && provider[0] ? provider : BMD_PROVIDER_SHOAL, bucket,
-                              &who, AUTHZ_WRITE) == AUTHZ_ALLOW;
+                              who, AUTHZ_WRITE) == AUTHZ_ALLOW;
 }
 
-/* The same for job e, one target's JSON of it. */
-static int job_theirs_json(struct http_req *r, json_t *e)
+/* Who asks r, once per answer (jobs_route authenticated r already, so
+ * this never answers it). */
+static void job_who(struct http_req *r, struct authz_who *who)
 {
-    return job_theirs(r, json_string_value(json_object_get(e, "provider")),
-                      json_string_value(json_object_get(e, "bucket")));
+    struct proxy *p = r->w->ctx;
+    if (!node_identify(&p->node, r, who))
+        *who = (struct authz_who){NULL, 0, 1, 0};
 }
 
 static void launch(struct http_req *r)
@@ -647,7 +649,9 @@ static void shown(struct fan *f)
             json_object_set(j, what[k], json_object_get(b, what[k]));
         break;
     }
-    if (!job_theirs_json(r, j)) {   /* another's job is none of the caller's business */
+    struct authz_who who;
+    job_who(r, &who);
+    if (!job_theirs(r->w->ctx, &who, j)) {   /* another's job is none of the caller's */
         json_decref(j);
         http_reply_error(r, 404, "no job %s on any target", sh->id);
     } else {
@@ -786,7 +790,9 @@ static void looked(struct fan *f)
     const char *id = json_string_value(json_object_get(mine, "id"));
     char path[96];
     snprintf(path, sizeof(path), "/v1/internal/jobs/%.32s", id ? id : "");
-    if (!mine || !id || !job_theirs_json(r, mine))
+    struct authz_who who;
+    job_who(r, &who);
+    if (!mine || !id || !job_theirs(r->w->ctx, &who, mine))
         http_reply_error(r, 404, "no job by that id on any target");
     else if (patch)
         fan_start(r, "PATCH", path, patch, patched, NULL);
@@ -826,6 +832,8 @@ static int state_rank(const char *st)
 static void listed(struct fan *f)
 {
     struct listing *l = f->ctx;
+    struct authz_who who;
+    job_who(f->r, &who);
     json_t *by_id = json_object();
     size_t i, k;
     json_t *a, *e;
@@ -852,7 +860,7 @@ static void listed(struct fan *f)
         const char *st = json_string_value(json_object_get(e, "state"));
         if ((l->kn >= 0 && (!kind || strcmp(kind, l->kind))) ||
             (l->bn >= 0 && (!bucket || strcmp(bucket, l->bucket))) ||
-            (l->sn >= 0 && (!st || strcmp(st, l->state))) || !job_theirs_json(f->r, e))
+            (l->sn >= 0 && (!st || strcmp(st, l->state))) || !job_theirs(f->r->w->ctx, &who, e))
             continue;
         json_array_append(arr, e);
     }
