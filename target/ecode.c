@@ -216,6 +216,7 @@ static void encoded(void *arg)
         rec.ec.cksum = s->m.cksum;
         rec.size = i < s->ec.d ? data_len(s->m.size, s->len, i) : s->len;
         rec.cksum = s->sums[i];
+        rec.nbs = 0;             /* the object's sums are not the slice's */
         s->pending++;
         slice_send(s->t, &s->lp, h[1 + i]->url, s->mkey, s->klen, &rec, s->fds[i], s->offs[i],
                    spread_sent, s);
@@ -640,6 +641,7 @@ static void decode_work(void *arg)
     struct ometa m = *r;
     m.size = r->ec.len;
     m.cksum = r->ec.cksum;
+    m.nbs = 0;                   /* the slice's sums: this one is checked whole */
     m.ec.d = 0;
     m.uid = uid;
     struct store_x x = {.keep_version = r->version};

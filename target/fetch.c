@@ -44,6 +44,7 @@
 #include <xxhash.h>
 
 #include "backend.h"
+#include "bsum.h"
 #include "fetch.h"
 #include "hcli.h"
 #include "iopool.h"
@@ -94,6 +95,7 @@ struct fetch {
     int fd;                      /* the work file; -1 once handed to the commit */
     char work[PATH_MAX];
     XXH3_state_t *xs;
+    struct bsum bs;              /* the block sums */
     struct hcli_xfer *x;         /* the backend GET, while it runs */
     struct event *timer;         /* the next attempt's */
     int attempt;
@@ -171,6 +173,7 @@ static void fetch_free(struct fetch *f)
     if (f->timer)
         event_free(f->timer);
     XXH3_freeState(f->xs);
+    bsum_deinit(&f->bs);
     backend_free(&f->b);
     free(f->name);
     free(f->mkey);
@@ -258,6 +261,7 @@ static void transferred(struct fetch *f)
         f->tap->transferred(f->tap_arg);
     f->m.size = f->got;
     f->m.cksum = XXH3_64bits_digest(f->xs);
+    bsum_finish(&f->bs, &f->m);
     snprintf(f->m.backend_etag, sizeof(f->m.backend_etag), "%s", f->obj.etag);
     pthread_mutex_lock(&f->slot->mu);
     f->transferred = 1;
@@ -338,8 +342,10 @@ static int on_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
         f->errbody[f->errlen] = '\0';
         return 0;
     }
-    if (f->fd >= 0)
+    if (f->fd >= 0) {
         XXH3_64bits_update(f->xs, p, n);
+        bsum_update(&f->bs, p, n);
+    }
     for (size_t off = 0; f->fd >= 0 && off < n;) {
         ssize_t w = write(f->fd, p + off, n - off);
         if (w < 0 && errno == EINTR)
@@ -376,6 +382,7 @@ static int retry(struct fetch *f, int status, const char *err)
     if (f->fd >= 0 && (ftruncate(f->fd, 0) || lseek(f->fd, 0, SEEK_SET)))
         return 0;
     XXH3_64bits_reset(f->xs);
+    bsum_reset(&f->bs);
     f->got = 0;
     int ms = backend_retry_later(f->cli, f->attempt, &f->timer, retry_cb, f);
     log_info("fetch of %s from %s: %s; retry in %d ms", f->name, f->b.label,
@@ -467,6 +474,7 @@ struct fetch *fetch_get(const struct fetch_req *fr, const struct fetch_tap *tap,
     f->mp = store_place(&f->t->store, f->mkey, f->klen);
     f->xs = XXH3_createState();
     XXH3_64bits_reset(f->xs);
+    bsum_init(&f->bs);
     f->fd = store_work_open(f->mp, &f->m.uid, f->work, sizeof(f->work));
     if (f->fd < 0) {
         int rc = f->fd;

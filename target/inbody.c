@@ -44,6 +44,7 @@ int inbody_open(struct inbody *b, struct target *t, struct http_req *r, struct s
     b->meta = xmalloc(ml);
     b->xs = XXH3_createState();
     XXH3_64bits_reset(b->xs);
+    bsum_init(&b->bs);
     return 0;
 }
 
@@ -52,6 +53,7 @@ int inbody_take(struct inbody *b, const char *d, size_t n)
     if (b->meta_got < b->meta_len)
         xfer_meta_take(b->meta, b->meta_len, &b->meta_got, &d, &n);
     XXH3_64bits_update(b->xs, d, n);
+    bsum_update(&b->bs, d, n);
     b->size += n;
     while (n > 0) {
         ssize_t w = write(b->fd, d, n);
@@ -73,6 +75,7 @@ int inbody_check(struct inbody *b, struct ometa *m)
     if (b->meta_got < b->meta_len || ometa_decode(b->meta, b->meta_len, m) ||
         m->size != b->size || m->cksum != XXH3_64bits_digest(b->xs) || !m->version)
         return -1;
+    bsum_finish(&b->bs, m);      /* the bytes' own, whatever the sender's record kept */
     m->uid = b->uid;
     return 0;
 }
@@ -83,8 +86,10 @@ void inbody_free(struct inbody *b)
         close(b->fd);
         unlink(b->work);
     }
-    if (b->xs)
+    if (b->xs) {
         XXH3_freeState(b->xs);
+        bsum_deinit(&b->bs);
+    }
     free(b->meta);
 }
 

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <xxhash.h>
 
+#include "bsum.h"
+
 struct http_req;
 struct ometa;
 struct store_mp;
@@ -26,6 +28,7 @@ struct inbody {
     char *meta;                  /* the record, as it arrives */
     size_t meta_len, meta_got;
     XXH3_state_t *xs;
+    struct bsum bs;              /* the block sums */
     uint64_t size;               /* bytes after the record */
 };
 

@@ -36,6 +36,7 @@
 #include <xxhash.h>
 
 #include "backend.h"
+#include "bsum.h"
 #include "err.h"
 #include "http.h"
 #include "iopool.h"
@@ -538,9 +539,10 @@ static int64_t part_check(struct job *j, int i, EVP_MD_CTX *md)
     return (int64_t)size;
 }
 
-/* Part i's size bytes appended to the work file (and to xs), COPY_CHUNK
- * at a time through buf. 0, or -1 with j's error set. */
-static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, char *buf)
+/* Part i's size bytes appended to the work file (and to xs and bs),
+ * COPY_CHUNK at a time through buf. 0, or -1 with j's error set. */
+static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, struct bsum *bs,
+                       char *buf)
 {
     char path[PATH_MAX];
     part_path(j->mp, j->id, j->nums[i], path, sizeof(path));
@@ -559,6 +561,7 @@ static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, ch
             return -1;
         }
         XXH3_64bits_update(xs, buf, (size_t)got);
+        bsum_update(bs, buf, (size_t)got);
         mpuck_join_data(&j->jn, buf, (size_t)got);
         for (ssize_t off = 0; off < got;) {
             ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
@@ -606,6 +609,8 @@ static void assemble_work(void *arg)
     EVP_DigestInit_ex(md, EVP_md5(), NULL);
     XXH3_state_t *xs = XXH3_createState();
     XXH3_64bits_reset(xs);
+    struct bsum bs;
+    bsum_init(&bs);
     char *buf = xmalloc(COPY_CHUNK);
     uint64_t *sizes = xmalloc(sizeof(*sizes) * (size_t)j->n);
     mpuck_join_start(&j->jn, j->upload);
@@ -619,7 +624,7 @@ static void assemble_work(void *arg)
     uint64_t total = 0;
     for (int i = 0; i < j->n; i++) {
         int64_t size = part_check(j, i, md);
-        if (size < 0 || part_append(j, i, (uint64_t)size, xs, buf))
+        if (size < 0 || part_append(j, i, (uint64_t)size, xs, &bs, buf))
             goto out;
         total += (uint64_t)size;
         sizes[i] = (uint64_t)size;
@@ -631,6 +636,7 @@ static void assemble_work(void *arg)
     snprintf(j->m.etag, sizeof(j->m.etag), "\"%s-%d\"", hex, j->n);
     j->m.size = total;
     j->m.cksum = XXH3_64bits_digest(xs);
+    bsum_finish(&bs, &j->m);
     upload_meta(j);
     if (mpuck_join_end(&j->jn, &j->m)) {
         complete_refuse(j, S3E_METADATA_TOO_LARGE, "the object's metadata and headers leave "
@@ -647,6 +653,7 @@ out:
     free(buf);
     free(sizes);
     XXH3_freeState(xs);
+    bsum_deinit(&bs);
     EVP_MD_CTX_free(md);
 }
 

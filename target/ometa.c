@@ -6,7 +6,7 @@
 
 enum {
     FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4, TAG_TAGS = 5,
-    TAG_EC = 6
+    TAG_EC = 6, TAG_BSUMS = 7
 };
 
 static void put64(char *p, uint64_t v)
@@ -69,6 +69,15 @@ size_t ometa_encode(const struct ometa *m, char *buf)
         put64(ec + 11, m->ec.cksum);
         p = put_field(p, TAG_EC, ec, sizeof(ec));
     }
+    if (m->nbs && m->nbs <= OMETA_BS_MAX) {
+        *p++ = (char)TAG_BSUMS;
+        size_t l = 1 + 8 * (size_t)m->nbs;
+        *p++ = (char)(l & 0xff);
+        *p++ = (char)(l >> 8);
+        *p++ = (char)m->bs_level;
+        for (uint16_t i = 0; i < m->nbs; i++, p += 8)
+            put64(p, m->bs[i]);
+    }
     return (size_t)(p - buf);
 }
 
@@ -79,6 +88,7 @@ static void ometa_clear(struct ometa *m)
     m->backend_etag[0] = m->etag[0] = m->ctype[0] = '\0';
     m->umeta_len = m->tags_len = 0;
     m->ec.d = 0;
+    m->nbs = 0;
 }
 
 int ometa_decode(const char *buf, size_t len, struct ometa *m)
@@ -125,6 +135,13 @@ int ometa_decode(const char *buf, size_t len, struct ometa *m)
             m->ec.idx = (uint8_t)p[2];
             m->ec.len = get64(p + 3);
             m->ec.cksum = get64(p + 11);
+        } else if (tag == TAG_BSUMS) {
+            if (l < 9 || (l - 1) % 8 || (l - 1) / 8 > OMETA_BS_MAX || (uint8_t)p[0] > 40)
+                return -EINVAL;
+            m->bs_level = (uint8_t)p[0];
+            m->nbs = (uint16_t)((l - 1) / 8);
+            for (uint16_t i = 0; i < m->nbs; i++)
+                m->bs[i] = get64(p + 1 + 8 * (size_t)i);
         } else if (tag == TAG_TAGS) {
             if (l > sizeof(m->tags))
                 return -EINVAL;

@@ -2,7 +2,7 @@
  * ometa: an object's metadata record as stored in a mountpath's RocksDB.
  *
  * Encoding (little-endian): a format byte (1), then size, checksum
- * (xxh3-64), version, mtime (ns), uid (names this version's data file) as
+ * (xxh3-64 of the whole object), version, mtime (ns), uid (names this version's data file) as
  * u64 each, flags as u32, then optional fields as (tag u8, len u16, bytes)
  * so later fields can be added without rewriting old records. Unknown tags
  * are skipped on decode.
@@ -22,6 +22,9 @@
  * and, on a delete marker, "true" */
 #define OMETA_VID ":vid"
 #define OMETA_DELETE_MARKER ":dm"
+
+/* per-block checksums (bsum.h): at most this many, tag 7 */
+#define OMETA_BS_MAX 1024
 
 /* flags */
 #define OMETA_F_DAMAGED 0x1u     /* a scrub found its bytes wrong, with no other copy:
@@ -54,14 +57,19 @@ struct ometa {
         uint8_t d, p, idx;
         uint64_t len, cksum;     /* the object's */
     } ec;
+    /* per-block checksums (tag 7: the level, then the sums): nbs 0 when
+     * none are kept (bsum.h) */
+    uint8_t bs_level;
+    uint16_t nbs;
+    uint64_t bs[OMETA_BS_MAX];
 };
 
 /* Encode into buf (at least OMETA_MAX bytes); returns the length. */
 #define OMETA_EC_LEN 19
 #define OMETA_EC_DATA_MAX 16      /* a slice's code: at most 16 data, 8 parity */
 #define OMETA_EC_PARITY_MAX 8
-#define OMETA_MAX (1 + 5 * 8 + 4 + 6 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX + \
-                   OMETA_TAGS_MAX + OMETA_EC_LEN)
+#define OMETA_MAX (1 + 5 * 8 + 4 + 7 * 3 + 2 * OMETA_ETAG_MAX + OMETA_CTYPE_MAX + OMETA_UMETA_MAX + \
+                   OMETA_TAGS_MAX + OMETA_EC_LEN + 1 + 8 * OMETA_BS_MAX)
 size_t ometa_encode(const struct ometa *m, char *buf);
 /* The ETag clients see, quoted: the S3 one, else the backend's, else the
  * xxh3 checksum in hex. */

@@ -33,6 +33,7 @@
 #include "auth.h"
 #include "awschunk.h"
 #include "backend.h"
+#include "bsum.h"
 #include "ecode.h"
 #include "ecstream.h"
 #include "err.h"
@@ -63,6 +64,7 @@ struct put {
     int fd;                      /* -1 once closed or handed to the commit */
     char work[PATH_MAX];
     XXH3_state_t *xs;
+    struct bsum bs;              /* the block sums */
     uint64_t size;
     struct ometa m;
     int rc;
@@ -104,6 +106,7 @@ static void put_free(struct put *p)
         unlink(p->work);
     }
     XXH3_freeState(p->xs);
+    bsum_deinit(&p->bs);
     EVP_MD_CTX_free(p->md5);
     awschunk_free(p->chunks);
     s3ck_req_free(&p->ck);
@@ -185,6 +188,7 @@ static void put_turn(struct put *p)
 static int put_write(struct put *p, const char *d, size_t n)
 {
     XXH3_64bits_update(p->xs, d, n);
+    bsum_update(&p->bs, d, n);
     if (p->md5)
         EVP_DigestUpdate(p->md5, d, n);
     s3ck_req_update(&p->ck, d, n);
@@ -378,6 +382,7 @@ static void put_end(struct http_req *r)
     }
     p->m.size = p->size;
     p->m.cksum = XXH3_64bits_digest(p->xs);
+    bsum_finish(&p->bs, &p->m);
     if (p->md5) {
         unsigned char md[16];
         EVP_DigestFinal_ex(p->md5, md, NULL);
@@ -707,6 +712,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     }
     p->xs = XXH3_createState();
     XXH3_64bits_reset(p->xs);
+    bsum_init(&p->bs);
     p->body_len = r->content_length;
     const char *ct = http_req_header(r, "Content-Type");
     if (ct)
