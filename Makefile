@@ -54,7 +54,7 @@ UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
 # unit tests may link the target's pure modules too
 TARGET_LIB_OBJ = $(BUILD)/target/ecstream.o $(BUILD)/target/ometa.o $(BUILD)/target/store.o $(BUILD)/target/storemp.o \
                  $(BUILD)/target/storever.o $(BUILD)/target/storesync.o \
-                 $(BUILD)/target/ocache.o
+                 $(BUILD)/target/ocache.o $(BUILD)/target/vmap.o $(BUILD)/target/bsum.o
 
 DEPS_STAMP = .deps-ok
 

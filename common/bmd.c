@@ -31,7 +31,7 @@ static const struct {
     {"addressing", JSON_STRING}, /* "path" or "virtual" */
     {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
     {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */
-    {"verify_reads", JSON_TRUE}, /* boolean: every GET checks the checksum first */
+    {"verify_reads", JSON_TRUE}, /* boolean: false turns off GETs' checks of their blocks */
     {"write_policy", JSON_STRING}, /* "write-through" or "write-back" */
     {"mirror", JSON_OBJECT},     /* {"copies": N}: full copies on N targets */
     {"ec", JSON_OBJECT},         /* {"data", "parity", "objsize_limit"}: erasure coding */

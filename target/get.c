@@ -10,6 +10,12 @@
  * one byte range is served (hdrparse); in S3 mode the response-* query
  * parameters override the headers S3 lets them override.
  *
+ * Before any byte goes, the blocks the read sends are checked against
+ * their sums (bsum.h), unless the bucket turned that off: only those not
+ * checked since their pages came from the drive (vmap.h), on the worker
+ * when they are few and in memory, else on the I/O pool. A block that
+ * fails is never sent: the copy is repaired or the read answers 500.
+ *
  * Thread: the request's worker; store_get and open are quick reads.
  */
 #include <errno.h>
@@ -18,10 +24,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "err.h"
 #include "atime.h"
+#include "bsum.h"
 #include "get.h"
 #include "tmet.h"
 #include "hdrparse.h"
@@ -34,6 +40,7 @@
 #include "s3.h"
 #include "target.h"
 #include "util.h"
+#include "vmap.h"
 #include "xfer.h"
 
 /* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
@@ -98,7 +105,7 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
         gen = store_wgen(mp);    /* before the read: a write after it makes the entry stale */
         if ((rc = store_get(&t->store, mp, mkey, klen, m)))
             break;
-        if ((fd = store_data_open(mp, mkey, klen, m->uid)) >= 0)
+        if ((fd = store_data_open_served(mp, mkey, klen, m->uid)) >= 0)
             break;
         rc = fd != -ENOENT ? fd : missing == m->uid ? -EUCLEAN : -EAGAIN;
         if (rc != -EAGAIN)
@@ -129,7 +136,7 @@ void get_corrupted(struct http_req *r, const char *mkey, size_t klen, const char
 
 int get_verifies(const struct bmd_bucket *bk)
 {
-    return json_is_true(json_object_get(bk->props, "verify_reads")) ? GET_VERIFY : 0;
+    return json_is_false(json_object_get(bk->props, "verify_reads")) ? 0 : GET_VERIFY;
 }
 
 /* 304 or 412 for a condition that did not hold. */
@@ -143,109 +150,163 @@ static void reply_condition(struct http_req *r, int cond)
     }
 }
 
-static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, const struct ometa *mp, int fd);
+/* What serve worked out for a read: its range and status, kept across
+ * a check on the I/O pool. */
+struct range {
+    uint64_t off, len;
+    int rg;                      /* 1: a range (206) */
+};
 
-/* ---- verify_reads: the whole file checksummed before the first byte ---------------- */
+static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                        const char *cache, const struct ometa *m, int fd, const struct range *g);
 
-/* The file is read in turns of VERIFY_TURN bytes, each a job of its own,
- * so that a large object does not hold an I/O thread (commits, deletes
- * and listings share them) for long, and a client that left stops it. */
-#define VERIFY_TURN (8u << 20)
+/* ---- checks: a read's blocks against their sums, before any byte goes ----------- */
 
-struct verify {
+/* Blocks still to check are read in turns of CHECK_TURN bytes (a block at
+ * least), each a job of its own, so a large read does not hold an I/O
+ * thread (commits, deletes and listings share them) for long, and a
+ * client that left stops it. Up to CHECK_INLINE bytes whose pages are in
+ * memory are checked on the worker at once: hashing them costs less than
+ * handing them over. */
+#define CHECK_TURN (8u << 20)
+#define CHECK_BUF (1u << 20)
+#define CHECK_INLINE (128u << 10)
+
+struct check {
     struct target *t;
     struct http_req *r;
     char *mkey;
     size_t klen;
     const char *cache;           /* a literal */
     struct ometa m;
+    struct stat st;
     int fd;
-    XXH3_state_t *xs;
-    uint64_t got;
-    int bad;                     /* 0, or what was wrong */
+    struct range g;
+    struct vmap_plan p;
+    uint64_t at;                 /* checked up to here */
+    int bad;                     /* 0, or a vmap_check error */
     int gone;                    /* the client left */
     int flags;                   /* get_local's */
 };
 
-static void verify_work(void *arg)
+static const char *check_why(int bad)
 {
-    struct verify *v = arg;
-    char *buf = xmalloc(1 << 20);
-    uint64_t end = v->got + VERIFY_TURN;
-    ssize_t n = 1;
-    while (v->got < v->m.size && v->got < end) {
-        n = pread(v->fd, buf, 1 << 20, (off_t)v->got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        XXH3_64bits_update(v->xs, buf, (size_t)n);
-        v->got += (uint64_t)n;
-    }
-    if (n < 0)
-        v->bad = 1;
-    else if (n == 0 && v->got < v->m.size)
-        v->bad = 2;
-    else if (v->got == v->m.size && XXH3_64bits_digest(v->xs) != v->m.cksum)
-        v->bad = 3;
+    return bad == -EUCLEAN ? "its data does not match its checksum"
+           : bad == -ENODATA ? "its data file is short"
+                             : "its data file cannot be read";
+}
+
+/* A check that failed: repaired from redundancy and served, or 500. */
+static void check_failed(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                         struct ometa *m, int flags, int bad)
+{
+    if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m, flags))
+        get_corrupted(r, mkey, klen, check_why(bad));
+}
+
+static void check_work(void *arg)
+{
+    struct check *c = arg;
+    uint64_t bsz = bsum_block_size(&c->m), end = c->at + CHECK_TURN;
+    end = end - end % bsz > c->at ? end - end % bsz : c->at + bsz;   /* whole blocks */
+    if (end > c->p.hi || !bsum_kept(&c->m))
+        end = c->p.hi;
+    char *buf = xmalloc(CHECK_BUF);
+    c->bad = vmap_check(c->fd, &c->m, c->at, end, buf, CHECK_BUF);
     free(buf);
+    c->at = end;
 }
 
-static void verify_gone(struct http_req *r)
+static void check_gone(struct http_req *r)
 {
-    struct verify *v = r->data;
-    v->gone = 1;
+    struct check *c = r->data;
+    c->gone = 1;
 }
 
-static void verify_done(void *arg)
+static void check_done(void *arg)
 {
-    struct verify *v = arg;
-    static const char *const why[] = {"", "its data file cannot be read",
-                                      "its data file is short",
-                                      "its data does not match its checksum"};
-    if (!v->gone && !v->bad && v->got < v->m.size) {
-        iopool_submit(v->t->io, v->r->w->q, verify_work, verify_done, v);   /* next turn */
+    struct check *c = arg;
+    if (!c->gone && !c->bad && c->at < c->p.hi) {
+        iopool_submit(c->t->io, c->r->w->q, check_work, check_done, c);   /* next turn */
         return;
     }
-    v->r->data = NULL;
-    v->r->on_abort = NULL;
-    if (v->gone || v->bad)
-        close(v->fd);
-    if (v->bad && !v->gone && !(v->flags & GET_NO_REPAIR) &&
-        repair_read(v->t, v->r, v->mkey, v->klen, &v->m, v->flags))
-        ;                        /* answered once repaired */
-    else if (v->bad && !v->gone)
-        get_corrupted(v->r, v->mkey, v->klen, why[v->bad]);
-    else if (!v->gone)
-        serve(v->t, v->r, v->mkey, v->klen, v->cache, &v->m, v->fd);
-    http_req_unref(v->r);
-    XXH3_freeState(v->xs);
-    free(v->mkey);
-    free(v);
+    c->r->data = NULL;
+    c->r->on_abort = NULL;
+    if (c->gone || c->bad)
+        close(c->fd);
+    if (!c->gone && c->bad) {
+        check_failed(c->t, c->r, c->mkey, c->klen, &c->m, c->flags, c->bad);
+    } else if (!c->gone) {
+        if (c->p.keep)
+            vmap_mark(&c->st, &c->m, c->p.lo, c->p.hi);
+        send_object(c->t, c->r, c->mkey, c->klen, c->cache, &c->m, c->fd, &c->g);
+    }
+    http_req_unref(c->r);
+    free(c->mkey);
+    free(c);
 }
 
-static void verify_start(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                         const char *cache, const struct ometa *m, int fd, int flags)
+static void check_start(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                        const char *cache, const struct ometa *m, int fd, int flags,
+                        const struct stat *st, const struct range *g, const struct vmap_plan *p)
 {
-    struct verify *v = xcalloc(1, sizeof(*v));
-    v->flags = flags;
-    v->t = t;
-    v->r = r;
-    v->mkey = xmalloc(klen + 1);   /* NUL-separated parts: copied whole */
-    memcpy(v->mkey, mkey, klen + 1);
-    v->klen = klen;
-    v->cache = cache;
-    v->m = *m;
-    v->fd = fd;
-    if (!(v->xs = XXH3_createState()))
-        abort();
-    XXH3_64bits_reset(v->xs);
+    struct check *c = xcalloc(1, sizeof(*c));
+    c->flags = flags;
+    c->t = t;
+    c->r = r;
+    c->mkey = xmalloc(klen + 1);   /* NUL-separated parts: copied whole */
+    memcpy(c->mkey, mkey, klen + 1);
+    c->klen = klen;
+    c->cache = cache;
+    c->m = *m;
+    c->st = *st;
+    c->fd = fd;
+    c->g = *g;
+    c->p = *p;
+    c->at = p->lo;
     http_req_ref(r);
-    r->data = v;
-    r->on_abort = verify_gone;
-    iopool_submit(t->io, r->w->q, verify_work, verify_done, v);
+    r->data = c;
+    r->on_abort = check_gone;
+    iopool_submit(t->io, r->w->q, check_work, check_done, c);
 }
+
+/* Check the blocks of g's bytes not checked since their pages were
+ * loaded: 1 when that is done and the bytes may go, 0 when the check
+ * goes on (on the I/O pool) or failed (answered). Takes fd then. */
+static int check_range(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                       const char *cache, struct ometa *m, int fd, int flags,
+                       const struct range *g)
+{
+    struct stat st;
+    struct vmap_plan p;
+    if (fstat(fd, &st)) {
+        close(fd);
+        check_failed(t, r, mkey, klen, m, flags, -EIO);
+        return 0;
+    }
+    vmap_plan(fd, &st, m, g->off, g->len, &p);
+    if (p.lo == p.hi)
+        return 1;                /* checked since it was loaded */
+    if (!p.resident || p.hi - p.lo > CHECK_INLINE) {
+        check_start(t, r, mkey, klen, cache, m, fd, flags, &st, g, &p);
+        return 0;
+    }
+    static __thread char *buf;
+    if (!buf)
+        buf = xmalloc(CHECK_INLINE);
+    int bad = vmap_check(fd, m, p.lo, p.hi, buf, CHECK_INLINE);
+    if (bad) {
+        close(fd);
+        check_failed(t, r, mkey, klen, m, flags, bad);
+        return 0;
+    }
+    if (p.keep)
+        vmap_mark(&st, m, p.lo, p.hi);
+    return 1;
+}
+
+static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                  const char *cache, struct ometa *m, int fd, int flags);
 
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                const char *cache, int flags)
@@ -287,56 +348,75 @@ void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t k
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
-    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY)) {
-        verify_start(t, r, mkey, klen, cache, m, fd, flags);
-        return;
-    }
-    serve(t, r, mkey, klen, cache, m, fd);
+    serve(t, r, mkey, klen, cache, m, fd, flags);
 }
 
-/* The rest of a read, with the object's record and open file. */
-static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, const struct ometa *m, int fd)
+/* The response's own headers, for the bytes and for a condition's
+ * answer alike. */
+static void object_headers(struct http_req *r, const char *mkey, size_t klen, const char *cache,
+                           const struct ometa *m)
 {
-    uint64_t off = 0, len = m->size;
+    if (cache)
+        http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+    if (cache && r->method != HTTP_M_HEAD)
+        atime_touch(mkey, klen); /* a backed bucket's copy: its place in the LRU order */
+    target_meta_headers(r, m);
+}
+
+/* The rest of a read, with the object's record and open file: its
+ * conditions and range, then (GET_VERIFY) a check of the blocks it
+ * sends. */
+static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                  const char *cache, struct ometa *m, int fd, int flags)
+{
+    struct range g = {0, m->size, 0};
     char pq[4];
     if (http_query_get(r, "shoal_public", pq, sizeof(pq)) != -1 && !target_acl_public(m)) {
         close(fd);               /* the record served decides, not one looked at before */
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
         return;
     }
-    if (cache)
-        http_resp_header(r, "X-Shoal-Cache", "%s", cache);
-    if (cache && r->method != HTTP_M_HEAD)
-        atime_touch(mkey, klen); /* a backed bucket's copy: its place in the LRU order */
-    target_meta_headers(r, m);
     char etag[OMETA_ETAG_MAX + 1];
     ometa_etag(m, etag, sizeof(etag));
     int cond = check_conditions(r, m, etag);
     if (cond) {
         close(fd);
+        object_headers(r, mkey, klen, cache, m);
         reply_condition(r, cond);
         return;
     }
-    int part = target_is_s3(r) ? mparts_range(r, m, &off, &len) : 0;
+    int part = target_is_s3(r) ? mparts_range(r, m, &g.off, &g.len) : 0;
     if (part < 0) {
         close(fd);
         return;                  /* answered */
     }
-    int rg = part ? part == 1 : hdr_parse_range(http_req_header(r, "Range"), m->size, &off, &len);
-    if (rg < 0) {
+    g.rg = part ? part == 1 : hdr_parse_range(http_req_header(r, "Range"), m->size, &g.off, &g.len);
+    if (g.rg < 0) {
         close(fd);
+        object_headers(r, mkey, klen, cache, m);
         http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m->size);
         http_reply_error(r, 416, "range not satisfiable for %llu bytes",
                          (unsigned long long)m->size);
         return;
     }
+    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) &&
+        !check_range(t, r, mkey, klen, cache, m, fd, flags, &g))
+        return;                  /* checking on, or answered */
+    send_object(t, r, mkey, klen, cache, m, fd, &g);
+}
+
+/* The bytes of a read, checked where they are checked. Takes fd. */
+static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                        const char *cache, const struct ometa *m, int fd, const struct range *g)
+{
+    uint64_t off = g->off, len = g->len;
+    object_headers(r, mkey, klen, cache, m);
     if (target_is_s3(r))
         s3_overrides(r, m);
     else
         http_resp_header(r, "Content-Type", "%s", m->ctype[0] ? m->ctype : "application/octet-stream");
     int status = 200;
-    if (rg > 0) {
+    if (g->rg > 0) {
         status = 206;
         http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu", (unsigned long long)off,
                          (unsigned long long)(off + len - 1), (unsigned long long)m->size);

@@ -12,15 +12,15 @@ struct http_req;
 struct ometa;
 
 /* get_local's flags */
-#define GET_VERIFY 0x1           /* a GET first checksums the whole file (verify_reads) */
+#define GET_VERIFY 0x1           /* a GET checks the blocks it sends (vmap.h) */
 #define GET_NO_REPAIR 0x2        /* a damaged copy answers 500 at once (repaired already) */
 
 /* Answer r (GET or HEAD) with the object mkey (klen bytes) as the drives
  * hold it: 404 when they do not, 304/412 by its conditions, 416 for a
  * range outside it, else 200 or 206 with the bytes sent from the file.
  * cache is the X-Shoal-Cache value ("hit", "miss"), or NULL to omit it.
- * A copy whose file is missing or short, or (GET_VERIFY) whose bytes do
- * not match its checksum, is never sent: it is repaired from redundancy
+ * A copy whose file is missing or short, or (GET_VERIFY) one of whose
+ * blocks sent does not match its sum, is never sent: it is repaired from redundancy
  * (repair.h) and served, or answered 500 ObjectCorrupted. The caller
  * keeps mkey. On r's worker. */
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
@@ -30,8 +30,8 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 const char *cache, int flags, struct ometa *m, int fd);
 
-/* get_local's GET_VERIFY when bucket bk asks for every read to be checked
- * (verify_reads), else 0. */
+/* get_local's GET_VERIFY unless bucket bk turned checking off
+ * (verify_reads: false), else 0. */
 int get_verifies(const struct bmd_bucket *bk);
 
 /* 500 ObjectCorrupted for mkey (why: what is wrong), logged. */

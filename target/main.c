@@ -50,6 +50,7 @@
 #include "target.h"
 #include "tmet.h"
 #include "util.h"
+#include "vmap.h"
 #include "wbq.h"
 #include "xfer.h"
 
@@ -215,6 +216,7 @@ int main(int argc, char **argv)
              t.s3.region, t.s3.vhost ? "virtual-host" : "path",
              t.s3.access_key[0] ? "signed requests" : "anonymous requests");
     ocache_init(t.conf.workers);
+    vmap_init();
     t.io = iopool_new(t.conf.io_threads);
     struct http_server_opts o = {
         .host = t.conf.host,

@@ -20,6 +20,7 @@
 #include "lpage.h"
 #include "objname.h"
 #include "util.h"
+#include "vmap.h"
 
 /* RocksDB reports errors as text; ENOSPC must reach the client as 507. */
 int store_db_errno(char *e)
@@ -116,12 +117,21 @@ void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, u
     snprintf(out, outlen, "%s/data/%s", mp->dir, name);
 }
 
-int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
+int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
 {
     char name[80];
     data_name(mp, mkey, klen, uid, name, sizeof(name));
     int fd = openat(mp->data_fd, name, O_RDONLY | O_CLOEXEC);
     return fd < 0 ? -errno : fd;
+}
+
+int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
+{
+    int fd = store_data_open_served(mp, mkey, klen, uid);
+    struct stat st;
+    if (fd >= 0)             /* what it reads is not a read's checked pages (vmap.h) */
+        vmap_reading(uid, fstat(fd, &st) ? UINT64_MAX / 2 : (uint64_t)st.st_size);
+    return fd;
 }
 
 int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen)

@@ -173,8 +173,13 @@ struct store_mp *store_place(struct store *s, const char *mkey, size_t klen);
  * one holding its newest version); reads and deletes go here, new
  * versions to store_place. */
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
-/* Open a committed data file for reading: the fd or -errno. */
+/* Open a committed data file for reading: the fd or -errno. What the
+ * reader brings into memory is not checked by a GET's plan, so the file
+ * counts as unchecked while it may be read (vmap_reading). A GET, which
+ * checks what it sends, opens with store_data_open_served. */
 int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid);
+int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t klen,
+                           uint64_t uid);
 
 /* Open a new work file; returns the fd or -errno, and its uid and path. */
 int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen);

@@ -208,13 +208,18 @@ def test_missing_or_short_data_file_is_never_served():
         assert not c.cleanup()
 
 
-def test_verify_reads_never_serves_flipped_bytes():
-    """A bucket with verify_reads checks every GET's whole file against its
-    checksum before the first byte: 16 flipped bytes (the size unchanged)
-    answer 500 naming the object; intact objects and ranges read right."""
+def test_checksums_verified_by_default():
+    """Every GET checks the blocks it sends, without a bucket asking: 16
+    flipped bytes (the size unchanged) in a block answer 500 naming the
+    object, also when the object was read (and its blocks checked) before
+    the flip; ranges of the object's other blocks read right, since a range
+    checks only its own blocks; a small object's flip is caught too.
+    verify_reads: false turns checking off (the flipped bytes are served),
+    and the property takes only a boolean."""
     c = Cluster(targets=1, mountpaths=1).start()
     try:
-        r = c.http.put(c.url + "/v1/buckets/vr", json={"verify_reads": True})
+        assert c.http.put(c.url + "/v1/buckets/vr").status_code == 201
+        r = c.http.put(c.url + "/v1/buckets/off", json={"verify_reads": False})
         assert r.status_code == 201, r.text
         assert c.http.put(c.url + "/v1/buckets/bad",
                           json={"verify_reads": 1}).status_code == 400
@@ -223,24 +228,46 @@ def test_verify_reads_never_serves_flipped_bytes():
         def files():
             return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs}
         body = {n: os.urandom(300000) for n in ("flipped", "intact")}
+        body["small"] = os.urandom(4096)
         where = {}
-        for n, b in body.items():
-            before = files()
-            assert c.http.put(c.url + "/v1/objects/vr/" + n, b).status_code == 201
-            where[n] = (files() - before).pop()
-        with open(where["flipped"], "r+b") as f:
-            f.seek(123456)
-            old = f.read(16)
-            f.seek(123456)
-            f.write(bytes(x ^ 0xff for x in old))
-        r = c.http.get(c.url + "/v1/objects/vr/flipped")
-        assert r.status_code == 500 and "does not match its checksum" in r.text, r.text
-        r = c.http.get(c.url + "/s3/vr/flipped")
-        assert r.status_code == 500 and "<Code>InternalError</Code>" in r.text
+        for bk in ("vr", "off"):
+            for n, b in body.items():
+                before = files()
+                assert c.http.put(c.url + "/v1/objects/%s/%s" % (bk, n), b).status_code == 201
+                where[bk, n] = (files() - before).pop()
+                # read once: its blocks are checked and remembered
+                assert c.http.get(c.url + "/v1/objects/%s/%s" % (bk, n)).content == b
+
+        def flip(path, at):
+            with open(path, "r+b") as f:
+                f.seek(at)
+                old = f.read(16)
+                f.seek(at)
+                f.write(bytes(x ^ 0xff for x in old))
+        for bk in ("vr", "off"):
+            flip(where[bk, "flipped"], 123456)     # the second 64 KiB block
+            flip(where[bk, "small"], 100)
+        for n in ("flipped", "small"):
+            r = c.http.get(c.url + "/v1/objects/vr/" + n)
+            assert r.status_code == 500 and "does not match its checksum" in r.text, r.text
+            assert n in r.text
+            r = c.http.get(c.url + "/s3/vr/" + n)
+            assert r.status_code == 500 and "<Code>InternalError</Code>" in r.text
+        bad = body["flipped"]
+        for lo, hi in ((0, 999), (131072, 140000), (200000, 299999)):
+            r = c.http.get(c.url + "/v1/objects/vr/flipped",
+                           headers={"Range": "bytes=%d-%d" % (lo, hi)})
+            assert r.status_code == 206 and r.content == bad[lo:hi + 1], (lo, r.status_code)
+        r = c.http.get(c.url + "/v1/objects/vr/flipped", headers={"Range": "bytes=123000-123999"})
+        assert r.status_code == 500, r.status_code
         r = c.http.get(c.url + "/v1/objects/vr/intact")
         assert r.status_code == 200 and r.content == body["intact"]
         r = c.http.get(c.url + "/v1/objects/vr/intact", headers={"Range": "bytes=1000-1999"})
         assert r.status_code == 206 and r.content == body["intact"][1000:2000]
+        # the switch: off serves what the drive holds
+        r = c.http.get(c.url + "/v1/objects/off/flipped")
+        assert r.status_code == 200 and r.content != body["flipped"]
+        assert len(r.content) == len(body["flipped"])
     finally:
         assert not c.cleanup()
 

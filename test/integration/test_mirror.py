@@ -186,7 +186,7 @@ def run_job(c, spec):
 
 
 def test_scrub_finds_and_fixes_damaged_copies():
-    """Without verify_reads: ten copies damaged four ways, on owners and
+    """With no read first: ten copies damaged four ways, on owners and
     copy holders alike; a scrub of everything finds all ten and fixes them
     from the other copies; a second finds nothing. In a bucket with one
     copy the damaged object is reported lost, named, and gone from the

@@ -1,0 +1,50 @@
+/*
+ * vmap: which blocks of which data files were checked against their sums
+ * since their pages came from the drive (vmap.c), so that a warm read
+ * sends them without hashing them again.
+ */
+#ifndef SHOAL_TARGET_VMAP_H
+#define SHOAL_TARGET_VMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct ometa;
+
+/* What a read of [off, off + len) of a data file must check before its
+ * bytes go: the blocks from lo to hi (byte offsets, whole blocks; lo ==
+ * hi: none). resident: every page of them is in memory (hashing them
+ * costs no drive read). */
+struct vmap_plan {
+    uint64_t lo, hi;
+    int resident;
+    int keep;                    /* what is checked may be remembered */
+};
+
+/* Can this kernel tell which pages are in memory (cachestat, Linux 6.5)?
+ * Where it cannot, every read checks its blocks. Call once at start-up. */
+int vmap_init(void);
+
+/* The plan for reading [off, off + len) of the file fd (st: its fstat) of
+ * the record m. Any thread. */
+void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t off, uint64_t len,
+               struct vmap_plan *p);
+
+/* Check the blocks [lo, hi) of fd against m's sums, reading them into
+ * buf (cap bytes, at least BSUM_LEAF: read in turns of cap).
+ * 0: they match; -EUCLEAN: one does not; -EIO / -errno: unreadable or
+ * short. May block on the drive: the I/O pool's, unless resident. */
+int vmap_check(int fd, const struct ometa *m, uint64_t lo, uint64_t hi, char *buf, size_t cap);
+
+/* The blocks [lo, hi) of the file (st, m) were checked and found good
+ * (p->keep from the plan made before the check). */
+void vmap_mark(const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi);
+
+/* Another reader (a scrub, a copy, an upload) is about to read the data
+ * file of version uid (size bytes): pages it brings in are not checked
+ * by a read's plan, so nothing of the file is taken as checked while it
+ * may still be reading. Any thread. */
+void vmap_reading(uint64_t uid, uint64_t size);
+
+#endif
