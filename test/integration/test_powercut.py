@@ -82,14 +82,15 @@ class Load:
                 continue
             if r.status_code != 200 or not any(r.content == body(name, v)
                                                 for v in range(max(acked, 1), last + 1)):
-                out[name] = "%d, %d bytes (acknowledged v%d, sent up to v%d)" % (
-                    r.status_code, len(r.content), acked, last)
+                out[name] = "%d, %d bytes (acknowledged v%d, sent up to v%d)%s" % (
+                    r.status_code, len(r.content), acked, last,
+                    ": " + r.text[:300] if r.status_code != 200 else "")
         return out
 
 
-@pytest.mark.skipif(SANITIZED, reason="under the sanitizers one cut in a full run read an "
-                    "acknowledged object as 500: under investigation (issue 31's notes); the "
-                    "release pass runs every cut")
+@pytest.mark.skipif(SANITIZED and not os.environ.get("SHOAL_POWERCUTS"),
+                    reason="under the sanitizers one cut in one full run read an acknowledged "
+                    "object as 500, not repeated since; run it with SHOAL_POWERCUTS set")
 def test_acknowledged_puts_survive_power_cuts():
     """The cuts of `make test`; soak.sh runs more."""
     rnd = random.Random()
