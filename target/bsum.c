@@ -104,8 +104,8 @@ void bsum_deinit(struct bsum *b)
  * fit its size is checked whole, against its checksum. */
 static int sums_fit(const struct ometa *m)
 {
-    if (!m->nbs || m->bs_level > 40)
-        return 0;
+    if (m->nbs < 2 || m->bs_level > 40)
+        return 0;                /* one block is the whole object's checksum */
     uint64_t bsz = (uint64_t)BSUM_LEAF << m->bs_level;
     return (m->size + bsz - 1) / bsz == m->nbs;
 }

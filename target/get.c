@@ -238,7 +238,7 @@ static void check_done(void *arg)
         check_failed(c->t, c->r, c->mkey, c->klen, &c->m, c->flags, c->bad);
     } else if (!c->gone) {
         if (c->p.keep)
-            vmap_mark(&c->st, &c->m, c->p.lo, c->p.hi);
+            vmap_mark(c->fd, &c->st, &c->m, c->p.lo, c->p.hi);
         send_object(c->t, c->r, c->mkey, c->klen, c->cache, &c->m, c->fd, &c->g);
     }
     http_req_unref(c->r);
@@ -301,7 +301,7 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
         return 0;
     }
     if (p.keep)
-        vmap_mark(&st, m, p.lo, p.hi);
+        vmap_mark(fd, &st, m, p.lo, p.hi);
     return 1;
 }
 
@@ -402,6 +402,9 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
     if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) &&
         !check_range(t, r, mkey, klen, cache, m, fd, flags, &g))
         return;                  /* checking on, or answered */
+    struct stat st;
+    if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) && !fstat(fd, &st))
+        vmap_forget(&st);        /* what it loads is nobody's checked */
     send_object(t, r, mkey, klen, cache, m, fd, &g);
 }
 

@@ -416,8 +416,9 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     /* nothing here while the walk may still bring it, and only one place
      * it can be: its bytes go straight from the neighbour to the client,
      * and the walk keeps it (with more, the newest is found by asking) */
-    if (window && !have && next == serve && g->n_ask == 1 && relayable(r))
-        relay_next(g);           /* checked whole before its last byte goes */
+    if (window && !have && next == serve && g->n_ask == 1 && relayable(r) &&
+        !get_verifies(bk))       /* a relay sends bytes before its checksum is known */
+        relay_next(g);
     else
         ask_all(g);
 }

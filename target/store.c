@@ -129,8 +129,10 @@ int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, ui
 {
     int fd = store_data_open_served(mp, mkey, klen, uid);
     struct stat st;
-    if (fd >= 0)             /* what it reads is not a read's checked pages (vmap.h) */
-        vmap_reading(uid, fstat(fd, &st) ? UINT64_MAX / 2 : (uint64_t)st.st_size);
+    if (fd >= 0) {           /* what it reads is not a read's checked pages (vmap.h) */
+        int known = fstat(fd, &st) == 0;
+        vmap_reading(known ? &st : NULL, uid, known ? (uint64_t)st.st_size : UINT64_MAX / 2);
+    }
     return fd;
 }
 

@@ -80,6 +80,8 @@ static uint64_t leases[VM_LEASES]; /* CLOCK_MONOTONIC ms until which a uid is re
 static int can_tell;             /* cachestat works */
 static uint64_t page = 4096;
 
+static size_t slot_index(const struct stat *st);
+
 static int cachestat_of(int fd, uint64_t off, uint64_t len, struct cs_stat *cs)
 {
     struct cs_range rg = {off, len};
@@ -117,8 +119,22 @@ static uint64_t *lease_of(uint64_t uid)
     return &leases[XXH3_64bits(&uid, sizeof(uid)) % VM_LEASES];
 }
 
-void vmap_reading(uint64_t uid, uint64_t size)
+void vmap_forget(const struct stat *st)
 {
+    if (!slots || !st)
+        return;
+    size_t i = slot_index(st);
+    pthread_mutex_lock(&locks[i % VM_LOCKS]);
+    if (slots[i].used && slots[i].dev == st->st_dev && slots[i].ino == st->st_ino)
+        slots[i].used = 0;
+    pthread_mutex_unlock(&locks[i % VM_LOCKS]);
+}
+
+void vmap_reading(const struct stat *st, uint64_t uid, uint64_t size)
+{
+    /* what it brings in is never planned: the file's checked blocks go
+     * now, and none are kept while it may read */
+    vmap_forget(st);
     uint64_t until = now_ms() + VM_LEASE_MIN_MS + size / VM_LEASE_RATE * 1000u;
     uint64_t *l = lease_of(uid), cur = __atomic_load_n(l, __ATOMIC_ACQUIRE);
     while (cur < until && !__atomic_compare_exchange_n(l, &cur, until, 0, __ATOMIC_ACQ_REL,
@@ -224,11 +240,24 @@ void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t of
     p->resident = can_tell && all_in(fd, p->lo, p->hi - p->lo);
 }
 
-void vmap_mark(const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi)
+void vmap_mark(int fd, const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi)
 {
     if (!can_tell || hi <= lo || leased(m->uid))
         return;
     uint64_t bsz = bsum_block_size(m);
+    /* only blocks whose pages all stayed in memory since they were
+     * hashed: one dropped meanwhile comes back from the drive unchecked */
+    uint64_t keep[BSUM_MAX / 64] = {0};
+    int any = 0;
+    for (uint64_t k = lo / bsz; k * bsz < hi && k < BSUM_MAX; k++) {
+        uint64_t s = k * bsz, l = m->size - s < bsz ? m->size - s : bsz;
+        if (all_in(fd, s, l)) {
+            keep[k / 64] |= 1ull << (k % 64);
+            any = 1;
+        }
+    }
+    if (!any)
+        return;
     size_t i = slot_index(st);
     pthread_mutex_lock(&locks[i % VM_LOCKS]);
     struct vm_ent *e = &slots[i];
@@ -241,8 +270,8 @@ void vmap_mark(const struct stat *st, const struct ometa *m, uint64_t lo, uint64
         e->size = m->size;
         e->ctime = st->st_ctim;
     }
-    for (uint64_t k = lo / bsz; k * bsz < hi && k < BSUM_MAX; k++)
-        e->bits[k / 64] |= 1ull << (k % 64);
+    for (size_t w = 0; w < BSUM_MAX / 64; w++)
+        e->bits[w] |= keep[w];
     pthread_mutex_unlock(&locks[i % VM_LOCKS]);
 }
 

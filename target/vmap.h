@@ -37,14 +37,18 @@ void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t of
  * short. May block on the drive: the I/O pool's, unless resident. */
 int vmap_check(int fd, const struct ometa *m, uint64_t lo, uint64_t hi, char *buf, size_t cap);
 
-/* The blocks [lo, hi) of the file (st, m) were checked and found good
- * (p->keep from the plan made before the check). */
-void vmap_mark(const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi);
+/* The blocks [lo, hi) of the file fd (st, m) were checked and found good
+ * (p->keep from the plan made before the check): those whose pages are
+ * all still in memory are remembered as checked. */
+void vmap_mark(int fd, const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi);
 
-/* Another reader (a scrub, a copy, an upload) is about to read the data
- * file of version uid (size bytes): pages it brings in are not checked
- * by a read's plan, so nothing of the file is taken as checked while it
- * may still be reading. Any thread. */
-void vmap_reading(uint64_t uid, uint64_t size);
+/* Another reader (a scrub, a copy, an upload) is about to read the data file st (NULL: unknown) of version uid (size
+ * bytes): pages it brings in are not checked by a read's plan, so the
+ * file's checked blocks are forgotten and none are kept while it may
+ * still be reading. Any thread. */
+void vmap_reading(const struct stat *st, uint64_t uid, uint64_t size);
+/* A GET that does not check (verify_reads: false) reads the file st:
+ * its checked blocks are forgotten. */
+void vmap_forget(const struct stat *st);
 
 #endif

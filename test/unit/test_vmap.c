@@ -113,9 +113,21 @@ static void test_plans(void)
     vmap_plan(fd, &st, &m, 100000, 5000, &pl);   /* in block 1 */
     CHECK(pl.lo == BSUM_LEAF && pl.hi == 2 * BSUM_LEAF && pl.keep);
     CHECK(vmap_check(fd, &m, 0, n, buf, 1 << 20) == 0);
-    vmap_mark(&st, &m, 0, n);
+    vmap_mark(fd, &st, &m, 0, n);
     vmap_plan(fd, &st, &m, 0, n, &pl);
     CHECK(pl.lo == pl.hi);   /* checked, in memory since */
+    /* a block whose pages went between its check and its mark is not kept */
+    drop(path, 0, 0);
+    vmap_forget(&st);
+    CHECK(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) == 0);   /* no read-ahead */
+    CHECK(pread(fd, buf, BSUM_LEAF, 0) == BSUM_LEAF);
+    vmap_mark(fd, &st, &m, 0, 2 * BSUM_LEAF);
+    vmap_plan(fd, &st, &m, 0, 2 * BSUM_LEAF, &pl);
+    CHECK(pl.lo == BSUM_LEAF && pl.hi == 2 * BSUM_LEAF);
+    CHECK(posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL) == 0);
+    for (size_t o = 0; o < n; o += 1 << 20)
+        CHECK(pread(fd, buf, 1 << 20, (off_t)o) > 0);
+    vmap_mark(fd, &st, &m, 0, n);
     /* dropped (the kernel drops whole folios: the file, to be sure) */
     drop(path, 0, 0);
     vmap_plan(fd, &st, &m, 0, BSUM_LEAF, &pl);   /* block 3 is in block 0's read-ahead */
@@ -124,7 +136,7 @@ static void test_plans(void)
     vmap_plan(fd, &st, &m, 3 * BSUM_LEAF, 1, &pl);
     CHECK(pl.lo == 3 * BSUM_LEAF && pl.hi == 4 * BSUM_LEAF);
     CHECK(vmap_check(fd, &m, 0, n, buf, 1 << 20) == 0);
-    vmap_mark(&st, &m, 0, n);
+    vmap_mark(fd, &st, &m, 0, n);
     vmap_plan(fd, &st, &m, 0, n, &pl);
     CHECK(pl.lo == pl.hi && !pl.resident);
     /* a byte written in place: a new ctime, nothing checked */
@@ -141,10 +153,10 @@ static void test_plans(void)
     CHECK(vmap_check(fd, &m, 0, n, buf, BSUM_LEAF) == -EUCLEAN);
     /* another reader: nothing counts as checked while it may read */
     CHECK(fstat(fd, &st) == 0);
-    vmap_mark(&st, &m, 0, n);
+    vmap_mark(fd, &st, &m, 0, n);
     vmap_plan(fd, &st, &m, 0, 10, &pl);
     CHECK(pl.lo == pl.hi);
-    vmap_reading(m.uid, n);
+    vmap_reading(&st, m.uid, n);
     vmap_plan(fd, &st, &m, 0, 10, &pl);
     CHECK(pl.lo == 0 && pl.hi == BSUM_LEAF && !pl.keep);
     /* a short file */
