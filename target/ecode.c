@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "bmd.h"
+#include "bsum.h"
 #include "cmap.h"
 #include "ec.h"
 #include "ecstream.h"
@@ -393,7 +394,7 @@ static void part_take(struct build *b, int fd, const char *path, const struct om
     *pt = in;
 }
 
-static int sum_is(int fd, uint64_t size, uint64_t sum);
+static int sum_is(int fd, uint64_t size, uint64_t sum, struct ometa *sums);
 
 static void ours_work(void *arg)
 {
@@ -405,7 +406,7 @@ static void ours_work(void *arg)
         struct store_mp *mp = store_pick(st, sk, sl);
         struct ometa m;
         int fd = store_get(st, mp, sk, sl, &m) ? -1 : store_data_open(mp, sk, sl, m.uid);
-        if (fd >= 0 && !sum_is(fd, m.size, m.cksum)) {   /* damaged: never decoded from */
+        if (fd >= 0 && !sum_is(fd, m.size, m.cksum, NULL)) {   /* damaged: never decoded from */
             log_warn("object %s: slice %d here is damaged: not used", b->shown, i);
             close(fd);
             fd = -1;
@@ -594,19 +595,26 @@ static int decode_into(struct build *b, const struct ometa *r, int ofd)
     return rc;
 }
 
-/* Is fd's file, size bytes, what sum says? */
-static int sum_is(int fd, uint64_t size, uint64_t sum)
+/* Is fd's file, size bytes, what sum says? With sums, its block sums
+ * (bsum.h) go there as it is read. */
+static int sum_is(int fd, uint64_t size, uint64_t sum, struct ometa *sums)
 {
     char *buf = xmalloc(CHUNK);
     XXH3_state_t *xs = XXH3_createState();
     XXH3_64bits_reset(xs);
+    struct bsum bs;
+    bsum_init(&bs);
     int rc = 0;
     for (uint64_t off = 0; rc == 0 && off < size; off += CHUNK) {
         size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
         rc = pread_full(fd, buf, n, off);
         XXH3_64bits_update(xs, buf, n);
+        bsum_update(&bs, buf, n);
     }
     int same = rc == 0 && XXH3_64bits_digest(xs) == sum;
+    if (same && sums)
+        bsum_finish(&bs, sums);
+    bsum_deinit(&bs);
     XXH3_freeState(xs);
     free(buf);
     return same;
@@ -629,7 +637,9 @@ static void decode_work(void *arg)
         return;
     }
     b->rc = decode_into(b, r, ofd);
-    if (b->rc == 0 && !sum_is(ofd, r->ec.len, r->ec.cksum)) {
+    struct ometa m = *r;
+    m.nbs = 0;                   /* the slice's sums: the object's come from its bytes */
+    if (b->rc == 0 && !sum_is(ofd, r->ec.len, r->ec.cksum, &m)) {
         log_error("object %s: rebuilt from its slices, it fails its checksum", b->shown);
         b->rc = -EIO;
     }
@@ -638,10 +648,8 @@ static void decode_work(void *arg)
         unlink(path);
         return;
     }
-    struct ometa m = *r;
     m.size = r->ec.len;
     m.cksum = r->ec.cksum;
-    m.nbs = 0;                   /* the slice's sums: this one is checked whole */
     m.ec.d = 0;
     m.uid = uid;
     struct store_x x = {.keep_version = r->version};

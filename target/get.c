@@ -184,6 +184,7 @@ struct check {
     struct range g;
     struct vmap_plan p;
     uint64_t at;                 /* checked up to here */
+    void *whole;                 /* an object without block sums: its hash so far */
     int bad;                     /* 0, or a vmap_check error */
     int gone;                    /* the client left */
     int flags;                   /* get_local's */
@@ -208,11 +209,15 @@ static void check_work(void *arg)
 {
     struct check *c = arg;
     uint64_t bsz = bsum_block_size(&c->m), end = c->at + CHECK_TURN;
-    end = end - end % bsz > c->at ? end - end % bsz : c->at + bsz;   /* whole blocks */
-    if (end > c->p.hi || !bsum_kept(&c->m))
+    if (bsum_kept(&c->m))        /* whole blocks */
+        end = end - end % bsz > c->at ? end - end % bsz : c->at + bsz;
+    if (end > c->p.hi)
         end = c->p.hi;
     char *buf = xmalloc(CHECK_BUF);
-    c->bad = vmap_check(c->fd, &c->m, c->at, end, buf, CHECK_BUF);
+    if (bsum_kept(&c->m))
+        c->bad = vmap_check(c->fd, &c->m, c->at, end, buf, CHECK_BUF);
+    else                         /* the whole object, a turn at a time */
+        c->bad = vmap_check_whole(c->fd, &c->m, c->at, end, buf, CHECK_BUF, &c->whole);
     free(buf);
     c->at = end;
 }
@@ -242,6 +247,7 @@ static void check_done(void *arg)
         send_object(c->t, c->r, c->mkey, c->klen, c->cache, &c->m, c->fd, &c->g);
     }
     http_req_unref(c->r);
+    vmap_check_whole_free(c->whole);
     free(c->mkey);
     free(c);
 }

@@ -293,23 +293,42 @@ static int read_all(int fd, char *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* An object without block sums: the whole of it against its checksum. */
-static int check_whole(int fd, const struct ometa *m, char *buf, size_t cap)
+int vmap_check_whole(int fd, const struct ometa *m, uint64_t at, uint64_t end, char *buf,
+                     size_t cap, void **state)
 {
-    XXH3_state_t *xs = XXH3_createState();
-    if (!xs)
-        abort();
-    XXH3_64bits_reset(xs);
+    XXH3_state_t *xs = *state;
+    if (!xs) {
+        if (!(xs = XXH3_createState()))
+            abort();
+        XXH3_64bits_reset(xs);
+        *state = xs;
+    }
     int rc = 0;
-    for (uint64_t at = 0; !rc && at < m->size; at += cap) {
-        size_t l = m->size - at < cap ? (size_t)(m->size - at) : cap;
+    for (; !rc && at < end; at += cap) {
+        size_t l = end - at < cap ? (size_t)(end - at) : cap;
         if (!(rc = read_all(fd, buf, l, at)))
             XXH3_64bits_update(xs, buf, l);
     }
+    if (!rc && end < m->size)
+        return 0;                /* more to come */
     if (!rc && XXH3_64bits_digest(xs) != m->cksum)
         rc = -EUCLEAN;
     XXH3_freeState(xs);
+    *state = NULL;
     return rc;
+}
+
+void vmap_check_whole_free(void *state)
+{
+    if (state)
+        XXH3_freeState(state);
+}
+
+/* An object without block sums: the whole of it against its checksum. */
+static int check_whole(int fd, const struct ometa *m, char *buf, size_t cap)
+{
+    void *state = NULL;
+    return vmap_check_whole(fd, m, 0, m->size, buf, cap, &state);
 }
 
 int vmap_check(int fd, const struct ometa *m, uint64_t lo, uint64_t hi, char *buf, size_t cap)

@@ -37,6 +37,15 @@ void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t of
  * short. May block on the drive: the I/O pool's, unless resident. */
 int vmap_check(int fd, const struct ometa *m, uint64_t lo, uint64_t hi, char *buf, size_t cap);
 
+/* An object without block sums (bsum_kept false) checked whole in turns:
+ * [at, end) hashed into *state (made at the first turn, NULL at first);
+ * at the object's end, the whole compared with its checksum. 0 (good, or
+ * more to come while end < size), -EUCLEAN, -EIO or -ENODATA; *state is
+ * freed at the end and on error (else vmap_check_whole_free). */
+int vmap_check_whole(int fd, const struct ometa *m, uint64_t at, uint64_t end, char *buf,
+                     size_t cap, void **state);
+void vmap_check_whole_free(void *state);
+
 /* The blocks [lo, hi) of the file fd (st, m) were checked and found good
  * (p->keep from the plan made before the check): those whose pages are
  * all still in memory are remembered as checked. */
