@@ -155,11 +155,13 @@ install: all
 stop:
 	./deploy/local/cluster.sh stop
 
+# T= runs some tests only: make test-unit T=test_vmap,
+# make test-integration T=test_ec.py (or T='test_ec.py::test_x').
 test-unit: all $(UNIT_BIN)
-	@./test/run-unit.sh $(BUILD)
+	@./test/run-unit.sh $(BUILD) $(T)
 
 test-integration: all $(BUILD)/bin/faultfs
-	@SHOAL_BUILD=$(BUILD) ./test/run-integration.sh
+	@SHOAL_BUILD=$(BUILD) ./test/run-integration.sh $(T)
 
 # Fuzz targets (libFuzzer + ASan/UBSan), each run for FUZZ_SECONDS from its
 # seed corpus with its dictionary (test/fuzz/); a crash fails the run and
@@ -218,8 +220,8 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 # 100), the release build, then the sanitizer build, then the fuzzers.
 test: $(DEPS_STAMP)
 	./test/lint/sizes.sh
-	$(MAKE) test-unit test-integration
-	$(MAKE) SANITIZE=1 test-unit test-integration
+	$(MAKE) T= test-unit test-integration
+	$(MAKE) T= SANITIZE=1 test-unit test-integration
 	$(MAKE) fuzz
 
 bench: all $(BUILD)/bench/ec_bench

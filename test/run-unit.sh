@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Run every unit test binary in BUILD/test; print one total line. The tests
-# run from the repository root, where they find their data (test/data/).
+# Run every unit test binary in BUILD/test, or only those named after it
+# (test_vmap, or vmap); print one total line. The tests run from the
+# repository root, where they find their data (test/data/).
+#   test/run-unit.sh build              every unit test
+#   test/run-unit.sh build test_vmap    one
 set -u
 build=$(realpath -m "${1:-build}")
+shift $(( $# > 0 ? 1 : 0 ))
 cd "$(dirname "$0")/.."
+want=()
+for n in "$@"; do
+  n=${n%.c}; n=${n#test_}
+  [ -x "$build/test/test_$n" ] || { echo "run-unit.sh: no unit test test_$n in $build/test" >&2; exit 2; }
+  want+=("$build/test/test_$n")
+done
+[ ${#want[@]} -gt 0 ] || want=("$build"/test/test_*)
 pass=0 fail=0 bad=0
-for t in "$build"/test/test_*; do
+for t in "${want[@]}"; do
   [ -x "$t" ] || continue
   out=$("$t" 2>&1)
   rc=$?
