@@ -33,7 +33,10 @@ LIBS = -levent_core -levent_extra -levent_pthreads -levent_openssl -ljansson -lx
        -lcrypto -lrocksdb -lexpat -lisal
 
 COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
-TARGET_SRC = $(wildcard target/*.c)
+# the target's subsystems, bottom layer first (test/lint/layers.sh)
+TARGET_LAYERS = store core space backend cluster redundancy jobs api
+TARGET_SRC = $(wildcard target/*.c $(TARGET_LAYERS:%=target/%/*.c))
+TARGET_INC = $(TARGET_LAYERS:%=-Itarget/%)
 PROXY_SRC  = $(wildcard proxy/*.c)
 LOADER_SRC = $(wildcard loader/*.c)
 CLI_SRC    = $(wildcard loader/shoal/*.c)
@@ -51,10 +54,8 @@ FAULTFS_OBJ = $(FAULTFS_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
-# unit tests may link the target's pure modules too
-TARGET_LIB_OBJ = $(BUILD)/target/ecstream.o $(BUILD)/target/ometa.o $(BUILD)/target/store.o $(BUILD)/target/storemp.o \
-                 $(BUILD)/target/storever.o $(BUILD)/target/storesync.o \
-                 $(BUILD)/target/ocache.o $(BUILD)/target/vmap.o $(BUILD)/target/bsum.o
+# unit tests link every module of the target but its main
+TARGET_LIB_OBJ = $(filter-out $(BUILD)/target/main.o,$(TARGET_OBJ))
 
 DEPS_STAMP = .deps-ok
 
@@ -82,7 +83,7 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(TARGET_OBJ): CFLAGS += -Iec
+$(TARGET_OBJ): CFLAGS += $(TARGET_INC) -Iec
 
 $(BUILD)/version.stamp: FORCE
 	@mkdir -p $(dir $@)
@@ -117,7 +118,7 @@ $(BUILD)/bin/faultfs: $(FAULTFS_OBJ)
 
 $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itarget -Iec -o $@ $(filter %.c %.o,$^) $(LIBS)
+	$(CC) $(CFLAGS) $(TARGET_INC) -Iec -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 $(BUILD)/bench/ec_bench: test/bench/ec_bench.c $(EC_OBJ)
 	@mkdir -p $(dir $@)
@@ -182,10 +183,10 @@ FUZZ_s3auth_SRC = common/s3/s3auth.c common/s3/s3.c common/s3/sigv4.c common/s3/
 FUZZ_tmpl_SRC = common/tmpl.c common/util.c
 FUZZ_lpage_SRC = common/lpage.c common/util.c
 FUZZ_url_SRC = common/url.c common/util.c
-FUZZ_ometa_SRC = target/ometa.c
+FUZZ_ometa_SRC = target/store/ometa.c
 FUZZ_query_SRC = common/s3/s3sub.c common/s3/s3.c common/s3/s3xml.c common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
-              -I$(LLHTTP_INC) -Icommon -Icommon/s3 -Itarget -MMD -MP
+              -I$(LLHTTP_INC) -Icommon -Icommon/s3 $(TARGET_INC) -MMD -MP
 FUZZ_LIBS = -lexpat -levent_core -levent_pthreads -levent_openssl -ljansson -lssl -lcrypto
 fuzz_obj = $(patsubst %.c,build-fuzz/obj/%.o,$(subst $(LLHTTP_SRC)/,llhttp/,$(1)))
 
@@ -220,6 +221,8 @@ fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 # 100), the release build, then the sanitizer build, then the fuzzers.
 test: $(DEPS_STAMP)
 	./test/lint/sizes.sh
+	./test/lint/layers.sh
+	./test/lint/test_layers.sh
 	$(MAKE) T= test-unit test-integration
 	$(MAKE) T= SANITIZE=1 test-unit test-integration
 	$(MAKE) fuzz

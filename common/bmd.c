@@ -35,7 +35,7 @@ static const struct {
     {"write_policy", JSON_STRING}, /* "write-through" or "write-back" */
     {"mirror", JSON_OBJECT},     /* {"copies": N}: full copies on N targets */
     {"ec", JSON_OBJECT},         /* {"data", "parity", "objsize_limit"}: erasure coding */
-    {"versioning", JSON_STRING}, /* "enabled" or "suspended" (S3 versioning; target/vers.h) */
+    {"versioning", JSON_STRING}, /* "enabled" or "suspended" (S3 versioning; target/api/vers.h) */
 };
 
 /* ec: data 1..BMD_EC_DATA_MAX, parity 1..BMD_EC_PARITY_MAX, objsize_limit

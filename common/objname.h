@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #define OBJNAME_MAX 1024
-/* A kept version of an object (target/vers.h) is stored as the name, this
+/* A kept version of an object (target/api/vers.h) is stored as the name, this
  * byte, and the version's id: a name clients may not use, placed with the
  * name itself (objname_base_len) and sorted right after it. */
 #define OBJNAME_VERSION_SEP '\x01'

@@ -1,7 +1,7 @@
 /*
  * damaged: the copies the targets keep marked damaged (damaged.c), for an
  * operator: GET /v1/cluster/damaged gathers every target's list
- * (/v1/internal/damaged, target/scrub.h), for an admin key where
+ * (/v1/internal/damaged, target/jobs/scrub.h), for an admin key where
  * admin_keys are configured. Such a copy is never served
  * (500 ObjectCorrupted) and stays until a good copy replaces it: a PUT of
  * the object, or a copy brought from elsewhere.

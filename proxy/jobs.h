@@ -1,6 +1,6 @@
 /*
  * jobs: the batch job API of every proxy (/v1/jobs). A job is started on
- * every target (each works on the names it owns, target/job.c), and its
+ * every target (each works on the names it owns, target/jobs/job.c), and its
  * state is the targets' aggregated when asked. The targets are where jobs
  * live: any proxy, restarted or not, lists them and finds a key's job
  * there.

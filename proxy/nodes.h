@@ -15,7 +15,7 @@
  * for a proxy.
  *
  *   GET, POST, DELETE /v1/targets/ID/mountpaths[?path=P]
- *          forwarded to the target (target/mpath.h): list, add ({"path"}),
+ *          forwarded to the target (target/jobs/mpath.h): list, add ({"path"}),
  *          remove a mountpath.
  *
  * Thread: handlers on any worker; the decommission's follow-up on the

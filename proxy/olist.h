@@ -54,7 +54,7 @@ typedef void (*olist_done_fn)(void *arg, struct olist_page *pg, int status, cons
 #define OLIST_CACHED_ONLY 1      /* what the targets hold, even of a bucket listed by its
                                   * backend */
 #define OLIST_VERSIONS 2         /* every version kept, named and tagged as stored
-                                  * (target/store.h: store_list) */
+                                  * (target/store/store.h: store_list) */
 
 /* Up to limit (1..OLIST_MAX) names of provider/bucket with prefix, after
  * token, as flags say. r is the request it is for (its worker's client). */

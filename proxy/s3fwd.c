@@ -710,7 +710,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
         return NULL;
     }
     *slash = '\0';
-    /* a version of the source: its target reads it (target/vers.c) */
+    /* a version of the source: its target reads it (target/api/vers.c) */
     const char *q = src[n] == '?' ? src + n + 1 : "";
     const char *dir = http_req_header(r, "x-amz-metadata-directive");
     if (to_key && !q[0] && !strcmp(s, to_bucket) && !strcmp(slash + 1, to_key) &&

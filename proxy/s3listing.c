@@ -37,7 +37,7 @@
 #define LIST_MAX_KEYS 1000
 #define LIST_MAX_PAGES 200      /* native pages read for one S3 page, at most */
 #define VERSION_MARKER_MAX 24    /* room for a version id */
-#define VERSION_ID_LEN 16        /* its hex digits (target/store.h), or "null" */
+#define VERSION_ID_LEN 16        /* its hex digits (target/store/store.h), or "null" */
 
 struct listing {
     struct http_req *r;

@@ -1,4 +1,4 @@
-/* libFuzzer target for object metadata records (target/ometa.c): the
+/* libFuzzer target for object metadata records (target/store/ometa.c): the
  * bytes a neighbour sends ahead of an object or a slice, and what a
  * mountpath's RocksDB holds. The harness checks that an accepted record
  * keeps its strings within their bounds and that encoding it again gives

@@ -4,7 +4,7 @@
  * number at a time, on the loop of the worker that received the job.
  *
  * Kinds: prefetch (an object of a backed bucket not yet held is fetched
- * through the same path as a cold GET, common to both: target/fetch.c);
+ * through the same path as a cold GET, common to both: target/backend/fetch.c);
  * evict (Shoal's copy of a backed bucket's object is dropped, on the I/O
  * pool; the backend keeps the object).
  * Selections: a list of names, a template (common/tmpl.h), or the

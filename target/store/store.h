@@ -89,7 +89,7 @@ struct store_mp {
     int nested;                  /* data files in data/XX/YY/, not data/XX/ (storemp.c) */
     pthread_mutex_t mu;          /* serialises commits and deletes */
     int64_t bytes_delta;         /* object bytes committed less those removed since the
-                                  * space sampler last looked (atomic; target/space.c) */
+                                  * space sampler last looked (atomic; target/space/space.c) */
     int enabled;                 /* atomic: new objects may be placed here */
     int failed;                  /* atomic: disabled after STORE_MP_ERRORS I/O errors */
     int gone;                    /* atomic: removed and emptied: read no more */
@@ -98,7 +98,7 @@ struct store_mp {
                                   * more and its log is never synced again (store.c) */
     uint64_t room_ns;            /* atomic: when the drive last had room to spare (store.c) */
     uint64_t wgen;               /* atomic: bumped after every write of an object's record
-                                  * (target/ocache.h) */
+                                  * (target/store/ocache.h) */
     /* group commit (storesync.c): commits' records, written unsynced,
      * made durable by one sync of the write-ahead log for all waiting */
     struct store_gsync wal;

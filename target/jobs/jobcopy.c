@@ -9,7 +9,7 @@
  * destination bucket has a backend. The bytes never pass a proxy.
  *
  * download: each target takes the URLs whose object names it owns in the
- * bucket and fetches each through the cold-GET path (target/fetch.c), the
+ * bucket and fetches each through the cold-GET path (target/backend/fetch.c), the
  * URL standing for the backend, into the store. When the bucket has an S3
  * backend the object is then sent to the target itself as a PUT, which
  * writes it through.
