@@ -42,6 +42,7 @@
 #include "iopool.h"
 #include "mirror.h"
 #include "mpu.h"
+#include "reb.h"
 #include "mparts.h"
 #include "mpuck.h"
 #include "node.h"
@@ -685,7 +686,7 @@ static void commit_work(void *arg)
 {
     struct job *j = arg;
     if ((j->cond.if_none || j->cond.if_match || j->cond.vers) &&
-        (j->rc = target_write_placed(j->t, j->mkey, j->klen)))
+        (j->rc = reb_write_placed(j->t, j->mkey, j->klen)))
         return;                  /* the work file goes with j */
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */

@@ -44,6 +44,7 @@
 #include "mirror.h"
 #include "node.h"
 #include "put.h"
+#include "reb.h"
 #include "space.h"
 #include "wbq.h"
 #include "s3.h"
@@ -236,7 +237,7 @@ static void put_commit_work(void *arg)
 {
     struct put *p = arg;
     if ((p->cond.if_none || p->cond.if_match || p->cond.vers) &&
-        (p->rc = target_write_placed(p->t, p->mkey, p->klen)))
+        (p->rc = reb_write_placed(p->t, p->mkey, p->klen)))
         return;                  /* the work file goes with p */
     int fd = p->fd;
     p->fd = -1; /* the commit closes it */

@@ -25,6 +25,7 @@
  * Thread: r's worker; lookups and commits on the I/O pool.
  */
 #include "vers.h"
+#include "reb.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -184,7 +185,7 @@ static void find_work(void *arg)
 {
     struct vreq *v = arg;
     struct store *st = &v->t->store;
-    int moving = target_write_placed(v->t, v->mkey, v->klen);
+    int moving = reb_write_placed(v->t, v->mkey, v->klen);
     if (!moving && (v->vid[0] || v->r->method == HTTP_M_DELETE) &&
         __atomic_load_n(&st->moving, __ATOMIC_ACQUIRE))
         moving = -EBUSY;         /* a resilver moves a name's versions one by one: one
@@ -350,7 +351,7 @@ static void marker_work(void *arg)
 {
     struct vreq *v = arg;
     struct store *st = &v->t->store;
-    if ((v->rc = target_write_placed(v->t, v->mkey, v->klen)))
+    if ((v->rc = reb_write_placed(v->t, v->mkey, v->klen)))
         return;                  /* the latest may be on its way here: it must be kept */
     v->mp = store_place(st, v->mkey, v->klen);
     int fd = store_work_open(v->mp, &v->m->uid, v->work, sizeof(v->work));

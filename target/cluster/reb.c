@@ -677,3 +677,10 @@ void reb_shutdown(struct http_req *r, const char *rest, size_t rlen)
     http_reply(r, 202, NULL, NULL, 0);
     kill(getpid(), SIGTERM);
 }
+
+int reb_write_placed(struct target *t, const char *mkey, size_t klen)
+{
+    if (reb_window() || store_pick(&t->store, mkey, klen) != store_place(&t->store, mkey, klen))
+        return -EBUSY;
+    return 0;
+}

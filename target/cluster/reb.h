@@ -53,4 +53,10 @@ void reb_stray(void);
 void reb_report(struct http_req *r, const char *rest, size_t rlen);
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);
 
+/* May a conditional write of mkey commit here now: no neighbour may hold
+ * a newer copy (reb_window) and the name's newest version is on the drive
+ * a new one goes to? 0, or -EBUSY (then the client is asked to retry).
+ * The I/O pool. */
+int reb_write_placed(struct target *t, const char *mkey, size_t klen);
+
 #endif

@@ -18,7 +18,6 @@
 #include "s3ck.h"
 #include "s3sub.h"
 #include "s3tag.h"
-#include "reb.h"
 #include "store.h"
 #include "target.h"
 
@@ -315,11 +314,4 @@ int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
         return 0;
     }
     return 1;
-}
-
-int target_write_placed(struct target *t, const char *mkey, size_t klen)
-{
-    if (reb_window() || store_pick(&t->store, mkey, klen) != store_place(&t->store, mkey, klen))
-        return -EBUSY;
-    return 0;
 }

@@ -98,12 +98,6 @@ int target_s3_meta(struct http_req *r, struct ometa *m);
 struct store_x;
 int target_write_conditions(struct http_req *r, int backed, struct store_x *x);
 
-/* May a conditional write of mkey commit here now: no neighbour may hold
- * a newer copy (reb_window) and the name's newest version is on the drive
- * a new one goes to? 0, or -EBUSY (then the client is asked to retry).
- * The I/O pool. */
-int target_write_placed(struct target *t, const char *mkey, size_t klen);
-
 /* A commit's rc that says x's condition did not hold, or could not be
  * checked yet: answered (412 PreconditionFailed, 404 NoSuchKey for
  * If-Match on no object, 503 while objects move), 1; else 0. */
