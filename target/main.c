@@ -144,7 +144,7 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
 {
     log_info("signal %d: shutting down", sig);
     if (sig == SIGTERM && t->conf.drain)
-        wbq_drain(t->conf.drain_timeout_s);   /* what is owed to backends first */
+        wbq_drain(t, t->conf.drain_timeout_s);   /* what is owed to backends first */
     if (plain)
         http_server_drain(plain, 0);
     http_server_drain(srv, t->conf.shutdown_grace_s);   /* requests under way finish */

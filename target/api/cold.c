@@ -265,7 +265,7 @@ static void go_cold(struct cold *c)
     char full[512];
     if (r->method == HTTP_M_GET &&
         space_admit(c->t, store_pick(&c->t->store, c->mkey, c->klen), 0, full, sizeof(full))) {
-        lru_kick();              /* room for the next one, if anything can go */
+        lru_kick(c->t);          /* room for the next one, if anything can go */
         pass_get(r, &c->b, c->name);
         cold_free(c);
         return;

@@ -132,7 +132,7 @@ static void del_wb_work(void *arg)
     struct del *d = arg;
     struct store_x x;
     char val[WBQ_VAL_MAX];
-    wbq_record(&x, d->mkey, d->klen, 1, val);
+    wbq_record(d->t, &x, d->mkey, d->klen, 1, val);
     x.tomb = 1;
     d->rc = store_delete_x(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
                            d->klen, 0, &x);
@@ -148,7 +148,7 @@ static void del_wb_done(void *arg)
         return;
     }
     if (!d->rc)
-        wbq_kick();
+        wbq_kick(d->t);
     del_done(d);
 }
 

@@ -379,7 +379,7 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     g->mkey = mkey;
     g->klen = klen;
     g->backed = backed;
-    int window = reb_window();
+    int window = reb_window(t);
     struct ometa m;
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
     struct cmap *cm = cmap_current();

@@ -691,7 +691,7 @@ static void commit_work(void *arg)
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */
     if (j->b.write_back)         /* acknowledged here, with its record (wbq.h) */
-        j->rc = wbq_commit(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &j->cond);
+        j->rc = wbq_commit(j->t, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &j->cond);
     else
         j->rc = store_commit_x(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m,
                                &j->cond);
@@ -750,7 +750,7 @@ static void complete_answer(struct job *j)
                          strerror(-j->rc));
     } else {
         if (j->b.write_back)
-            wbq_kick();
+            wbq_kick(j->t);
         node_count_bytes(&j->t->node, j->m.size, 0);
         const char *vid = ometa_umeta_get(&j->m, OMETA_VID);
         if (vid)

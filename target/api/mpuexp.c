@@ -20,13 +20,14 @@
 #define DONE_KEEP_NS (24ull * 3600 * 1000000000) /* a completed upload's record, at most */
 #define SWEEP_MAX_S 600          /* a sweep at least this often */
 
-static struct {
+/* The expiry's state, made at start-up and handed to its callbacks. */
+struct expiry {
     struct target *t;
     struct http_worker *w;
     struct event *timer;
     int running;                 /* a sweep is on the I/O pool */
     int dropped;                 /* by the last one */
-} ex;
+};
 
 /* The ids to drop, gathered while a mountpath's records are read. */
 struct old {
@@ -49,31 +50,32 @@ static int old_one(void *arg, const char *k, size_t kl, const char *v, size_t vl
 }
 
 /* The records of kind ("u", "d") older than keep on mp: their keys. */
-static void old_records(struct store_mp *mp, const char *kind, uint64_t keep, struct old *o)
+static void old_records(struct store *st, struct store_mp *mp, const char *kind, uint64_t keep,
+                        struct old *o)
 {
     o->keep = keep;
     o->n = 0;
-    store_kv_scan(&ex.t->store, mp, kind, 1, old_one, o);
+    store_kv_scan(st, mp, kind, 1, old_one, o);
 }
 
 static void sweep_work(void *arg)
 {
-    (void)arg;
-    uint64_t keep = (uint64_t)(ex.t->conf.mpu_expire_h * 3600e9);
+    struct expiry *ex = arg;
+    uint64_t keep = (uint64_t)(ex->t->conf.mpu_expire_h * 3600e9);
     uint64_t done_keep = keep && keep < DONE_KEEP_NS ? keep : DONE_KEEP_NS;
     struct old o = {.now = wall_ns()};
-    ex.dropped = 0;
-    for (int i = 0; i < ex.t->store.n; i++) {
-        struct store_mp *mp = &ex.t->store.mp[i];
-        old_records(mp, "u", keep, &o);          /* uploads: with their parts */
+    ex->dropped = 0;
+    for (int i = 0; i < ex->t->store.n; i++) {
+        struct store_mp *mp = &ex->t->store.mp[i];
+        old_records(&ex->t->store, mp, "u", keep, &o);          /* uploads: with their parts */
         for (int k = 0; k < o.n; k++) {
-            mpu_drop(ex.t, mp, o.ids[k] + 1);
+            mpu_drop(ex->t, mp, o.ids[k] + 1);
             free(o.ids[k]);
         }
-        ex.dropped += o.n;
-        old_records(mp, "d", done_keep, &o);     /* completed ones: the record */
+        ex->dropped += o.n;
+        old_records(&ex->t->store, mp, "d", done_keep, &o);     /* completed ones: the record */
         for (int k = 0; k < o.n; k++) {
-            store_kv_del(&ex.t->store, mp, o.ids[k], strlen(o.ids[k]));
+            store_kv_del(&ex->t->store, mp, o.ids[k], strlen(o.ids[k]));
             free(o.ids[k]);
         }
     }
@@ -82,18 +84,18 @@ static void sweep_work(void *arg)
 
 static void sweep_done(void *arg)
 {
-    (void)arg;
-    ex.running = 0;
-    if (ex.dropped)
+    struct expiry *ex = arg;
+    ex->running = 0;
+    if (ex->dropped)
         log_info("multipart uploads: %d past mpu_expire_h dropped with their parts",
-                 ex.dropped);
+                 ex->dropped);
 }
 
 /* How often to look: a quarter of the expiry, between 1 s and SWEEP_MAX_S
  * (that without an expiry: for the completed uploads' records). */
-static struct timeval period(void)
+static struct timeval period(const struct expiry *ex)
 {
-    double s = ex.t->conf.mpu_expire_h > 0 ? ex.t->conf.mpu_expire_h * 3600 / 4 : SWEEP_MAX_S;
+    double s = ex->t->conf.mpu_expire_h > 0 ? ex->t->conf.mpu_expire_h * 3600 / 4 : SWEEP_MAX_S;
     struct timeval tv = {s < 1 ? 1 : s > SWEEP_MAX_S ? SWEEP_MAX_S : (time_t)s, 0};
     return tv;
 }
@@ -102,20 +104,21 @@ static void tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
-    if (!ex.running) {
-        ex.running = 1;
-        iopool_submit(ex.t->io, ex.w->q, sweep_work, sweep_done, NULL);
+    struct expiry *ex = arg;
+    if (!ex->running) {
+        ex->running = 1;
+        iopool_submit(ex->t->io, ex->w->q, sweep_work, sweep_done, ex);
     }
-    struct timeval tv = period();
-    evtimer_add(ex.timer, &tv);
+    struct timeval tv = period(ex);
+    evtimer_add(ex->timer, &tv);
 }
 
 void mpu_expire_start(struct target *t, struct http_worker *w)
 {
-    ex.t = t;
-    ex.w = w;
-    ex.timer = evtimer_new(w->base, tick, NULL);
-    struct timeval tv = period();
-    evtimer_add(ex.timer, &tv);
+    struct expiry *ex = xcalloc(1, sizeof(*ex));   /* lives as long as the target */
+    ex->t = t;
+    ex->w = w;
+    ex->timer = evtimer_new(w->base, tick, ex);
+    struct timeval tv = period(ex);
+    evtimer_add(ex->timer, &tv);
 }

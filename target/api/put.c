@@ -246,7 +246,7 @@ static void put_commit_work(void *arg)
     if (p->part.num) {
         p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
     } else if (p->b.write_back) {   /* acknowledged here; the backend gets it later */
-        p->rc = wbq_commit(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &p->cond);
+        p->rc = wbq_commit(p->t, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &p->cond);
     } else {
         p->rc = store_commit_x(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m,
                                &p->cond);
@@ -268,7 +268,7 @@ static void put_commit_done(void *arg)
     struct put *p = arg;
     struct http_req *r = p->r;
     if (!p->rc && p->b.write_back && !p->part.num)
-        wbq_kick();
+        wbq_kick(p->t);
     if (!p->rc && !p->part.num && mirror_spreads(p->mkey, p->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
         mirror_spread_coded(p->t, &lp, p->mkey, p->klen, p->m.size, 1,

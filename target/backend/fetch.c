@@ -244,7 +244,7 @@ static void commit_done(void *arg)
         log_debug("fetch of %s from %s: %llu bytes cached", f->name, f->b.label,
                   (unsigned long long)f->got);
     if (!f->rc && space_over_high(f->t))
-        lru_kick();              /* the cache grew past its high watermark */
+        lru_kick(f->t);          /* the cache grew past its high watermark */
     if (f->rc == -EEXIST) {      /* a newer copy landed meanwhile: waiters read it */
         fetch_end(f, 0, NULL);
         return;

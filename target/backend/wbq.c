@@ -28,7 +28,10 @@
 #define WBQ_PAUSE_MAX_MS 60000
 #define FLUSH_POLL_MS 200
 
+struct wbq;
+
 struct up {
+    struct wbq *q;
     struct up *next;             /* in flight */
     char *mkey;
     size_t klen;
@@ -41,7 +44,8 @@ struct up {
     int rc;
 };
 
-static struct {
+/* The uploader's state, made by wbq_start (t->wbq). */
+struct wbq {
     struct target *t;
     struct http_worker *w;
     struct event *timer;
@@ -55,7 +59,12 @@ static struct {
     int n_inflight;
     int failures;
     uint64_t pause_until_ms;
-} q;
+};
+
+static struct wbq *wbq_of(const struct target *t)
+{
+    return __atomic_load_n(&t->wbq, __ATOMIC_ACQUIRE);
+}
 
 static uint64_t seq_ctr;         /* atomic; from the wall clock, so it grows across restarts */
 
@@ -77,9 +86,12 @@ static uint64_t rec_seq(const char *val, size_t n)
     return n > 2 ? strtoull(buf + 2, NULL, 10) : 0;
 }
 
-void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf)
+void wbq_record(const struct target *t, struct store_x *x, const char *mkey, size_t klen, int del,
+                char *buf)
 {
-    __atomic_store_n(&q.last_put_ms, mono_ns() / 1000000, __ATOMIC_RELAXED);
+    struct wbq *q = wbq_of(t);
+    if (q)
+        __atomic_store_n(&q->last_put_ms, mono_ns() / 1000000, __ATOMIC_RELAXED);
     snprintf(buf, WBQ_VAL_MAX, "%c %llu", del ? 'D' : 'P', (unsigned long long)next_seq());
     memset(x, 0, sizeof(*x));
     x->key = store_side_key('w', mkey, klen);
@@ -88,12 +100,13 @@ void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char 
     x->val_len = strlen(buf);
 }
 
-int wbq_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+int wbq_commit(struct target *t, struct store_mp *mp, const char *mkey, size_t klen,
                const char *work, int fd, struct ometa *m, const struct store_x *cond)
 {
+    struct store *s = &t->store;
     struct store_x x;
     char val[WBQ_VAL_MAX];
-    wbq_record(&x, mkey, klen, 0, val);
+    wbq_record(t, &x, mkey, klen, 0, val);
     if (cond) {
         x.if_none = cond->if_none;
         x.if_match = cond->if_match;
@@ -115,7 +128,7 @@ int wbq_owed(struct store *s, const char *mkey, size_t klen)
 
 /* ---- one upload ------------------------------------------------------------------- */
 
-static void scan(void);
+static void scan(struct wbq *q);
 
 static void up_free(struct up *u)
 {
@@ -130,43 +143,48 @@ static void up_free(struct up *u)
 /* Out of flight; more may start. */
 static void up_over(struct up *u)
 {
-    for (struct up **pp = &q.inflight; *pp; pp = &(*pp)->next)
+    struct wbq *q = u->q;
+    for (struct up **pp = &q->inflight; *pp; pp = &(*pp)->next)
         if (*pp == u) {
             *pp = u->next;
             break;
         }
-    q.n_inflight--;
+    q->n_inflight--;
     up_free(u);
-    scan();
+    scan(q);
 }
 
 /* The I/O pool: the record goes, unless a newer operation replaced it. */
 static void settle_work(void *arg)
 {
     struct up *u = arg;
+    struct wbq *q = u->q;
     char *w = store_side_key('w', u->mkey, u->klen);
-    u->rc = store_kv_del_if(&q.t->store, u->mp, w, u->klen, u->val, strlen(u->val));
+    u->rc = store_kv_del_if(&q->t->store, u->mp, w, u->klen, u->val, strlen(u->val));
     free(w);
 }
 
 static void settled(void *arg)
 {
     struct up *u = arg;
+    struct wbq *q = u->q;
     if (u->rc && u->rc != -ESTALE && u->rc != -ENOENT)
         log_warn("write-back of %s: its record could not be dropped: %s", u->name,
                  strerror(-u->rc));
-    q.failures = 0;
+    q->failures = 0;
     up_over(u);
 }
 
 static void settle(struct up *u)
 {
-    iopool_submit(q.t->io, q.w->q, settle_work, settled, u);
+    struct wbq *q = u->q;
+    iopool_submit(q->t->io, q->w->q, settle_work, settled, u);
 }
 
 static void backend_done(void *arg, const struct backend_obj *o)
 {
     struct up *u = arg;
+    struct wbq *q = u->q;
     int del = u->val[0] == 'D';
     if ((o->status >= 200 && o->status < 300) || (del && o->status == 404)) {
         tmet_add(TM_WB_OK, 1);
@@ -177,9 +195,9 @@ static void backend_done(void *arg, const struct backend_obj *o)
     tmet_add(TM_WB_FAILED, 1);
     char msg[300];
     backend_status(&u->b, o, msg, sizeof(msg));
-    q.failures++;
-    uint64_t pause = 500ull << (q.failures < 7 ? q.failures : 7);
-    q.pause_until_ms = mono_ns() / 1000000 + (pause < WBQ_PAUSE_MAX_MS ? pause : WBQ_PAUSE_MAX_MS);
+    q->failures++;
+    uint64_t pause = 500ull << (q->failures < 7 ? q->failures : 7);
+    q->pause_until_ms = mono_ns() / 1000000 + (pause < WBQ_PAUSE_MAX_MS ? pause : WBQ_PAUSE_MAX_MS);
     log_warn_rl("write-back of %s to %s failed (kept, tried again later): %s", u->name,
                 u->b.label, msg);
     up_over(u);
@@ -189,8 +207,9 @@ static void backend_done(void *arg, const struct backend_obj *o)
 static void open_work(void *arg)
 {
     struct up *u = arg;
+    struct wbq *q = u->q;
     struct ometa m;
-    u->rc = store_get(&q.t->store, u->mp, u->mkey, u->klen, &m);
+    u->rc = store_get(&q->t->store, u->mp, u->mkey, u->klen, &m);
     if (u->rc)
         return;
     if (m.flags & OMETA_F_DAMAGED) {   /* never written back: kept for an operator */
@@ -205,22 +224,23 @@ static void open_work(void *arg)
 static void opened(void *arg)
 {
     struct up *u = arg;
+    struct wbq *q = u->q;
     if (u->rc == -ENOENT) {      /* gone meanwhile: a DELETE queued its own record */
         settle(u);
         return;
     }
     if (u->rc) {
         log_warn_rl("write-back of %s: cannot open it: %s", u->name, strerror(-u->rc));
-        q.failures++;
-        q.pause_until_ms = mono_ns() / 1000000 + 1000;
+        q->failures++;
+        q->pause_until_ms = mono_ns() / 1000000 + 1000;
         up_over(u);
         return;
     }
-    struct target_worker *tw = q.w->local;
-    uint64_t mib = 1u << 20, part = (uint64_t)q.t->conf.wbq_part_mb * mib;
+    struct target_worker *tw = q->w->local;
+    uint64_t mib = 1u << 20, part = (uint64_t)q->t->conf.wbq_part_mb * mib;
     if ((u->size + part - 1) / part > 10000)     /* S3 takes 10,000 parts at most */
         part = (u->size + 9999) / 10000;
-    if (u->size > (uint64_t)q.t->conf.wbq_multipart_mb * mib)   /* in parts */
+    if (u->size > (uint64_t)q->t->conf.wbq_multipart_mb * mib)   /* in parts */
         bmpu_put(tw->cli, &u->b, u->name, u->fd, u->size, part, backend_done, u);
     else
         backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
@@ -230,14 +250,14 @@ static void opened(void *arg)
  * backend by the bucket metadata this target has. A record of a bucket
  * not known (yet: metadata still on its way after a start) or without an
  * S3 backend stays queued, untouched, and is looked at again later. */
-static void up_start(const char *mkey, size_t klen, const char *val, size_t vl)
+static void up_start(struct wbq *q, const char *mkey, size_t klen, const char *val, size_t vl)
 {
     struct backend b;
     const char *prov = mkey + 1, *bucket = prov + strlen(prov) + 1;
     struct bmd *bm = bmd_current();
     const struct bmd_bucket *bk = bm ? bmd_find(bm, prov, bucket) : NULL;
     if (bk)
-        backend_resolve(q.t, bk, &b);
+        backend_resolve(q->t, bk, &b);
     bmd_unref(bm);
     if (!bk || b.kind != BK_S3) {
         if (bk)
@@ -247,28 +267,30 @@ static void up_start(const char *mkey, size_t klen, const char *val, size_t vl)
         return;
     }
     struct up *u = xcalloc(1, sizeof(*u));
+    u->q = q;
     u->b = b;
     u->mkey = xmalloc(klen);
     memcpy(u->mkey, mkey, klen);
     u->klen = klen;
     snprintf(u->val, sizeof(u->val), "%.*s", (int)vl, val);
     u->fd = -1;
-    u->mp = store_pick(&q.t->store, mkey, klen);
+    u->mp = store_pick(&q->t->store, mkey, klen);
     const char *name = bucket + strlen(bucket) + 1;
     u->name = xstrndup(name, (size_t)(mkey + klen - name));
-    u->next = q.inflight;
-    q.inflight = u;
-    q.n_inflight++;
-    struct target_worker *tw = q.w->local;
+    u->next = q->inflight;
+    q->inflight = u;
+    q->n_inflight++;
+    struct target_worker *tw = q->w->local;
     if (u->val[0] == 'D')
         backend_delete(tw->cli, &u->b, u->name, backend_done, u);
     else
-        iopool_submit(q.t->io, q.w->q, open_work, opened, u);
+        iopool_submit(q->t->io, q->w->q, open_work, opened, u);
 }
 
 /* ---- the walk ----------------------------------------------------------------------- */
 
 struct found {
+    struct wbq *q;
     struct gbuf keys;            /* klen (size_t), key, vl (size_t), value; repeated */
     int n;
 };
@@ -286,13 +308,14 @@ static int found_one(void *arg, const char *k, size_t kl, const char *v, size_t 
 static void scan_work(void *arg)
 {
     struct found *f = arg;
-    for (int i = 0; i < q.t->store.n && f->n < WBQ_SCAN; i++)
-        store_kv_scan(&q.t->store, &q.t->store.mp[i], "w", 1, found_one, f);
+    struct wbq *q = f->q;
+    for (int i = 0; i < q->t->store.n && f->n < WBQ_SCAN; i++)
+        store_kv_scan(&q->t->store, &q->t->store.mp[i], "w", 1, found_one, f);
 }
 
-static int in_flight(const char *mkey, size_t klen)
+static int in_flight(const struct wbq *q, const char *mkey, size_t klen)
 {
-    for (struct up *u = q.inflight; u; u = u->next)
+    for (struct up *u = q->inflight; u; u = u->next)
         if (u->klen == klen && !memcmp(u->mkey + 1, mkey + 1, klen - 1))
             return 1;
     return 0;
@@ -301,89 +324,94 @@ static int in_flight(const char *mkey, size_t klen)
 static void scanned(void *arg)
 {
     struct found *f = arg;
-    q.scanning = 0;
+    struct wbq *q = f->q;
+    q->scanning = 0;
     const char *p = f->keys.p, *end = f->keys.p + f->keys.n;
-    while (p < end && q.n_inflight < q.t->conf.wbq_workers) {
+    while (p < end && q->n_inflight < q->t->conf.wbq_workers) {
         size_t kl, vl;
         memcpy(&kl, p, sizeof(kl));
         const char *k = p + sizeof(kl);
         memcpy(&vl, k + kl, sizeof(vl));
         const char *v = k + kl + sizeof(vl);
         p = v + vl;
-        if (!in_flight(k, kl)) {
+        if (!in_flight(q, k, kl)) {
             char *mkey = store_side_key('o', k, kl);
-            up_start(mkey, kl, v, vl);
+            up_start(q, mkey, kl, v, vl);
             free(mkey);
         }
     }
     gbuf_free(&f->keys);
     free(f);
-    if (q.again) {
-        q.again = 0;
-        scan();
+    if (q->again) {
+        q->again = 0;
+        scan(q);
     }
 }
 
 /* Look for records to send, unless a look is on its way or failures
  * pause the uploader. */
-static void scan(void)
+static void scan(struct wbq *q)
 {
-    if (q.scanning) {
-        q.again = 1;
+    if (q->scanning) {
+        q->again = 1;
         return;
     }
     uint64_t now = mono_ns() / 1000000;
-    if (q.n_inflight >= q.t->conf.wbq_workers || now < q.pause_until_ms)
+    if (q->n_inflight >= q->t->conf.wbq_workers || now < q->pause_until_ms)
         return;
     /* while PUTs keep coming, uploads wait for a quiet moment (they would
      * take the drive and the cores from them), but never longer than
      * WBQ_DEFER_MAX_MS, and not at all while a flush waits */
-    uint64_t last_put = __atomic_load_n(&q.last_put_ms, __ATOMIC_RELAXED);
-    int busy = now - last_put < (uint64_t)q.t->conf.wbq_quiet_ms;
-    if (!busy || __atomic_load_n(&q.flushes, __ATOMIC_RELAXED)) {
-        q.deferred_since_ms = 0;
+    uint64_t last_put = __atomic_load_n(&q->last_put_ms, __ATOMIC_RELAXED);
+    int busy = now - last_put < (uint64_t)q->t->conf.wbq_quiet_ms;
+    if (!busy || __atomic_load_n(&q->flushes, __ATOMIC_RELAXED)) {
+        q->deferred_since_ms = 0;
     } else {
-        if (!q.deferred_since_ms)
-            q.deferred_since_ms = now;
-        if (now - q.deferred_since_ms < (uint64_t)q.t->conf.wbq_defer_max_s * 1000)
+        if (!q->deferred_since_ms)
+            q->deferred_since_ms = now;
+        if (now - q->deferred_since_ms < (uint64_t)q->t->conf.wbq_defer_max_s * 1000)
             return;              /* past it, uploads go on until a quiet moment */
     }
-    q.scanning = 1;
-    iopool_submit(q.t->io, q.w->q, scan_work, scanned, xcalloc(1, sizeof(struct found)));
+    q->scanning = 1;
+    struct found *f = xcalloc(1, sizeof(*f));
+    f->q = q;
+    iopool_submit(q->t->io, q->w->q, scan_work, scanned, f);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
-    scan();
+    scan(arg);
 }
 
 static void kicked(void *arg)
 {
-    (void)arg;
-    __atomic_store_n(&q.kicked, 0, __ATOMIC_RELAXED);
-    if (__atomic_exchange_n(&q.urgent, 0, __ATOMIC_RELAXED))
-        q.pause_until_ms = 0;    /* a flush waits: try the backend again now */
-    scan();
+    struct wbq *q = arg;
+    __atomic_store_n(&q->kicked, 0, __ATOMIC_RELAXED);
+    if (__atomic_exchange_n(&q->urgent, 0, __ATOMIC_RELAXED))
+        q->pause_until_ms = 0;    /* a flush waits: try the backend again now */
+    scan(q);
 }
 
-void wbq_kick(void)
+void wbq_kick(const struct target *t)
 {
-    if (!q.w || __atomic_exchange_n(&q.kicked, 1, __ATOMIC_RELAXED))
+    struct wbq *q = wbq_of(t);
+    if (!q || __atomic_exchange_n(&q->kicked, 1, __ATOMIC_RELAXED))
         return;
-    loopq_post(q.w->q, kicked, NULL);
+    loopq_post(q->w->q, kicked, q);
 }
 
 void wbq_start(struct target *t, struct http_worker *w)
 {
-    q.t = t;
-    q.w = w;
-    q.timer = event_new(w->base, -1, EV_PERSIST, on_timer, NULL);
+    struct wbq *q = xcalloc(1, sizeof(*q));   /* lives as long as t */
+    q->t = t;
+    q->w = w;
+    q->timer = event_new(w->base, -1, EV_PERSIST, on_timer, q);
+    __atomic_store_n(&t->wbq, q, __ATOMIC_RELEASE);
     struct timeval every = {1, 0};
-    event_add(q.timer, &every);
-    wbq_kick();                  /* what an earlier run left */
+    event_add(q->timer, &every);
+    wbq_kick(t);                 /* what an earlier run left */
 }
 
 /* ---- flush -------------------------------------------------------------------------- */
@@ -438,11 +466,11 @@ static void counted(void *arg)
     if (f->left == 0 || __atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
         free(f->prefix);
         free(f);
-        __atomic_sub_fetch(&q.flushes, 1, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&j->t->wbq->flushes, 1, __ATOMIC_RELAXED);
         job_ended(j);
         return;
     }
-    wbq_kick();
+    wbq_kick(j->t);
     struct timeval tv = {0, FLUSH_POLL_MS * 1000};
     event_base_once(j->base, -1, EV_TIMEOUT, again, f, &tv);
 }
@@ -459,16 +487,18 @@ void wbq_flush(struct job *j)
     memcpy(f->prefix + 1, j->provider, pl + 1);
     memcpy(f->prefix + 2 + pl, j->bucket, bl + 1);
     f->first = 1;
-    __atomic_add_fetch(&q.flushes, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&q.urgent, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&q.kicked, 0, __ATOMIC_RELAXED);   /* this kick is posted for sure */
-    wbq_kick();
+    struct wbq *q = j->t->wbq;
+    __atomic_add_fetch(&q->flushes, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&q->urgent, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&q->kicked, 0, __ATOMIC_RELAXED);   /* this kick is posted for sure */
+    wbq_kick(j->t);
     iopool_submit(j->t->io, j->q, count_work, counted, f);
 }
 
 /* ---- what a bucket still owes its backend ------------------------------------------- */
 
 struct owed {
+    struct target *t;
     struct http_req *r;
     char *prefix;
     size_t plen;
@@ -500,7 +530,7 @@ static int owed_one(void *arg, const char *k, size_t kl, const char *v, size_t v
     if (vl && v[0] == 'P') {
         char *mkey = store_side_key('o', k, kl);
         struct ometa m;
-        if (store_get(&q.t->store, store_pick(&q.t->store, mkey, kl), mkey, kl, &m) == 0)
+        if (store_get(&o->t->store, store_pick(&o->t->store, mkey, kl), mkey, kl, &m) == 0)
             o->bytes += m.size;
         free(mkey);
     }
@@ -510,8 +540,9 @@ static int owed_one(void *arg, const char *k, size_t kl, const char *v, size_t v
 static void owed_work(void *arg)
 {
     struct owed *o = arg;
-    for (int i = 0; i < q.t->store.n; i++)
-        store_kv_scan(&q.t->store, &q.t->store.mp[i], o->prefix, o->plen, owed_one, o);
+    struct store *s = &o->t->store;
+    for (int i = 0; i < s->n; i++)
+        store_kv_scan(s, &s->mp[i], o->prefix, o->plen, owed_one, o);
 }
 
 static void owed_done(void *arg)
@@ -535,7 +566,8 @@ void wbq_report(struct http_req *r, const char *rest, size_t rlen)
     char prov[16], bucket[64];
     (void)rest;
     (void)rlen;
-    if (!q.t) {
+    struct target *t = r->w->ctx;
+    if (!wbq_of(t)) {
         http_reply_error(r, 503, "starting");
         return;
     }
@@ -545,6 +577,7 @@ void wbq_report(struct http_req *r, const char *rest, size_t rlen)
         return;
     }
     struct owed *o = xcalloc(1, sizeof(*o));
+    o->t = t;
     o->r = r;
     char flag[4];
     if (http_query_get(r, "deletes", flag, sizeof(flag)) >= 0) {
@@ -564,7 +597,7 @@ void wbq_report(struct http_req *r, const char *rest, size_t rlen)
     memcpy(o->prefix + 1, prov, pl + 1);
     memcpy(o->prefix + 2 + pl, bucket, bl + 1);
     http_req_ref(r);
-    iopool_submit(q.t->io, r->w->q, owed_work, owed_done, o);
+    iopool_submit(t->io, r->w->q, owed_work, owed_done, o);
 }
 
 /* ---- drain ---------------------------------------------------------------------------- */
@@ -579,20 +612,21 @@ static int count_any(void *arg, const char *k, size_t kl, const char *v, size_t 
     return 0;
 }
 
-void wbq_drain(int timeout_s)
+void wbq_drain(struct target *t, int timeout_s)
 {
-    if (!q.t)
+    struct wbq *q = wbq_of(t);
+    if (!q)
         return;
     uint64_t end = mono_ns() + (uint64_t)timeout_s * 1000000000u, left = 0;
-    __atomic_add_fetch(&q.flushes, 1, __ATOMIC_RELAXED);   /* no waiting for quiet */
+    __atomic_add_fetch(&q->flushes, 1, __ATOMIC_RELAXED);   /* no waiting for quiet */
     for (;;) {
         left = 0;
-        for (int i = 0; i < q.t->store.n; i++)
-            store_kv_scan(&q.t->store, &q.t->store.mp[i], "w", 1, count_any, &left);
+        for (int i = 0; i < q->t->store.n; i++)
+            store_kv_scan(&q->t->store, &q->t->store.mp[i], "w", 1, count_any, &left);
         if (!left || mono_ns() >= end)
             break;
-        __atomic_store_n(&q.urgent, 1, __ATOMIC_RELAXED);
-        wbq_kick();
+        __atomic_store_n(&q->urgent, 1, __ATOMIC_RELAXED);
+        wbq_kick(t);
         usleep(200000);
     }
     if (left)

@@ -34,12 +34,13 @@ struct target;
 /* A record for mkey: its key (made, free it) and value into x, with
  * buf (at least WBQ_VAL_MAX bytes) holding the value. del: a DELETE. */
 #define WBQ_VAL_MAX 48
-void wbq_record(struct store_x *x, const char *mkey, size_t klen, int del, char *buf);
+void wbq_record(const struct target *t, struct store_x *x, const char *mkey, size_t klen, int del,
+                char *buf);
 
 /* store_commit with the object's record: acknowledged once this returns
  * 0; the I/O pool. cond (NULL: none): a client's If-None-Match / If-Match
  * (store_x's if_none, if_match). */
-int wbq_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+int wbq_commit(struct target *t, struct store_mp *mp, const char *mkey, size_t klen,
                const char *work, int fd, struct ometa *m, const struct store_x *cond);
 
 /* Is an upload of mkey still owed (its record exists)? The I/O pool. */
@@ -48,7 +49,7 @@ int wbq_owed(struct store *s, const char *mkey, size_t klen);
 /* The uploader runs on w's loop; records left by an earlier run resume. */
 void wbq_start(struct target *t, struct http_worker *w);
 /* New records: look soon (any thread). */
-void wbq_kick(void);
+void wbq_kick(const struct target *t);
 
 /* A flush job's run (jobrun.c hands it over), on its loop. */
 void wbq_flush(struct job *j);
@@ -56,7 +57,7 @@ void wbq_flush(struct job *j);
 /* The main thread, at a SIGTERM with drain set: the uploader sends
  * everything queued (no pauses) until nothing is or timeout_s passed; the
  * server still runs meanwhile. */
-void wbq_drain(int timeout_s);
+void wbq_drain(struct target *t, int timeout_s);
 
 /* GET /v1/internal/wbq?provider=P&bucket=B: what the bucket's objects on
  * this target still owe its backend: {"objects", "bytes", "oldest_ns"};

@@ -58,7 +58,7 @@ void purge_on_bmd(struct node *n, struct bmd *old_bmd, struct bmd *new_bmd)
         walk |= was && redundancy_changed(was, &new_bmd->b[i]);
     }
     if (walk)                    /* existing objects get their copies or slices (reb.h) */
-        reb_stray();
+        reb_stray(t);
     for (int i = 0; i < old_bmd->n; i++) {
         const struct bmd_bucket *bk = &old_bmd->b[i];
         if (bmd_find(new_bmd, bk->provider, bk->name))

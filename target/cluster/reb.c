@@ -42,7 +42,10 @@
 #define RETRY_MAX_S 60
 #define BUSY_REQS 20             /* client requests in a second that make it busy */
 
+struct reb;
+
 struct run {
+    struct reb *rb;
     struct job *j;
     struct cmap *map;            /* the placement it works to */
     int mp_i;                    /* the mountpath walked, */
@@ -59,7 +62,8 @@ struct run {
     uint64_t scanned, owned;     /* of the batch read */
 };
 
-static struct {
+/* Rebalance's state, made by reb_start (t->reb). */
+struct reb {
     struct target *t;
     struct http_worker *w;
     struct xfer_loop lp;
@@ -82,11 +86,17 @@ static struct {
     uint64_t peer_busy_until_ms; /* a receiver said it serves clients */
     struct event *pace;
     int again;                   /* a stray came in during the walk: another after it */
-} rb;
+};
 
-int reb_window(void)
+static struct reb *reb_of(const struct target *t)
 {
-    return __atomic_load_n(&rb.window, __ATOMIC_RELAXED);
+    return __atomic_load_n(&t->reb, __ATOMIC_ACQUIRE);
+}
+
+int reb_window(const struct target *t)
+{
+    struct reb *rb = reb_of(t);
+    return rb && __atomic_load_n(&rb->window, __ATOMIC_RELAXED);
 }
 
 static void run_free(struct run *u)
@@ -102,17 +112,17 @@ static void run_free(struct run *u)
 }
 
 static void run_pump(struct run *u);
-static void maybe_begin(void);
+static void maybe_begin(struct reb *rb);
 
 /* An aborted walk whose last send or batch is over: its job ends now (its
  * sends counted into it until then), and the next walk may begin. */
-static void old_over(void)
+static void old_over(struct reb *rb)
 {
-    struct run *u = rb.old;
+    struct run *u = rb->old;
     job_ended(u->j);
     run_free(u);
-    rb.old = NULL;
-    maybe_begin();
+    rb->old = NULL;
+    maybe_begin(rb);
 }
 
 /* ---- reading a batch (the I/O pool) ----------------------------------------------------- */
@@ -198,8 +208,9 @@ static void scanned(void *arg)
 {
     struct scan *sc = arg;
     struct run *u = sc->u;
+    struct reb *rb = u->rb;
     u->scanning = 0;
-    if (u == rb.old) {           /* aborted while reading */
+    if (u == rb->old) {           /* aborted while reading */
         for (int i = 0; i < sc->n; i++)
             free(sc->keys[i]);
         free(sc->keys);
@@ -208,7 +219,7 @@ static void scanned(void *arg)
         free(sc->last);
         free(sc);
         if (u->inflight == 0)
-            old_over();
+            old_over(rb);
         return;
     }
     u->keys = sc->keys;
@@ -227,7 +238,7 @@ static void scanned(void *arg)
         u->after_len = 0;
         if (++u->phase == 3) {
             u->phase = 0;
-            if (++u->mp_i >= __atomic_load_n(&rb.t->store.n, __ATOMIC_ACQUIRE))
+            if (++u->mp_i >= __atomic_load_n(&rb->t->store.n, __ATOMIC_ACQUIRE))
                 u->walked = 1;
         }
     }
@@ -245,29 +256,31 @@ struct one {
 static void run_end(struct run *u);
 
 /* Go easy: clients are served here or at the last receiver. */
-static int paced_now(void)
+static int paced_now(const struct reb *rb)
 {
-    return __atomic_load_n(&rb.busy, __ATOMIC_RELAXED) || mono_ms() < rb.peer_busy_until_ms;
+    return __atomic_load_n(&rb->busy, __ATOMIC_RELAXED) || mono_ms() < rb->peer_busy_until_ms;
 }
 
-int reb_busy(void)
+int reb_busy(const struct target *t)
 {
-    return __atomic_load_n(&rb.busy, __ATOMIC_RELAXED);
+    struct reb *rb = reb_of(t);
+    return rb && __atomic_load_n(&rb->busy, __ATOMIC_RELAXED);
 }
 
 static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int busy)
 {
     struct one *o = arg;
     struct run *u = o->u;
+    struct reb *rb = u->rb;
     struct job *j = u->j;
     u->inflight--;
     if (!rc && what == XFER_OBJECT)
         job_add(j, &j->moved, 1, bytes);
     if (busy)
-        rb.peer_busy_until_ms = mono_ms() + 1000;
-    if (paced_now() && rb.t->conf.rebalance_busy_mbps)   /* the next send waits its turn */
-        rb.next_send_ms = mono_ms() + bytes * 1000u /
-                                          ((uint64_t)rb.t->conf.rebalance_busy_mbps << 20);
+        rb->peer_busy_until_ms = mono_ms() + 1000;
+    if (paced_now(rb) && rb->t->conf.rebalance_busy_mbps)   /* the next send waits its turn */
+        rb->next_send_ms = mono_ms() + bytes * 1000u /
+                                          ((uint64_t)rb->t->conf.rebalance_busy_mbps << 20);
     if (rc && rc != -ENOENT) {
         char why[96];
         snprintf(why, sizeof(why), "sending it to its owner or a copy holder: %s",
@@ -277,9 +290,9 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int bus
     job_add(j, &j->done, 1, 0);
     free(o->name);
     free(o);
-    if (u == rb.old) {           /* an aborted walk: its last sends */
+    if (u == rb->old) {           /* an aborted walk: its last sends */
         if (u->inflight == 0 && !u->scanning)
-            old_over();
+            old_over(rb);
         return;
     }
     run_pump(u);
@@ -289,9 +302,9 @@ static void paced(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
-    if (rb.run)
-        run_pump(rb.run);
+    struct reb *rb = arg;
+    if (rb->run)
+        run_pump(rb->run);
 }
 
 static struct one *one_new(struct run *u, const char *mkey, size_t kl)
@@ -321,8 +334,9 @@ static void sliced(void *arg, int failed)
  * the other holders; anything else to its owner. */
 static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
 {
+    struct reb *rb = u->rb;
     if (mkey[0] == 's') {
-        ecode_walk_slice(rb.t, &rb.lp, mkey, kl, walked, one_new(u, mkey, kl));
+        ecode_walk_slice(rb->t, &rb->lp, mkey, kl, walked, one_new(u, mkey, kl));
         return;
     }
     size_t pl;
@@ -332,35 +346,36 @@ static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
     to[0] = cmap_owner(u->map, pkey, pl);
     free(pkey);
     struct bmd_ec ec;
-    if (size != MIRROR_ANY_SIZE && !strcmp(to[0]->id, rb.t->node.id) &&
+    if (size != MIRROR_ANY_SIZE && !strcmp(to[0]->id, rb->t->node.id) &&
         ecode_of(mkey, kl, &ec) && size >= ec.limit) {
-        ecode_ensure(rb.t, &rb.lp, mkey, kl, sliced, one_new(u, mkey, kl));
+        ecode_ensure(rb->t, &rb->lp, mkey, kl, sliced, one_new(u, mkey, kl));
         return;
     }
-    int rank = copies > 1 ? mirror_rank(u->map, mkey, kl, copies, rb.t->node.id) : -1;
+    int rank = copies > 1 ? mirror_rank(u->map, mkey, kl, copies, rb->t->node.id) : -1;
     if (rank >= 0)
         n = mirror_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
     for (int i = 0; i < n; i++)
-        if (strcmp(to[i]->id, rb.t->node.id))
-            xfer_send(rb.t, &rb.lp, to[i]->url, mkey, kl, 0, 0, sent, one_new(u, mkey, kl));
+        if (strcmp(to[i]->id, rb->t->node.id))
+            xfer_send(rb->t, &rb->lp, to[i]->url, mkey, kl, 0, 0, sent, one_new(u, mkey, kl));
     if (rank >= 0)               /* its copies on this target's other drives, or none */
-        lcopy_sync(rb.t, &rb.lp, mkey, kl, rank ? 0 : lcopy_want(rb.t, u->map, mkey, kl, size),
+        lcopy_sync(rb->t, &rb->lp, mkey, kl, rank ? 0 : lcopy_want(rb->t, u->map, mkey, kl, size),
                    sliced, one_new(u, mkey, kl));
 }
 
 static void run_pump(struct run *u)
 {
+    struct reb *rb = u->rb;
     struct job *j = u->j;
-    int slow = paced_now() && rb.t->conf.rebalance_busy_mbps;
-    int cap = slow ? 1 : rb.t->conf.rebalance_workers;
+    int slow = paced_now(rb) && rb->t->conf.rebalance_busy_mbps;
+    int cap = slow ? 1 : rb->t->conf.rebalance_workers;
     uint64_t now = mono_ms();
-    if (slow && u->inflight == 0 && u->next < u->nkeys && now < rb.next_send_ms) {
-        struct timeval tv = {0, (suseconds_t)(rb.next_send_ms - now) * 1000};
+    if (slow && u->inflight == 0 && u->next < u->nkeys && now < rb->next_send_ms) {
+        struct timeval tv = {0, (suseconds_t)(rb->next_send_ms - now) * 1000};
         if (tv.tv_usec >= 1000000) {
             tv.tv_sec = tv.tv_usec / 1000000;
             tv.tv_usec %= 1000000;
         }
-        evtimer_add(rb.pace, &tv);   /* clients first: a turn later */
+        evtimer_add(rb->pace, &tv);   /* clients first: a turn later */
         return;
     }
     while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && u->inflight < cap &&
@@ -372,7 +387,7 @@ static void run_pump(struct run *u)
         free(mkey);
     }
     if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
-        if (u == rb.run && u->inflight == 0 && !u->scanning)
+        if (u == rb->run && u->inflight == 0 && !u->scanning)
             run_end(u);          /* stopped through /v1/jobs: tried again later */
         return;
     }
@@ -386,9 +401,9 @@ static void run_pump(struct run *u)
         u->nkeys = u->next = 0;
         struct scan *sc = xcalloc(1, sizeof(*sc));
         sc->u = u;
-        sc->t = rb.t;
+        sc->t = rb->t;
         u->scanning = 1;
-        iopool_submit(rb.t->io, rb.lp.q, scan_work, scanned, sc);
+        iopool_submit(rb->t->io, rb->lp.q, scan_work, scanned, sc);
         return;
     }
     if (u->walked && u->next == u->nkeys && u->inflight == 0)
@@ -397,6 +412,7 @@ static void run_pump(struct run *u)
 
 static void run_end(struct run *u)
 {
+    struct reb *rb = u->rb;
     struct job *j = u->j;
     pthread_mutex_lock(&jobs_mu);
     uint64_t errors = j->errors, moved = j->moved;
@@ -406,105 +422,109 @@ static void run_end(struct run *u)
              (long long)u->map->snap.version, (unsigned long long)moved,
              (unsigned long long)errors);
     job_ended(j);
-    rb.run = NULL;
+    rb->run = NULL;
     run_free(u);
-    __atomic_store_n(&rb.errors, errors, __ATOMIC_RELAXED);
-    if (rb.again && !errors) {   /* objects it does not own came in meanwhile */
-        rb.again = 0;
-        rb.pending = 1;
-        maybe_begin();
+    __atomic_store_n(&rb->errors, errors, __ATOMIC_RELAXED);
+    if (rb->again && !errors) {   /* objects it does not own came in meanwhile */
+        rb->again = 0;
+        rb->pending = 1;
+        maybe_begin(rb);
         return;
     }
-    rb.again = 0;                /* after errors the retry below walks again anyway */
+    rb->again = 0;                /* after errors the retry below walks again anyway */
     if (errors) {                /* again, a while later */
-        rb.retry_s = rb.retry_s ? (rb.retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : rb.retry_s * 2)
+        rb->retry_s = rb->retry_s ? (rb->retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : rb->retry_s * 2)
                                 : RETRY_MIN_S;
-        rb.retry_at_ms = mono_ms() + rb.retry_s * 1000;
+        rb->retry_at_ms = mono_ms() + rb->retry_s * 1000;
     } else {
-        rb.retry_s = 0;
-        rb.retry_at_ms = 0;
-        if (!rb.pending)
-            __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);
+        rb->retry_s = 0;
+        rb->retry_at_ms = 0;
+        if (!rb->pending)
+            __atomic_store_n(&rb->running, 0, __ATOMIC_RELAXED);
     }
 }
 
 /* ---- starting, restarting --------------------------------------------------------------- */
 
-static void begin(void)
+static void begin(struct reb *rb)
 {
     struct cmap *m = cmap_current();
     if (!m)
         return;
-    rb.pending = 0;
-    cmap_unref(rb.placed);
+    rb->pending = 0;
+    cmap_unref(rb->placed);
     snap_ref(&m->snap);
-    rb.placed = m;
-    if (!rb.t->conf.rebalance) {
+    rb->placed = m;
+    if (!rb->t->conf.rebalance) {
         cmap_unref(m);
-        __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&rb->running, 0, __ATOMIC_RELAXED);
         return;
     }
     char id[JOB_ID_MAX];
     snprintf(id, sizeof(id), "ba1a%028llx", (unsigned long long)m->snap.version);
     struct run *u = xcalloc(1, sizeof(*u));
+    u->rb = rb;
     u->map = m;
-    u->j = job_local_start(rb.t, rb.w, JK_REBALANCE, id);
-    rb.run = u;
-    __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
+    u->j = job_local_start(rb->t, rb->w, JK_REBALANCE, id);
+    rb->run = u;
+    __atomic_store_n(&rb->running, 1, __ATOMIC_RELAXED);
     log_info("rebalance to map v%lld begins (job %s)", (long long)m->snap.version, id);
     run_pump(u);
 }
 
 /* A walk is due: abort the one under way; begin once its sends are over. */
-static void maybe_begin(void)
+static void maybe_begin(struct reb *rb)
 {
-    if (!rb.pending || rb.old)
+    if (!rb->pending || rb->old)
         return;
-    if (rb.run) {
-        struct run *u = rb.run;
+    if (rb->run) {
+        struct run *u = rb->run;
         __atomic_store_n(&u->j->aborted, 1, __ATOMIC_RELAXED);
-        rb.run = NULL;
+        rb->run = NULL;
         if (u->inflight || u->scanning) {
-            rb.old = u;          /* ended and freed by its last send (or its batch) */
+            rb->old = u;          /* ended and freed by its last send (or its batch) */
             return;
         }
         job_ended(u->j);
         run_free(u);
     }
-    begin();
+    begin(rb);
 }
 
 static void on_map(void *arg)
 {
-    (void)arg;
+    struct reb *rb = arg;
     struct cmap *m = cmap_current();
     if (!m)
         return;
-    int changed = !rb.placed || !cmap_same_placement(rb.placed, m);
+    int changed = !rb->placed || !cmap_same_placement(rb->placed, m);
     cmap_unref(m);
-    if (changed && rb.joined_once) {
-        rb.pending = 1;
-        __atomic_store_n(&rb.window, 1, __ATOMIC_RELAXED);
-        maybe_begin();
-    } else if (rb.joined_once && !rb.run && !rb.pending && !rb.old && !rb.retry_at_ms) {
-        __atomic_store_n(&rb.running, 0, __ATOMIC_RELAXED);   /* nothing to do for it */
+    if (changed && rb->joined_once) {
+        rb->pending = 1;
+        __atomic_store_n(&rb->window, 1, __ATOMIC_RELAXED);
+        maybe_begin(rb);
+    } else if (rb->joined_once && !rb->run && !rb->pending && !rb->old && !rb->retry_at_ms) {
+        __atomic_store_n(&rb->running, 0, __ATOMIC_RELAXED);   /* nothing to do for it */
     }
 }
 
 void reb_on_cmap(struct node *n, struct cmap *old_map, struct cmap *new_map)
 {
-    (void)n;
     (void)old_map;
-    __atomic_store_n(&rb.version, new_map->snap.version, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&rb.lp.q, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);   /* until on_map says */
-        loopq_post(rb.lp.q, on_map, NULL);
+    struct reb *rb = reb_of(n->owner);
+    if (!rb)
+        return;                  /* before reb_start: its first walk looks */
+    __atomic_store_n(&rb->version, new_map->snap.version, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&rb->lp.q, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&rb->running, 1, __ATOMIC_RELAXED);   /* until on_map says */
+        loopq_post(rb->lp.q, on_map, rb);
     }
 }
 
 /* ---- the timer: the first walk, retries, tombstones, closing the window ------------------ */
 
 struct poll {
+    struct reb *rb;
     int pending;
     int open;                    /* some target is not done with the current map */
     int64_t version;
@@ -513,6 +533,7 @@ struct poll {
 static void polled(void *arg, int status, const char *body, size_t len, const char *err)
 {
     struct poll *p = arg;
+    struct reb *rb = p->rb;
     (void)err;
     json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
     if (!j || json_integer_value(json_object_get(j, "version")) < p->version ||
@@ -521,31 +542,32 @@ static void polled(void *arg, int status, const char *body, size_t len, const ch
     json_decref(j);
     if (--p->pending)
         return;
-    rb.polling = 0;
-    if (!p->open && __atomic_load_n(&rb.version, __ATOMIC_RELAXED) == p->version &&
-        !__atomic_load_n(&rb.running, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&rb.window, 0, __ATOMIC_RELAXED);
+    rb->polling = 0;
+    if (!p->open && __atomic_load_n(&rb->version, __ATOMIC_RELAXED) == p->version &&
+        !__atomic_load_n(&rb->running, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&rb->window, 0, __ATOMIC_RELAXED);
         log_info("rebalance to map v%lld is over on every target", (long long)p->version);
     }
     free(p);
 }
 
-static void poll_others(void)
+static void poll_others(struct reb *rb)
 {
     struct cmap *m = cmap_current();
     if (!m)
         return;
     struct poll *p = xcalloc(1, sizeof(*p));
+    p->rb = rb;
     p->version = m->snap.version;
     p->pending = 1;
-    rb.polling = 1;
+    rb->polling = 1;
     for (int i = 0; i < m->n_members; i++) {
         const struct cmap_node *nd = &m->nodes[m->members[i]];
-        if (!strcmp(nd->id, rb.t->node.id))
+        if (!strcmp(nd->id, rb->t->node.id))
             continue;
-        char *url = node_signed_url(&rb.t->node, "GET", nd->url, "/v1/internal/rebalance", NULL);
+        char *url = node_signed_url(&rb->t->node, "GET", nd->url, "/v1/internal/rebalance", NULL);
         p->pending++;
-        hc_request(rb.lp.hc, "GET", url, NULL, 0, NULL, 5000, polled, p);
+        hc_request(rb->lp.hc, "GET", url, NULL, 0, NULL, 5000, polled, p);
         free(url);
     }
     cmap_unref(m);
@@ -565,77 +587,82 @@ static void tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
+    struct reb *rb = arg;
     uint64_t now = mono_ms();
-    if (!rb.lp.hc)               /* the worker's, made on its loop */
-        rb.lp.hc = ((struct target_worker *)rb.w->local)->hc;
-    int64_t seen = (int64_t)__atomic_load_n(&rb.t->node.st.client_requests, __ATOMIC_RELAXED);
-    __atomic_store_n(&rb.busy, seen - rb.client_seen >= BUSY_REQS, __ATOMIC_RELAXED);
-    rb.client_seen = seen;
+    if (!rb->lp.hc)               /* the worker's, made on its loop */
+        rb->lp.hc = ((struct target_worker *)rb->w->local)->hc;
+    int64_t seen = (int64_t)__atomic_load_n(&rb->t->node.st.client_requests, __ATOMIC_RELAXED);
+    __atomic_store_n(&rb->busy, seen - rb->client_seen >= BUSY_REQS, __ATOMIC_RELAXED);
+    rb->client_seen = seen;
     struct cmap *m = cmap_current();
-    const struct cmap_node *me = m ? cmap_find(m, rb.t->node.id) : NULL;
-    int placed = me && !(me->flags & CMAP_FLAG_DOWN) && rb.t->node.joined;
+    const struct cmap_node *me = m ? cmap_find(m, rb->t->node.id) : NULL;
+    int placed = me && !(me->flags & CMAP_FLAG_DOWN) && rb->t->node.joined;
     cmap_unref(m);
-    if (!rb.joined_once && placed) {
+    if (!rb->joined_once && placed) {
         /* the first walk: what this target holds may belong elsewhere now
          * (changes it never saw, a walk cut short by a crash) */
-        rb.joined_once = 1;
-        rb.pending = 1;
-        maybe_begin();
+        rb->joined_once = 1;
+        rb->pending = 1;
+        maybe_begin(rb);
     }
-    if (rb.retry_at_ms && now >= rb.retry_at_ms && !rb.run && !rb.old) {
-        rb.retry_at_ms = 0;
-        rb.pending = 1;
-        maybe_begin();
+    if (rb->retry_at_ms && now >= rb->retry_at_ms && !rb->run && !rb->old) {
+        rb->retry_at_ms = 0;
+        rb->pending = 1;
+        maybe_begin(rb);
     }
-    if (now >= rb.sweep_at_ms) {
-        rb.sweep_at_ms = now + SWEEP_EVERY_S * 1000u;
-        iopool_submit(rb.t->io, NULL, sweep_work, NULL, rb.t);
+    if (now >= rb->sweep_at_ms) {
+        rb->sweep_at_ms = now + SWEEP_EVERY_S * 1000u;
+        iopool_submit(rb->t->io, NULL, sweep_work, NULL, rb->t);
     }
-    if (placed && reb_window() && !rb.polling && !__atomic_load_n(&rb.running, __ATOMIC_RELAXED))
-        poll_others();
+    if (placed && __atomic_load_n(&rb->window, __ATOMIC_RELAXED) && !rb->polling &&
+        !__atomic_load_n(&rb->running, __ATOMIC_RELAXED))
+        poll_others(rb);
 }
 
 void reb_start(struct target *t, struct http_worker *w)
 {
-    rb.t = t;
-    rb.w = w;
-    rb.lp.base = w->base;
-    rb.sweep_at_ms = mono_ms() + SWEEP_EVERY_S * 1000u;
+    struct reb *rb = xcalloc(1, sizeof(*rb));   /* lives as long as t */
+    rb->t = t;
+    rb->w = w;
+    rb->lp.base = w->base;
+    rb->sweep_at_ms = mono_ms() + SWEEP_EVERY_S * 1000u;
     struct cmap *m = cmap_current();
     if (m)
-        __atomic_store_n(&rb.version, m->snap.version, __ATOMIC_RELAXED);
+        __atomic_store_n(&rb->version, m->snap.version, __ATOMIC_RELAXED);
     cmap_unref(m);
     /* until the first walk and the others say they are done */
-    __atomic_store_n(&rb.window, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
-    rb.timer = event_new(w->base, -1, EV_PERSIST, tick, NULL);
-    rb.pace = evtimer_new(w->base, paced, NULL);
+    __atomic_store_n(&rb->window, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&rb->running, 1, __ATOMIC_RELAXED);
+    rb->timer = event_new(w->base, -1, EV_PERSIST, tick, rb);
+    rb->pace = evtimer_new(w->base, paced, rb);
     struct timeval tv = {1, 0};
-    event_add(rb.timer, &tv);
-    __atomic_store_n(&rb.lp.q, w->q, __ATOMIC_RELEASE);   /* maps are acted on from now */
+    event_add(rb->timer, &tv);
+    __atomic_store_n(&t->reb, rb, __ATOMIC_RELEASE);
+    __atomic_store_n(&rb->lp.q, w->q, __ATOMIC_RELEASE);   /* maps are acted on from now */
 }
 
 static void stray_on_loop(void *arg)
 {
-    (void)arg;
-    if (rb.run || rb.old) {
-        rb.again = 1;
-    } else if (rb.joined_once) {
-        rb.pending = 1;
-        maybe_begin();
+    struct reb *rb = arg;
+    if (rb->run || rb->old) {
+        rb->again = 1;
+    } else if (rb->joined_once) {
+        rb->pending = 1;
+        maybe_begin(rb);
     }
 }
 
-void reb_stray(void)
+void reb_stray(const struct target *t)
 {
-    if (__atomic_load_n(&rb.lp.q, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&rb.running, 1, __ATOMIC_RELAXED);
-        loopq_post(rb.lp.q, stray_on_loop, NULL);
+    struct reb *rb = reb_of(t);
+    if (rb && __atomic_load_n(&rb->lp.q, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&rb->running, 1, __ATOMIC_RELAXED);
+        loopq_post(rb->lp.q, stray_on_loop, rb);
     }
 }
 
 struct report {
+    struct reb *rb;
     struct http_req *r;
     int empty;
 };
@@ -643,18 +670,19 @@ struct report {
 static void report_work(void *arg)
 {
     struct report *rp = arg;
-    rp->empty = store_empty(&rb.t->store);
+    rp->empty = store_empty(&rp->rb->t->store);
 }
 
 static void report_done(void *arg)
 {
     struct report *rp = arg;
+    struct reb *rb = rp->rb;
     http_reply_json(rp->r, 200,
                     json_pack("{s:I, s:b, s:I, s:b, s:b}", "version",
-                              (json_int_t)__atomic_load_n(&rb.version, __ATOMIC_RELAXED),
-                              "running", __atomic_load_n(&rb.running, __ATOMIC_RELAXED), "errors",
-                              (json_int_t)__atomic_load_n(&rb.errors, __ATOMIC_RELAXED), "window",
-                              reb_window(), "empty", rp->empty));
+                              (json_int_t)__atomic_load_n(&rb->version, __ATOMIC_RELAXED),
+                              "running", __atomic_load_n(&rb->running, __ATOMIC_RELAXED), "errors",
+                              (json_int_t)__atomic_load_n(&rb->errors, __ATOMIC_RELAXED), "window",
+                              __atomic_load_n(&rb->window, __ATOMIC_RELAXED), "empty", rp->empty));
     http_req_unref(rp->r);
     free(rp);
 }
@@ -663,10 +691,17 @@ void reb_report(struct http_req *r, const char *rest, size_t rlen)
 {
     (void)rest;
     (void)rlen;
+    struct target *t = r->w->ctx;
+    struct reb *rb = reb_of(t);
+    if (!rb) {
+        http_reply_error(r, 503, "starting");
+        return;
+    }
     struct report *rp = xcalloc(1, sizeof(*rp));
+    rp->rb = rb;
     rp->r = r;
     http_req_ref(r);
-    iopool_submit(rb.t->io, r->w->q, report_work, report_done, rp);
+    iopool_submit(t->io, r->w->q, report_work, report_done, rp);
 }
 
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen)
@@ -680,7 +715,7 @@ void reb_shutdown(struct http_req *r, const char *rest, size_t rlen)
 
 int reb_write_placed(struct target *t, const char *mkey, size_t klen)
 {
-    if (reb_window() || store_pick(&t->store, mkey, klen) != store_place(&t->store, mkey, klen))
+    if (reb_window(t) || store_pick(&t->store, mkey, klen) != store_place(&t->store, mkey, klen))
         return -EBUSY;
     return 0;
 }

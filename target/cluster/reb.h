@@ -41,14 +41,14 @@ void reb_start(struct target *t, struct http_worker *w);
 /* node's on_cmap (any thread). */
 void reb_on_cmap(struct node *n, struct cmap *old_map, struct cmap *new_map);
 /* May a neighbour hold a newer copy of some name (any thread)? */
-int reb_window(void);
+int reb_window(const struct target *t);
 /* Did this target serve clients in the last second (any thread)? Its
  * own sends, and those of targets that send to it, are paced then. */
-int reb_busy(void);
+int reb_busy(const struct target *t);
 
 /* An object this target does not own was kept here (a send under an
  * older map): walk again once the walk under way is over. Any thread. */
-void reb_stray(void);
+void reb_stray(const struct target *t);
 
 void reb_report(struct http_req *r, const char *rest, size_t rlen);
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);

@@ -553,7 +553,7 @@ static void recv_commit_work(void *arg)
     struct store_x x = {0};
     char val[WBQ_VAL_MAX];
     if (v->dirty)                /* still owed to the backend: so it is here */
-        wbq_record(&x, v->mkey, v->klen, 0, val);
+        wbq_record(v->t, &x, v->mkey, v->klen, 0, val);
     x.keep_version = v->m.version;
     int fd = v->b.fd;
     v->b.fd = -1;
@@ -577,9 +577,8 @@ static void recv_tomb_work(void *arg)
 
 static void copies_made(void *arg, int failed)
 {
-    (void)arg;
     if (failed)
-        reb_stray();             /* owed: the walk makes them */
+        reb_stray(arg);          /* owed: the walk makes them (arg: the target) */
 }
 
 /* The owner of a mirrored object that came over keeps the copies that have
@@ -592,7 +591,7 @@ static void local_copies(struct target *t, struct http_req *r, const char *mkey,
     cmap_unref(m);
     if (want > 0) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-        lcopy_sync(t, &lp, mkey, klen, want, copies_made, NULL);
+        lcopy_sync(t, &lp, mkey, klen, want, copies_made, t);
     }
 }
 
@@ -600,7 +599,7 @@ static void recv_done(void *arg)
 {
     struct recv *v = arg;
     struct http_req *r = v->r;
-    if (reb_busy())
+    if (reb_busy(v->t))
         http_resp_header(r, "X-Shoal-Busy", "1");
     if (v->rc == -EALREADY) {
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
@@ -608,9 +607,9 @@ static void recv_done(void *arg)
         http_reply_error(r, err_status(v->rc), "cannot keep it: %s", strerror(-v->rc));
     } else {
         if (v->dirty)
-            wbq_kick();
+            wbq_kick(v->t);
         if (v->b.meta && !holds(v->t, v->mkey, v->klen, v->m.size))
-            reb_stray();         /* sent under an older map: on to its owner */
+            reb_stray(v->t);     /* sent under an older map: on to its owner */
         else if (v->b.meta)      /* its copies on this target's other drives, if any */
             local_copies(v->t, r, v->mkey, v->klen, v->m.size);
         http_reply(r, v->b.meta ? 201 : 204, NULL, NULL, 0);
@@ -652,9 +651,10 @@ static void recv_object(struct recv *v, struct http_req *r)
     int n = http_query_get(r, "version", num, sizeof(num));
     if (n > 0 && !parse_u64(num, (size_t)n, &ver) &&
         store_version(&v->t->store, at, v->mkey, v->klen) >= ver) {
+        int busy = reb_busy(v->t);
         recv_free(v);
         http_resp_close(r);
-        if (reb_busy())
+        if (busy)
             http_resp_header(r, "X-Shoal-Busy", "1");
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
         return;

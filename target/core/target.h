@@ -46,6 +46,14 @@ struct target {
     struct store store;
     struct iopool *io;
     struct s3_cfg s3;            /* node-wide S3 defaults */
+    /* the subsystems' own state, each made by its start function and
+     * known here only by name */
+    struct scrub_sched *scrub;   /* scrub.c: the schedule */
+    struct resilver *resilver;   /* mpath.c: objects moved between mountpaths */
+    struct space *space;         /* space.c: the sampler (atomic: read by any thread) */
+    struct lru *lru;             /* lru.c: the eviction job's */
+    struct wbq *wbq;             /* wbq.c: the write-back uploader */
+    struct reb *reb;             /* reb.c: rebalance (atomic: read by any thread) */
 };
 
 /* A worker's own state (w->local), made and dropped on its thread. */

@@ -35,7 +35,9 @@ static struct {
     char *path;
 } kept = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, NULL};
 
-static struct {
+/* The resilver's state, made by mpath_start (t->resilver), handed to
+ * its callbacks and turns. */
+struct resilver {
     struct target *t;
     struct http_worker *w;
     struct event *retry;
@@ -43,7 +45,7 @@ static struct {
     int again;                   /* atomic: a change came while it ran */
     int gen;                     /* the store's placement generation the walk began with */
     struct job *j;
-} rs;
+};
 
 static int in_list(json_t *a, const char *dir)
 {
@@ -127,9 +129,10 @@ void mpath_load(struct target *t, char ***placed, int *np, char ***off, int *nof
 
 /* Copy mkey's object (record m) from src to dst, checked against m's
  * checksum; then drop it on src. 0, or -errno. The I/O pool. */
-static int move_object(struct store *s, struct store_mp *src, struct store_mp *dst,
+static int move_object(struct resilver *rs, struct store_mp *src, struct store_mp *dst,
                        const char *mkey, size_t klen, struct ometa *m)
 {
+    struct store *s = &rs->t->store;
     int in = store_data_open(src, mkey, klen, m->uid);
     if (in < 0) {
         store_note_error(src, in);
@@ -206,7 +209,7 @@ static int move_object(struct store *s, struct store_mp *src, struct store_mp *d
         struct store_x dx = {.drop = owed ? w : NULL, .drop_len = owed ? klen : 0};
         int d = store_delete_x(s, src, mkey, klen, m->uid, &dx);
         if (d == -ESTALE)        /* written there again meanwhile: the walk goes again */
-            __atomic_store_n(&rs.again, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&rs->again, 1, __ATOMIC_RELAXED);
         /* a failed drive may refuse even that: reads find the newest copy */
         rc = d == -ESTALE || d == -ENOENT || __atomic_load_n(&src->failed, __ATOMIC_RELAXED)
                  ? 0 : d;
@@ -217,6 +220,7 @@ static int move_object(struct store *s, struct store_mp *src, struct store_mp *d
 }
 
 struct turn {
+    struct resilver *rs;
     int mp_i;
     int phase;                   /* 0 objects, 1 tombstones, 2 slices (moved as objects) */
     char *after;                 /* the walk goes on after this key */
@@ -232,6 +236,7 @@ struct turn {
 static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct turn *u = arg;
+    struct resilver *rs = u->rs;
     (void)v;
     (void)vl;
     free(u->last);               /* not after: the scan compares against it */
@@ -242,7 +247,7 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
     memcpy(mkey, k, kl);
     if (u->phase == 1)
         mkey[0] = 'o';           /* a tombstone's name */
-    if (store_place(&rs.t->store, mkey, kl) != &rs.t->store.mp[u->mp_i]) {
+    if (store_place(&rs->t->store, mkey, kl) != &rs->t->store.mp[u->mp_i]) {
         u->keys[u->n] = mkey;
         u->lens[u->n++] = kl;
     } else {
@@ -254,7 +259,8 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
 static void turn_work(void *arg)
 {
     struct turn *u = arg;
-    struct store *s = &rs.t->store;
+    struct resilver *rs = u->rs;
+    struct store *s = &rs->t->store;
     struct store_mp *src = &s->mp[u->mp_i];
     static const char *const prefix[] = {"o", "t", "s"};   /* objects, tombstones, slices */
     u->end = !store_kv_scan_after(s, src, prefix[u->phase], 1, u->after, u->after_len,
@@ -271,7 +277,7 @@ static void turn_work(void *arg)
         uint64_t tv;
         int rc = 0;
         if (u->phase != 1 && store_get(s, src, u->keys[i], u->lens[i], &m) == 0) {
-            rc = move_object(s, src, dst, u->keys[i], u->lens[i], &m);
+            rc = move_object(rs, src, dst, u->keys[i], u->lens[i], &m);
             if (!rc) {
                 u->moved++;
                 u->bytes += m.size;
@@ -290,25 +296,25 @@ static void turn_work(void *arg)
     }
 }
 
-static void turn_next(struct turn *u);
+static void turn_next(struct resilver *rs, struct turn *u);
 
-static void rs_end(uint64_t errors)
+static void rs_end(struct resilver *rs, uint64_t errors)
 {
-    job_ended(rs.j);
-    rs.j = NULL;
-    rs.running = 0;
-    struct store *s = &rs.t->store;
-    if (__atomic_exchange_n(&rs.again, 0, __ATOMIC_RELAXED)) {
-        turn_next(NULL);         /* a change came meanwhile: walk again */
+    job_ended(rs->j);
+    rs->j = NULL;
+    rs->running = 0;
+    struct store *s = &rs->t->store;
+    if (__atomic_exchange_n(&rs->again, 0, __ATOMIC_RELAXED)) {
+        turn_next(rs, NULL);     /* a change came meanwhile: walk again */
         return;
     }
     if (errors) {
         struct timeval tv = {RETRY_S, 0};
-        evtimer_add(rs.retry, &tv);
+        evtimer_add(rs->retry, &tv);
         return;
     }
-    if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != rs.gen) {
-        turn_next(NULL);         /* the placement changed under the walk: again */
+    if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != rs->gen) {
+        turn_next(rs, NULL);     /* the placement changed under the walk: again */
         return;
     }
     /* everything sits where HRW places it: removed mountpaths are empty,
@@ -330,24 +336,25 @@ static void rs_end(uint64_t errors)
         log_info("mountpath %s is empty: closed for good", mp->dir);
     }
     if (changed)
-        iopool_submit(rs.t->io, NULL, save_work, NULL, NULL);
+        iopool_submit(rs->t->io, NULL, save_work, NULL, NULL);
     if (left) {                  /* walk again, a while later */
         struct timeval tv = {RETRY_S, 0};
-        evtimer_add(rs.retry, &tv);
+        evtimer_add(rs->retry, &tv);
         return;
     }
     __atomic_store_n(&s->moving, 0, __ATOMIC_RELEASE);
-    reb_stray();                 /* copies on other drives follow the objects (lcopy.h) */
+    reb_stray(rs->t);            /* copies on other drives follow the objects (lcopy.h) */
 }
 
 static void turn_done(void *arg)
 {
     struct turn *u = arg;
-    job_add(rs.j, &rs.j->moved, u->moved, u->bytes);
-    job_add(rs.j, &rs.j->done, (uint64_t)u->n, 0);
-    __atomic_add_fetch(&rs.j->pos, (uint64_t)u->scanned + (uint64_t)u->n, __ATOMIC_RELAXED);
+    struct resilver *rs = u->rs;
+    job_add(rs->j, &rs->j->moved, u->moved, u->bytes);
+    job_add(rs->j, &rs->j->done, (uint64_t)u->n, 0);
+    __atomic_add_fetch(&rs->j->pos, (uint64_t)u->scanned + (uint64_t)u->n, __ATOMIC_RELAXED);
     if (u->errors)
-        job_note_error(rs.j, "", "objects could not be moved (see the log)");
+        job_note_error(rs->j, "", "objects could not be moved (see the log)");
     u->n = u->scanned = 0;
     u->moved = u->bytes = u->errors = 0;
     if (u->end) {
@@ -359,80 +366,92 @@ static void turn_done(void *arg)
             u->mp_i++;
         }
     }
-    turn_next(u);
+    turn_next(rs, u);
 }
 
 /* The next turn of the walk (u NULL: a new walk). On rs's loop. */
-static void turn_next(struct turn *u)
+static void turn_next(struct resilver *rs, struct turn *u)
 {
-    struct store *s = &rs.t->store;
+    struct store *s = &rs->t->store;
     if (!u) {
-        rs.running = 1;
-        rs.gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-        rs.j = job_local_start(rs.t, rs.w, JK_RESILVER, NULL);
+        rs->running = 1;
+        rs->gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
+        rs->j = job_local_start(rs->t, rs->w, JK_RESILVER, NULL);
         u = xcalloc(1, sizeof(*u));
+        u->rs = rs;
         log_info("resilver begins: objects move to the mountpaths HRW places them on");
     }
     while (u->mp_i < __atomic_load_n(&s->n, __ATOMIC_ACQUIRE) &&
            __atomic_load_n(&s->mp[u->mp_i].gone, __ATOMIC_RELAXED))
         u->mp_i++;
     if (u->mp_i >= __atomic_load_n(&s->n, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&rs.j->aborted, __ATOMIC_RELAXED)) {
+        __atomic_load_n(&rs->j->aborted, __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&jobs_mu);
-        uint64_t errors = rs.j->errors, moved = rs.j->moved;
+        uint64_t errors = rs->j->errors, moved = rs->j->moved;
         pthread_mutex_unlock(&jobs_mu);
         log_info("resilver ends: %llu objects moved, %llu errors", (unsigned long long)moved,
                  (unsigned long long)errors);
         free(u->after);
         free(u);
-        rs_end(errors + __atomic_load_n(&rs.j->aborted, __ATOMIC_RELAXED));
+        rs_end(rs, errors + __atomic_load_n(&rs->j->aborted, __ATOMIC_RELAXED));
         return;
     }
-    iopool_submit(rs.t->io, rs.w->q, turn_work, turn_done, u);
+    iopool_submit(rs->t->io, rs->w->q, turn_work, turn_done, u);
 }
 
-/* A resilver is due (arg non-NULL: a change was made, so whatever the
- * store says), or maybe (start-up, a retry). On rs's loop. */
-static void kick_on_loop(void *arg)
+/* A resilver is due (changed: a change was made, so whatever the store
+ * says), or maybe (start-up, a retry). On rs's loop. */
+static void kick_now(struct resilver *rs, int changed)
 {
-    if (arg)
-        __atomic_store_n(&rs.t->store.moving, 1, __ATOMIC_RELEASE);
-    if (rs.running)
-        __atomic_store_n(&rs.again, 1, __ATOMIC_RELAXED);
-    else if (__atomic_load_n(&rs.t->store.moving, __ATOMIC_ACQUIRE))
-        turn_next(NULL);
+    if (changed)
+        __atomic_store_n(&rs->t->store.moving, 1, __ATOMIC_RELEASE);
+    if (rs->running)
+        __atomic_store_n(&rs->again, 1, __ATOMIC_RELAXED);
+    else if (__atomic_load_n(&rs->t->store.moving, __ATOMIC_ACQUIRE))
+        turn_next(rs, NULL);
 }
 
-static void kick(void)
+static void kick_changed(void *arg)
 {
-    if (rs.w)
-        loopq_post(rs.w->q, kick_on_loop, &rs);
+    kick_now(arg, 1);
+}
+
+static void kick_maybe(void *arg)
+{
+    kick_now(arg, 0);
+}
+
+/* A change was made (any thread). */
+static void kick(struct resilver *rs)
+{
+    if (rs)
+        loopq_post(rs->w->q, kick_changed, rs);
 }
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
-    kick_on_loop(NULL);
+    kick_now(arg, 0);
 }
 
 /* The store disabled a failing mountpath (any thread). */
 static void failed(void *arg, struct store_mp *mp)
 {
-    (void)arg;
     (void)mp;
-    kick();
+    kick(arg);
 }
 
 void mpath_start(struct target *t, struct http_worker *w)
 {
-    rs.t = t;
-    rs.w = w;
-    rs.retry = evtimer_new(w->base, retry_cb, NULL);
-    t->store.on_failed_arg = NULL;
+    struct resilver *rs = xcalloc(1, sizeof(*rs));   /* lives as long as t */
+    rs->t = t;
+    rs->w = w;
+    rs->retry = evtimer_new(w->base, retry_cb, rs);
+    t->resilver = rs;
+    t->store.on_failed_arg = rs;
     __atomic_store_n(&t->store.on_failed, failed, __ATOMIC_RELEASE);
-    loopq_post(w->q, kick_on_loop, NULL);   /* removed before a restart, not yet empty */
+    loopq_post(w->q, kick_maybe, rs);   /* removed before a restart, not yet empty */
 }
 
 /* ---- the internal API ------------------------------------------------------------------- */
@@ -468,7 +487,7 @@ static void add_done(void *arg)
     else
         http_reply_json(c->r, 201, json_pack("{s:s, s:s}", "path", c->dir, "state", "enabled"));
     if (!c->rc)
-        kick();
+        kick(c->t->resilver);
     http_req_unref(c->r);
     free(c->dir);
     free(c);
@@ -521,7 +540,7 @@ static void remove_one(struct http_req *r)
     list_set(kept.emptying, dir, 1);
     pthread_mutex_unlock(&kept.mu);
     iopool_submit(t->io, NULL, save_work, NULL, NULL);
-    kick();
+    kick(t->resilver);
     log_info("mountpath %s removed: its objects move to the others", dir);
     http_reply_json(r, 202, json_pack("{s:s, s:s}", "path", dir, "state", "emptying"));
 }

@@ -634,28 +634,30 @@ void scrub_run(struct job *j)
 
 /* ---- the schedule ------------------------------------------------------------------ */
 
-static struct {
+/* The schedule's state, made by scrub_start (t->scrub), handed to its
+ * callbacks. */
+struct scrub_sched {
     struct target *t;
     struct http_worker *w;
     struct event *timer;
     struct job *j;               /* the scheduled scrub under way */
     uint64_t last_ms;            /* wall time the last one ended (0: none yet) */
     int loaded;
-} sched;
+};
 
 static void last_work(void *arg)
 {
-    (void)arg;
-    struct store *st = &sched.t->store;
+    struct scrub_sched *sched = arg;
+    struct store *st = &sched->t->store;
     char *v = NULL;
     size_t vl = 0;
-    if (!sched.loaded && store_kv_get(st, &st->mp[0], LAST_KEY, strlen(LAST_KEY), &v, &vl) == 0) {
+    if (!sched->loaded && store_kv_get(st, &st->mp[0], LAST_KEY, strlen(LAST_KEY), &v, &vl) == 0) {
         char num[24];
         snprintf(num, sizeof(num), "%.*s", (int)(vl < 23 ? vl : 23), v);
-        sched.last_ms = strtoull(num, NULL, 10);
-    } else if (sched.loaded) {
+        sched->last_ms = strtoull(num, NULL, 10);
+    } else if (sched->loaded) {
         char num[24];
-        snprintf(num, sizeof(num), "%llu", (unsigned long long)sched.last_ms);
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)sched->last_ms);
         store_kv_put(st, &st->mp[0], LAST_KEY, strlen(LAST_KEY), num, strlen(num));
     }
     free(v);
@@ -663,55 +665,58 @@ static void last_work(void *arg)
 
 static void last_done(void *arg)
 {
-    (void)arg;
-    if (sched.loaded)
+    struct scrub_sched *sched = arg;
+    if (sched->loaded)
         return;
-    sched.loaded = 1;
-    if (!sched.last_ms) {        /* never scrubbed: the first is an interval from now */
-        sched.last_ms = wall_ns() / 1000000;
-        iopool_submit(sched.t->io, sched.w->q, last_work, NULL, NULL);
+    sched->loaded = 1;
+    if (!sched->last_ms) {        /* never scrubbed: the first is an interval from now */
+        sched->last_ms = wall_ns() / 1000000;
+        iopool_submit(sched->t->io, sched->w->q, last_work, NULL, sched);
     }
 }
 
 /* A scrub ended: the scheduled one's end is remembered across restarts. */
 static void scheduled_end(struct job *j)
 {
-    if (j != sched.j)
+    struct scrub_sched *sched = j->t->scrub;
+    if (!sched || j != sched->j)
         return;
-    sched.j = NULL;
+    sched->j = NULL;
     if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))
         return;                  /* not a whole scrub: the next tick starts another */
-    sched.last_ms = wall_ns() / 1000000;
-    iopool_submit(sched.t->io, sched.w->q, last_work, NULL, NULL);
+    sched->last_ms = wall_ns() / 1000000;
+    iopool_submit(sched->t->io, sched->w->q, last_work, NULL, sched);
 }
 
 static void tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
+    struct scrub_sched *sched = arg;
     uint64_t now = wall_ns() / 1000000;
-    uint64_t every = (uint64_t)sched.t->conf.scrub_interval_h * 3600000u;
-    if (sched.loaded && !sched.j && every && now >= sched.last_ms + every) {
-        struct job *j = job_local_start(sched.t, sched.w, JK_SCRUB, NULL);
-        j->hc = ((struct target_worker *)sched.w->local)->hc;
+    uint64_t every = (uint64_t)sched->t->conf.scrub_interval_h * 3600000u;
+    if (sched->loaded && !sched->j && every && now >= sched->last_ms + every) {
+        struct job *j = job_local_start(sched->t, sched->w, JK_SCRUB, NULL);
+        j->hc = ((struct target_worker *)sched->w->local)->hc;
         j->handed = 1;
-        sched.j = j;
+        sched->j = j;
         log_info("scrub %s: the scheduled scrub of everything begins", j->id);
         scrub_run(j);
     }
     struct timeval tv = {SCHEDULE_CHECK_S, 0};
-    evtimer_add(sched.timer, &tv);
+    evtimer_add(sched->timer, &tv);
 }
 
 void scrub_start(struct target *t, struct http_worker *w)
 {
-    sched.t = t;
-    sched.w = w;
-    sched.timer = evtimer_new(w->base, tick, NULL);
+    struct scrub_sched *sched = xcalloc(1, sizeof(*sched));   /* lives as long as t */
+    sched->t = t;
+    sched->w = w;
+    sched->timer = evtimer_new(w->base, tick, sched);
     struct timeval tv = {SCHEDULE_CHECK_S, 0};
-    evtimer_add(sched.timer, &tv);
-    iopool_submit(t->io, w->q, last_work, last_done, NULL);
+    evtimer_add(sched->timer, &tv);
+    t->scrub = sched;
+    iopool_submit(t->io, w->q, last_work, last_done, sched);
 }
 
 /* ---- the copies kept marked damaged, for an operator -------------------------------- */

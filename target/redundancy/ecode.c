@@ -181,7 +181,7 @@ static void spread_sent(void *arg, int rc)
     if (--s->pending)
         return;
     if (s->failed)
-        reb_stray();             /* owed: the walk sends them again */
+        reb_stray(s->t);         /* owed: the walk sends them again */
     s->done(s->arg, s->failed);
     ecstream_out_close(&s->coded);
     free(s->mkey);

@@ -76,6 +76,7 @@ int mirror_rank(const struct cmap *m, const char *mkey, size_t klen, int copies,
 }
 
 struct spread {
+    struct target *t;
     mirror_done_fn done;
     void *arg;
     int pending, failed;
@@ -96,7 +97,7 @@ static void spread_sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, 
     if (--s->pending)
         return;
     if (s->failed)
-        reb_stray();
+        reb_stray(s->t);
     s->done(s->arg, s->failed);
     free(s->name);
     free(s);
@@ -142,6 +143,7 @@ void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const cha
     struct cmap *m = copies > 1 ? cmap_current() : NULL;
     int n = mirror_holders(m, mkey, klen, copies, h);
     struct spread *s = xcalloc(1, sizeof(*s));
+    s->t = t;
     s->done = done;
     s->arg = arg;
     s->name = xfer_key_show(mkey, klen);

@@ -25,13 +25,14 @@
 
 #define LRU_COOL_MS 10000        /* after a round that could not reach low */
 
-static struct {
+/* The eviction job's state, made by lru_start (t->lru). */
+struct lru {
     struct target *t;
     struct http_worker *w;
     int kicked;                  /* atomic: a look is posted */
     int running;                 /* the loop's */
     uint64_t cool_until_ms;      /* the loop's */
-} lru;
+};
 
 struct cand {
     char *mkey;
@@ -173,38 +174,41 @@ static void lru_work(void *arg)
     free(sc.v);
     bmd_unref(sc.bm);
     if (!sc.freed_enough)
-        lru.cool_until_ms = mono_ns() / 1000000 + LRU_COOL_MS;   /* read on the loop after */
+        t->lru->cool_until_ms = mono_ns() / 1000000 + LRU_COOL_MS;   /* read on the loop after */
 }
 
 static void lru_done(void *arg)
 {
     struct job *j = arg;
-    lru.running = 0;
+    j->t->lru->running = 0;
     job_ended(j);
 }
 
 static void look(void *arg)
 {
-    (void)arg;
-    __atomic_store_n(&lru.kicked, 0, __ATOMIC_RELAXED);
-    if (lru.running || mono_ns() / 1000000 < lru.cool_until_ms || !space_over_high(lru.t))
+    struct lru *lru = arg;
+    __atomic_store_n(&lru->kicked, 0, __ATOMIC_RELAXED);
+    if (lru->running || mono_ns() / 1000000 < lru->cool_until_ms || !space_over_high(lru->t))
         return;
-    lru.running = 1;
-    struct job *j = job_local_start(lru.t, lru.w, JK_LRU, NULL);
-    iopool_submit(lru.t->io, lru.w->q, lru_work, lru_done, j);
+    lru->running = 1;
+    struct job *j = job_local_start(lru->t, lru->w, JK_LRU, NULL);
+    iopool_submit(lru->t->io, lru->w->q, lru_work, lru_done, j);
 }
 
 void lru_start(struct target *t, struct http_worker *w)
 {
-    lru.t = t;
-    lru.w = w;
+    struct lru *lru = xcalloc(1, sizeof(*lru));   /* lives as long as t */
+    lru->t = t;
+    lru->w = w;
+    __atomic_store_n(&t->lru, lru, __ATOMIC_RELEASE);
 }
 
-void lru_kick(void)
+void lru_kick(const struct target *t)
 {
-    if (!lru.w || __atomic_exchange_n(&lru.kicked, 1, __ATOMIC_RELAXED))
+    struct lru *lru = __atomic_load_n(&t->lru, __ATOMIC_ACQUIRE);
+    if (!lru || __atomic_exchange_n(&lru->kicked, 1, __ATOMIC_RELAXED))
         return;
-    loopq_post(lru.w->q, look, NULL);
+    loopq_post(lru->w->q, look, lru);
 }
 
 /* ---- a census, for the space report ------------------------------------------------ */

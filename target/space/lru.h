@@ -25,7 +25,7 @@ struct target;
 /* Jobs run from w's loop. */
 void lru_start(struct target *t, struct http_worker *w);
 /* Look whether a job is needed (any thread; cheap, coalesced). */
-void lru_kick(void);
+void lru_kick(const struct target *t);
 
 /* Mountpath i's objects by what eviction may do with them (blocks: the
  * I/O pool): how many, and the bytes it may evict now, the bytes pinned

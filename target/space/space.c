@@ -28,7 +28,8 @@ struct sp_mp {
     struct metric_series *used_g, *total_g;
 };
 
-static struct {
+/* The sampler's state, made by space_start (t->space). */
+struct space {
     struct target *t;
     struct sp_mp *mp;            /* one per store mountpath */
     struct event *timer;         /* the next sample, once the last one is done */
@@ -36,63 +37,69 @@ static struct {
     struct loopq *q;             /* the timer's loop */
     uint64_t flushed_ns;         /* the last atime_flush (the sampler's) */
     uint64_t census_ns;          /* the last census for the gauges (the sampler's) */
-} sp;
+};
+
+/* t's sampler, or NULL before space_start. */
+static struct space *space_of(const struct target *t)
+{
+    return __atomic_load_n(&t->space, __ATOMIC_ACQUIRE);
+}
 
 /* On the I/O pool (or at start-up): statvfs each mountpath. What the store
  * counted since the last sample is in the new sample, so it is taken off
  * the running count first. */
 /* Mountpaths opened so far (more may come: mpath.h). */
-static int count(void)
+static int count(const struct space *sp)
 {
-    return __atomic_load_n(&sp.t->store.n, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&sp->t->store.n, __ATOMIC_ACQUIRE);
 }
 
 /* Mountpath i's gauges. */
-static void series_for(int i)
+static void series_for(struct space *sp, int i)
 {
     static const char *const census[4][2] = {
         {"shoal_space_objects", "objects on a mountpath"},
         {"shoal_space_evictable_bytes", "bytes eviction may take from a mountpath now"},
         {"shoal_space_pinned_bytes", "bytes on a mountpath pinned by prefetch jobs"},
         {"shoal_space_dirty_bytes", "bytes on a mountpath not yet written back"}};
-    const char *dir = sp.t->store.mp[i].dir;
+    const char *dir = sp->t->store.mp[i].dir;
     for (int k = 0; k < 4; k++)
-        sp.mp[i].census_g[k] = metrics_series(
+        sp->mp[i].census_g[k] = metrics_series(
             metrics_family(METRIC_GAUGE, census[k][0], census[k][1], "mountpath", NULL, 0), dir);
-    sp.mp[i].total_g = metrics_series(
+    sp->mp[i].total_g = metrics_series(
         metrics_family(METRIC_GAUGE, "shoal_space_total_bytes",
                        "capacity of a mountpath's file system", "mountpath", NULL, 0), dir);
-    sp.mp[i].used_g = metrics_series(
+    sp->mp[i].used_g = metrics_series(
         metrics_family(METRIC_GAUGE, "shoal_space_used_bytes",
                        "bytes used on a mountpath's file system", "mountpath", NULL, 0), dir);
 }
 
 static void sample_work(void *arg)
 {
-    struct store *s = &sp.t->store;
-    (void)arg;
+    struct space *sp = arg;
+    struct store *s = &sp->t->store;
     uint64_t now = mono_ns();
-    if (now - sp.flushed_ns >= (uint64_t)sp.t->conf.atime_flush_s * 1000000000u) {
+    if (now - sp->flushed_ns >= (uint64_t)sp->t->conf.atime_flush_s * 1000000000u) {
         atime_flush(s);          /* last reads, in a batch now and then */
-        sp.flushed_ns = now;
+        sp->flushed_ns = now;
     }
-    if (now - sp.census_ns >= (uint64_t)sp.t->conf.space_census_s * 1000000000u) {
-        for (int i = 0; i < count(); i++) {   /* a walk of the records: now and then */
+    if (now - sp->census_ns >= (uint64_t)sp->t->conf.space_census_s * 1000000000u) {
+        for (int i = 0; i < count(sp); i++) {   /* a walk of the records: now and then */
             if (s->mp[i].gone)
                 continue;
             struct lru_census c;
-            lru_census(sp.t, i, &c);
+            lru_census(sp->t, i, &c);
             const uint64_t v[4] = {c.objects, c.evictable, c.pinned, c.dirty};
             for (int k = 0; k < 4; k++)
-                metrics_set(sp.mp[i].census_g[k], (int64_t)v[k]);
+                metrics_set(sp->mp[i].census_g[k], (int64_t)v[k]);
         }
-        sp.census_ns = now;
+        sp->census_ns = now;
     }
-    for (int i = 0; i < count(); i++) {
+    for (int i = 0; i < count(sp); i++) {
         if (s->mp[i].gone)
             continue;
-        if (!sp.mp[i].used_g)
-            series_for(i);       /* a mountpath added at run time */
+        if (!sp->mp[i].used_g)
+            series_for(sp, i);   /* a mountpath added at run time */
         int64_t d0 = __atomic_load_n(&s->mp[i].bytes_delta, __ATOMIC_RELAXED);
         struct statvfs v;
         if (statvfs(s->mp[i].dir, &v)) {
@@ -102,10 +109,10 @@ static void sample_work(void *arg)
         uint64_t total = (uint64_t)v.f_blocks * v.f_frsize;
         int64_t used = (int64_t)((uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize);
         __atomic_sub_fetch(&s->mp[i].bytes_delta, d0, __ATOMIC_RELAXED);
-        __atomic_store_n(&sp.mp[i].total, total, __ATOMIC_RELAXED);
-        __atomic_store_n(&sp.mp[i].sampled, used, __ATOMIC_RELAXED);
-        metrics_set(sp.mp[i].used_g, used);
-        metrics_set(sp.mp[i].total_g, (int64_t)total);
+        __atomic_store_n(&sp->mp[i].total, total, __ATOMIC_RELAXED);
+        __atomic_store_n(&sp->mp[i].sampled, used, __ATOMIC_RELAXED);
+        metrics_set(sp->mp[i].used_g, used);
+        metrics_set(sp->mp[i].total_g, (int64_t)total);
     }
 }
 
@@ -116,17 +123,19 @@ static double pct(uint64_t used, uint64_t total)
 
 void space_reserve(const struct target *t, const struct store_mp *mp, uint64_t n, int sign)
 {
-    if (!sp.mp)
+    struct space *sp = space_of(t);
+    if (!sp)
         return;
     int i = (int)(mp - t->store.mp);
-    __atomic_add_fetch(&sp.mp[i].reserved, sign * (int64_t)n, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&sp->mp[i].reserved, sign * (int64_t)n, __ATOMIC_RELAXED);
     if (sign > 0 && space_over_high(t))
-        lru_kick();              /* room for what is on its way */
+        lru_kick(t);             /* room for what is on its way */
 }
 
 int space_over_high(const struct target *t)
 {
-    for (int i = 0; sp.mp && i < count(); i++) {
+    struct space *sp = space_of(t);
+    for (int i = 0; sp && i < count(sp); i++) {
         if (t->store.mp[i].gone)
             continue;
         uint64_t used, total;
@@ -139,49 +148,55 @@ int space_over_high(const struct target *t)
 
 static void sampled(void *arg)
 {
-    (void)arg;
-    if (space_over_high(sp.t))
-        lru_kick();
-    event_add(sp.timer, &sp.every);
+    struct space *sp = arg;
+    if (space_over_high(sp->t))
+        lru_kick(sp->t);
+    event_add(sp->timer, &sp->every);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    (void)arg;
-    iopool_submit(sp.t->io, sp.q, sample_work, sampled, NULL);
+    struct space *sp = arg;
+    iopool_submit(sp->t->io, sp->q, sample_work, sampled, sp);
 }
 
 void space_start(struct target *t, struct http_worker *w)
 {
-    sp.t = t;
-    sp.mp = xcalloc(STORE_MP_MAX, sizeof(*sp.mp));
-    for (int i = 0; i < count(); i++)
-        series_for(i);
-    sp.flushed_ns = mono_ns();
-    sample_work(NULL);
-    sp.every.tv_sec = t->conf.space_sample_ms / 1000;
-    sp.every.tv_usec = (t->conf.space_sample_ms % 1000) * 1000;
-    sp.q = w->q;
-    sp.timer = evtimer_new(w->base, on_timer, NULL);
-    event_add(sp.timer, &sp.every);
+    struct space *sp = xcalloc(1, sizeof(*sp));   /* lives as long as t */
+    sp->t = t;
+    sp->mp = xcalloc(STORE_MP_MAX, sizeof(*sp->mp));
+    for (int i = 0; i < count(sp); i++)
+        series_for(sp, i);
+    sp->flushed_ns = mono_ns();
+    sample_work(sp);
+    sp->every.tv_sec = t->conf.space_sample_ms / 1000;
+    sp->every.tv_usec = (t->conf.space_sample_ms % 1000) * 1000;
+    sp->q = w->q;
+    sp->timer = evtimer_new(w->base, on_timer, sp);
+    __atomic_store_n(&t->space, sp, __ATOMIC_RELEASE);
+    event_add(sp->timer, &sp->every);
 }
 
 void space_figures(const struct target *t, int i, uint64_t *used, uint64_t *total)
 {
-    (void)t;
-    int64_t u = __atomic_load_n(&sp.mp[i].sampled, __ATOMIC_RELAXED) +
-                __atomic_load_n(&sp.t->store.mp[i].bytes_delta, __ATOMIC_RELAXED) +
-                __atomic_load_n(&sp.mp[i].reserved, __ATOMIC_RELAXED);
+    struct space *sp = space_of(t);
+    if (!sp) {
+        *used = *total = 0;
+        return;
+    }
+    int64_t u = __atomic_load_n(&sp->mp[i].sampled, __ATOMIC_RELAXED) +
+                __atomic_load_n(&sp->t->store.mp[i].bytes_delta, __ATOMIC_RELAXED) +
+                __atomic_load_n(&sp->mp[i].reserved, __ATOMIC_RELAXED);
     *used = u > 0 ? (uint64_t)u : 0;
-    *total = __atomic_load_n(&sp.mp[i].total, __ATOMIC_RELAXED);
+    *total = __atomic_load_n(&sp->mp[i].total, __ATOMIC_RELAXED);
 }
 
 int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add, char *msg,
                 size_t len)
 {
-    if (!sp.mp)
+    if (!space_of(t))
         return 0;
     int i = (int)(mp - t->store.mp);
     uint64_t used, total;
@@ -195,6 +210,7 @@ int space_admit(const struct target *t, const struct store_mp *mp, uint64_t add,
 }
 
 struct report {
+    struct target *t;
     struct http_req *r;
     struct lru_census *c;        /* one per mountpath */
     int n;                       /* mountpaths when it was asked */
@@ -205,14 +221,14 @@ static void census_work(void *arg)
 {
     struct report *rp = arg;
     for (int i = 0; i < rp->n; i++)
-        if (!sp.t->store.mp[i].gone)
-            lru_census(sp.t, i, &rp->c[i]);
+        if (!rp->t->store.mp[i].gone)
+            lru_census(rp->t, i, &rp->c[i]);
 }
 
 static void census_done(void *arg)
 {
     struct report *rp = arg;
-    struct target *t = sp.t;
+    struct target *t = rp->t;
     json_t *mps = json_array();
     uint64_t all_used = 0, all_total = 0;
     for (int i = 0; i < rp->n; i++) {
@@ -251,14 +267,17 @@ void space_report(struct http_req *r, const char *rest, size_t rlen)
 {
     (void)rest;
     (void)rlen;
-    if (!sp.mp) {
+    struct target *t = r->w->ctx;
+    struct space *sp = space_of(t);
+    if (!sp) {
         http_reply_error(r, 503, "starting");
         return;
     }
     struct report *rp = xcalloc(1, sizeof(*rp));
+    rp->t = t;
     rp->r = r;
-    rp->n = count();
+    rp->n = count(sp);
     rp->c = xcalloc((size_t)rp->n, sizeof(*rp->c));
     http_req_ref(r);
-    iopool_submit(sp.t->io, r->w->q, census_work, census_done, rp);
+    iopool_submit(sp->t->io, r->w->q, census_work, census_done, rp);
 }
