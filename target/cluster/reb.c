@@ -172,23 +172,32 @@ static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t v
         free(mkey);
         return 0;
     }
-    const struct cmap_node *owner = cmap_owner(sc->u->map, pkey, pl);
     free(pkey);
-    int mine = !owner || !strcmp(owner->id, sc->t->node.id);
+    enum reb_act act = reb_decide(sc->u->map, sc->t->node.id, mkey, kl, size);
+    if (act != REB_SEND)
+        sc->owned++;
+    if (act == REB_KEEP)
+        free(mkey);
+    else
+        batch_add(sc, mkey, kl, size);
+    return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
+}
+
+enum reb_act reb_decide(const struct cmap *m, const char *me, const char *mkey, size_t kl,
+                        uint64_t size)
+{
+    size_t pl;
+    char *pkey = xfer_place_key(mkey, kl, &pl);
+    const struct cmap_node *owner = pkey ? cmap_owner(m, pkey, pl) : NULL;
+    free(pkey);
+    int mine = !owner || !strcmp(owner->id, me);
     int copies = owner ? mirror_copies(mkey, kl, size) : 1;
-    int rank = copies > 1 ? mirror_rank(sc->u->map, mkey, kl, copies, sc->t->node.id) : -1;
+    int rank = copies > 1 ? mirror_rank(m, mkey, kl, copies, me) : -1;
     struct bmd_ec ec;
     int sliced = owner && size != MIRROR_ANY_SIZE && ecode_of(mkey, kl, &ec) && size >= ec.limit;
-    if (rank >= 0 || (mine && sliced)) {   /* the other holders must have it too */
-        sc->owned++;
-        batch_add(sc, mkey, kl, size);
-    } else if (mine) {
-        sc->owned++;
-        free(mkey);
-    } else {
-        batch_add(sc, mkey, kl, size);
-    }
-    return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
+    if (rank >= 0 || (mine && sliced))
+        return REB_KEEP_SEND;    /* the other holders must have it too */
+    return mine ? REB_KEEP : REB_SEND;
 }
 
 static void scan_work(void *arg)

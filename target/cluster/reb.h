@@ -29,6 +29,7 @@
 #define SHOAL_TARGET_REB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct cmap;
 struct http_req;
@@ -52,6 +53,15 @@ void reb_stray(const struct target *t);
 
 void reb_report(struct http_req *r, const char *rest, size_t rlen);
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);
+
+/* What a walk does with a key held here (target me) under map m: an
+ * object of size bytes, or (MIRROR_ANY_SIZE) a tombstone. KEEP: this
+ * target owns it and nobody else needs it; KEEP_SEND: this target owns
+ * it or holds a copy, and the other holders (copies, slices) must have it
+ * too; SEND: it belongs elsewhere: to its owner, then dropped here. */
+enum reb_act { REB_KEEP, REB_KEEP_SEND, REB_SEND };
+enum reb_act reb_decide(const struct cmap *m, const char *me, const char *mkey, size_t kl,
+                        uint64_t size);
 
 /* May a conditional write of mkey commit here now: no neighbour may hold
  * a newer copy (reb_window) and the name's newest version is on the drive

@@ -1,0 +1,106 @@
+/* A rebalance walk's decision for each key a target holds (reb_decide),
+ * on a map and bucket metadata built here, for every target of the map:
+ * a plain bucket's object stays with its owner alone and goes from any
+ * other target to it; a mirrored bucket's object is kept and shared by
+ * each of its holders and sent on by the rest; an erasure-coded bucket's
+ * large object is sliced by its owner only, its small ones kept by their
+ * P+1 holders; a tombstone reaches every target that may hold anything
+ * of its name; a name no target owns stays where it is. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bmd.h"
+#include "check.h"
+#include "cmap.h"
+#include "mirror.h"
+#include "reb.h"
+#include "xfer.h"
+
+#define TARGETS 6
+
+static size_t mkey_of(const char *bucket, const char *name, char *out)
+{
+    size_t n = 0, bl = strlen(bucket), l = strlen(name);
+    out[n++] = 'o';
+    memcpy(out + n, "shoal", 6), n += 6;
+    memcpy(out + n, bucket, bl + 1), n += bl + 1;
+    memcpy(out + n, name, l + 1);
+    return n + l;
+}
+
+/* For one key: how many targets of m decide each way, and is the owner
+ * (HRW's first) among those that keep it? */
+static void tally(const struct cmap *m, const char *mkey, size_t kl, uint64_t size, int out[3],
+                  int *owner_keeps)
+{
+    size_t pl;
+    char *pkey = xfer_place_key(mkey, kl, &pl);
+    const struct cmap_node *owner = cmap_owner(m, pkey, pl);
+    free(pkey);
+    out[0] = out[1] = out[2] = 0;
+    *owner_keeps = 0;
+    for (int i = 0; i < m->n; i++) {
+        if (m->nodes[i].role != NODE_TARGET)
+            continue;
+        enum reb_act a = reb_decide(m, m->nodes[i].id, mkey, kl, size);
+        out[a]++;
+        if (&m->nodes[i] == owner)
+            *owner_keeps = a != REB_SEND;
+    }
+}
+
+int main(void)
+{
+    struct cmap *m = cmap_new("uuid", "p1", 1);
+    cmap_put_node(m, "p1", NODE_PROXY, "http://127.0.0.1:1");
+    for (int i = 0; i < TARGETS; i++) {
+        char id[16], url[64];
+        snprintf(id, sizeof(id), "t%d", i);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", 100 + i);
+        cmap_put_node(m, id, NODE_TARGET, url);
+    }
+    struct bmd *b = bmd_new(2);
+    json_t *mir = json_pack("{s:{s:i}}", "mirror", "copies", 3);
+    json_t *ec = json_pack("{s:{s:i, s:i, s:i}}", "ec", "data", 2, "parity", 1,
+                           "objsize_limit", 1000);
+    CHECK(bmd_add(b, "shoal", "plain", NULL, 1) == 0);
+    CHECK(bmd_add(b, "shoal", "mir", mir, 2) == 0);
+    CHECK(bmd_add(b, "shoal", "ec", ec, 3) == 0);
+    json_decref(mir);
+    json_decref(ec);
+    CHECK(bmd_install(b, 1) == 1);
+
+    char mkey[128];
+    int t[3], owner_keeps;
+    for (int i = 0; i < 100; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "o%d", i);
+        size_t kl = mkey_of("plain", name, mkey);
+        tally(m, mkey, kl, 5000, t, &owner_keeps);
+        CHECK(t[REB_KEEP] == 1 && t[REB_KEEP_SEND] == 0 && t[REB_SEND] == TARGETS - 1 &&
+              owner_keeps);
+        kl = mkey_of("mir", name, mkey);
+        tally(m, mkey, kl, 5000, t, &owner_keeps);
+        CHECK(t[REB_KEEP] == 0 && t[REB_KEEP_SEND] == 3 && t[REB_SEND] == TARGETS - 3 &&
+              owner_keeps);
+        kl = mkey_of("ec", name, mkey);
+        tally(m, mkey, kl, 5000, t, &owner_keeps);   /* sliced: by its owner */
+        CHECK(t[REB_KEEP_SEND] == 1 && t[REB_SEND] == TARGETS - 1 && owner_keeps);
+        tally(m, mkey, kl, 500, t, &owner_keeps);    /* small: P+1 copies */
+        CHECK(t[REB_KEEP_SEND] == 2 && t[REB_SEND] == TARGETS - 2 && owner_keeps);
+        /* a tombstone goes to every target that may hold some of the name */
+        tally(m, mkey, kl, MIRROR_ANY_SIZE, t, &owner_keeps);
+        CHECK(t[REB_KEEP_SEND] == mirror_copies(mkey, kl, MIRROR_ANY_SIZE) && owner_keeps);
+        kl = mkey_of("plain", name, mkey);
+        tally(m, mkey, kl, MIRROR_ANY_SIZE, t, &owner_keeps);
+        CHECK(t[REB_KEEP] == 1 && t[REB_SEND] == TARGETS - 1 && owner_keeps);
+    }
+    /* a map with no target: nothing owns it, nothing moves */
+    struct cmap *none = cmap_new("uuid", "p1", 2);
+    size_t kl = mkey_of("mir", "x", mkey);
+    CHECK(reb_decide(none, "t0", mkey, kl, 5000) == REB_KEEP);
+    cmap_unref(none);
+    cmap_unref(m);
+    return check_done("test_reb");
+}
