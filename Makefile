@@ -120,6 +120,12 @@ $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ) $(EC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TARGET_INC) -Iec -o $@ $(filter %.c %.o,$^) $(LIBS)
 
+# a unit test of the proxy's module X is test/unit/test_proxy_X.c: it
+# links that module alone
+$(BUILD)/test/test_proxy_%: test/unit/test_proxy_%.c $(BUILD)/proxy/%.o $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iproxy -o $@ $(filter %.c %.o,$^) $(LIBS)
+
 $(BUILD)/bench/ec_bench: test/bench/ec_bench.c $(EC_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iec -o $@ $(filter %.c %.o,$^) -lisal
