@@ -158,7 +158,8 @@ struct range {
 };
 
 static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                        const char *cache, const struct ometa *m, int fd, const struct range *g);
+                        const char *cache, const struct ometa *m, int fd, const struct range *g,
+                        const char *mem);
 
 /* ---- checks: a read's blocks against their sums, before any byte goes ----------- */
 
@@ -244,7 +245,7 @@ static void check_done(void *arg)
     } else if (!c->gone) {
         if (c->p.keep)
             vmap_mark(c->fd, &c->st, &c->m, c->p.lo, c->p.hi);
-        send_object(c->t, c->r, c->mkey, c->klen, c->cache, &c->m, c->fd, &c->g);
+        send_object(c->t, c->r, c->mkey, c->klen, c->cache, &c->m, c->fd, &c->g, NULL);
     }
     http_req_unref(c->r);
     vmap_check_whole_free(c->whole);
@@ -274,6 +275,31 @@ static void check_start(struct target *t, struct http_req *r, const char *mkey, 
     r->data = c;
     r->on_abort = check_gone;
     iopool_submit(t->io, r->w->q, check_work, check_done, c);
+}
+
+/* An object of at most SMALL_MAX bytes is read whole into the worker's
+ * buffer and hashed there, on every read: that costs less than asking
+ * the kernel about its pages, and its answer is copied out of a buffer
+ * anyway (http_resp_file copies ranges this small). 1 when it matches
+ * its checksum (*mem: its bytes, until the next read on this worker), 0
+ * when answered (repaired, or 500). Takes fd then. */
+#define SMALL_MAX (32u << 10)
+
+static int check_small(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                       struct ometa *m, int fd, int flags, const char **mem)
+{
+    static __thread char *buf;
+    if (!buf)
+        buf = xmalloc(SMALL_MAX);
+    void *state = NULL;
+    int bad = vmap_check_whole(fd, m, 0, m->size, buf, SMALL_MAX, &state);
+    if (bad) {
+        close(fd);
+        check_failed(t, r, mkey, klen, m, flags, bad);
+        return 0;
+    }
+    *mem = buf;
+    return 1;
 }
 
 /* Check the blocks of g's bytes not checked since their pages were
@@ -405,18 +431,25 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
                          (unsigned long long)m->size);
         return;
     }
-    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) &&
-        !check_range(t, r, mkey, klen, cache, m, fd, flags, &g))
+    const char *mem = NULL;
+    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) && g.len && m->size <= SMALL_MAX) {
+        if (!check_small(t, r, mkey, klen, m, fd, flags, &mem))
+            return;              /* answered */
+    } else if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) &&
+               !check_range(t, r, mkey, klen, cache, m, fd, flags, &g)) {
         return;                  /* checking on, or answered */
+    }
     struct stat st;
     if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) && !fstat(fd, &st))
         vmap_forget(&st);        /* what it loads is nobody's checked */
-    send_object(t, r, mkey, klen, cache, m, fd, &g);
+    send_object(t, r, mkey, klen, cache, m, fd, &g, mem);
 }
 
-/* The bytes of a read, checked where they are checked. Takes fd. */
+/* The bytes of a read, checked where they are checked: from the file,
+ * or from mem (the whole object, when not NULL). Takes fd. */
 static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                        const char *cache, const struct ometa *m, int fd, const struct range *g)
+                        const char *cache, const struct ometa *m, int fd, const struct range *g,
+                        const char *mem)
 {
     uint64_t off = g->off, len = g->len;
     object_headers(r, mkey, klen, cache, m);
@@ -431,7 +464,13 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
                          (unsigned long long)(off + len - 1), (unsigned long long)m->size);
     }
     http_resp_begin(r, status, (int64_t)len);
-    http_resp_file(r, fd, (int64_t)off, (int64_t)len);
+    if (mem) {
+        if (r->method != HTTP_M_HEAD)
+            http_resp_write(r, mem + off, (size_t)len);
+        close(fd);
+    } else {
+        http_resp_file(r, fd, (int64_t)off, (int64_t)len);
+    }
     http_resp_end(r);
     if (r->method != HTTP_M_HEAD) {
         node_count_bytes(&t->node, 0, len);
