@@ -166,14 +166,11 @@ static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t v
     mkey[0] = 'o';               /* a tombstone's name */
     struct ometa m;
     uint64_t size = k[0] == 'o' && !ometa_decode(v, vl, &m) ? m.size : MIRROR_ANY_SIZE;
-    size_t pl;
-    char *pkey = xfer_place_key(mkey, kl, &pl);
-    if (!pkey) {
+    enum reb_act act = reb_decide(sc->u->map, sc->t->node.id, mkey, kl, size);
+    if (act == REB_SKIP) {
         free(mkey);
         return 0;
     }
-    free(pkey);
-    enum reb_act act = reb_decide(sc->u->map, sc->t->node.id, mkey, kl, size);
     if (act != REB_SEND)
         sc->owned++;
     if (act == REB_KEEP)
@@ -188,7 +185,9 @@ enum reb_act reb_decide(const struct cmap *m, const char *me, const char *mkey, 
 {
     size_t pl;
     char *pkey = xfer_place_key(mkey, kl, &pl);
-    const struct cmap_node *owner = pkey ? cmap_owner(m, pkey, pl) : NULL;
+    if (!pkey)
+        return REB_SKIP;
+    const struct cmap_node *owner = cmap_owner(m, pkey, pl);
     free(pkey);
     int mine = !owner || !strcmp(owner->id, me);
     int copies = owner ? mirror_copies(mkey, kl, size) : 1;

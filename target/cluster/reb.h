@@ -58,8 +58,9 @@ void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);
  * object of size bytes, or (MIRROR_ANY_SIZE) a tombstone. KEEP: this
  * target owns it and nobody else needs it; KEEP_SEND: this target owns
  * it or holds a copy, and the other holders (copies, slices) must have it
- * too; SEND: it belongs elsewhere: to its owner, then dropped here. */
-enum reb_act { REB_KEEP, REB_KEEP_SEND, REB_SEND };
+ * too; SEND: it belongs elsewhere: to its owner, then dropped here;
+ * SKIP: not an object's key (left as it is, not counted). */
+enum reb_act { REB_KEEP, REB_KEEP_SEND, REB_SEND, REB_SKIP };
 enum reb_act reb_decide(const struct cmap *m, const char *me, const char *mkey, size_t kl,
                         uint64_t size);
 
