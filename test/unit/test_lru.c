@@ -14,6 +14,7 @@
 #include "atime.h"
 #include "bmd.h"
 #include "check.h"
+#include "fixture.h"
 #include "lru.h"
 #include "pin.h"
 #include "store.h"
@@ -63,10 +64,8 @@ static struct lru_census census(void)
 
 int main(void)
 {
-    char dir[] = "/tmp/shoal-lru-XXXXXX", err[256];
-    CHECK(mkdtemp(dir) != NULL);
-    char *dirs[1] = {dir};
-    CHECK(store_open(&t.store, dirs, 1, NULL, 0, 0, err, sizeof(err)) == 0);
+    char dir[] = "/tmp/shoal-lru-XXXXXX";
+    CHECK(fixture_store_open(&t.store, dir) == 0);
     t.conf.lru_dont_evict_s = 3600;
     struct bmd *b = bmd_new(2);
     json_t *cached = json_pack("{s:s}", "backend", "s3://remote");
@@ -112,9 +111,6 @@ int main(void)
     CHECK(c.pinned == 0 && c.evictable == 500);
     free(rec);
     json_decref(spec);
-    store_close(&t.store);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(fixture_store_close(&t.store, dir) == 0);
     return check_done("test_lru");
 }

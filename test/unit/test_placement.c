@@ -12,36 +12,12 @@
 
 #include "check.h"
 #include "cmap.h"
+#include "fixture.h"
 #include "mirror.h"
 #include "slice.h"
 #include "xfer.h"
 
 #define TARGETS 6
-
-/* The store key of shoal/b/<name>: 'o', provider, NUL, bucket, NUL, name. */
-static size_t mkey_of(const char *name, char *out)
-{
-    size_t n = 0;
-    out[n++] = 'o';
-    memcpy(out + n, "shoal", 6), n += 6;
-    memcpy(out + n, "b", 2), n += 2;
-    size_t l = strlen(name);
-    memcpy(out + n, name, l + 1);
-    return n + l;
-}
-
-static struct cmap *map_of(int targets)
-{
-    struct cmap *m = cmap_new("uuid", "p1", 1);
-    cmap_put_node(m, "p1", NODE_PROXY, "http://127.0.0.1:1");
-    for (int i = 0; i < targets; i++) {
-        char id[16], url[64];
-        snprintf(id, sizeof(id), "t%d", i);
-        snprintf(url, sizeof(url), "http://127.0.0.1:%d", 100 + i);
-        cmap_put_node(m, id, NODE_TARGET, url);
-    }
-    return m;
-}
 
 /* Are holders distinct, active, ranked in order, the owner first? */
 static int holders_sound(const struct cmap *m, const char *mkey, size_t kl, int copies,
@@ -61,14 +37,14 @@ static int holders_sound(const struct cmap *m, const char *mkey, size_t kl, int 
 
 static void test_copies(void)
 {
-    struct cmap *m = map_of(TARGETS);
+    struct cmap *m = fixture_map(TARGETS);
     const struct cmap_node *h[CMAP_COPIES_MAX], *g[CMAP_COPIES_MAX];
     char mkey[64];
     int held[TARGETS] = {0};
     for (int i = 0; i < 300; i++) {
         char name[32];
         snprintf(name, sizeof(name), "obj-%d", i);
-        size_t kl = mkey_of(name, mkey);
+        size_t kl = fixture_mkey("b", name, mkey, sizeof(mkey));
         int n = mirror_holders(m, mkey, kl, 3, h);
         CHECK(n == 3 && holders_sound(m, mkey, kl, 3, h, n));
         for (int k = 0; k < n; k++)
@@ -103,7 +79,7 @@ static void test_copies(void)
     for (int t = 0; t < TARGETS; t++)
         CHECK(held[t] > 300 * 3 / TARGETS / 2 && held[t] < 300 * 3 / TARGETS * 2);
     /* more copies than targets: every active one, once */
-    size_t kl = mkey_of("many", mkey);
+    size_t kl = fixture_mkey("b", "many", mkey, sizeof(mkey));
     struct cmap *maint = cmap_clone(m);
     CHECK(cmap_set_flags(maint, "t3", CMAP_FLAG_MAINT, 0) == 1);
     int n = mirror_holders(maint, mkey, kl, 10, h);
@@ -119,7 +95,7 @@ static void test_copies(void)
 static void test_slice_keys(void)
 {
     char mkey[64];
-    size_t kl = mkey_of("dir/shard-0001.tar", mkey);
+    size_t kl = fixture_mkey("b", "dir/shard-0001.tar", mkey, sizeof(mkey));
     for (int idx = 0; idx < 24; idx++) {
         size_t sl, back;
         int got = -1;

@@ -13,32 +13,23 @@
 #include "bmd.h"
 #include "check.h"
 #include "cmap.h"
+#include "fixture.h"
 #include "mirror.h"
 #include "reb.h"
 #include "xfer.h"
 
 #define TARGETS 6
 
-static size_t mkey_of(const char *bucket, const char *name, char *out)
-{
-    size_t n = 0, bl = strlen(bucket), l = strlen(name);
-    out[n++] = 'o';
-    memcpy(out + n, "shoal", 6), n += 6;
-    memcpy(out + n, bucket, bl + 1), n += bl + 1;
-    memcpy(out + n, name, l + 1);
-    return n + l;
-}
-
 /* For one key: how many targets of m decide each way, and is the owner
  * (HRW's first) among those that keep it? */
-static void tally(const struct cmap *m, const char *mkey, size_t kl, uint64_t size, int out[3],
+static void tally(const struct cmap *m, const char *mkey, size_t kl, uint64_t size, int out[4],
                   int *owner_keeps)
 {
     size_t pl;
     char *pkey = xfer_place_key(mkey, kl, &pl);
     const struct cmap_node *owner = cmap_owner(m, pkey, pl);
     free(pkey);
-    out[0] = out[1] = out[2] = 0;
+    out[0] = out[1] = out[2] = out[3] = 0;
     *owner_keeps = 0;
     for (int i = 0; i < m->n; i++) {
         if (m->nodes[i].role != NODE_TARGET)
@@ -52,14 +43,7 @@ static void tally(const struct cmap *m, const char *mkey, size_t kl, uint64_t si
 
 int main(void)
 {
-    struct cmap *m = cmap_new("uuid", "p1", 1);
-    cmap_put_node(m, "p1", NODE_PROXY, "http://127.0.0.1:1");
-    for (int i = 0; i < TARGETS; i++) {
-        char id[16], url[64];
-        snprintf(id, sizeof(id), "t%d", i);
-        snprintf(url, sizeof(url), "http://127.0.0.1:%d", 100 + i);
-        cmap_put_node(m, id, NODE_TARGET, url);
-    }
+    struct cmap *m = fixture_map(TARGETS);
     struct bmd *b = bmd_new(2);
     json_t *mir = json_pack("{s:{s:i}}", "mirror", "copies", 3);
     json_t *ec = json_pack("{s:{s:i, s:i, s:i}}", "ec", "data", 2, "parity", 1,
@@ -72,19 +56,19 @@ int main(void)
     CHECK(bmd_install(b, 1) == 1);
 
     char mkey[128];
-    int t[3], owner_keeps;
+    int t[4], owner_keeps;
     for (int i = 0; i < 100; i++) {
         char name[32];
         snprintf(name, sizeof(name), "o%d", i);
-        size_t kl = mkey_of("plain", name, mkey);
+        size_t kl = fixture_mkey("plain", name, mkey, sizeof(mkey));
         tally(m, mkey, kl, 5000, t, &owner_keeps);
         CHECK(t[REB_KEEP] == 1 && t[REB_KEEP_SEND] == 0 && t[REB_SEND] == TARGETS - 1 &&
               owner_keeps);
-        kl = mkey_of("mir", name, mkey);
+        kl = fixture_mkey("mir", name, mkey, sizeof(mkey));
         tally(m, mkey, kl, 5000, t, &owner_keeps);
         CHECK(t[REB_KEEP] == 0 && t[REB_KEEP_SEND] == 3 && t[REB_SEND] == TARGETS - 3 &&
               owner_keeps);
-        kl = mkey_of("ec", name, mkey);
+        kl = fixture_mkey("ec", name, mkey, sizeof(mkey));
         tally(m, mkey, kl, 5000, t, &owner_keeps);   /* sliced: by its owner */
         CHECK(t[REB_KEEP_SEND] == 1 && t[REB_SEND] == TARGETS - 1 && owner_keeps);
         tally(m, mkey, kl, 500, t, &owner_keeps);    /* small: P+1 copies */
@@ -92,13 +76,13 @@ int main(void)
         /* a tombstone goes to every target that may hold some of the name */
         tally(m, mkey, kl, MIRROR_ANY_SIZE, t, &owner_keeps);
         CHECK(t[REB_KEEP_SEND] == mirror_copies(mkey, kl, MIRROR_ANY_SIZE) && owner_keeps);
-        kl = mkey_of("plain", name, mkey);
+        kl = fixture_mkey("plain", name, mkey, sizeof(mkey));
         tally(m, mkey, kl, MIRROR_ANY_SIZE, t, &owner_keeps);
         CHECK(t[REB_KEEP] == 1 && t[REB_SEND] == TARGETS - 1 && owner_keeps);
     }
     /* a map with no target: nothing owns it, nothing moves */
     struct cmap *none = cmap_new("uuid", "p1", 2);
-    size_t kl = mkey_of("mir", "x", mkey);
+    size_t kl = fixture_mkey("mir", "x", mkey, sizeof(mkey));
     CHECK(reb_decide(none, "t0", mkey, kl, 5000) == REB_KEEP);
     cmap_unref(none);
     cmap_unref(m);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -61,10 +62,8 @@ static unsigned long long seq_of(const char *rec)
 
 int main(void)
 {
-    char dir[] = "/tmp/shoal-wbq-XXXXXX", err[256];
-    CHECK(mkdtemp(dir) != NULL);
-    char *dirs[1] = {dir};
-    CHECK(store_open(&t.store, dirs, 1, NULL, 0, 0, err, sizeof(err)) == 0);
+    char dir[] = "/tmp/shoal-wbq-XXXXXX";
+    CHECK(fixture_store_open(&t.store, dir) == 0);
     size_t ka, kb;
     char *a = store_mkey("shoal", "wb", "a", 1, &ka), *b = store_mkey("shoal", "wb", "b", 1, &kb);
 
@@ -104,9 +103,6 @@ int main(void)
     free(second);
     free(a);
     free(b);
-    store_close(&t.store);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    CHECK(fixture_store_close(&t.store, dir) == 0);
     return check_done("test_wbq");
 }
