@@ -22,6 +22,7 @@
 #include "hc.h"
 #include "http.h"
 #include "httpbody.h"
+#include "jobkind.h"
 #include "jobs.h"
 #include "jobsum.h"
 #include "node.h"
@@ -183,7 +184,7 @@ static int bad(struct http_req *r, const char *msg)
 
 /* A download's URLs (and the names given for them), a copy's destination,
  * the flags: 0, or 400 answered. */
-static int kind_check(struct http_req *r, json_t *j, const char *kind)
+static int kind_check(struct http_req *r, json_t *j, const struct jobkind *kind)
 {
     json_t *urls = json_object_get(j, "urls");
     json_t *names = json_object_get(j, "names");
@@ -197,9 +198,9 @@ static int kind_check(struct http_req *r, json_t *j, const char *kind)
     json_t *ttl = json_object_get(j, "pin_ttl_s");
     if (ttl && (!json_is_integer(ttl) || json_integer_value(ttl) < 1))
         return bad(r, "\"pin_ttl_s\" is a number of seconds");
-    if ((json_object_get(j, "pin") || ttl) && strcmp(kind, "prefetch"))
+    if ((json_object_get(j, "pin") || ttl) && !(kind->flags & JKF_PIN))
         return bad(r, "only a prefetch job pins what it selects");
-    if (!strcmp(kind, "copy")) {
+    if (kind->flags & JKF_TO) {
         json_t *pre = json_object_get(j, "prepend");
         if (!json_is_string(to) || !bmd_valid_name(json_string_value(to), json_string_length(to)))
             return bad(r, "a copy names its destination bucket: \"to\"");
@@ -207,7 +208,7 @@ static int kind_check(struct http_req *r, json_t *j, const char *kind)
             return bad(r, "\"prepend\" is a string");
         return 0;
     }
-    if (strcmp(kind, "download"))
+    if (!(kind->flags & JKF_URLS))
         return 0;
     int tm = json_object_get(j, "template") != NULL;
     if (tm == (urls != NULL))
@@ -237,21 +238,22 @@ static int kind_check(struct http_req *r, json_t *j, const char *kind)
 /* The spec's checks; 0, or the status answered. */
 static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
 {
-    const char *kind = json_string_value(json_object_get(j, "kind"));
+    const char *kname = json_string_value(json_object_get(j, "kind"));
+    const struct jobkind *kind = jobkind_find(kname);
     const char *bucket = json_string_value(json_object_get(j, "bucket"));
     const char *prov = json_string_value(json_object_get(j, "provider"));
     json_t *names = json_object_get(j, "names");
     const char *tm = json_string_value(json_object_get(j, "template"));
     char err[256];
     json_t *key = json_object_get(j, "key");
-    int every = kind && !strcmp(kind, "scrub") && !json_object_get(j, "bucket");
+    int every = kind && (kind->flags & JKF_EVERY) && !json_object_get(j, "bucket");
     if (every) {                 /* a scrub of every bucket, of every provider */
         json_object_set_new(j, "bucket", json_string(""));
         json_object_del(j, "provider");
         bucket = "";
         prov = NULL;
     }
-    if (!kind || !bucket) {
+    if (!kname || !bucket) {
         http_reply_error(r, 400, "a job needs \"kind\" and \"bucket\"");
         return 400;
     }
@@ -260,21 +262,18 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
         http_reply_error(r, 400, "\"key\" is a string of 1..255 bytes");
         return 400;
     }
-    if (strcmp(kind, "prefetch") && strcmp(kind, "evict") && strcmp(kind, "copy") &&
-        strcmp(kind, "download") && strcmp(kind, "flush") && strcmp(kind, "scrub") &&
-        strcmp(kind, "ec-encode")) {
-        http_reply_error(r, 400, "unknown job kind '%s' (prefetch, copy, evict, download, "
-                                 "flush, scrub, ec-encode)", kind);
+    if (!kind || !(kind->flags & JKF_API)) {
+        http_reply_error(r, 400, "unknown job kind '%.32s' (%s)", kname, jobkind_api_names());
         return 400;
     }
-    if ((!strcmp(kind, "scrub") || !strcmp(kind, "ec-encode")) &&
+    if ((kind->flags & JKF_DRIVES) &&
         (names || tm || (every && json_object_get(j, "prefix"))))
         return bad(r, "a scrub or ec-encode takes every object of a bucket, or those of a "
                       "\"prefix\" in it (a scrub: every bucket too)");
     if (kind_check(r, j, kind))
         return 400;
     json_t *prefix = json_object_get(j, "prefix");
-    int download = !strcmp(kind, "download");
+    int download = (kind->flags & JKF_URLS) != 0;
     if (download)
         names = NULL;            /* a download's names go with its urls (kind_check) */
     if ((names != NULL) + (tm != NULL) + (prefix != NULL) > 1) {
@@ -309,7 +308,7 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     }
     if (tm)
         tmpl_free(&t);
-    snprintf(pj->kind, sizeof(pj->kind), "%s", kind);
+    snprintf(pj->kind, sizeof(pj->kind), "%s", kind->name);
     snprintf(pj->bucket, sizeof(pj->bucket), "%s", bucket);
     snprintf(pj->provider, sizeof(pj->provider), "%s", prov ? prov : BMD_PROVIDER_SHOAL);
     const char *to = json_string_value(json_object_get(j, "to"));
@@ -439,7 +438,8 @@ static int job_allowed(struct http_req *r, const struct pjob *pj)
     if (!who.enforced || who.admin)
         return 1;
     const char *denied = NULL;
-    int reads = !strcmp(pj->kind, "prefetch") || !strcmp(pj->kind, "copy");
+    const struct jobkind *kind = jobkind_find(pj->kind);
+    int reads = kind && (kind->flags & JKF_READS);
     /* a bucket that does not exist (-1) is answered 404 further on */
     int v = pj->bucket[0] ? authz_decide_named(pj->provider, pj->bucket, &who,
                                                reads ? AUTHZ_READ : AUTHZ_WRITE)
@@ -494,6 +494,7 @@ static void launch(struct http_req *r)
         return;
     }
     int backed = olist_by_backend(pj->provider, pj->bucket);
+    const struct jobkind *kind = jobkind_find(pj->kind);   /* spec_check found it */
     if (!pj->bucket[0]) {        /* a scrub of every bucket */
         fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
         return;
@@ -502,14 +503,8 @@ static void launch(struct http_req *r)
         (pj->to[0] && !buckets_exist(pj->to_provider, pj->to))) {
         http_reply_error(r, 404, "bucket '%s' not found",
                          buckets_exist(pj->provider, pj->bucket) ? pj->to : pj->bucket);
-    } else if (!backed && !strcmp(pj->kind, "prefetch")) {
-        http_reply_error(r, 400, "bucket '%s' has no backend: nothing to prefetch from",
-                         pj->bucket);
-    } else if (!backed && !strcmp(pj->kind, "flush")) {
-        http_reply_error(r, 400, "bucket '%s' has no backend: nothing to flush", pj->bucket);
-    } else if (!backed && !strcmp(pj->kind, "evict")) {
-        http_reply_error(r, 400, "bucket '%s' has no backend: Shoal's copy is the only one, "
-                                 "never evicted", pj->bucket);
+    } else if (!backed && kind->unbacked) {
+        http_reply_error(r, 400, "bucket '%s' %s", pj->bucket, kind->unbacked);
     } else {
         fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);
         return;

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "jobkind.h"
 #include "util.h"
 
 /* Is target (a JSON string) one of on (NULL: not known)? */
@@ -23,12 +24,7 @@ static int was_started_on(json_t *on, json_t *target)
  * makes the sums partial: the state is "unknown", never "finished". */
 json_t *jobsum_aggregate(const char *id, json_t *answers, json_t *on, const char **state)
 {
-    static const char *const sums[] = {"owned",  "present", "fetched", "evicted",
-                                       "bytes",  "errors",  "copied",  "downloaded",
-                                       "done",   "moved",   "found",   "fixed",
-                                       "lost"};
-    enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
-    json_int_t tot[NSUMS] = {0}, start = 0, end = 0, selected = 0;
+    json_int_t tot[JC_N] = {0}, start = 0, end = 0, selected = 0;
     int running = 0, aborted = 0, unreached = 0, waiting = 0, forgotten = 0;
     json_t *errs = json_array();
     size_t i;
@@ -48,8 +44,8 @@ json_t *jobsum_aggregate(const char *id, json_t *answers, json_t *on, const char
         running += !strcmp(st, "running");
         aborted += !strcmp(st, "aborted");
         waiting += json_is_true(json_object_get(b, "waiting"));
-        for (int k = 0; k < NSUMS; k++)
-            tot[k] += json_integer_value(json_object_get(b, sums[k]));
+        for (int k = 0; k < JC_N; k++)
+            tot[k] += json_integer_value(json_object_get(b, jobkind_ctr_name((enum job_ctr)k)));
         selected = json_integer_value(json_object_get(b, "selected"));
         json_int_t s = json_integer_value(json_object_get(b, "start_ns"));
         json_int_t e = json_integer_value(json_object_get(b, "end_ns"));
@@ -72,17 +68,17 @@ json_t *jobsum_aggregate(const char *id, json_t *answers, json_t *on, const char
     *state = running     ? "running"
              : unreached || forgotten ? "unknown"
              : aborted   ? "aborted"
-             : tot[5]    ? "failed"
+             : tot[JC_ERRORS] ? "failed"
                          : "finished";
     uint64_t until = running || !end ? wall_ns() : (uint64_t)end;
     double secs = start ? (double)(until - (uint64_t)start) / 1e9 : 0;
     json_t *j = json_pack("{s:s, s:s, s:I, s:o, s:f, s:I, s:I, s:i, s:i, s:i, s:O}", "id", id,
                           "state", *state, "selected", selected, "error_names", errs,
-                          "mib_per_s", secs > 0 ? (double)tot[4] / 1048576.0 / secs : 0.0,
+                          "mib_per_s", secs > 0 ? (double)tot[JC_BYTES] / 1048576.0 / secs : 0.0,
                           "start_ns", start, "end_ns", running ? 0 : end, "waiting_targets",
                           waiting, "unreached_targets", unreached, "forgotten_targets",
                           forgotten, "targets", answers);
-    for (int k = 0; k < NSUMS; k++)
-        json_object_set_new(j, sums[k], json_integer(tot[k]));
+    for (int k = 0; k < JC_N; k++)
+        json_object_set_new(j, jobkind_ctr_name((enum job_ctr)k), json_integer(tot[k]));
     return j;
 }

@@ -31,6 +31,8 @@
 #include "http.h"
 #include "iopool.h"
 #include "job.h"
+#include "jobcopy.h"
+#include "jobfetch.h"
 #include "list.h"
 #include "log.h"
 #include "lru.h"
@@ -39,6 +41,7 @@
 #include "node.h"
 #include "obj.h"
 #include "ocache.h"
+#include "pin.h"
 #include "purge.h"
 #include "reb.h"
 #include "scrub.h"
@@ -55,6 +58,13 @@
 #include "xfer.h"
 
 static void internal(struct http_req *r, const char *rest, size_t rlen);
+
+/* The kinds of batch job this target runs, each defined by the subsystem
+ * that does its work. */
+static const struct job_kind *const job_kinds[] = {
+    &jobfetch_prefetch, &jobfetch_evict, &jobcopy_copy, &jobcopy_download, &lru_job_kind,
+    &wbq_flush_kind,    &reb_job_kind,   &mpath_resilver_kind, &scrub_kind, &scrub_encode_kind,
+};
 static void not_found(struct http_req *r, const char *rest, size_t rlen);
 
 /* First match wins. */
@@ -74,7 +84,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/jobs", job_list, "job.list"},
     {RM_GET, "/v1/internal/jobs/*", job_show, "job.show"},
     {RM_DELETE, "/v1/internal/jobs/*", job_abort, "job.abort"},
-    {RM_PATCH, "/v1/internal/jobs/*", job_patch, "job.patch"},
+    {RM_PATCH, "/v1/internal/jobs/*", pin_patch, "job.patch"},
     {RM_GET, "/v1/internal/space", space_report, "space"},
     {RM_GET, "/v1/internal/damaged", scrub_damaged_report, "damaged"},
     {RM_GET, "/v1/internal/wbq", wbq_report, "wbq"},
@@ -246,6 +256,9 @@ int main(int argc, char **argv)
     }
     node_metrics_server(srv);
     node_start(&t.node);
+    for (size_t i = 0; i < ARRAY_LEN(job_kinds); i++)
+        job_kind_register(job_kinds[i]);
+    pin_load(&t.store);
     job_resume(&t, http_server_worker(srv, 0));
     lru_start(&t, http_server_worker(srv, 0));
     wbq_start(&t, http_server_worker(srv, 0));

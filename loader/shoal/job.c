@@ -10,8 +10,8 @@
  * as soon as the job ends and at least every POLL_S seconds while it
  * runs, and each answer redraws the progress line. Figures are read by
  * name and any of them may be absent: done objects are the sum of the
- * outcome counters the answer has (present, fetched, evicted, copied,
- * downloaded, errors), of the names selected.
+ * outcome counters the answer has (common/jobkind.h: present, fetched,
+ * evicted, copied, downloaded, errors), of the names selected.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 
 #include "cmds.h"
 #include "conn.h"
+#include "jobkind.h"
 #include "out.h"
 #include "progress.h"
 
@@ -27,8 +28,6 @@
 #define POLL_SLACK_MS 30000      /* a long-poll's answer may take this much longer */
 #define ID_MAX 256
 
-static const char *const outcomes[] = {"present", "fetched", "evicted", "copied", "downloaded",
-                                       "errors"};
 
 static int ended(const char *state)
 {
@@ -89,8 +88,9 @@ static void print_job(const json_t *j)
 static void progress_of(struct progress *p, const json_t *j)
 {
     int64_t done = 0;            /* the cluster's count, else the outcomes added up */
-    for (size_t i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
-        done += out_int(j, outcomes[i]);
+    for (int c = 0; c < JC_N; c++)   /* the counters of how names ended (common/jobkind.h) */
+        if (jobkind_ctr_outcome((enum job_ctr)c))
+            done += out_int(j, jobkind_ctr_name((enum job_ctr)c));
     if (json_object_get(j, "done"))
         done = out_int(j, "done");
     /* every name selected is some target's: the selection is the total

@@ -357,7 +357,7 @@ void mpu_drop(struct target *t, struct store_mp *mp, const char *id)
     free(k);
 }
 
-struct job {
+struct completion {
     struct target *t;
     struct http_req *r;
     struct store_mp *mp;
@@ -387,7 +387,7 @@ struct job {
     json_t *done;                /* committed: what the answer (and a retry's) says */
 };
 
-static void job_free(struct job *j)
+static void completion_free(struct completion *j)
 {
     if (j->fd >= 0) {
         close(j->fd);
@@ -414,22 +414,22 @@ static void job_free(struct job *j)
 
 static void abort_work(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     mpu_drop(j->t, j->mp, j->id);
 }
 
 static void abort_done(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     http_reply(j->r, 204, NULL, NULL, 0);
-    job_free(j);
+    completion_free(j);
 }
 
 /* ---- complete ------------------------------------------------------------------ */
 
 static int complete_part(void *arg, char **f, char *err, size_t errlen)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     uint64_t n;
     if (!f[0] || !f[1] || parse_u64(f[0], strlen(f[0]), &n) || n < 1 || n > PARTS_MAX) {
         snprintf(err, errlen, "each Part needs a PartNumber (1..%d) and an ETag", PARTS_MAX);
@@ -479,14 +479,14 @@ static int same_etag(const char *a, const char *b)
 /* The upload cannot be completed: j's error is e (complete_refuse), or a
  * failure's status with its default code (complete_fail). fmt takes a
  * string (arg) and a part number. */
-static void complete_fail(struct job *j, int status, const char *fmt, const char *arg, int num)
+static void complete_fail(struct completion *j, int status, const char *fmt, const char *arg, int num)
 {
     j->status = status;
     j->code = NULL;
     snprintf(j->msg, sizeof(j->msg), fmt, arg, num);
 }
 
-static void complete_refuse(struct job *j, enum s3e e, const char *fmt, const char *arg,
+static void complete_refuse(struct completion *j, enum s3e e, const char *fmt, const char *arg,
                             int num)
 {
     complete_fail(j, err_s3_status(e), fmt, arg, num);
@@ -497,7 +497,7 @@ static void complete_refuse(struct job *j, enum s3e e, const char *fmt, const ch
  * part but the last must be at least PART_MIN. Its MD5 goes into md (the
  * object's ETag is the MD5 of the parts' MD5s). The part's size, or -1
  * with j's error set. */
-static int64_t part_check(struct job *j, int i, EVP_MD_CTX *md)
+static int64_t part_check(struct completion *j, int i, EVP_MD_CTX *md)
 {
     size_t kl, vl;
     char *k = part_key(j->id, j->nums[i], &kl), *v = NULL;
@@ -542,7 +542,7 @@ static int64_t part_check(struct job *j, int i, EVP_MD_CTX *md)
 
 /* Part i's size bytes appended to the work file (and to xs and bs),
  * COPY_CHUNK at a time through buf. 0, or -1 with j's error set. */
-static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, struct bsum *bs,
+static int part_append(struct completion *j, int i, uint64_t size, XXH3_state_t *xs, struct bsum *bs,
                        char *buf)
 {
     char path[PATH_MAX];
@@ -582,7 +582,7 @@ static int part_append(struct job *j, int i, uint64_t size, XXH3_state_t *xs, st
 
 /* The object's Content-Type, user metadata and tags, from the upload's
  * record. */
-static void upload_meta(struct job *j)
+static void upload_meta(struct completion *j)
 {
     snprintf(j->m.ctype, sizeof(j->m.ctype), "%s",
              json_string_value(json_object_get(j->upload, "ctype")) ?: "");
@@ -605,7 +605,7 @@ static void upload_meta(struct job *j)
 /* I/O pool: check the parts and join them into one work file. */
 static void assemble_work(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     EVP_DigestInit_ex(md, EVP_md5(), NULL);
     XXH3_state_t *xs = XXH3_createState();
@@ -664,7 +664,7 @@ out:
  * drops it. */
 static void upload_done(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     enum s3ck_alg a;
     const char *ck = target_checksum_of(&j->m, &a);
     j->done = json_pack("{s:s, s:s?, s:s?}", "etag", j->m.etag, "ckalg",
@@ -684,7 +684,7 @@ static void upload_done(void *arg)
 /* I/O pool: the joined object becomes the object; its parts go. */
 static void commit_work(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     if ((j->cond.if_none || j->cond.if_match || j->cond.vers) &&
         (j->rc = reb_write_placed(j->t, j->mkey, j->klen)))
         return;                  /* the work file goes with j */
@@ -699,7 +699,7 @@ static void commit_work(void *arg)
         mpu_drop(j->t, j->mp, j->id);
 }
 
-static void complete_answer(struct job *j);
+static void complete_answer(struct completion *j);
 static void complete_reply(struct http_req *r, const char *mkey, const char *name,
                            const json_t *done);
 
@@ -710,7 +710,7 @@ static void done_recorded(void *arg)
 
 static void complete_spread(void *arg, int failed)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     if (failed) {                /* committed here, owed there: not acknowledged */
         j->rc = -EAGAIN;
         complete_answer(j);
@@ -721,7 +721,7 @@ static void complete_spread(void *arg, int failed)
 
 static void commit_done(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     struct http_req *r = j->r;
     if (!j->rc && mirror_spreads(j->mkey, j->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
@@ -736,7 +736,7 @@ static void commit_done(void *arg)
 
 /* CompleteMultipartUpload's answer, once committed here and on the copy
  * holders. */
-static void complete_answer(struct job *j)
+static void complete_answer(struct completion *j)
 {
     struct http_req *r = j->r;
     if (j->rc == -EAGAIN) {
@@ -757,7 +757,7 @@ static void complete_answer(struct job *j)
             http_resp_header(r, "x-amz-version-id", "%s", vid);
         complete_reply(r, j->mkey, j->name, j->done);
     }
-    job_free(j);
+    completion_free(j);
 }
 
 /* CompleteMultipartUploadResult, from the upload's record once done. */
@@ -787,12 +787,12 @@ static void complete_reply(struct http_req *r, const char *mkey, const char *nam
 
 static void complete_backend_done(void *arg, const struct backend_obj *o)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     if (o->status < 200 || o->status > 299) {
         char msg[300];
         int st = backend_status(&j->b, o, msg, sizeof(msg));
         http_reply_error(j->r, st, "write-through failed: %s", msg);
-        job_free(j);
+        completion_free(j);
         return;
     }
     snprintf(j->m.backend_etag, sizeof(j->m.backend_etag), "%s", o->etag);
@@ -801,11 +801,11 @@ static void complete_backend_done(void *arg, const struct backend_obj *o)
 
 static void assemble_done(void *arg)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     if (j->status) {
         j->r->err_code = j->code;
         http_reply_error(j->r, j->status, "%s", j->msg);
-        job_free(j);
+        completion_free(j);
         return;
     }
     if (j->b.kind == BK_S3 && !j->b.write_back)
@@ -817,7 +817,7 @@ static void assemble_done(void *arg)
 
 static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
 {
-    struct job *j = arg;
+    struct completion *j = arg;
     char err[300] = "";
     static const struct s3xml_spec spec = {
         "CompleteMultipartUpload", "Part",
@@ -832,7 +832,7 @@ static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
         } else {
             err_reply(r, S3E_MALFORMED_XML, "%s", msg);
         }
-        job_free(j);
+        completion_free(j);
         return;
     }
     iopool_submit(j->t->io, r->w->q, assemble_work, assemble_done, j);
@@ -840,7 +840,7 @@ static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
 
 /* A whole object's value CompleteMultipartUpload gives (x-amz-checksum-*)
  * into j: 0, or 1 with r answered. */
-static int complete_want(struct job *j, struct http_req *r)
+static int complete_want(struct completion *j, struct http_req *r)
 {
     for (int a = S3CK_CRC32; a < S3CK_ALGS; a++) {
         const char *v = http_req_header(r, s3ck_header((enum s3ck_alg)a));
@@ -861,7 +861,7 @@ static int complete_want(struct job *j, struct http_req *r)
 
 static void complete_gone(void *arg)
 {
-    job_free(arg);
+    completion_free(arg);
 }
 
 /* ---- dispatch ------------------------------------------------------------------ */
@@ -913,7 +913,7 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         free(mkey);
         return 1;
     }
-    struct job *j = xcalloc(1, sizeof(*j));
+    struct completion *j = xcalloc(1, sizeof(*j));
     j->t = t;
     j->r = r;
     j->mp = mp;
@@ -931,11 +931,11 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         j->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
         if (target_write_conditions(r, j->b.kind != BK_NONE, &j->cond) ||
             complete_want(j, r))
-            job_free(j);         /* answered */
+            completion_free(j);         /* answered */
         else
             node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);
     } else {
-        job_free(j);
+        completion_free(j);
         http_reply_error(r, 405, "%s is not allowed on a multipart upload", r->method_name);
     }
     return 1;

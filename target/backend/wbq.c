@@ -13,7 +13,7 @@
 #include "bmpu.h"
 #include "http.h"
 #include "iopool.h"
-#include "jobint.h"
+#include "job.h"
 #include "log.h"
 #include "loopq.h"
 #include "lpage.h"
@@ -457,13 +457,12 @@ static void counted(void *arg)
 {
     struct flush *f = arg;
     struct job *j = f->j;
-    pthread_mutex_lock(&jobs_mu);
     if (f->first)
-        j->owned = f->left;
-    j->done = j->owned > f->left ? j->owned - f->left : 0;
-    pthread_mutex_unlock(&jobs_mu);
+        job_set(j, JC_OWNED, f->left);
+    uint64_t owned = job_counter(j, JC_OWNED);
+    job_set(j, JC_DONE, owned > f->left ? owned - f->left : 0);
     f->first = 0;
-    if (f->left == 0 || __atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
+    if (f->left == 0 || job_aborted(j)) {
         free(f->prefix);
         free(f);
         __atomic_sub_fetch(&j->t->wbq->flushes, 1, __ATOMIC_RELAXED);
@@ -475,7 +474,7 @@ static void counted(void *arg)
     event_base_once(j->base, -1, EV_TIMEOUT, again, f, &tv);
 }
 
-void wbq_flush(struct job *j)
+static void flush_start(struct job *j)
 {
     struct flush *f = xcalloc(1, sizeof(*f));
     f->j = j;
@@ -494,6 +493,31 @@ void wbq_flush(struct job *j)
     wbq_kick(j->t);
     iopool_submit(j->t->io, j->q, count_work, counted, f);
 }
+
+/* A flush's bucket writes back. */
+static int flush_init(struct job *j, json_t *spec, char *err, size_t errlen)
+{
+    (void)spec;
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(bm, j->provider, j->bucket);
+    struct backend b = {0};
+    if (bk)
+        backend_resolve(j->t, bk, &b);
+    bmd_unref(bm);
+    int wb = b.write_back;
+    backend_free(&b);
+    if (!wb) {
+        snprintf(err, errlen, "bucket %s does not write back: nothing to flush", j->bucket);
+        return -1;
+    }
+    return 0;
+}
+
+const struct job_kind wbq_flush_kind = {
+    .name = "flush",
+    .init = flush_init,
+    .start = flush_start,
+};
 
 /* ---- what a bucket still owes its backend ------------------------------------------- */
 

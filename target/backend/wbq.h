@@ -22,9 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job.h"
+
 struct http_req;
 struct http_worker;
-struct job;
 struct ometa;
 struct store;
 struct store_mp;
@@ -51,8 +52,9 @@ void wbq_start(struct target *t, struct http_worker *w);
 /* New records: look soon (any thread). */
 void wbq_kick(const struct target *t);
 
-/* A flush job's run (jobrun.c hands it over), on its loop. */
-void wbq_flush(struct job *j);
+/* The kind "flush" (registered by main.c): every record of its bucket
+ * written before it started is uploaded; done as they go. */
+extern const struct job_kind wbq_flush_kind;
 
 /* The main thread, at a SIGTERM with drain set: the uploader sends
  * everything queued (no pauses) until nothing is or timeout_s passed; the

@@ -21,7 +21,7 @@
 #include "hc.h"
 #include "http.h"
 #include "iopool.h"
-#include "jobint.h"
+#include "job.h"
 #include "lcopy.h"
 #include "log.h"
 #include "loopq.h"
@@ -34,6 +34,9 @@
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
+
+/* Run by this file: no hook of the framework's. */
+const struct job_kind reb_job_kind = {.name = "rebalance"};
 
 #define BATCH_KEYS 256           /* keys to send, per read of the store */
 #define BATCH_SCAN 8192          /* keys looked at, per read */
@@ -235,7 +238,7 @@ static void scanned(void *arg)
     u->sizes = sc->sizes;
     u->nkeys = sc->n;
     u->next = 0;
-    job_add(u->j, &u->j->owned, sc->owned, 0);
+    job_add(u->j, JC_OWNED, sc->owned, 0);
     __atomic_add_fetch(&u->j->pos, sc->scanned, __ATOMIC_RELAXED);
     free(u->after);
     u->after = sc->last;
@@ -283,7 +286,7 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int bus
     struct job *j = u->j;
     u->inflight--;
     if (!rc && what == XFER_OBJECT)
-        job_add(j, &j->moved, 1, bytes);
+        job_add(j, JC_MOVED, 1, bytes);
     if (busy)
         rb->peer_busy_until_ms = mono_ms() + 1000;
     if (paced_now(rb) && rb->t->conf.rebalance_busy_mbps)   /* the next send waits its turn */
@@ -295,7 +298,7 @@ static void sent(void *arg, int rc, enum xfer_what what, uint64_t bytes, int bus
                  strerror(-rc));
         job_note_error(j, o->name, why);
     }
-    job_add(j, &j->done, 1, 0);
+    job_add(j, JC_DONE, 1, 0);
     free(o->name);
     free(o);
     if (u == rb->old) {           /* an aborted walk: its last sends */
@@ -386,7 +389,7 @@ static void run_pump(struct run *u)
         evtimer_add(rb->pace, &tv);   /* clients first: a turn later */
         return;
     }
-    while (!__atomic_load_n(&j->aborted, __ATOMIC_RELAXED) && u->inflight < cap &&
+    while (!job_aborted(j) && u->inflight < cap &&
            u->next < u->nkeys) {
         char *mkey = u->keys[u->next];
         uint64_t size = u->sizes[u->next];
@@ -394,7 +397,7 @@ static void run_pump(struct run *u)
         send_one(u, mkey, kl, size);
         free(mkey);
     }
-    if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED)) {
+    if (job_aborted(j)) {
         if (u == rb->run && u->inflight == 0 && !u->scanning)
             run_end(u);          /* stopped through /v1/jobs: tried again later */
         return;
@@ -422,10 +425,8 @@ static void run_end(struct run *u)
 {
     struct reb *rb = u->rb;
     struct job *j = u->j;
-    pthread_mutex_lock(&jobs_mu);
-    uint64_t errors = j->errors, moved = j->moved;
-    pthread_mutex_unlock(&jobs_mu);
-    errors += __atomic_load_n(&j->aborted, __ATOMIC_RELAXED) != 0;
+    uint64_t errors = job_counter(j, JC_ERRORS), moved = job_counter(j, JC_MOVED);
+    errors += job_aborted(j) != 0;
     log_info("rebalance to map v%lld: %llu objects moved, %llu errors",
              (long long)u->map->snap.version, (unsigned long long)moved,
              (unsigned long long)errors);
@@ -473,7 +474,7 @@ static void begin(struct reb *rb)
     struct run *u = xcalloc(1, sizeof(*u));
     u->rb = rb;
     u->map = m;
-    u->j = job_local_start(rb->t, rb->w, JK_REBALANCE, id);
+    u->j = job_local_start(rb->t, rb->w, &reb_job_kind, id);
     rb->run = u;
     __atomic_store_n(&rb->running, 1, __ATOMIC_RELAXED);
     log_info("rebalance to map v%lld begins (job %s)", (long long)m->snap.version, id);
@@ -487,7 +488,7 @@ static void maybe_begin(struct reb *rb)
         return;
     if (rb->run) {
         struct run *u = rb->run;
-        __atomic_store_n(&u->j->aborted, 1, __ATOMIC_RELAXED);
+        job_abort_set(u->j);
         rb->run = NULL;
         if (u->inflight || u->scanning) {
             rb->old = u;          /* ended and freed by its last send (or its batch) */

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job.h"
+
 struct cmap;
 struct http_req;
 struct http_worker;
@@ -69,5 +71,9 @@ enum reb_act reb_decide(const struct cmap *m, const char *me, const char *mkey, 
  * a new one goes to? 0, or -EBUSY (then the client is asked to retry).
  * The I/O pool. */
 int reb_write_placed(struct target *t, const char *mkey, size_t klen);
+
+/* The kind of a target's rebalance walks, "rebalance" (registered by
+ * main.c). */
+extern const struct job_kind reb_job_kind;
 
 #endif

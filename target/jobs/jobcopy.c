@@ -1,5 +1,6 @@
 /*
- * jobcopy: the copy and download kinds of a batch job (see jobint.h).
+ * jobcopy: the copy and download kinds of a batch job, walking their
+ * selection with jobsel.h.
  *
  * copy: each target takes the names of the source bucket it owns. An
  * object it holds (or has just fetched, when the source has a backend) is
@@ -28,11 +29,13 @@
 #include "hc.h"
 #include "http.h"
 #include "iopool.h"
-#include "jobint.h"
+#include "jobcopy.h"
+#include "jobsel.h"
 #include "log.h"
 #include "mirror.h"
 #include "node.h"
 #include "nodesig.h"
+#include "bmd.h"
 #include "objname.h"
 #include "pump.h"
 #include "store.h"
@@ -42,6 +45,19 @@
 
 #define SEND_IDLE_S 30           /* a destination that takes nothing for this long fails */
 #define SEND_TIMEOUT_MS (6L * 3600 * 1000)
+
+struct copy_opts {
+    char to_provider[16];        /* copy: the destination bucket, */
+    char to[64];
+    char prepend[OBJNAME_MAX + 1];   /* and what its names begin with ("" none) */
+    int dry_run;                 /* copy: count only */
+    int to_backed;               /* download: the bucket writes through */
+};
+
+static struct copy_opts *opts_of(const struct job *j)
+{
+    return jobsel_of(j)->opts;
+}
 
 struct send {
     struct job *j;
@@ -57,13 +73,12 @@ struct send {
     struct pump *pump;
     char answer[200];            /* the start of an error answer's body */
     size_t alen;
-    uint64_t *counter;           /* counted when the PUT succeeds */
+    enum job_ctr counter;        /* counted when the PUT succeeds */
 };
 
 static void send_over(struct send *s)
 {
     struct job *j = s->j;
-    job_add(j, &j->done, 1, 0);
     pump_free(s->pump);
     if (s->fd >= 0)
         close(s->fd);
@@ -71,8 +86,7 @@ static void send_over(struct send *s)
     free(s->dname);
     free(s->mkey);
     free(s);
-    j->inflight--;
-    job_pump(j);
+    jobsel_over(j);
 }
 
 static void send_failed(struct send *s, const char *why)
@@ -224,7 +238,7 @@ static void opened(void *arg)
  * destination; *counter counts it once it is there. */
 static void send_start(struct job *j, const char *name, char *mkey, size_t klen,
                        const char *dname, const char *to_provider, const char *to,
-                       uint64_t *counter)
+                       enum job_ctr counter)
 {
     struct send *s = xcalloc(1, sizeof(*s));
     s->j = j;
@@ -266,11 +280,9 @@ static void downloaded_spread(void *arg, int failed)
     if (failed)
         job_note_error(j, c->name, "not every copy holder took it (the next walk tries again)");
     else
-        job_add(j, &j->downloaded, 1, c->size);
-    job_add(j, &j->done, 1, 0);
+        job_add(j, JC_DOWNLOADED, 1, c->size);
     cfetch_free(c);
-    j->inflight--;
-    job_pump(j);
+    jobsel_over(j);
 }
 
 /* The source is held now (or not): send it on. */
@@ -278,10 +290,11 @@ static void cfetched(void *arg, const struct fetch_result *res)
 {
     struct cfetch *c = arg;
     struct job *j = c->j;
+    const struct copy_opts *o = opts_of(j);
     if (res->status) {
         job_note_error(j, c->name, res->msg[0] ? res->msg : "fetch failed");
-        job_add(j, &j->done, 1, 0);
-    } else if (c->download && !j->to_backed) {
+        job_add(j, JC_DONE, 1, 0);
+    } else if (c->download && !o->to_backed) {
         struct ometa m;
         int got = store_get(&j->t->store, store_pick(&j->t->store, c->mkey, c->klen), c->mkey,
                             c->klen, &m) == 0;
@@ -291,12 +304,12 @@ static void cfetched(void *arg, const struct fetch_result *res)
             mirror_spread(j->t, &lp, c->mkey, c->klen, m.size, 0, downloaded_spread, c);
             return;
         }
-        job_add(j, &j->downloaded, 1, got ? m.size : 0);
-        job_add(j, &j->done, 1, 0);
+        job_add(j, JC_DOWNLOADED, 1, got ? m.size : 0);
+        job_add(j, JC_DONE, 1, 0);
     } else {
         send_start(j, c->name, c->mkey, c->klen, c->dname,
-                   c->download ? j->provider : j->to_provider, c->download ? j->bucket : j->to,
-                   c->download ? &j->downloaded : &j->copied);
+                   c->download ? j->provider : o->to_provider, c->download ? j->bucket : o->to,
+                   c->download ? JC_DOWNLOADED : JC_COPIED);
         c->mkey = NULL;
     }
     cfetch_free(c);
@@ -318,39 +331,95 @@ static void cfetch_start(struct job *j, const struct backend *b, const char *bna
     fetch_get(&fr, NULL, NULL, cfetched, c);
 }
 
-void job_copy_one(struct job *j, const char *name, size_t n, int held, const struct ometa *m)
+static void copy_one(struct job *j, const char *name, size_t n, const char *url, char *mkey,
+                     size_t klen, int held, const struct ometa *m)
 {
+    (void)url;
+    const struct copy_opts *o = opts_of(j);
     char dname[OBJNAME_MAX + 1], err[256];
     char *nm = xstrndup(name, n);
-    int dn = snprintf(dname, sizeof(dname), "%s%s", j->prepend, nm);
+    int dn = snprintf(dname, sizeof(dname), "%s%s", o->prepend, nm);
     int sent = 0;
     if (dn >= (int)sizeof(dname) || objname_valid(dname, (size_t)dn, err, sizeof(err))) {
         job_note_error(j, nm, dn >= (int)sizeof(dname) ? "the destination name is too long"
                                                         : err);
-    } else if (!held && j->b.kind == BK_NONE) {
+    } else if (!held && jobsel_of(j)->b.kind == BK_NONE) {
         job_note_error(j, nm, "no such object");
-    } else if (j->dry_run) {     /* what would be copied (the size of what is held) */
-        job_add(j, &j->copied, 1, held ? m->size : 0);
+    } else if (o->dry_run) {     /* what would be copied (the size of what is held) */
+        job_add(j, JC_COPIED, 1, held ? m->size : 0);
     } else if (held) {
-        size_t klen;
-        char *mkey = store_mkey(j->provider, j->bucket, name, n, &klen);
-        send_start(j, nm, mkey, klen, dname, j->to_provider, j->to, &j->copied);
+        send_start(j, nm, mkey, klen, dname, o->to_provider, o->to, JC_COPIED);
+        mkey = NULL;
         sent = 1;
     } else {
-        cfetch_start(j, &j->b, nm, name, n, dname, 0);
+        cfetch_start(j, &jobsel_of(j)->b, nm, name, n, dname, 0);
         sent = 1;
     }
     if (!sent)                   /* over here: refused, or only counted */
-        job_add(j, &j->done, 1, 0);
+        job_add(j, JC_DONE, 1, 0);
+    free(mkey);
     free(nm);
 }
 
+static int copy_init(struct job *j, json_t *spec, char *err, size_t errlen)
+{
+    if (jobsel_init(j, spec, copy_one, 0, err, errlen))
+        return -1;
+    struct copy_opts *o = xcalloc(1, sizeof(*o));
+    jobsel_of(j)->opts = o;
+    const char *to = json_string_value(json_object_get(spec, "to"));
+    const char *tprov = json_string_value(json_object_get(spec, "to_provider"));
+    const char *prepend = json_string_value(json_object_get(spec, "prepend"));
+    o->dry_run = json_is_true(json_object_get(spec, "dry_run"));
+    snprintf(o->prepend, sizeof(o->prepend), "%s", prepend ? prepend : "");
+    snprintf(o->to_provider, sizeof(o->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
+    snprintf(o->to, sizeof(o->to), "%s", to ? to : "");
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *dst = to ? bmd_find(bm, o->to_provider, to) : NULL;
+    struct backend db = {0};
+    if (dst)
+        backend_resolve(j->t, dst, &db);
+    bmd_unref(bm);
+    int ro = db.kind == BK_HTTP;
+    backend_free(&db);
+    if (!dst) {
+        snprintf(err, errlen, "the destination bucket %s/%s is not known here", o->to_provider,
+                 to ? to : "(none)");
+        return -1;
+    }
+    if (ro) {
+        snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", to);
+        return -1;
+    }
+    return 0;
+}
+
+static void copy_describe(const struct job *j, json_t *p)
+{
+    const struct copy_opts *o = jobsel_of(j) ? opts_of(j) : NULL;
+    if (!o)
+        return;                  /* remembered from its record */
+    json_object_set_new(p, "to", json_string(o->to));
+    if (o->dry_run)
+        json_object_set_new(p, "dry_run", json_true());
+}
+
+const struct job_kind jobcopy_copy = {
+    .name = "copy",
+    .init = copy_init,
+    .pump = jobsel_pump,
+    .describe = copy_describe,
+    .free = jobsel_free,
+};
+
 /* ---- download ------------------------------------------------------------------------------ */
 
-void job_download_one(struct job *j, const char *url, const char *name, size_t n, int held)
+static void download_one(struct job *j, const char *url, const char *name, size_t n,
+                         char *mkey, int held)
 {
+    free(mkey);                  /* cfetch_start makes its own */
     if (held) {                  /* there already (counted present): a retried job is cheap */
-        job_add(j, &j->done, 1, 0);
+        job_add(j, JC_DONE, 1, 0);
         return;
     }
     struct backend ub = {0};
@@ -364,24 +433,31 @@ void job_download_one(struct job *j, const char *url, const char *name, size_t n
     free(nm);
 }
 
-int job_download_name(const struct job *j, uint64_t i, const char *url, char *buf, size_t len)
+static void download_each(struct job *j, const char *name, size_t n, const char *url,
+                          char *mkey, size_t klen, int held, const struct ometa *m)
 {
-    if (j->dnames) {
-        const char *s = json_string_value(json_array_get(j->dnames, i));
-        size_t n = s ? strlen(s) : 0;
-        if (!s || n == 0 || n >= len)
-            return -1;
-        memcpy(buf, s, n + 1);
-        return (int)n;
-    }
-    const char *p = strstr(url, "://");
-    p = p ? strchr(p + 3, '/') : NULL;
-    if (!p)
-        return -1;
-    p++;
-    size_t n = strcspn(p, "?#");
-    if (n == 0 || n >= len)
-        return -1;
-    int dn = http_pct_decode(p, n, buf);
-    return dn > 0 ? dn : -1;
+    (void)klen;
+    (void)m;
+    download_one(j, url, name, n, mkey, held);
 }
+
+static int download_init(struct job *j, json_t *spec, char *err, size_t errlen)
+{
+    if (jobsel_init(j, spec, download_each, 1, err, errlen))
+        return -1;
+    struct copy_opts *o = xcalloc(1, sizeof(*o));
+    jobsel_of(j)->opts = o;
+    o->to_backed = jobsel_of(j)->b.kind == BK_S3;
+    if (jobsel_of(j)->b.kind == BK_HTTP) {
+        snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", j->bucket);
+        return -1;
+    }
+    return 0;
+}
+
+const struct job_kind jobcopy_download = {
+    .name = "download",
+    .init = download_init,
+    .pump = jobsel_pump,
+    .free = jobsel_free,
+};

@@ -14,7 +14,7 @@
 #include "http.h"
 #include "httpbody.h"
 #include "iopool.h"
-#include "jobint.h"
+#include "job.h"
 #include "log.h"
 #include "loopq.h"
 #include "mpath.h"
@@ -22,6 +22,9 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
+
+/* Run by this file: no hook of the framework's. */
+const struct job_kind mpath_resilver_kind = {.name = "resilver"};
 
 #define BATCH 32                 /* objects moved per turn on the I/O pool */
 #define SCAN_MAX 4096            /* records looked at per turn */
@@ -350,8 +353,8 @@ static void turn_done(void *arg)
 {
     struct turn *u = arg;
     struct resilver *rs = u->rs;
-    job_add(rs->j, &rs->j->moved, u->moved, u->bytes);
-    job_add(rs->j, &rs->j->done, (uint64_t)u->n, 0);
+    job_add(rs->j, JC_MOVED, u->moved, u->bytes);
+    job_add(rs->j, JC_DONE, (uint64_t)u->n, 0);
     __atomic_add_fetch(&rs->j->pos, (uint64_t)u->scanned + (uint64_t)u->n, __ATOMIC_RELAXED);
     if (u->errors)
         job_note_error(rs->j, "", "objects could not be moved (see the log)");
@@ -376,7 +379,7 @@ static void turn_next(struct resilver *rs, struct turn *u)
     if (!u) {
         rs->running = 1;
         rs->gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-        rs->j = job_local_start(rs->t, rs->w, JK_RESILVER, NULL);
+        rs->j = job_local_start(rs->t, rs->w, &mpath_resilver_kind, NULL);
         u = xcalloc(1, sizeof(*u));
         u->rs = rs;
         log_info("resilver begins: objects move to the mountpaths HRW places them on");
@@ -385,15 +388,13 @@ static void turn_next(struct resilver *rs, struct turn *u)
            __atomic_load_n(&s->mp[u->mp_i].gone, __ATOMIC_RELAXED))
         u->mp_i++;
     if (u->mp_i >= __atomic_load_n(&s->n, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&rs->j->aborted, __ATOMIC_RELAXED)) {
-        pthread_mutex_lock(&jobs_mu);
-        uint64_t errors = rs->j->errors, moved = rs->j->moved;
-        pthread_mutex_unlock(&jobs_mu);
+        job_aborted(rs->j)) {
+        uint64_t errors = job_counter(rs->j, JC_ERRORS), moved = job_counter(rs->j, JC_MOVED);
         log_info("resilver ends: %llu objects moved, %llu errors", (unsigned long long)moved,
                  (unsigned long long)errors);
         free(u->after);
         free(u);
-        rs_end(rs, errors + __atomic_load_n(&rs->j->aborted, __ATOMIC_RELAXED));
+        rs_end(rs, errors + (uint64_t)job_aborted(rs->j));
         return;
     }
     iopool_submit(rs->t->io, rs->w->q, turn_work, turn_done, u);

@@ -28,6 +28,8 @@
 
 #include <stddef.h>
 
+#include "job.h"
+
 struct http_req;
 struct http_worker;
 struct target;
@@ -39,5 +41,9 @@ void mpath_load(struct target *t, char ***placed, int *np, char ***off, int *nof
 /* Once the server runs: a resilver on w's loop when one is due. */
 void mpath_start(struct target *t, struct http_worker *w);
 void mpath_handle(struct http_req *r, const char *rest, size_t rlen);
+
+/* The kind of a target's resilver walks, "resilver" (registered by
+ * main.c). */
+extern const struct job_kind mpath_resilver_kind;
 
 #endif

@@ -18,7 +18,7 @@
 #include "hc.h"
 #include "http.h"
 #include "iopool.h"
-#include "jobint.h"
+#include "job.h"
 #include "lcopy.h"
 #include "log.h"
 #include "mirror.h"
@@ -41,6 +41,7 @@ enum verdict { V_GONE, V_MORE, V_OK, V_BAD, V_ERR };
 
 struct scrub {
     struct job *j;
+    int encode;                  /* an ec-encode: no reading back, objects sent to holders */
     struct target *t;
     struct hc *hc;
     struct xfer_loop lp;         /* the job's loop, for rebuilds */
@@ -101,9 +102,8 @@ static void scrub_end(struct scrub *s)
     free(s->prefix);
     free(s->after);
     free(s);
-    pthread_mutex_lock(&jobs_mu);
-    uint64_t found = j->found, fixed = j->fixed, lost = j->lost, done = j->done;
-    pthread_mutex_unlock(&jobs_mu);
+    uint64_t found = job_counter(j, JC_FOUND), fixed = job_counter(j, JC_FIXED),
+             lost = job_counter(j, JC_LOST), done = job_counter(j, JC_DONE);
     log_info("scrub %s: %llu copies read, %llu damaged, %llu fixed, %llu lost", j->id,
              (unsigned long long)done, (unsigned long long)found, (unsigned long long)fixed,
              (unsigned long long)lost);
@@ -160,7 +160,7 @@ static void next_batch(struct scrub *s)
         s->alen = 0;
     }
     int walked = s->mp_i >= __atomic_load_n(&s->t->store.n, __ATOMIC_ACQUIRE);
-    if (walked && !s->copies && s->j->kind == JK_SCRUB) {   /* slices, then copies */
+    if (walked && !s->copies && !s->encode) {   /* slices, then copies */
         s->copies = s->slices;
         s->slices = !s->slices;
         s->mp_i = 0;
@@ -174,7 +174,7 @@ static void next_batch(struct scrub *s)
         }
         walked = 0;
     }
-    if (__atomic_load_n(&s->j->aborted, __ATOMIC_RELAXED) || walked) {
+    if (job_aborted(s->j) || walked) {
         scrub_end(s);
         return;
     }
@@ -259,7 +259,7 @@ static void check_work(void *arg)
     }
 }
 
-static void settled(struct scrub *s, uint64_t *counter, const char *err)
+static void settled(struct scrub *s, int counter, const char *err)
 {
     if (err) {                   /* (a copy on another drive: 'c' + the object's key) */
         char *nm = s->copies ? xfer_key_show(s->mkey + 1, s->klen - 1)
@@ -268,8 +268,8 @@ static void settled(struct scrub *s, uint64_t *counter, const char *err)
         log_error("scrub: object %s: %s", nm, err);
         free(nm);
     }
-    if (counter)
-        job_add(s->j, counter, 1, 0);
+    if (counter >= 0)
+        job_add(s->j, (enum job_ctr)counter, 1, 0);
     next_key(s);
 }
 
@@ -288,17 +288,17 @@ static void present_done(void *arg)
 {
     struct scrub *s = arg;
     if (s->rc == 0)
-        settled(s, &s->j->fixed, NULL);
+        settled(s, JC_FIXED, NULL);
     else if (s->unasked)         /* a holder did not answer: it may have it still */
-        settled(s, NULL, s->marking ? "damaged, kept marked; a copy holder could not be "
+        settled(s, -1, s->marking ? "damaged, kept marked; a copy holder could not be "
                                       "asked: the next walk brings its copy"
                                     : "damaged and dropped; a copy holder could not be "
                                       "asked: the next walk brings its copy");
     else if (s->marking)
-        settled(s, &s->j->lost, "damaged, and no copy holder had a good copy: kept, marked "
+        settled(s, JC_LOST, "damaged, and no copy holder had a good copy: kept, marked "
                                 "damaged (reads answer 500) until a good copy replaces it");
     else
-        settled(s, &s->j->lost, "damaged, and no copy holder had a good copy: lost");
+        settled(s, JC_LOST, "damaged, and no copy holder had a good copy: lost");
 }
 
 static void asked(void *arg, int status, const char *body, size_t len, const char *err)
@@ -343,18 +343,18 @@ static void local_restored(void *arg, int rc)
     if (rc)
         ask_holders(s);
     else
-        settled(s, &s->j->fixed, NULL);
+        settled(s, JC_FIXED, NULL);
 }
 
 static void rebuilt(void *arg, int rc)
 {
     struct scrub *s = arg;
     if (rc == 0)
-        settled(s, &s->j->fixed, NULL);
+        settled(s, JC_FIXED, NULL);
     else if (rc == -EIO)
-        settled(s, &s->j->lost, "damaged, and too few of its slices are left: lost");
+        settled(s, JC_LOST, "damaged, and too few of its slices are left: lost");
     else
-        settled(s, NULL, "damaged and dropped; its slices could not be read: try again");
+        settled(s, -1, "damaged and dropped; its slices could not be read: try again");
 }
 
 static void repair_work(void *arg)
@@ -378,22 +378,22 @@ static void repaired(void *arg)
     int sliced = bk && bmd_ec(bk, &ec) && s->m.size >= ec.limit;
     bmd_unref(b);
     if (s->rc == -ESTALE || s->rc == -ENOENT)   /* written again, or deleted, meanwhile */
-        settled(s, NULL, NULL);
+        settled(s, -1, NULL);
     else if (s->rc == -EEXIST)
-        settled(s, NULL, "damaged, and still owed to its write-back backend: kept");
+        settled(s, -1, "damaged, and still owed to its write-back backend: kept");
     else if (s->rc)
-        settled(s, NULL, "damaged, and cannot be marked or dropped");
+        settled(s, -1, "damaged, and cannot be marked or dropped");
     else if (copies > 1)         /* a copy on another drive first (lcopy.h), then holders */
         lcopy_restore(s->t, &s->lp, s->mkey, s->klen, s->m.version, local_restored, s);
     else if (sliced)
         ecode_rebuild(s->t, &s->lp, s->mkey, s->klen, rebuilt, s);
     else if (backed)             /* the next read fetches it again */
-        settled(s, &s->j->fixed, NULL);
+        settled(s, JC_FIXED, NULL);
     else if (s->marking)
-        settled(s, &s->j->lost, "its bytes do not match its checksum and it has no other "
+        settled(s, JC_LOST, "its bytes do not match its checksum and it has no other "
                                 "copy: kept, marked damaged (reads answer 500)");
     else
-        settled(s, &s->j->lost, "its data is gone, and it has no other copy: dropped");
+        settled(s, JC_LOST, "its data is gone, and it has no other copy: dropped");
 }
 
 /* A damaged copy: kept and marked while its bytes are here and neither a
@@ -421,10 +421,10 @@ static void slice_made(void *arg, int rc)
     free(s->okey);
     s->okey = NULL;
     if (rc)
-        settled(s, NULL, "a damaged slice, dropped; its owner could not make it again now "
+        settled(s, -1, "a damaged slice, dropped; its owner could not make it again now "
                          "(its next walk does)");
     else
-        settled(s, &s->j->fixed, NULL);
+        settled(s, JC_FIXED, NULL);
 }
 
 static void slice_remade(void *arg, int failed)
@@ -443,10 +443,10 @@ static void copy_made(void *arg, int failed)
 {
     struct scrub *s = arg;
     if (failed)
-        settled(s, NULL, "a damaged copy on another drive, dropped; not made again now (the "
+        settled(s, -1, "a damaged copy on another drive, dropped; not made again now (the "
                          "next walk does)");
     else
-        settled(s, &s->j->fixed, NULL);
+        settled(s, JC_FIXED, NULL);
 }
 
 /* A damaged copy on another drive is gone: the object's copies are made
@@ -455,7 +455,7 @@ static void copy_dropped(void *arg)
 {
     struct scrub *s = arg;
     if (s->rc) {                 /* written again or gone meanwhile */
-        settled(s, NULL, NULL);
+        settled(s, -1, NULL);
         return;
     }
     const char *okey = s->mkey + 1;   /* 'c' + the object's key */
@@ -472,7 +472,7 @@ static void slice_dropped(void *arg)
     int idx;
     s->okey = s->rc ? NULL : slice_obj_key(s->mkey, s->klen, &s->oklen, &idx);
     if (!s->okey) {              /* written again or gone meanwhile */
-        settled(s, NULL, NULL);
+        settled(s, -1, NULL);
         return;
     }
     const struct cmap_node *h[1];
@@ -513,16 +513,16 @@ static void checked(void *arg)
         next_key(s);
         return;
     }
-    job_add(s->j, &s->j->done, 1, s->got);
+    job_add(s->j, JC_DONE, 1, s->got);
     if (s->v == V_ERR) {
-        settled(s, NULL, s->why);
+        settled(s, -1, s->why);
         return;
     }
     if (s->v == V_OK) {
         next_key(s);
         return;
     }
-    job_add(s->j, &s->j->found, 1, 0);
+    job_add(s->j, JC_FOUND, 1, 0);
     char *shown = s->copies ? xfer_key_show(s->mkey + 1, s->klen - 1)
                             : xfer_key_show(s->mkey, s->klen);
     log_warn("scrub: %s %s: %s: repairing",
@@ -542,9 +542,9 @@ static void spread_done(void *arg, int failed)
 {
     struct scrub *s = arg;
     if (failed)
-        settled(s, NULL, "not every copy or slice was taken (the next walk tries again)");
+        settled(s, -1, "not every copy or slice was taken (the next walk tries again)");
     else
-        settled(s, &s->j->done, NULL);
+        settled(s, JC_DONE, NULL);
 }
 
 static void record_work(void *arg)
@@ -567,8 +567,8 @@ static void record_in(void *arg)
         next_key(s);
         return;
     }
-    job_add(s->j, &s->j->owned, 1, 0);
-    job_add(s->j, &s->j->bytes, 0, s->m.size);
+    job_add(s->j, JC_OWNED, 1, 0);
+    job_add(s->j, JC_BYTES, 0, s->m.size);
     mirror_spread(s->t, &s->lp, s->mkey, s->klen, s->m.size, 0, spread_done, s);
 }
 
@@ -582,7 +582,7 @@ static void resume(evutil_socket_t fd, short what, void *arg)
 /* The next turn of the copy being read, or the next copy. */
 static void next_key(struct scrub *s)
 {
-    if (__atomic_load_n(&s->j->aborted, __ATOMIC_RELAXED)) {
+    if (job_aborted(s->j)) {
         if (s->fd >= 0)
             close(s->fd);
         s->fd = -1;
@@ -594,7 +594,7 @@ static void next_key(struct scrub *s)
         return;
     }
     uint64_t now = mono_ms(), due = __atomic_load_n(&pace_ms, __ATOMIC_RELAXED);
-    if (due > now && s->j->kind == JK_SCRUB) {   /* (ec-encode reads nothing back) */
+    if (due > now && !s->encode) {   /* (ec-encode reads nothing back) */
         struct timeval tv = {(time_t)((due - now) / 1000),
                              (suseconds_t)((due - now) % 1000) * 1000};
         evtimer_add(s->wait, &tv);
@@ -604,33 +604,92 @@ static void next_key(struct scrub *s)
         s->klen = s->lens[s->next];
         s->mkey = s->keys[s->next++];
     }
-    if (s->j->kind == JK_ECENCODE)
+    if (s->encode)
         iopool_submit(s->t->io, s->j->q, record_work, record_in, s);
     else
         iopool_submit(s->t->io, s->j->q, check_work, checked, s);
 }
 
-void scrub_run(struct job *j)
+/* Run j (its bucket, "" for every one, and the prefix in j->kd, NULL for
+ * none); it ends itself (job_ended). On j's loop. */
+static void run(struct job *j, int encode)
 {
     struct scrub *s = xcalloc(1, sizeof(*s));
     s->j = j;
+    s->encode = encode;
+    const char *prefix = j->kd;
     s->t = j->t;
     s->hc = j->hc;
     s->fd = -1;
     s->lp = (struct xfer_loop){j->base, j->q, j->hc};
-    size_t pl = strlen(j->provider), bl = strlen(j->bucket), xl = j->prefix ? strlen(j->prefix) : 0;
+    size_t pl = strlen(j->provider), bl = strlen(j->bucket), xl = prefix ? strlen(prefix) : 0;
     s->prefix = xmalloc(4 + pl + bl + xl);   /* (room for a copy's 'c') */
     s->prefix[0] = 'o';
     s->plen = 1;
     if (j->bucket[0]) {          /* 'o' provider NUL bucket NUL prefix */
         memcpy(s->prefix + 1, j->provider, pl + 1);
         memcpy(s->prefix + 2 + pl, j->bucket, bl + 1);
-        memcpy(s->prefix + 3 + pl + bl, j->prefix, xl);
+        memcpy(s->prefix + 3 + pl + bl, prefix, xl);
         s->plen = 3 + pl + bl + xl;
     }
     s->wait = evtimer_new(j->base, resume, s);
     next_batch(s);
 }
+
+static void scrub_run(struct job *j)
+{
+    run(j, 0);
+}
+
+static void encode_run(struct job *j)
+{
+    run(j, 1);
+}
+
+/* A scrub's or ec-encode's prefix ("prefix", "" for none) as j->kd. */
+static int scrub_init(struct job *j, json_t *spec, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    const char *prefix = json_string_value(json_object_get(spec, "prefix"));
+    j->kd = xstrdup(prefix ? prefix : "");
+    return 0;
+}
+
+/* An ec-encode's bucket is erasure coded or mirrored. */
+static int encode_init(struct job *j, json_t *spec, char *err, size_t errlen)
+{
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(bm, j->provider, j->bucket);
+    struct bmd_ec ec;
+    int plain = bk && !bmd_ec(bk, &ec) && bmd_copies(bk) == 1;
+    bmd_unref(bm);
+    if (plain) {
+        snprintf(err, errlen, "bucket %s is neither erasure coded nor mirrored", j->bucket);
+        return -1;
+    }
+    return scrub_init(j, spec, err, errlen);
+}
+
+static void prefix_free(struct job *j)
+{
+    free(j->kd);
+    j->kd = NULL;
+}
+
+const struct job_kind scrub_kind = {
+    .name = "scrub",
+    .init = scrub_init,
+    .start = scrub_run,
+    .free = prefix_free,
+};
+
+const struct job_kind scrub_encode_kind = {
+    .name = "ec-encode",
+    .init = encode_init,
+    .start = encode_run,
+    .free = prefix_free,
+};
 
 /* ---- the schedule ------------------------------------------------------------------ */
 
@@ -682,7 +741,7 @@ static void scheduled_end(struct job *j)
     if (!sched || j != sched->j)
         return;
     sched->j = NULL;
-    if (__atomic_load_n(&j->aborted, __ATOMIC_RELAXED))
+    if (job_aborted(j))
         return;                  /* not a whole scrub: the next tick starts another */
     sched->last_ms = wall_ns() / 1000000;
     iopool_submit(sched->t->io, sched->w->q, last_work, NULL, sched);
@@ -696,9 +755,8 @@ static void tick(evutil_socket_t fd, short what, void *arg)
     uint64_t now = wall_ns() / 1000000;
     uint64_t every = (uint64_t)sched->t->conf.scrub_interval_h * 3600000u;
     if (sched->loaded && !sched->j && every && now >= sched->last_ms + every) {
-        struct job *j = job_local_start(sched->t, sched->w, JK_SCRUB, NULL);
+        struct job *j = job_local_start(sched->t, sched->w, &scrub_kind, NULL);
         j->hc = ((struct target_worker *)sched->w->local)->hc;
-        j->handed = 1;
         sched->j = j;
         log_info("scrub %s: the scheduled scrub of everything begins", j->id);
         scrub_run(j);

@@ -32,13 +32,14 @@
 
 #include <stddef.h>
 
+#include "job.h"
+
 struct http_worker;
-struct job;
 struct target;
 
-/* Run j (kind scrub or ec-encode: its bucket, "" for every one, and
- * prefix); it ends itself (job_ended). On j's loop. */
-void scrub_run(struct job *j);
+/* The kinds "scrub" and "ec-encode" (registered by main.c). */
+extern const struct job_kind scrub_kind;
+extern const struct job_kind scrub_encode_kind;
 
 /* Scrub everything every scrub_interval_h, on w's loop. */
 void scrub_start(struct target *t, struct http_worker *w);

@@ -10,7 +10,7 @@
 #include "bmd.h"
 #include "http.h"
 #include "iopool.h"
-#include "jobint.h"
+#include "job.h"
 #include "lcopy.h"
 #include "log.h"
 #include "loopq.h"
@@ -22,6 +22,9 @@
 #include "target.h"
 #include "util.h"
 #include "wbq.h"
+
+/* Run by this file: no hook of the framework's. */
+const struct job_kind lru_job_kind = {.name = "lru"};
 
 #define LRU_COOL_MS 10000        /* after a round that could not reach low */
 
@@ -115,7 +118,7 @@ static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl
     c->uid = m.uid;
     c->size = m.size;
     c->atime = t;
-    return __atomic_load_n(&sc->j->aborted, __ATOMIC_RELAXED);
+    return job_aborted(sc->j);
 }
 
 static int by_atime(const void *a, const void *b)
@@ -132,19 +135,19 @@ static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
     store_kv_scan(st, mp, "o", 1, collect, sc);
     if (sc->n)                   /* (qsort wants an array, even of none) */
         qsort(sc->v, sc->n, sizeof(*sc->v), by_atime);
-    job_add(sc->j, &sc->j->owned, sc->n, 0);
+    job_add(sc->j, JC_OWNED, sc->n, 0);
     uint64_t freed = 0;
     for (size_t i = 0; i < sc->n; i++) {
         struct cand *c = &sc->v[i];
-        if (freed < need && !__atomic_load_n(&sc->j->aborted, __ATOMIC_RELAXED) &&
+        if (freed < need && !job_aborted(sc->j) &&
             atime_mem(c->mkey, c->klen) <= c->atime &&   /* not read since the scan */
             store_pick(st, c->mkey, c->klen) == mp &&
             store_delete_if(st, mp, c->mkey, c->klen, c->uid) == 0) {
             lcopy_drop(st, c->mkey, c->klen);
             freed += c->size;
-            job_add(sc->j, &sc->j->evicted, 1, c->size);
+            job_add(sc->j, JC_EVICTED, 1, c->size);
         }
-        job_add(sc->j, &sc->j->done, 1, 0);
+        job_add(sc->j, JC_DONE, 1, 0);
         free(c->mkey);
     }
     if (freed < need) {
@@ -191,7 +194,7 @@ static void look(void *arg)
     if (lru->running || mono_ns() / 1000000 < lru->cool_until_ms || !space_over_high(lru->t))
         return;
     lru->running = 1;
-    struct job *j = job_local_start(lru->t, lru->w, JK_LRU, NULL);
+    struct job *j = job_local_start(lru->t, lru->w, &lru_job_kind, NULL);
     iopool_submit(lru->t->io, lru->w->q, lru_work, lru_done, j);
 }
 

@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include "job.h"
+
 struct http_worker;
 struct target;
 
@@ -34,5 +36,8 @@ struct lru_census {
     uint64_t objects, evictable, pinned, dirty;
 };
 void lru_census(struct target *t, int i, struct lru_census *c);
+
+/* The kind of a target's eviction rounds, "lru" (registered by main.c). */
+extern const struct job_kind lru_job_kind;
 
 #endif

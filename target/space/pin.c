@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http.h"
+#include "node.h"
 #include "pin.h"
 #include "store.h"
+#include "target.h"
 #include "tmpl.h"
 #include "util.h"
 
@@ -145,4 +148,30 @@ static int load_one(void *arg, const char *k, size_t kl, const char *v, size_t v
 void pin_load(struct store *s)
 {
     store_kv_scan(s, &s->mp[0], "n", 1, load_one, NULL);
+}
+
+/* PATCH /v1/internal/jobs/ID {"pin": false}: the job's pin goes (its
+ * record too); the objects may be evicted from now on. */
+static void patch_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct target *t = r->w->ctx;
+    char *id = arg;
+    json_t *j = json_loadb(body, len, 0, NULL);   /* body stays the reader's */
+    if (!json_is_false(json_object_get(j, "pin")) || json_object_size(j) != 1) {
+        http_reply_error(r, 400, "a job is changed with {\"pin\": false} only");
+    } else if (pin_drop(id) == 0) {
+        char *nk = xasprintf("n%s", id);
+        store_kv_del(&t->store, &t->store.mp[0], nk, strlen(nk));
+        free(nk);
+        http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", id, "pinned", 0));
+    } else {
+        http_reply_error(r, 404, "no pin of job %s here", id);
+    }
+    json_decref(j);
+    free(id);
+}
+
+void pin_patch(struct http_req *r, const char *rest, size_t rlen)
+{
+    node_read_body(r, 4096, patch_body, free, xstrndup(rest, rlen > 63 ? 63 : rlen));
 }

@@ -29,4 +29,8 @@ int pin_drop(const char *id);
 /* At start-up: the pins recorded in the store. */
 void pin_load(struct store *s);
 
+struct http_req;
+/* PATCH /v1/internal/jobs/ID {"pin": false}: job ID's pin goes. */
+void pin_patch(struct http_req *r, const char *rest, size_t rlen);
+
 #endif
