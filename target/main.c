@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "ecode.h"
 #include "err.h"
 #include "hc.h"
 #include "hcli.h"
@@ -33,6 +34,7 @@
 #include "job.h"
 #include "jobcopy.h"
 #include "jobfetch.h"
+#include "lcopy.h"
 #include "list.h"
 #include "log.h"
 #include "lru.h"
@@ -58,6 +60,16 @@
 #include "xfer.h"
 
 static void internal(struct http_req *r, const char *rest, size_t rlen);
+
+/* The calls of higher layers that lower ones make (target.h). */
+static const struct target_hooks hooks = {
+    .owed = wbq_owed,
+    .drop_local_copies = lcopy_drop,
+    .sync_local_copies = lcopy_sync,
+    .drop_older_slices = slice_drop_older,
+    .ensure_slices = ecode_ensure,
+    .walk_slice = ecode_walk_slice,
+};
 
 /* The kinds of batch job this target runs, each defined by the subsystem
  * that does its work. */
@@ -178,6 +190,7 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
 int main(int argc, char **argv)
 {
     static struct target t;
+    t.hooks = &hooks;
     char err[512];
     int info = conf_info(argc, argv, "shoal-target", CONF_TARGET);
     if (info >= 0)

@@ -24,6 +24,7 @@
 #include "iopool.h"
 #include "lcopy.h"
 #include "mirror.h"
+#include "place.h"
 #include "target.h"
 #include "util.h"
 #include "wbq.h"
@@ -76,10 +77,10 @@ static void del_spread(void *arg, int failed)
 static void del_done(void *arg)
 {
     struct del *d = arg;
-    if (!d->rc && !d->evict && mirror_spreads(d->mkey, d->klen)) {
+    if (!d->rc && !d->evict && place_spreads(d->mkey, d->klen)) {
         /* the tombstone goes to the copies and slices: none comes back */
         struct xfer_loop lp = {d->r->w->base, d->r->w->q, target_hc(d->r)};
-        mirror_spread(d->t, &lp, d->mkey, d->klen, MIRROR_ANY_SIZE, 1, del_spread, d);
+        mirror_spread(d->t, &lp, d->mkey, d->klen, PLACE_ANY_SIZE, 1, del_spread, d);
         return;
     }
     del_answer(d);

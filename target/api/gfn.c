@@ -18,6 +18,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "node.h"
+#include "place.h"
 #include "reb.h"
 #include "repair.h"
 #include "store.h"
@@ -399,7 +400,7 @@ void gfn_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk
         go_on(g);
         return;
     }
-    look_around(t, cm, mkey, klen, mirror_bucket_copies(bk), &a);
+    look_around(t, cm, mkey, klen, place_bucket_copies(bk), &a);
     if (!window && backed && !wb && !a.maint_above) {
         cmap_unref(cm);
         go_on(g);

@@ -42,6 +42,7 @@
 #include "iopool.h"
 #include "mirror.h"
 #include "mpu.h"
+#include "place.h"
 #include "reb.h"
 #include "mparts.h"
 #include "mpuck.h"
@@ -723,7 +724,7 @@ static void commit_done(void *arg)
 {
     struct completion *j = arg;
     struct http_req *r = j->r;
-    if (!j->rc && mirror_spreads(j->mkey, j->klen)) {
+    if (!j->rc && place_spreads(j->mkey, j->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
         mirror_spread(j->t, &lp, j->mkey, j->klen, j->m.size, 1, complete_spread, j);
         return;

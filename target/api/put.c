@@ -43,6 +43,7 @@
 #include "iopool.h"
 #include "mirror.h"
 #include "node.h"
+#include "place.h"
 #include "put.h"
 #include "reb.h"
 #include "space.h"
@@ -269,7 +270,7 @@ static void put_commit_done(void *arg)
     struct http_req *r = p->r;
     if (!p->rc && p->b.write_back && !p->part.num)
         wbq_kick(p->t);
-    if (!p->rc && !p->part.num && mirror_spreads(p->mkey, p->klen)) {
+    if (!p->rc && !p->part.num && place_spreads(p->mkey, p->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
         mirror_spread_coded(p->t, &lp, p->mkey, p->klen, p->m.size, 1,
                             p->coded.d ? &p->coded : NULL, put_spread, p);

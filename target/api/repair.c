@@ -2,6 +2,7 @@
  * repair: a damaged copy replaced from redundancy, then served (see
  * repair.h).
  */
+#include "place.h"
 #include "repair.h"
 
 #include <errno.h>
@@ -168,7 +169,7 @@ static void dropped(void *arg)
     struct bmd *b;
     const struct bmd_bucket *bk = xfer_key_bucket(p->mkey, p->klen, &b);
     int local = bk && (!p->rc || p->rc == -ENOENT) &&
-                mirror_copies(p->mkey, p->klen, p->size) > 1;
+                place_copies(p->mkey, p->klen, p->size) > 1;
     bmd_unref(b);
     if (local) {                 /* no older copy than the damaged one comes back */
         struct xfer_loop lp = {p->r->w->base, p->r->w->q, target_hc(p->r)};

@@ -33,6 +33,7 @@
 #include "mirror.h"
 #include "mpu.h"
 #include "node.h"
+#include "place.h"
 #include "s3.h"
 #include "s3own.h"
 #include "s3sub.h"
@@ -149,7 +150,7 @@ static void tags_done(void *arg)
 {
     struct subreq *s = arg;
     struct http_req *r = s->r;
-    if (!s->rc && mirror_spreads(s->mkey, s->klen)) {
+    if (!s->rc && place_spreads(s->mkey, s->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
         mirror_spread(s->t, &lp, s->mkey, s->klen, s->size, 1, tags_spread, s);
         return;

@@ -24,6 +24,7 @@
  *
  * Thread: r's worker; lookups and commits on the I/O pool.
  */
+#include "place.h"
 #include "vers.h"
 #include "reb.h"
 
@@ -284,9 +285,9 @@ static void deleted(struct vreq *v)
     }
     if (store_is_marker(v->m))
         http_resp_header(r, "x-amz-delete-marker", "true");
-    if (mirror_spreads(v->vkey, v->vkl)) {
+    if (place_spreads(v->vkey, v->vkl)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-        mirror_spread(v->t, &lp, v->vkey, v->vkl, MIRROR_ANY_SIZE, 1, deleted_spread, v);
+        mirror_spread(v->t, &lp, v->vkey, v->vkl, PLACE_ANY_SIZE, 1, deleted_spread, v);
         return;
     }
     deleted_spread(v, 0);
@@ -310,7 +311,7 @@ static void deleted_spread(void *arg, int failed)
 static void promoted(void *arg)
 {
     struct vreq *v = arg;
-    if (v->pm && mirror_spreads(v->mkey, v->klen)) {
+    if (v->pm && place_spreads(v->mkey, v->klen)) {
         struct xfer_loop lp = {v->r->w->base, v->r->w->q, target_hc(v->r)};
         mirror_spread(v->t, &lp, v->mkey, v->klen, v->pm->size, 1, promoted_spread, v);
         return;
@@ -393,7 +394,7 @@ static void marker_spread(void *arg, int failed)
 static void marker_done(void *arg)
 {
     struct vreq *v = arg;
-    if (!v->rc && mirror_spreads(v->mkey, v->klen)) {
+    if (!v->rc && place_spreads(v->mkey, v->klen)) {
         struct xfer_loop lp = {v->r->w->base, v->r->w->q, target_hc(v->r)};
         mirror_spread(v->t, &lp, v->mkey, v->klen, 0, 1, marker_spread, v);
         return;

@@ -17,18 +17,16 @@
 
 #include "bmd.h"
 #include "cmap.h"
-#include "ecode.h"
 #include "hc.h"
 #include "http.h"
 #include "iopool.h"
 #include "job.h"
-#include "lcopy.h"
 #include "log.h"
 #include "loopq.h"
 #include "metrics.h"
-#include "mirror.h"
 #include "node.h"
 #include "ometa.h"
+#include "place.h"
 #include "reb.h"
 #include "store.h"
 #include "target.h"
@@ -135,7 +133,7 @@ struct scan {
     struct target *t;
     char **keys;
     size_t *lens;
-    uint64_t *sizes;             /* of the objects (MIRROR_ANY_SIZE: a tombstone) */
+    uint64_t *sizes;             /* of the objects (PLACE_ANY_SIZE: a tombstone) */
     int n;
     uint64_t scanned, owned;
     char *last;
@@ -162,13 +160,13 @@ static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t v
     char *mkey = xmalloc(kl + 1);
     memcpy(mkey, k, kl);
     mkey[kl] = '\0';
-    if (k[0] == 's') {           /* a slice: where it goes is ecode_walk_slice's */
+    if (k[0] == 's') {           /* a slice: where it goes is the walk_slice hook's (ecode.h) */
         batch_add(sc, mkey, kl, 0);
         return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
     }
     mkey[0] = 'o';               /* a tombstone's name */
     struct ometa m;
-    uint64_t size = k[0] == 'o' && !ometa_decode(v, vl, &m) ? m.size : MIRROR_ANY_SIZE;
+    uint64_t size = k[0] == 'o' && !ometa_decode(v, vl, &m) ? m.size : PLACE_ANY_SIZE;
     enum reb_act act = reb_decide(sc->u->map, sc->t->node.id, mkey, kl, size);
     if (act == REB_SKIP) {
         free(mkey);
@@ -193,10 +191,10 @@ enum reb_act reb_decide(const struct cmap *m, const char *me, const char *mkey, 
     const struct cmap_node *owner = cmap_owner(m, pkey, pl);
     free(pkey);
     int mine = !owner || !strcmp(owner->id, me);
-    int copies = owner ? mirror_copies(mkey, kl, size) : 1;
-    int rank = copies > 1 ? mirror_rank(m, mkey, kl, copies, me) : -1;
+    int copies = owner ? place_copies(mkey, kl, size) : 1;
+    int rank = copies > 1 ? place_rank(m, mkey, kl, copies, me) : -1;
     struct bmd_ec ec;
-    int sliced = owner && size != MIRROR_ANY_SIZE && ecode_of(mkey, kl, &ec) && size >= ec.limit;
+    int sliced = owner && size != PLACE_ANY_SIZE && place_ec(mkey, kl, &ec) && size >= ec.limit;
     if (rank >= 0 || (mine && sliced))
         return REB_KEEP_SEND;    /* the other holders must have it too */
     return mine ? REB_KEEP : REB_SEND;
@@ -347,29 +345,29 @@ static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
 {
     struct reb *rb = u->rb;
     if (mkey[0] == 's') {
-        ecode_walk_slice(rb->t, &rb->lp, mkey, kl, walked, one_new(u, mkey, kl));
+        rb->t->hooks->walk_slice(rb->t, &rb->lp, mkey, kl, walked, one_new(u, mkey, kl));
         return;
     }
     size_t pl;
     char *pkey = xfer_place_key(mkey, kl, &pl);
     const struct cmap_node *to[CMAP_COPIES_MAX];
-    int copies = mirror_copies(mkey, kl, size), n = 1;
+    int copies = place_copies(mkey, kl, size), n = 1;
     to[0] = cmap_owner(u->map, pkey, pl);
     free(pkey);
     struct bmd_ec ec;
-    if (size != MIRROR_ANY_SIZE && !strcmp(to[0]->id, rb->t->node.id) &&
-        ecode_of(mkey, kl, &ec) && size >= ec.limit) {
-        ecode_ensure(rb->t, &rb->lp, mkey, kl, sliced, one_new(u, mkey, kl));
+    if (size != PLACE_ANY_SIZE && !strcmp(to[0]->id, rb->t->node.id) &&
+        place_ec(mkey, kl, &ec) && size >= ec.limit) {
+        rb->t->hooks->ensure_slices(rb->t, &rb->lp, mkey, kl, sliced, one_new(u, mkey, kl));
         return;
     }
-    int rank = copies > 1 ? mirror_rank(u->map, mkey, kl, copies, rb->t->node.id) : -1;
+    int rank = copies > 1 ? place_rank(u->map, mkey, kl, copies, rb->t->node.id) : -1;
     if (rank >= 0)
-        n = mirror_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
+        n = place_holders(u->map, mkey, kl, copies, to);   /* a holder: to the others */
     for (int i = 0; i < n; i++)
         if (strcmp(to[i]->id, rb->t->node.id))
             xfer_send(rb->t, &rb->lp, to[i]->url, mkey, kl, 0, 0, sent, one_new(u, mkey, kl));
     if (rank >= 0)               /* its copies on this target's other drives, or none */
-        lcopy_sync(rb->t, &rb->lp, mkey, kl, rank ? 0 : lcopy_want(rb->t, u->map, mkey, kl, size),
+        rb->t->hooks->sync_local_copies(rb->t, &rb->lp, mkey, kl, rank ? 0 : place_local_copies(rb->t, u->map, mkey, kl, size),
                    sliced, one_new(u, mkey, kl));
 }
 

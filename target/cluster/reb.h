@@ -57,7 +57,7 @@ void reb_report(struct http_req *r, const char *rest, size_t rlen);
 void reb_shutdown(struct http_req *r, const char *rest, size_t rlen);
 
 /* What a walk does with a key held here (target me) under map m: an
- * object of size bytes, or (MIRROR_ANY_SIZE) a tombstone. KEEP: this
+ * object of size bytes, or (PLACE_ANY_SIZE) a tombstone. KEEP: this
  * target owns it and nobody else needs it; KEEP_SEND: this target owns
  * it or holds a copy, and the other holders (copies, slices) must have it
  * too; SEND: it belongs elsewhere: to its owner, then dropped here;

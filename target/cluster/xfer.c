@@ -22,12 +22,10 @@
 #include "err.h"
 #include "hc.h"
 #include "inbody.h"
-#include "lcopy.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
-#include "mirror.h"
-#include "slice.h"
+#include "place.h"
 #include "node.h"
 #include "objname.h"
 #include "ometa.h"
@@ -258,11 +256,11 @@ static int owner_of(struct target *t, const char *mkey, size_t klen, const char 
  * (its owner, or a copy holder of a mirrored bucket)? */
 static int holds(struct target *t, const char *mkey, size_t klen, uint64_t size)
 {
-    int copies = mirror_copies(mkey, klen, size);
+    int copies = place_copies(mkey, klen, size);
     if (copies == 1)
         return owner_of(t, mkey, klen, NULL) == 1;
     struct cmap *m = cmap_current();
-    int rank = m ? mirror_rank(m, mkey, klen, copies, t->node.id) : 0;
+    int rank = m ? place_rank(m, mkey, klen, copies, t->node.id) : 0;
     cmap_unref(m);
     return rank >= 0;
 }
@@ -284,7 +282,7 @@ static void drop_work(void *arg)
     if (rc && rc != -ESTALE && rc != -ENOENT)
         log_warn("cannot drop a copy sent away: %s", strerror(-rc));
     if (!rc)
-        lcopy_drop(st, x->mkey, x->klen);   /* and its copies on this target's other drives */
+        x->t->hooks->drop_local_copies(st, x->mkey, x->klen);   /* and its local copies */
     free(w);
 }
 
@@ -570,8 +568,8 @@ static void recv_tomb_work(void *arg)
     if (v->rc == -ENOENT)
         v->rc = 0;               /* only the tombstone: applied all the same */
     if (v->rc == 0) {            /* and the slices and copies of what it deleted go too */
-        slice_drop_older(st, v->mkey, v->klen, v->version);
-        lcopy_drop(st, v->mkey, v->klen);
+        v->t->hooks->drop_older_slices(st, v->mkey, v->klen, v->version);
+        v->t->hooks->drop_local_copies(st, v->mkey, v->klen);
     }
 }
 
@@ -587,11 +585,11 @@ static void local_copies(struct target *t, struct http_req *r, const char *mkey,
                          uint64_t size)
 {
     struct cmap *m = cmap_current();
-    int want = m ? lcopy_want(t, m, mkey, klen, size) : 0;
+    int want = m ? place_local_copies(t, m, mkey, klen, size) : 0;
     cmap_unref(m);
     if (want > 0) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-        lcopy_sync(t, &lp, mkey, klen, want, copies_made, t);
+        t->hooks->sync_local_copies(t, &lp, mkey, klen, want, copies_made, t);
     }
 }
 

@@ -40,8 +40,39 @@ struct http_req;
 struct hcli;
 struct iopool;
 
+struct target;
+struct xfer_loop;
+
+/* What the layers above answer for the layers below them (space,
+ * cluster): each hook is a higher layer's call, set by main.c before the
+ * server runs, so that no lower layer includes a higher one's header. */
+struct target_hooks {
+    /* backend (wbq_owed): is an upload of mkey still owed? I/O pool. */
+    int (*owed)(struct store *s, const char *mkey, size_t klen);
+    /* redundancy (lcopy_drop): drop every local copy of mkey. I/O pool. */
+    void (*drop_local_copies)(struct store *st, const char *mkey, size_t klen);
+    /* redundancy (lcopy_sync): make want local copies of mkey, drop the
+     * older; done on lp's loop. */
+    void (*sync_local_copies)(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                              size_t klen, int want, void (*done)(void *arg, int failed),
+                              void *arg);
+    /* redundancy (slice_drop_older): drop mkey's slices held here older
+     * than version. I/O pool. */
+    void (*drop_older_slices)(struct store *st, const char *mkey, size_t klen,
+                              uint64_t version);
+    /* redundancy (ecode_ensure): every slice holder of mkey has its slice;
+     * done on lp's loop. */
+    void (*ensure_slices)(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                          size_t klen, void (*done)(void *arg, int failed), void *arg);
+    /* redundancy (ecode_walk_slice): the rebalance walk's turn on slice
+     * key skey held here; done(arg, 0 or -errno) on lp's loop. */
+    void (*walk_slice)(struct target *t, const struct xfer_loop *lp, const char *skey,
+                       size_t sklen, void (*done)(void *arg, int rc), void *arg);
+};
+
 struct target {
     struct node node;            /* first: see struct node */
+    const struct target_hooks *hooks;   /* main.c's */
     struct conf conf;
     struct store store;
     struct iopool *io;

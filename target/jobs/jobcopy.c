@@ -37,6 +37,7 @@
 #include "nodesig.h"
 #include "bmd.h"
 #include "objname.h"
+#include "place.h"
 #include "pump.h"
 #include "store.h"
 #include "target.h"
@@ -298,7 +299,7 @@ static void cfetched(void *arg, const struct fetch_result *res)
         struct ometa m;
         int got = store_get(&j->t->store, store_pick(&j->t->store, c->mkey, c->klen), c->mkey,
                             c->klen, &m) == 0;
-        if (got && mirror_spreads(c->mkey, c->klen)) {   /* its copies or slices first */
+        if (got && place_spreads(c->mkey, c->klen)) {   /* its copies or slices first */
             struct xfer_loop lp = {j->base, j->q, j->hc};
             c->size = m.size;
             mirror_spread(j->t, &lp, c->mkey, c->klen, m.size, 0, downloaded_spread, c);

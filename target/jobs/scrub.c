@@ -2,6 +2,7 @@
  * scrub: every copy held here read back and checked, damage repaired
  * (see scrub.h).
  */
+#include "place.h"
 #include "scrub.h"
 
 #include <errno.h>
@@ -316,10 +317,10 @@ static void asked(void *arg, int status, const char *body, size_t len, const cha
  * as new as it was. */
 static void ask_holders(struct scrub *s)
 {
-    int copies = mirror_copies(s->mkey, s->klen, s->m.size);
+    int copies = place_copies(s->mkey, s->klen, s->m.size);
     const struct cmap_node *h[CMAP_COPIES_MAX];
     struct cmap *m = cmap_current();
-    int n = mirror_holders(m, s->mkey, s->klen, copies, h);
+    int n = place_holders(m, s->mkey, s->klen, copies, h);
     char q[128];
     snprintf(q, sizeof(q), "newer=%llu&to=%s", (unsigned long long)(s->m.version - 1),
              s->t->node.id);
@@ -374,7 +375,7 @@ static void repaired(void *arg)
     struct bmd *b;
     const struct bmd_bucket *bk = xfer_key_bucket(s->mkey, s->klen, &b);
     struct bmd_ec ec;
-    int copies = mirror_copies(s->mkey, s->klen, s->m.size), backed = bk && bmd_has_backend(bk);
+    int copies = place_copies(s->mkey, s->klen, s->m.size), backed = bk && bmd_has_backend(bk);
     int sliced = bk && bmd_ec(bk, &ec) && s->m.size >= ec.limit;
     bmd_unref(b);
     if (s->rc == -ESTALE || s->rc == -ENOENT)   /* written again, or deleted, meanwhile */
@@ -461,7 +462,7 @@ static void copy_dropped(void *arg)
     const char *okey = s->mkey + 1;   /* 'c' + the object's key */
     size_t oklen = s->klen - 1;
     struct cmap *m = cmap_current();
-    int want = m ? lcopy_want(s->t, m, okey, oklen, s->m.size) : 0;
+    int want = m ? place_local_copies(s->t, m, okey, oklen, s->m.size) : 0;
     cmap_unref(m);
     lcopy_sync(s->t, &s->lp, okey, oklen, want, copy_made, s);
 }
@@ -477,7 +478,7 @@ static void slice_dropped(void *arg)
     }
     const struct cmap_node *h[1];
     struct cmap *m = cmap_current();
-    int k = mirror_holders(m, s->okey, s->oklen, 1, h);
+    int k = place_holders(m, s->okey, s->oklen, 1, h);
     char *owner = k && strcmp(h[0]->id, s->t->node.id) ? xstrdup(h[0]->url) : NULL;
     cmap_unref(m);
     if (!k)
@@ -560,7 +561,7 @@ static void record_in(void *arg)
     struct scrub *s = arg;
     const struct cmap_node *h[1];
     struct cmap *m = cmap_current();
-    int mine = s->v == V_OK && mirror_holders(m, s->mkey, s->klen, 1, h) == 1 &&
+    int mine = s->v == V_OK && place_holders(m, s->mkey, s->klen, 1, h) == 1 &&
                !strcmp(h[0]->id, s->t->node.id);
     cmap_unref(m);
     if (!mine) {                 /* its owner brings it */

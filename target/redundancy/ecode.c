@@ -22,6 +22,7 @@
 #include "iopool.h"
 #include "log.h"
 #include "mirror.h"
+#include "place.h"
 #include "reb.h"
 #include "slice.h"
 #include "store.h"
@@ -31,15 +32,6 @@
 #include "xfer.h"
 
 #define CHUNK (1u << 20)         /* bytes of each slice coded at a time */
-
-int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec)
-{
-    struct bmd *b;
-    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
-    int is = bk && bmd_ec(bk, ec);
-    bmd_unref(b);
-    return is;
-}
 
 /* The bytes of data slice i of an object of size bytes, slices of len. */
 static uint64_t data_len(uint64_t size, uint64_t len, int i)
@@ -203,7 +195,7 @@ static void encoded(void *arg)
     }
     const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
     struct cmap *m = cmap_current();
-    int k = mirror_holders(m, s->mkey, s->klen, 1 + n, h);
+    int k = place_holders(m, s->mkey, s->klen, 1 + n, h);
     for (int i = 0; i < n; i++) {
         if (1 + i >= k) {        /* fewer targets than slices: made once there are */
             close(s->fds[i]);
@@ -230,7 +222,7 @@ struct ecstream *ecode_stream(struct store_mp *mp, int fd, uint64_t uid, const c
                               size_t klen, uint64_t size)
 {
     struct bmd_ec ec;
-    if (!ecode_of(mkey, klen, &ec) || size < ec.limit)
+    if (!place_ec(mkey, klen, &ec) || size < ec.limit)
         return NULL;
     int pfd[EC_PARITY_MAX], made = 0;
     while (made < ec.p) {
@@ -264,7 +256,7 @@ void ecode_spread(struct target *t, const struct xfer_loop *lp, const char *mkey
     s->shown = xfer_key_show(mkey, klen);
     s->done = done;
     s->arg = arg;
-    if (!ecode_of(mkey, klen, &s->ec))
+    if (!place_ec(mkey, klen, &s->ec))
         s->rc = -ENOENT;         /* no longer erasure coded: nothing to slice */
     iopool_submit(t->io, lp->q, encode_work, encoded, s);   /* never done before this returns */
 }
@@ -317,7 +309,7 @@ static void record_in(void *arg)
     if (e->rc == 0) {
         const struct cmap_node *h[CMAP_COPIES_MAX];
         struct cmap *m = cmap_current();
-        int k = mirror_holders(m, e->mkey, e->klen, 1 + n, h);
+        int k = place_holders(m, e->mkey, e->klen, 1 + n, h);
         for (int i = 0; i + 1 < k && i < n; i++) {
             e->pending++;
             slice_ask_held(e->t, &e->lp, h[1 + i]->url, e->mkey, e->klen, i, e->m.version,
@@ -339,7 +331,7 @@ void ecode_ensure(struct target *t, const struct xfer_loop *lp, const char *mkey
     e->klen = klen;
     e->done = done;
     e->arg = arg;
-    ecode_of(mkey, klen, &e->ec);   /* d 0: no longer erasure coded, nothing to make */
+    place_ec(mkey, klen, &e->ec);   /* d 0: no longer erasure coded, nothing to make */
     iopool_submit(t->io, lp->q, record_work, record_in, e);
 }
 
@@ -445,7 +437,7 @@ static void ask_by_index(struct build *b, const struct ometa *pick)
     int n = pick->ec.d + pick->ec.p;
     const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
     struct cmap *m = cmap_current();
-    int k = mirror_holders(m, b->mkey, b->klen, 1 + n, h);
+    int k = place_holders(m, b->mkey, b->klen, 1 + n, h);
     b->by_index = 1;
     b->asks = 1;
     for (int i = 0; i < k; i++)
@@ -517,13 +509,13 @@ static void ours_in(void *arg)
 {
     struct build *b = arg;
     struct bmd_ec ec = {0};
-    int n = ecode_of(b->mkey, b->klen, &ec) ? ec.d + ec.p : 0;
+    int n = place_ec(b->mkey, b->klen, &ec) ? ec.d + ec.p : 0;
     for (int i = 0; i < SLICE_MAX; i++)  /* slices made under other settings */
         if (b->parts[i].fd >= 0 && b->parts[i].m.ec.d + b->parts[i].m.ec.p > n)
             n = b->parts[i].m.ec.d + b->parts[i].m.ec.p;
     const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
     struct cmap *m = cmap_current();
-    int k = mirror_holders(m, b->mkey, b->klen, 1 + n, h);
+    int k = place_holders(m, b->mkey, b->klen, 1 + n, h);
     b->asks = 1;
     for (int i = 0; i < k; i++) {
         if (!strcmp(h[i]->id, b->t->node.id))
@@ -546,7 +538,7 @@ void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mke
     b->shown = xfer_key_show(mkey, klen);
     b->done = done;
     b->arg = arg;
-    ecode_of(mkey, klen, &b->want);
+    place_ec(mkey, klen, &b->want);
     for (int i = 0; i < SLICE_MAX; i++)
         b->parts[i].fd = -1;
     iopool_submit(t->io, lp->q, ours_work, ours_in, b);
@@ -764,7 +756,7 @@ static void place(struct walk *w)
 {
     const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
     struct cmap *m = cmap_current();
-    int k = mirror_holders(m, w->mkey, w->klen, 1 + w->m.ec.d + w->m.ec.p, h);
+    int k = place_holders(m, w->mkey, w->klen, 1 + w->m.ec.d + w->m.ec.p, h);
     const struct cmap_node *to = 1 + w->idx < k ? h[1 + w->idx] : NULL;
     int owner = k > 0 && !strcmp(h[0]->id, w->t->node.id);
     char *url = to && strcmp(to->id, w->t->node.id) ? xstrdup(to->url) : NULL;
@@ -807,7 +799,7 @@ static void looked(void *arg)
     }
     const struct cmap_node *h[1];
     struct cmap *m = cmap_current();
-    int k = mirror_holders(m, w->mkey, w->klen, 1, h);
+    int k = place_holders(m, w->mkey, w->klen, 1, h);
     char *owner = k && strcmp(h[0]->id, w->t->node.id) ? xstrdup(h[0]->url) : NULL;
     cmap_unref(m);
     if (!owner) {
@@ -818,7 +810,7 @@ static void looked(void *arg)
      * the bucket no longer uses, past the slices of the new one: is this
      * version there, then sliced anew by its owner's walk?) */
     struct bmd_ec now;
-    int gone_code = ecode_of(w->mkey, w->klen, &now) &&
+    int gone_code = place_ec(w->mkey, w->klen, &now) &&
                     (now.d != w->m.ec.d || now.p != w->m.ec.p) && w->idx >= now.d + now.p;
     char q[48];
     snprintf(q, sizeof(q), "held=%llu", (unsigned long long)(w->m.version + !gone_code));

@@ -31,9 +31,6 @@ struct store_mp;
 struct target;
 struct xfer_loop;
 
-/* 1 and *ec when the bucket of store key mkey is erasure coded. */
-int ecode_of(const char *mkey, size_t klen, struct bmd_ec *ec);
-
 /* failed: how many slices were not taken (owed: reb_stray walks again). */
 typedef void (*ecode_done_fn)(void *arg, int failed);
 

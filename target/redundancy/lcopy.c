@@ -22,18 +22,6 @@
 
 #define CHUNK (1u << 20)
 
-int lcopy_want(const struct target *t, const struct cmap *m, const char *mkey, size_t klen,
-               uint64_t size)
-{
-    int copies = mirror_copies(mkey, klen, size == MIRROR_ANY_SIZE ? 0 : size);
-    const struct cmap_node *h[CMAP_COPIES_MAX];
-    int n = copies > 1 ? mirror_holders(m, mkey, klen, copies, h) : 0;
-    if (size == MIRROR_ANY_SIZE || n == 0 || n >= copies || strcmp(h[0]->id, t->node.id))
-        return 0;
-    int others = __atomic_load_n(&t->store.n, __ATOMIC_ACQUIRE) - 1;
-    return copies - n < others ? copies - n : others;
-}
-
 /* A copy's key: 'c' and the object's whole key, so that its side keys
  * (store_side_key: tombstone, write-back, last read) are not the object's.
  * A new string of *cl bytes. */

@@ -24,13 +24,6 @@ struct store;
 struct target;
 struct xfer_loop;
 
-/* How many copies of mkey (size bytes, MIRROR_ANY_SIZE for a delete) this
- * target keeps on its other mountpaths under map m: the bucket's copies
- * that have no target, when this one is the owner, at most its other
- * mountpaths; 0 otherwise. */
-int lcopy_want(const struct target *t, const struct cmap *m, const char *mkey, size_t klen,
-               uint64_t size);
-
 /* Make want copies of the version held here on the mountpaths after its
  * own, and drop the other copies of mkey here that are no newer; want
  * LCOPY_DELETED: only drop those no newer than the name's tombstone here.

@@ -13,67 +13,11 @@
 #include "ecstream.h"
 #include "lcopy.h"
 #include "log.h"
+#include "place.h"
 #include "reb.h"
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
-
-int mirror_bucket_copies(const struct bmd_bucket *bk)
-{
-    struct bmd_ec ec;
-    return bmd_ec(bk, &ec) ? ec.p + 1 : bmd_copies(bk);
-}
-
-static int copies_of(const struct bmd_bucket *bk, uint64_t size)
-{
-    struct bmd_ec ec;
-    if (!bmd_ec(bk, &ec))
-        return bmd_copies(bk);
-    if (size == MIRROR_ANY_SIZE)
-        return 1 + ec.d + ec.p;
-    return size < ec.limit ? ec.p + 1 : 1;
-}
-
-int mirror_copies(const char *mkey, size_t klen, uint64_t size)
-{
-    struct bmd *b;
-    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
-    int copies = bk ? copies_of(bk, size) : 1;
-    bmd_unref(b);
-    return copies;
-}
-
-int mirror_spreads(const char *mkey, size_t klen)
-{
-    struct bmd *b;               /* one look at the BMD on every write */
-    const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);
-    struct bmd_ec ec;
-    int spreads = bk && (bmd_copies(bk) > 1 || bmd_ec(bk, &ec));
-    bmd_unref(b);
-    return spreads;
-}
-
-int mirror_holders(const struct cmap *m, const char *mkey, size_t klen, int copies,
-                   const struct cmap_node **out)
-{
-    size_t pl;
-    char *pkey = m ? xfer_place_key(mkey, klen, &pl) : NULL;
-    if (!pkey)
-        return 0;
-    int n = cmap_holders(m, pkey, pl, out, copies);
-    free(pkey);
-    return n;
-}
-
-int mirror_rank(const struct cmap *m, const char *mkey, size_t klen, int copies, const char *id)
-{
-    const struct cmap_node *h[CMAP_COPIES_MAX];
-    int n = mirror_holders(m, mkey, klen, copies, h);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(h[i]->id, id))
-            return i;
-    return -1;
-}
 
 struct spread {
     struct target *t;
@@ -125,7 +69,7 @@ void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const cha
                          mirror_done_fn done, void *arg)
 {
     struct bmd_ec ec;
-    int sliced = size != MIRROR_ANY_SIZE && ecode_of(mkey, klen, &ec) && size >= ec.limit;
+    int sliced = size != PLACE_ANY_SIZE && place_ec(mkey, klen, &ec) && size >= ec.limit;
     if (sliced && urgent) {      /* a client's write is sliced */
         lcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);   /* an older small version's copies go */
         ecode_spread(t, lp, mkey, klen, coded, done, arg);
@@ -138,10 +82,10 @@ void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const cha
         ecode_ensure(t, lp, mkey, klen, done, arg);
         return;
     }
-    int copies = mirror_copies(mkey, klen, size);
+    int copies = place_copies(mkey, klen, size);
     const struct cmap_node *h[CMAP_COPIES_MAX];
     struct cmap *m = copies > 1 ? cmap_current() : NULL;
-    int n = mirror_holders(m, mkey, klen, copies, h);
+    int n = place_holders(m, mkey, klen, copies, h);
     struct spread *s = xcalloc(1, sizeof(*s));
     s->t = t;
     s->done = done;
@@ -157,7 +101,7 @@ void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const cha
     if (copies > 1 && n > 0 && !strcmp(h[0]->id, t->node.id)) {   /* the owner's drives */
         s->pending++;
         lcopy_sync(t, lp, mkey, klen,
-                   size == MIRROR_ANY_SIZE ? LCOPY_DELETED : lcopy_want(t, m, mkey, klen, size),
+                   size == PLACE_ANY_SIZE ? LCOPY_DELETED : place_local_copies(t, m, mkey, klen, size),
                    local_synced, s);
     }
     cmap_unref(m);

@@ -26,37 +26,12 @@ struct ecstream_out;
 struct target;
 struct xfer_loop;
 
-#define MIRROR_ANY_SIZE UINT64_MAX
-
-/* How many full copies of an object of size bytes the bucket of store
- * key mkey keeps: a mirrored bucket's copies; in an erasure-coded one P+1
- * below its objsize_limit, else 1 (the rest is slices, ecode.h); 1 when
- * the bucket is neither, or not in the BMD. MIRROR_ANY_SIZE: how many of
- * the best targets may hold anything of the name (copies or slices), as
- * a delete's tombstone must reach. */
-int mirror_copies(const char *mkey, size_t klen, uint64_t size);
-
-/* The same for a bucket: its copies (P+1 in an erasure-coded one). */
-int mirror_bucket_copies(const struct bmd_bucket *bk);
-
-/* Does a write to the bucket of mkey go to other targets too (mirrored or
- * erasure coded)? */
-int mirror_spreads(const char *mkey, size_t klen);
-
-/* mkey's holders under m, the owner first, for a bucket of copies copies;
- * how many (0: the key is malformed or the map has no target). */
-int mirror_holders(const struct cmap *m, const char *mkey, size_t klen, int copies,
-                   const struct cmap_node **out);
-
-/* The rank of target id among mkey's holders under m: 0 the owner,
- * 1..copies-1 a copy, -1 none. */
-int mirror_rank(const struct cmap *m, const char *mkey, size_t klen, int copies, const char *id);
 
 /* failed: how many holders did not take the copy. */
 typedef void (*mirror_done_fn)(void *arg, int failed);
 
 /* Send the version of mkey held here (copied), an object of size bytes or
- * (MIRROR_ANY_SIZE) a delete's tombstone, to every other holder under the
+ * (PLACE_ANY_SIZE) a delete's tombstone, to every other holder under the
  * current map, or slice it (urgent: ecode_spread, else ecode_ensure);
  * done on lp's loop once all answered (at once when the bucket keeps one
  * copy). urgent: a client waits. A failed send makes the walk run again

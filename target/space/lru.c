@@ -11,7 +11,6 @@
 #include "http.h"
 #include "iopool.h"
 #include "job.h"
-#include "lcopy.h"
 #include "log.h"
 #include "loopq.h"
 #include "lru.h"
@@ -21,7 +20,6 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
-#include "wbq.h"
 
 /* Run by this file: no hook of the framework's. */
 const struct job_kind lru_job_kind = {.name = "lru"};
@@ -88,7 +86,7 @@ enum fate { F_OWED, F_KEPT, F_PINNED, F_RECENT, F_EVICTABLE };
 static enum fate fate_of(struct scan *sc, const char *k, size_t kl, const struct ometa *m,
                          uint32_t *atime)
 {
-    if (wbq_owed(&sc->t->store, k, kl))
+    if (sc->t->hooks->owed(&sc->t->store, k, kl))
         return F_OWED;           /* not written back yet */
     if (!bucket_evictable(sc, k, kl))
         return F_KEPT;           /* Shoal's only copy, or its bucket says lru: false */
@@ -143,7 +141,7 @@ static void evict_mp(struct scan *sc, struct store_mp *mp, uint64_t need)
             atime_mem(c->mkey, c->klen) <= c->atime &&   /* not read since the scan */
             store_pick(st, c->mkey, c->klen) == mp &&
             store_delete_if(st, mp, c->mkey, c->klen, c->uid) == 0) {
-            lcopy_drop(st, c->mkey, c->klen);
+            sc->t->hooks->drop_local_copies(st, c->mkey, c->klen);
             freed += c->size;
             job_add(sc->j, JC_EVICTED, 1, c->size);
         }

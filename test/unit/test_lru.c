@@ -15,6 +15,7 @@
 #include "bmd.h"
 #include "check.h"
 #include "fixture.h"
+#include "lcopy.h"
 #include "lru.h"
 #include "pin.h"
 #include "store.h"
@@ -23,6 +24,10 @@
 #include "wbq.h"
 
 static struct target t;          /* large: not on the stack */
+static const struct target_hooks hooks = {    /* main.c's, for what eviction asks */
+    .owed = wbq_owed,
+    .drop_local_copies = lcopy_drop,
+};
 
 static int set_mtime(struct ometa *m, void *arg)
 {
@@ -66,6 +71,7 @@ int main(void)
 {
     char dir[] = "/tmp/shoal-lru-XXXXXX";
     CHECK(fixture_store_open(&t.store, dir) == 0);
+    t.hooks = &hooks;
     t.conf.lru_dont_evict_s = 3600;
     struct bmd *b = bmd_new(2);
     json_t *cached = json_pack("{s:s}", "backend", "s3://remote");

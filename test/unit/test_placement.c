@@ -14,6 +14,7 @@
 #include "cmap.h"
 #include "fixture.h"
 #include "mirror.h"
+#include "place.h"
 #include "slice.h"
 #include "xfer.h"
 
@@ -28,7 +29,7 @@ static int holders_sound(const struct cmap *m, const char *mkey, size_t kl, int 
     int ok = pkey && n > 0 && h[0] == cmap_owner(m, pkey, pl);
     free(pkey);
     for (int i = 0; ok && i < n; i++) {
-        ok = !h[i]->flags && mirror_rank(m, mkey, kl, copies, h[i]->id) == i;
+        ok = !h[i]->flags && place_rank(m, mkey, kl, copies, h[i]->id) == i;
         for (int k = 0; ok && k < i; k++)
             ok = h[k] != h[i];
     }
@@ -45,7 +46,7 @@ static void test_copies(void)
         char name[32];
         snprintf(name, sizeof(name), "obj-%d", i);
         size_t kl = fixture_mkey("b", name, mkey, sizeof(mkey));
-        int n = mirror_holders(m, mkey, kl, 3, h);
+        int n = place_holders(m, mkey, kl, 3, h);
         CHECK(n == 3 && holders_sound(m, mkey, kl, 3, h, n));
         for (int k = 0; k < n; k++)
             held[atoi(h[k]->id + 1)]++;
@@ -54,7 +55,7 @@ static void test_copies(void)
             const struct cmap_node *nd = &m->nodes[t];
             int in = nd == h[0] || nd == h[1] || nd == h[2];
             if (nd->role == NODE_TARGET && !in)
-                CHECK(mirror_rank(m, mkey, kl, 3, nd->id) == -1);
+                CHECK(place_rank(m, mkey, kl, 3, nd->id) == -1);
         }
         /* taking out a non-holder moves nothing; a holder, keeps the order */
         struct cmap *less = cmap_clone(m);
@@ -64,15 +65,15 @@ static void test_copies(void)
                 &m->nodes[t] != h[1] && &m->nodes[t] != h[2])
                 other = m->nodes[t].id;
         CHECK(cmap_del_node(less, other) == 1);
-        CHECK(mirror_holders(less, mkey, kl, 3, g) == 3);
+        CHECK(place_holders(less, mkey, kl, 3, g) == 3);
         CHECK(!strcmp(g[0]->id, h[0]->id) && !strcmp(g[1]->id, h[1]->id) &&
               !strcmp(g[2]->id, h[2]->id));
         cmap_unref(less);
         less = cmap_clone(m);
         CHECK(cmap_set_flags(less, h[1]->id, CMAP_FLAG_DOWN, 0) == 1);
-        CHECK(mirror_holders(less, mkey, kl, 3, g) == 3 && holders_sound(less, mkey, kl, 3, g, 3));
+        CHECK(place_holders(less, mkey, kl, 3, g) == 3 && holders_sound(less, mkey, kl, 3, g, 3));
         CHECK(!strcmp(g[0]->id, h[0]->id) && !strcmp(g[1]->id, h[2]->id));
-        CHECK(mirror_rank(less, mkey, kl, 3, h[1]->id) == -1);
+        CHECK(place_rank(less, mkey, kl, 3, h[1]->id) == -1);
         cmap_unref(less);
     }
     /* every target holds a share: none left out, none takes all */
@@ -82,13 +83,13 @@ static void test_copies(void)
     size_t kl = fixture_mkey("b", "many", mkey, sizeof(mkey));
     struct cmap *maint = cmap_clone(m);
     CHECK(cmap_set_flags(maint, "t3", CMAP_FLAG_MAINT, 0) == 1);
-    int n = mirror_holders(maint, mkey, kl, 10, h);
+    int n = place_holders(maint, mkey, kl, 10, h);
     CHECK(n == TARGETS - 1 && holders_sound(maint, mkey, kl, 10, h, n));
     for (int k = 0; k < n; k++)
         CHECK(strcmp(h[k]->id, "t3"));
     cmap_unref(maint);
     /* a malformed key (no bucket) has no holder */
-    CHECK(mirror_holders(m, "oshoal", 6, 3, h) == 0);
+    CHECK(place_holders(m, "oshoal", 6, 3, h) == 0);
     cmap_unref(m);
 }
 

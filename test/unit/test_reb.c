@@ -15,6 +15,7 @@
 #include "cmap.h"
 #include "fixture.h"
 #include "mirror.h"
+#include "place.h"
 #include "reb.h"
 #include "xfer.h"
 
@@ -74,10 +75,10 @@ int main(void)
         tally(m, mkey, kl, 500, t, &owner_keeps);    /* small: P+1 copies */
         CHECK(t[REB_KEEP_SEND] == 2 && t[REB_SEND] == TARGETS - 2 && owner_keeps);
         /* a tombstone goes to every target that may hold some of the name */
-        tally(m, mkey, kl, MIRROR_ANY_SIZE, t, &owner_keeps);
-        CHECK(t[REB_KEEP_SEND] == mirror_copies(mkey, kl, MIRROR_ANY_SIZE) && owner_keeps);
+        tally(m, mkey, kl, PLACE_ANY_SIZE, t, &owner_keeps);
+        CHECK(t[REB_KEEP_SEND] == place_copies(mkey, kl, PLACE_ANY_SIZE) && owner_keeps);
         kl = fixture_mkey("plain", name, mkey, sizeof(mkey));
-        tally(m, mkey, kl, MIRROR_ANY_SIZE, t, &owner_keeps);
+        tally(m, mkey, kl, PLACE_ANY_SIZE, t, &owner_keeps);
         CHECK(t[REB_KEEP] == 1 && t[REB_SEND] == TARGETS - 1 && owner_keeps);
     }
     /* a map with no target: nothing owns it, nothing moves */
