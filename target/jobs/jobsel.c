@@ -123,9 +123,6 @@ void jobsel_free(struct job *j)
 
 /* ---- the selection -------------------------------------------------------------- */
 
-#define NAME_END (-2)             /* the selection is walked */
-#define NAME_WAIT (-3)            /* the next page of the listing is on its way */
-
 /* The listing's end, and with it the selection's size (read by other
  * workers, job_set_total). */
 static void set_list_end(struct job *j, int end)
@@ -243,27 +240,25 @@ static int listed_name(struct job *j, char *buf, size_t len)
         return (int)n;
     }
     if (s->list_end)
-        return NAME_END;
+        return JOBSEL_END;
     if (!s->listing)
         ask_page(j);
-    return NAME_WAIT;
+    return JOBSEL_WAIT;
 }
 
-/* The next selected name (a download's: URL) into buf, and its index:
- * its length, -1 when it is too long, NAME_END or NAME_WAIT. */
-static int next_name(struct job *j, char *buf, size_t len, uint64_t *idx)
+int jobsel_next(struct job *j, char *buf, size_t len, uint64_t *idx)
 {
     struct jobsel *s = j->kd;
     if (s->listed) {
         int n = listed_name(j, buf, len);
-        if (n != NAME_WAIT && n != NAME_END)
+        if (n != JOBSEL_WAIT && n != JOBSEL_END)
             *idx = __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED);
-        if (n == NAME_END)       /* the size is known once the listing ends */
+        if (n == JOBSEL_END)       /* the size is known once the listing ends */
             job_set_total(j, j->pos, 0);
         return n;
     }
     if (j->pos >= j->total)
-        return NAME_END;
+        return JOBSEL_END;
     uint64_t i = __atomic_fetch_add(&j->pos, 1, __ATOMIC_RELAXED);
     *idx = i;
     if (s->has_tmpl)
@@ -276,10 +271,7 @@ static int next_name(struct job *j, char *buf, size_t len, uint64_t *idx)
     return (int)n;
 }
 
-/* The object name for a URL selection's i-th URL into buf: the name
- * given for it, or the URL path's last part, decoded; its length, or -1
- * (too long, or no name in the URL). */
-static int url_name(const struct jobsel *s, uint64_t i, const char *url, char *buf, size_t len)
+int jobsel_url_name(const struct jobsel *s, uint64_t i, const char *url, char *buf, size_t len)
 {
     if (s->dnames) {
         const char *v = json_string_value(json_array_get(s->dnames, i));
@@ -373,11 +365,11 @@ void jobsel_pump(struct job *j)
         }
         uint64_t i = 0;
         int dl = s->urls;
-        n = next_name(j, dl ? url : name, dl ? sizeof(url) : sizeof(name), &i);
-        if (n == NAME_END || n == NAME_WAIT)
+        n = jobsel_next(j, dl ? url : name, dl ? sizeof(url) : sizeof(name), &i);
+        if (n == JOBSEL_END || n == JOBSEL_WAIT)
             break;
         if (dl && n >= 0)
-            n = url_name(s, i, url, name, sizeof(name));
+            n = jobsel_url_name(s, i, url, name, sizeof(name));
         char err[256];
         if (n < 0)
             job_note_error(j, dl ? url : "(too long)",
@@ -389,7 +381,7 @@ void jobsel_pump(struct job *j)
     }
     if (__atomic_load_n(&j->waiting, __ATOMIC_RELAXED) && !job_aborted(j))
         return;                  /* job_ended of another job starts it */
-    int over = n == NAME_END || (!s->listed && j->pos >= j->total) || job_aborted(j);
+    int over = n == JOBSEL_END || (!s->listed && j->pos >= j->total) || job_aborted(j);
     if (over && j->inflight == 0 && !j->end_ns)
         job_ended(j);
 }

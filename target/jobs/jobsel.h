@@ -8,7 +8,7 @@
  * ListObjectsV2, walked a page at a time by every target, or, for a
  * bucket with no backend, the names this target's drives hold. A download
  * selects URLs instead ("urls", or a URL "template"), each with the name
- * given for it ("names") or the last part of its path. The walk keeps the
+ * given for it ("names") or its path. The walk keeps the
  * names this target owns under one cluster map (the proxy's at the start,
  * held for the whole job), counts each as owned and, when the target
  * holds it, present, and hands it to the kind's one(), at most
@@ -87,5 +87,18 @@ void jobsel_pump(struct job *j);
 void jobsel_free(struct job *j);
 /* An owned name's work is over: counted done, and the walk goes on. */
 void jobsel_over(struct job *j);
+
+#define JOBSEL_END (-2)           /* the selection is walked */
+#define JOBSEL_WAIT (-3)          /* the next page of the listing is on its way */
+
+/* The next selected name (a URL selection's: URL) into buf, and its
+ * index: its length, -1 when it is too long, JOBSEL_END, or JOBSEL_WAIT
+ * (a listing's next page is asked for; the walk comes back when it is
+ * in). A listing's size is known (job_set_total) once it ends. */
+int jobsel_next(struct job *j, char *buf, size_t len, uint64_t *idx);
+/* The object name for a URL selection's i-th URL into buf: the name
+ * given for it ("names"), or the URL's path after the host and before
+ * any query, decoded; its length, or -1 (too long, empty, or no path). */
+int jobsel_url_name(const struct jobsel *s, uint64_t i, const char *url, char *buf, size_t len);
 
 #endif
