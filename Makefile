@@ -56,6 +56,7 @@ UNIT_SRC = $(wildcard test/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:test/unit/%.c=$(BUILD)/test/%)
 # unit tests link every module of the target but its main
 TARGET_LIB_OBJ = $(filter-out $(BUILD)/target/main.o,$(TARGET_OBJ))
+PROXY_LIB_OBJ = $(filter-out $(BUILD)/proxy/main.o,$(PROXY_OBJ))
 
 DEPS_STAMP = .deps-ok
 
@@ -121,10 +122,10 @@ $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ) $(EC_OBJ)
 	$(CC) $(CFLAGS) $(TARGET_INC) -Iec -o $@ $(filter %.c %.o,$^) $(LIBS)
 
 # a unit test of the proxy's module X is test/unit/test_proxy_X.c: it
-# links that module alone
-$(BUILD)/test/test_proxy_%: test/unit/test_proxy_%.c $(BUILD)/proxy/%.o $(COMMON_OBJ)
+# links every module of the proxy but its main
+$(BUILD)/test/test_proxy_%: test/unit/test_proxy_%.c $(PROXY_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iproxy -o $@ $(filter %.c %.o,$^) $(LIBS)
+	$(CC) $(CFLAGS) -Iproxy -o $@ $(filter %.c %.o,$^) $(LIBS) -lraft -luv
 
 $(BUILD)/bench/ec_bench: test/bench/ec_bench.c $(EC_OBJ)
 	@mkdir -p $(dir $@)

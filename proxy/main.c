@@ -4,93 +4,22 @@
  * clients (s3*.c); bucket and cluster requests are served here (by the
  * primary, or forwarded to it). A proxy holds no object data.
  *
- * This file lists the routes and starts the daemon; every handler lives in
- * the file of its concern (proxy.h names them).
+ * This file starts the daemon; routes.c lists the routes, and every
+ * handler lives in the file of its concern (proxy.h names them).
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "buckets.h"
-#include "damaged.h"
-#include "jobs.h"
 #include "cluster.h"
 #include "http.h"
 #include "log.h"
-#include "nodes.h"
-#include "objects.h"
+#include "proxy.h"
 #include "quorum.h"
 #include "reach.h"
-#include "proxy.h"
-#include "route.h"
-#include "s3route.h"
-#include "space.h"
+#include "routes.h"
 #include "util.h"
 #include "worker.h"
-
-/* Everything no route serves: 404 to a client that may read the
- * cluster's data, 403 (node_authenticate's answer) to any other. */
-static void no_endpoint(struct http_req *r, const char *rest, size_t rlen)
-{
-    struct proxy *p = r->w->ctx;
-    (void)rest;
-    (void)rlen;
-    if (!node_authenticate(&p->node, r))
-        return;
-    route_not_found(r);
-}
-
-/*
- * The main port, after the endpoints every node serves (node_handle). The
- * first match wins; each handler authenticates its requests: objects and
- * buckets with node_authenticate, the S3 API with its own signatures,
- * join and keepalive with the cluster's.
- */
-static const struct route routes[] = {
-    {RM_ANY, "/v1/objects/*", objects_route, "object"},
-    {RM_ANY, "/s3", s3route, "s3"},
-    {RM_ANY, "/s3/*", s3route, "s3"},
-    {RM_POST, "/v1/cluster/join", cluster_join, "join"},
-    {RM_POST, "/v1/cluster/keepalive", cluster_keepalive, "keepalive"},
-    {RM_GET, "/v1/cluster/space", space_route, "space"},
-    {RM_GET, "/v1/cluster/damaged", damaged_route, "damaged"},
-    {RM_GET, "/v1/cluster/quorum", quorum_route, "quorum"},
-    {RM_ANY, "/v1/cluster/nodes/*", nodes_route, "node"},
-    {RM_ANY, "/v1/targets/*", nodes_targets_route, "mountpaths"},
-    {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
-    {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
-    {RM_ANY, "/v1/jobs", jobs_route, "job"},
-    {RM_ANY, "/v1/jobs/*", jobs_route, "job"},
-    {RM_ANY, "*", no_endpoint, NULL},
-};
-
-static void node_endpoint(struct http_req *r, const char *rest, size_t rlen)
-{
-    struct proxy *p = r->w->ctx;
-    (void)rest;
-    (void)rlen;
-    node_handle(&p->node, r);
-}
-
-/* The dedicated S3 port (s3_api_port): the S3 API at the root, beside
- * health and metrics. */
-static const struct route s3_port_routes[] = {
-    {RM_ANY, "/v1/health", node_endpoint, "health"},
-    {RM_ANY, "/metrics", node_endpoint, "metrics"},
-    {RM_ANY, "/*", s3route, "s3"},
-};
-
-static void handle(struct http_req *r)
-{
-    struct proxy *p = r->w->ctx;
-    if (!node_handle(&p->node, r))
-        route_dispatch(routes, ARRAY_LEN(routes), r);
-}
-
-static void handle_s3_port(struct http_req *r)
-{
-    route_dispatch(s3_port_routes, ARRAY_LEN(s3_port_routes), r);
-}
 
 int main(int argc, char **argv)
 {
@@ -124,7 +53,7 @@ int main(int argc, char **argv)
         .idle_timeout_s = p.conf.idle_timeout_s,
         .header_timeout_s = p.conf.header_timeout_s,
         .max_connections = p.conf.max_connections,
-        .handler = handle,
+        .handler = routes_main,
         .ctx = &p,
         .worker_init = worker_init,
         .worker_fini = worker_fini,
@@ -143,7 +72,7 @@ int main(int argc, char **argv)
     if (p.conf.s3_api_port) {
         struct http_server_opts so = o;
         so.port = p.conf.s3_api_port;
-        so.handler = handle_s3_port;
+        so.handler = routes_s3_port;
         if (!(s3srv = http_server_start(&so, err, sizeof(err)))) {
             fprintf(stderr, "shoal-proxy: S3 port: %s\n", err);
             http_server_stop(srv);
