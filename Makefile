@@ -176,8 +176,8 @@ test-integration: all $(BUILD)/bin/faultfs
 # leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
-FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl lpage url ometa query
-FUZZ_HTTP_SRC = common/http.c common/httplisten.c common/httpresp.c common/httptake.c common/httpstop.c common/hblock.c common/log.c common/loopq.c common/util.c \
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query
+FUZZ_HTTP_SRC = common/http.c common/httplisten.c common/httpresp.c common/httptake.c common/httpstop.c common/headblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
 FUZZ_s3xml_SRC = common/s3/s3xml.c common/util.c
@@ -188,9 +188,9 @@ FUZZ_objname_SRC = common/objname.c common/bmd.c common/snap.c $(FUZZ_HTTP_SRC)
 FUZZ_s3auth_SRC = common/s3/s3auth.c common/s3/s3.c common/s3/sigv4.c common/s3/awschunk.c \
                   common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_tmpl_SRC = common/tmpl.c common/util.c
-FUZZ_lpage_SRC = common/lpage.c common/util.c
+FUZZ_listpage_SRC = common/listpage.c common/util.c
 FUZZ_url_SRC = common/url.c common/util.c
-FUZZ_ometa_SRC = target/store/ometa.c
+FUZZ_objmeta_SRC = target/store/objmeta.c
 FUZZ_query_SRC = common/s3/s3sub.c common/s3/s3.c common/s3/s3xml.c common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
               -I$(LLHTTP_INC) -Icommon -Icommon/s3 $(TARGET_INC) -MMD -MP

@@ -57,7 +57,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "hblock.h"
+#include "headblock.h"
 #include "http_int.h"
 #include "log.h"
 #include "loopq.h"
@@ -151,7 +151,7 @@ static void req_drop_hooks(struct http_req *r)
 
 static int hb_add(struct http_conn *c, const char *p, size_t n)
 {
-    if (hblock_add(&c->hb, p, n)) {
+    if (headblock_add(&c->hb, p, n)) {
         c->hdr_err = 431;
         return -1;
     }
@@ -177,7 +177,7 @@ static int on_message_begin(llhttp_t *p)
     r->method_name = "-";
     r->content_length = -1;
     c->req = r;
-    hblock_reset(&c->hb);
+    headblock_reset(&c->hb);
     c->n_hdrs = 0;
     c->in_value = 0;
     return 0;
@@ -240,7 +240,7 @@ static int req_build(struct http_conn *c, struct http_req *r)
     r->hdrs = xcalloc((size_t)c->n_hdrs + 1, sizeof(*r->hdrs));
     /* field complete without value complete cannot happen in llhttp, but
      * the block is checked to hold every string anyway */
-    if (hblock_pairs(r->mem, hb->n, 1, c->n_hdrs, r->hdrs))
+    if (headblock_pairs(r->mem, hb->n, 1, c->n_hdrs, r->hdrs))
         return 400;
     r->n_hdrs = c->n_hdrs;
 
@@ -697,7 +697,7 @@ void http_conn_free(struct http_conn *c)
     evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
     event_free(c->flush_ev);
     bufferevent_free(c->bev);
-    hblock_free(&c->hb);
+    headblock_free(&c->hb);
     free(c);
     /* a descriptor and a slot are free: accepting may resume at once */
     __atomic_sub_fetch(&w->nconns, 1, __ATOMIC_RELAXED);

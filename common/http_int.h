@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "hblock.h"
+#include "headblock.h"
 #include "http.h"
 #include "util.h"
 
@@ -46,7 +46,7 @@ struct http_conn {
     char peer[64];
 
     /* header accumulation */
-    struct hblock hb;
+    struct headblock hb;
     int n_hdrs;
     int in_value;                /* last span was a value */
     int hdr_err;                 /* status to answer a header-limit error with */

@@ -6,7 +6,7 @@
  * whole-body reading (httpbody.c) live in files of their own.
  *
  * Membership, from a non-primary node's side: the control thread owns a
- * small event loop with its own hc (common/hc.h). Until the node is in the map it
+ * small event loop with its own nodeclient (common/nodeclient.h). Until the node is in the map it
  * POSTs /v1/cluster/join to the primary every period; once in, it POSTs
  * /v1/cluster/keepalive with the versions it holds. The primary answers a
  * keepalive with any newer map or BMD (so a missed push heals by itself)
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hc.h"
+#include "nodeclient.h"
 #include "hlc.h"
 #include "http.h"
 #include "log.h"
@@ -459,7 +459,7 @@ static void ctl_tick(evutil_socket_t fd, short what, void *arg)
                                     n->joined ? "/v1/cluster/keepalive" : "/v1/cluster/join",
                                     NULL);
         n->join_inflight = 1;
-        hc_request(n->ctl_cli, "POST", url, s, strlen(s), NULL,
+        nodeclient_request(n->ctl_cli, "POST", url, s, strlen(s), NULL,
                      n->conf->keepalive_ms * 2L, n->joined ? ka_done : join_done, n);
         free(url);
         free(s);
@@ -480,7 +480,7 @@ static void *ctl_main(void *arg)
 void node_start(struct node *n)
 {
     n->ctl_base = event_base_new();
-    n->ctl_cli = hc_new(n->ctl_base);
+    n->ctl_cli = nodeclient_new(n->ctl_base);
     n->ctl_q = loopq_new(n->ctl_base);
     n->ctl_timer = evtimer_new(n->ctl_base, ctl_tick, n);
     ctl_schedule(n, 0);
@@ -493,7 +493,7 @@ void node_stop(struct node *n)
     if (n->ctl_base) {
         event_base_loopbreak(n->ctl_base);
         pthread_join(n->ctl_thread, NULL);
-        hc_free(n->ctl_cli);
+        nodeclient_free(n->ctl_cli);
         event_free(n->ctl_timer);
         loopq_free(n->ctl_q);
         event_base_free(n->ctl_base);

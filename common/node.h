@@ -25,7 +25,7 @@
 #include "nodesig.h"
 
 struct http_req;
-struct hc;
+struct nodeclient;
 struct loopq;
 
 /* Each daemon's context (the server's ctx) starts with its struct node, so
@@ -41,7 +41,7 @@ struct node {
 
     /* control thread */
     struct event_base *ctl_base;
-    struct hc *ctl_cli;
+    struct nodeclient *ctl_cli;
     struct loopq *ctl_q;
     struct event *ctl_timer;
     pthread_t ctl_thread;

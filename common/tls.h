@@ -1,7 +1,7 @@
 /*
  * tls: OpenSSL contexts for HTTPS (options tls_cert_file, tls_key_file,
  * tls_ca_file). A server context serves the node's certificate chain
- * (TLS 1.2 and 1.3); the client context, used by hc for https URLs
+ * (TLS 1.2 and 1.3); the client context, used by nodeclient for https URLs
  * between the nodes and by the CLI and loader, verifies the peer's chain
  * against tls_ca_file (else the system's CAs) and its name or address.
  *
@@ -26,7 +26,7 @@ SSL_CTX *tls_server_ctx(const char *cert_file, const char *key_file, char *err, 
 /* ca_file "" : the system's CAs. NULL with a message in err. */
 SSL_CTX *tls_client_ctx(const char *ca_file, char *err, size_t errlen);
 
-/* The context hc and other clients use for https URLs (set at start-up;
+/* The context nodeclient and other clients use for https URLs (set at start-up;
  * NULL: https URLs fail). */
 void tls_set_client(SSL_CTX *ctx);
 SSL_CTX *tls_client(void);

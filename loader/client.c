@@ -1,6 +1,6 @@
 /*
  * client: the loader's per-request path, on Shoal's HTTP client
- * (common/hc.h): each loop thread has one hc, whose keep-alive connections
+ * (common/nodeclient.h): each loop thread has one nodeclient, whose keep-alive connections
  * its workers share. A worker's request is signed as its mode asks (SigV4
  * for native requests when a key is set, S3 requests always), PUT bodies
  * go out by reference from the shared buffer, and the answer's body is
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "hc.h"
+#include "nodeclient.h"
 #include "loader.h"
 #include "sigv4.h"
 #include "url.h"
@@ -42,24 +42,24 @@ static void record(struct worker *w, int ok, enum err e, uint64_t bytes)
 
 /* ---- the answer ------------------------------------------------------------------------ */
 
-static int on_head(void *arg, struct hc_xfer *x, int status)
+static int on_head(void *arg, struct nodeclient_xfer *x, int status)
 {
     struct worker *w = arg;
     w->status = status;
     w->ttfb_us = now_us() - w->start_us;   /* from the request's start: redirects included */
-    const char *v = hc_header(x, "Content-Length");
+    const char *v = nodeclient_header(x, "Content-Length");
     uint64_t n;
     w->clen = v && !parse_u64(v, strlen(v), &n) ? (int64_t)n : -1;
-    v = hc_header(x, "Location");
+    v = nodeclient_header(x, "Location");
     snprintf(w->location, sizeof(w->location), "%s", v ? v : "");
-    v = hc_header(x, "X-Shoal-Checksum");
+    v = nodeclient_header(x, "X-Shoal-Checksum");
     snprintf(w->cksum, sizeof(w->cksum), "%s", v ? v : "");
     if (opt.verify)
         XXH3_64bits_reset(w->xs);
     return 0;
 }
 
-static int on_body(void *arg, struct hc_xfer *x, const char *p, size_t n)
+static int on_body(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct worker *w = arg;
     (void)x;
@@ -88,16 +88,16 @@ static enum err judge(struct worker *w)
     return E_N;
 }
 
-static void on_end(void *arg, struct hc_xfer *x, int status, const char *err)
+static void on_end(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct worker *w = arg;
     (void)err;
     w->x = NULL;
     if (status == 0) {
-        enum hc_fail f = hc_failure(x);
+        enum nodeclient_fail f = nodeclient_failure(x);
         record(w, 0,
-               f == HC_FAIL_CONNECT || f == HC_FAIL_REQUEST ? E_CONNECT
-               : f == HC_FAIL_TIMEOUT                       ? E_TIMEOUT
+               f == NODECLIENT_FAIL_CONNECT || f == NODECLIENT_FAIL_REQUEST ? E_CONNECT
+               : f == NODECLIENT_FAIL_TIMEOUT                       ? E_TIMEOUT
                                                             : E_RESET,
                0);
         worker_next(w);
@@ -121,7 +121,7 @@ static void on_end(void *arg, struct hc_xfer *x, int status, const char *err)
     worker_next(w);
 }
 
-static const struct hc_ops ops = {
+static const struct nodeclient_ops ops = {
     .on_headers = on_head,
     .on_data = on_body,
     .on_done = on_end,
@@ -131,7 +131,7 @@ static const struct hc_ops ops = {
 
 int client_sign_native(const char *method, const char *url, int with_body, char *lines[3])
 {
-    char host[HC_HOST_MAX], hostport[HC_HOST_MAX + 8];
+    char host[NODECLIENT_HOST_MAX], hostport[NODECLIENT_HOST_MAX + 8];
     int port;
     const char *path;
     if (url_split(url, host, sizeof(host), &port, &path))
@@ -175,10 +175,10 @@ void client_send(struct worker *w, const char *url, int with_body)
     w->clen = -1;
     long timeout_ms = (long)opt.timeout_s * 1000;
     if (with_body)
-        w->x = hc_start_mem(w->t->hc, method, url, hdrs, n, shared_body, (size_t)w->size,
-                            timeout_ms, &ops, w);
+        w->x = nodeclient_start_mem(w->t->hc, method, url, hdrs, n, shared_body, (size_t)w->size,
+                                    timeout_ms, &ops, w);
     else
-        w->x = hc_start(w->t->hc, method, url, hdrs, n, -1, timeout_ms, &ops, w);
+        w->x = nodeclient_start(w->t->hc, method, url, hdrs, n, -1, timeout_ms, &ops, w);
     s3_req_free(&q);
     for (int i = 0; i < no; i++)
         free(owned[i]);

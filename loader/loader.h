@@ -5,7 +5,7 @@
  *
  * Each of --threads threads runs an event loop with its share of the
  * --workers; a worker runs one request at a time, back to back, through
- * its thread's Shoal HTTP client (common/hc.h), whose keep-alive
+ * its thread's Shoal HTTP client (common/nodeclient.h), whose keep-alive
  * connections the thread's workers share (so a worker following Shoal's
  * redirects reuses connections to the proxy and to each target). Bodies
  * are counted (and optionally checksummed) as they stream, and PUT bodies
@@ -43,7 +43,7 @@
 
 struct cmap;
 struct event_base;
-struct hc;
+struct nodeclient;
 
 enum mode { M_SHOAL, M_DIRECT, M_S3, M_HTTP };
 enum op { OP_GET, OP_PUT, OP_DEL, OP_N };
@@ -102,7 +102,7 @@ struct worker;
 struct thread {
     pthread_t tid;
     struct event_base *base;
-    struct hc *hc;               /* the thread's client: its workers share its connections */
+    struct nodeclient *hc;       /* the thread's client: its workers share its connections */
     struct worker *workers;
     int n;
     pthread_mutex_t mu;          /* guards st against the stats reader */
@@ -113,7 +113,7 @@ struct thread {
 
 extern struct thread *threads;   /* worker.c: opt.threads of them during a run */
 
-struct hc_xfer;
+struct nodeclient_xfer;
 struct XXH3_state_s;
 
 struct worker {
@@ -127,7 +127,7 @@ struct worker {
     uint64_t ttfb_us;            /* the last answer's head came this long after start */
     int hops;
     /* the request in flight and its answer (client.c) */
-    struct hc_xfer *x;
+    struct nodeclient_xfer *x;
     int status;
     uint64_t body;
     int64_t clen;
@@ -184,7 +184,7 @@ void worker_interrupt(int sig);
 /* A worker's client state: made before its thread runs, dropped after. */
 void client_worker_init(struct worker *w);
 void client_worker_close(struct worker *w);
-/* Send w's request for url (a full http:// URL) through its thread's hc,
+/* Send w's request for url (a full http:// URL) through its thread's nodeclient,
  * with w->size bytes of shared_body when with_body. The outcome is
  * recorded in w's thread and worker_next(w) runs when it is known. */
 void client_send(struct worker *w, const char *url, int with_body);

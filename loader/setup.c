@@ -1,5 +1,5 @@
 /*
- * setup: the loader's blocking requests before a run (through hc on a loop
+ * setup: the loader's blocking requests before a run (through nodeclient on a loop
  * of their own, signed like the run's requests when a key is set): that the endpoint answers
  * and the bucket exists, and in direct mode the cluster map that places
  * each name on its target. Failures end the program with a message that
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "loader.h"
 
 #define SETUP_ERR_MAX 256
@@ -28,7 +28,7 @@ struct fetch {
     size_t errlen;
 };
 
-static int fetch_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+static int fetch_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct fetch *f = arg;
     (void)x;
@@ -36,7 +36,7 @@ static int fetch_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
     return 0;
 }
 
-static void fetch_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void fetch_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct fetch *f = arg;
     (void)x;
@@ -46,7 +46,7 @@ static void fetch_done(void *arg, struct hc_xfer *x, int status, const char *err
     event_base_loopbreak(f->base);
 }
 
-static const struct hc_ops fetch_ops = {
+static const struct nodeclient_ops fetch_ops = {
     .on_data = fetch_data,
     .on_done = fetch_done,
 };
@@ -55,16 +55,16 @@ long setup_fetch(const char *method, const char *url, struct gbuf *body, char *e
                  size_t errlen)
 {
     struct fetch f = {event_base_new(), body, 0, err, errlen};
-    struct hc *c = hc_new(f.base);
+    struct nodeclient *c = nodeclient_new(f.base);
     char *lines[3] = {NULL, NULL, NULL};
     const char *hdrs[3];
     int n = 0;
     if (opt.access_key && !client_sign_native(method, url, 0, lines))
         for (; n < 3; n++)
             hdrs[n] = lines[n];
-    hc_start(c, method, url, hdrs, n, -1, 10000, &fetch_ops, &f);
+    nodeclient_start(c, method, url, hdrs, n, -1, 10000, &fetch_ops, &f);
     event_base_dispatch(f.base);
-    hc_free(c);
+    nodeclient_free(c);
     event_base_free(f.base);
     for (int i = 0; i < 3; i++)
         free(lines[i]);

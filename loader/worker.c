@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "loader.h"
 #include "sigv4.h"
 
@@ -183,7 +183,7 @@ static void *thread_main(void *arg)
     struct thread *t = arg;
     event_base_once(t->base, -1, EV_TIMEOUT, start_cb, t, NULL);
     event_base_dispatch(t->base);
-    hc_free(t->hc);              /* drops what is still in flight, on the loop's thread */
+    nodeclient_free(t->hc);      /* drops what is still in flight, on the loop's thread */
     t->hc = NULL;
     for (int i = 0; i < t->n; i++)
         client_worker_close(&t->workers[i]);
@@ -216,7 +216,7 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     for (int i = 0; i < opt.threads; i++) {
         struct thread *t = &threads[i];
         t->base = event_base_new();
-        t->hc = hc_new(t->base);
+        t->hc = nodeclient_new(t->base);
         t->n = opt.workers / opt.threads + (i < opt.workers % opt.threads);
         t->live = t->n;
         t->workers = xcalloc((size_t)t->n + 1, sizeof(*t->workers));
@@ -276,7 +276,7 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     free(csv_now);
     for (int i = 0; i < opt.threads; i++) {
         event_base_free(threads[i].base);
-        hc_free(threads[i].hc);  /* a thread that never ran */
+        nodeclient_free(threads[i].hc); /* a thread that never ran */
         free(threads[i].workers);
         pthread_mutex_destroy(&threads[i].mu);
     }

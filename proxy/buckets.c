@@ -8,7 +8,7 @@
  * to the primary and relays its answer. buckets_change is the one entry
  * for the native API, the S3 front end and remote buckets on first use.
  *
- * Object listing renders olist's merged page (olist.c) as the native
+ * Object listing renders objlist's merged page (objlist.c) as the native
  * JSON page, written directly rather than built as jansson objects.
  */
 #include <errno.h>
@@ -21,14 +21,14 @@
 #include "auth.h"
 #include "authz.h"
 #include "cluster.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "log.h"
 #include "node.h"
 #include "nodeauth.h"
 #include "objname.h"
-#include "olist.h"
-#include "owed.h"
+#include "objlist.h"
+#include "backlog.h"
 #include "proxy.h"
 #include "quorum.h"
 #include "route.h"
@@ -46,7 +46,7 @@
 struct change {
     struct quorum_change qc;     /* first */
     struct proxy *p;
-    struct hc *hc;
+    struct nodeclient *hc;
     buckets_done_fn done;
     void *arg;
     int status;                  /* the answer's when made */
@@ -97,7 +97,7 @@ static void forward_change(struct change *c)
     char *body = json_dumps(c->props ? c->props : json_object(), JSON_COMPACT);
     char *url = node_signed_urlf(&c->p->node, op_method[c->op], primary,
                                  "/v1/buckets/%s?provider=%s", c->name, c->provider);
-    hc_request(c->hc, op_method[c->op], url, body, strlen(body), NULL, 15000, forwarded, c);
+    nodeclient_request(c->hc, op_method[c->op], url, body, strlen(body), NULL, 15000, forwarded, c);
     free(url);
     free(body);
     free(primary);
@@ -315,9 +315,9 @@ static void change_body(struct http_req *r, json_t *props)
     if (op == BUCKETS_DESTROY) {
         json_decref(props);
         props = NULL;
-        if (owed_write_back(br.provider, br.name) &&
+        if (backlog_write_back(br.provider, br.name) &&
             http_query_get(r, "force", force, sizeof(force)) < 0) {
-            owed_ask(r, br.provider, br.name, destroy_checked, NULL);
+            backlog_ask(r, br.provider, br.name, destroy_checked, NULL);
             return;
         }
     }
@@ -388,7 +388,7 @@ void buckets_ensure(struct http_req *r, const char *provider,
 /* One entry of the native page: what a target holds (name, size, checksum,
  * version, etag, mtime) or what the backend lists (name, size, etag,
  * last_modified), and whether it is cached. */
-static void render_ent(struct gbuf *b, const struct olist_ent *e)
+static void render_ent(struct gbuf *b, const struct objlist_ent *e)
 {
     char num[96];
     gbuf_str(b, "{\"name\":");
@@ -410,7 +410,7 @@ static void render_ent(struct gbuf *b, const struct olist_ent *e)
     gbuf_str(b, e->dirty ? ",\"dirty\":true}" : "}");
 }
 
-static void list_done(void *arg, struct olist_page *pg, int status, const char *err)
+static void list_done(void *arg, struct objlist_page *pg, int status, const char *err)
 {
     struct http_req *r = arg;
     if (!pg) {
@@ -441,7 +441,7 @@ static void list_done(void *arg, struct olist_page *pg, int status, const char *
     gbuf_str(&b, "}");
     http_reply(r, 200, "application/json", b.p, b.n);
     gbuf_free(&b);
-    olist_page_free(pg);
+    objlist_page_free(pg);
     http_req_unref(r);
 }
 
@@ -463,8 +463,8 @@ static void list_objects(struct http_req *r, const struct bucket_req *br)
         token[0] = '\0';
     if (http_query_get(r, "limit", lim, sizeof(lim)) >= 0) {
         uint64_t v;
-        if (parse_u64(lim, strlen(lim), &v) || v < 1 || v > OLIST_MAX) {
-            http_reply_error(r, 400, "limit must be 1..%d", OLIST_MAX);
+        if (parse_u64(lim, strlen(lim), &v) || v < 1 || v > OBJLIST_MAX) {
+            http_reply_error(r, 400, "limit must be 1..%d", OBJLIST_MAX);
             return;
         }
         limit = (int)v;
@@ -473,8 +473,8 @@ static void list_objects(struct http_req *r, const struct bucket_req *br)
     int cached_only = http_query_get(r, "cached", flag, sizeof(flag)) >= 0 &&
                       strcmp(flag, "false") && strcmp(flag, "0");
     http_req_ref(r);
-    olist_start(r, br->provider, br->name, prefix, token, limit,
-                cached_only ? OLIST_CACHED_ONLY : 0, list_done, r);
+    objlist_start(r, br->provider, br->name, prefix, token, limit,
+                  cached_only ? OBJLIST_CACHED_ONLY : 0, list_done, r);
 }
 
 /* ---- dispatch ----------------------------------------------------------------- */

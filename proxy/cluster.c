@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cluster.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "log.h"
 #include "nodes.h"
@@ -69,7 +69,7 @@ static void bcast_one(void *arg, int status, const char *body, size_t len, const
     }
 }
 
-void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,
+void cluster_broadcast(struct proxy *p, struct nodeclient *cli, json_t *j,
                        void (*done)(void *arg, int failures), void *arg)
 {
     struct node *n = &p->node;
@@ -85,7 +85,7 @@ void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,
             continue;
         char *url = node_signed_url(n, "PUT", m->nodes[i].url, "/v1/internal/push", NULL);
         b->pending++;
-        hc_request(cli, "PUT", url, body, strlen(body), NULL, 5000, bcast_one, b);
+        nodeclient_request(cli, "PUT", url, body, strlen(body), NULL, 5000, bcast_one, b);
         free(url);
     }
     cmap_unref(m);
@@ -106,7 +106,7 @@ static int not_primary(struct proxy *p, struct http_req *r)
 struct mapchg {
     struct quorum_change c;      /* first */
     struct proxy *p;
-    struct hc *cli;
+    struct nodeclient *cli;
     char id[72];
     int (*fn)(struct cmap *m, const char *id);
     cluster_done_fn done;
@@ -122,7 +122,7 @@ static int mapchg_edit(struct quorum_change *c, struct cmap *m, struct bmd *b)
 }
 
 /* Push the current map to every other node (once a change committed). */
-static void push_map(struct proxy *p, struct hc *cli)
+static void push_map(struct proxy *p, struct nodeclient *cli)
 {
     struct cmap *now = cmap_current();
     cluster_broadcast(p, cli, json_pack("{s:o}", "cmap", cmap_to_json(now)), NULL, NULL);
@@ -140,7 +140,7 @@ static void mapchg_done(struct quorum_change *c, int status, const char *err)
     free(mc);
 }
 
-void cluster_change_map(struct proxy *p, struct loopq *q, struct hc *cli, const char *id,
+void cluster_change_map(struct proxy *p, struct loopq *q, struct nodeclient *cli, const char *id,
                         int (*fn)(struct cmap *m, const char *id), cluster_done_fn done,
                         void *arg)
 {

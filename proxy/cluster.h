@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 struct cmap;
-struct hc;
+struct nodeclient;
 struct loopq;
 struct http_req;
 struct node;
@@ -34,12 +34,12 @@ typedef void (*cluster_done_fn)(void *arg, const char *id, int64_t version, int 
 /* Change the map through the proxies' consensus: fn edits a copy (1 if it
  * changed anything); once committed the map is pushed to every node with
  * cli, then done(arg, ...) runs on loop q (NULL done: nothing to tell). */
-void cluster_change_map(struct proxy *p, struct loopq *q, struct hc *cli, const char *id,
+void cluster_change_map(struct proxy *p, struct loopq *q, struct nodeclient *cli, const char *id,
                         int (*fn)(struct cmap *m, const char *id), cluster_done_fn done,
                         void *arg);
 /* Push {"cmap"} and/or {"bmd"} to every other node; done(arg, failures)
  * runs on cli's loop once all answered (done may be NULL). Takes j. */
-void cluster_broadcast(struct proxy *p, struct hc *cli, json_t *j,
+void cluster_broadcast(struct proxy *p, struct nodeclient *cli, json_t *j,
                        void (*done)(void *arg, int failures), void *arg);
 
 #endif

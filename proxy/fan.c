@@ -8,7 +8,7 @@
 
 #include "cmap.h"
 #include "fan.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "nodesig.h"
 #include "proxy.h"
@@ -55,8 +55,8 @@ void fan_start(struct http_req *r, const char *method, const char *path, const c
         json_array_append_new(f->answers, s->answer);
         f->pending++;
         char *url = node_signed_urlf(&p->node, method, n->url, "%s", path);
-        hc_request(worker_hc(r), method, url, body, body ? strlen(body) : 0, NULL, 15000, fan_one,
-                   s);
+        nodeclient_request(worker_hc(r), method, url, body, body ? strlen(body) : 0, NULL, 15000,
+                           fan_one, s);
         free(url);
     }
     cmap_unref(m);

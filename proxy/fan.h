@@ -3,7 +3,7 @@
  * the space report), signed with the cluster's signature, the answers
  * gathered in one array.
  *
- * Thread: the request's worker (its hc).
+ * Thread: the request's worker (its nodeclient).
  */
 #ifndef SHOAL_PROXY_FAN_H
 #define SHOAL_PROXY_FAN_H

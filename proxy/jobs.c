@@ -19,7 +19,7 @@
 #include "buckets.h"
 #include "cmap.h"
 #include "fan.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "httpbody.h"
 #include "jobkind.h"
@@ -28,7 +28,7 @@
 #include "node.h"
 #include "nodeauth.h"
 #include "objname.h"
-#include "olist.h"
+#include "objlist.h"
 #include "proxy.h"
 #include "tmpl.h"
 #include "util.h"
@@ -493,7 +493,7 @@ static void launch(struct http_req *r)
         pjob_free(pj);
         return;
     }
-    int backed = olist_by_backend(pj->provider, pj->bucket);
+    int backed = objlist_by_backend(pj->provider, pj->bucket);
     const struct jobkind *kind = jobkind_find(pj->kind);   /* spec_check found it */
     if (!pj->bucket[0]) {        /* a scrub of every bucket */
         fan_start(r, "POST", "/v1/internal/jobs", pj->spec, started, pj);

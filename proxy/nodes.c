@@ -7,7 +7,7 @@
 
 #include "cluster.h"
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "log.h"
 #include "nodes.h"
@@ -167,8 +167,8 @@ static void forward(struct http_req *r, const char *body)
                                  r->query[0] ? "?" : "", r->query);
     free(base);
     http_req_ref(r);
-    hc_request(worker_hc(r), r->method_name, url, body, body ? strlen(body) : 0, NULL, 60000,
-               relayed, r);
+    nodeclient_request(worker_hc(r), r->method_name, url, body, body ? strlen(body) : 0, NULL,
+                       60000, relayed, r);
     free(url);
 }
 
@@ -256,7 +256,7 @@ static void left(void *arg, const char *id, int64_t v, int status, const char *e
     log_info("node %s decommissioned: its objects moved away, it left the map (v%lld)", d->id,
              (long long)v);
     char *url = node_signed_url(d->n, "POST", d->url, "/v1/internal/shutdown", NULL);
-    hc_request(d->n->ctl_cli, "POST", url, NULL, 0, NULL, 5000, shut_done, d);
+    nodeclient_request(d->n->ctl_cli, "POST", url, NULL, 0, NULL, 5000, shut_done, d);
     free(url);
 }
 
@@ -278,7 +278,7 @@ void nodes_tick(struct node *n)
         d->version = m->snap.version;
         char *url = node_signed_url(n, "GET", nd->url, "/v1/internal/rebalance", NULL);
         asking++;
-        hc_request(n->ctl_cli, "GET", url, NULL, 0, NULL, 5000, drained, d);
+        nodeclient_request(n->ctl_cli, "GET", url, NULL, 0, NULL, 5000, drained, d);
         free(url);
     }
     cmap_unref(m);

@@ -2,8 +2,8 @@
  * reach: which targets this proxy can reach, found by probing them (see
  * reach.h).
  *
- * A thread of its own, with its own loop and hc (common/hc.h), sends each
- * target of the current map GET /v1/health every REACH_PERIOD_MS. hc keeps
+ * A thread of its own, with its own loop and nodeclient (common/nodeclient.h), sends each
+ * target of the current map GET /v1/health every REACH_PERIOD_MS. nodeclient keeps
  * the connection alive, so a probe is one short request, no connect. What
  * a probe meets decides:
  *
@@ -49,7 +49,7 @@
 #include <string.h>
 
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "hrw.h"
 #include "log.h"
 #include "util.h"
@@ -67,7 +67,7 @@ struct slot {
     /* the probing thread's own */
     char id[72];
     char *url;                   /* its /v1/health */
-    struct hc_xfer *x;           /* the probe in flight, or NULL */
+    struct nodeclient_xfer *x;   /* the probe in flight, or NULL */
     int fails;                   /* probes failed in a row */
     uint64_t last_ms;            /* when the last probe ended */
     uint32_t map_flags;          /* its flags in the map last looked at */
@@ -79,7 +79,7 @@ static struct slot slots[REACH_SLOTS];
 static struct {
     pthread_t thread;
     struct event_base *base;
-    struct hc *hc;
+    struct nodeclient *hc;
     struct event *tick;
     int full;                    /* the table filled up: said once */
 } rs;
@@ -138,7 +138,7 @@ void reach_heard(const char *id)
     mark(s, 0, NULL);
 }
 
-static void probed(void *arg, struct hc_xfer *x, int status, const char *err)
+static void probed(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct slot *s = arg;
     s->x = NULL;
@@ -147,7 +147,8 @@ static void probed(void *arg, struct hc_xfer *x, int status, const char *err)
         s->fails = 0;            /* it spoke since: a failure of this probe is older */
     else if (status)
         s->fails = 0;
-    else if ((!hc_reached(x) || hc_failure(x) != HC_FAIL_TIMEOUT) && ++s->fails >= REACH_FAILS)
+    else if ((!nodeclient_reached(x) || nodeclient_failure(x) != NODECLIENT_FAIL_TIMEOUT) &&
+             ++s->fails >= REACH_FAILS)
         mark(s, 1, err ? err : "no connection");
     if (status)
         mark(s, 0, NULL);
@@ -162,7 +163,7 @@ static uint64_t due(const struct slot *s, const struct cmap_node *t)
     return s->last_ms + (soon ? REACH_RETRY_MS : REACH_PERIOD_MS);
 }
 
-static const struct hc_ops probe_ops = {
+static const struct nodeclient_ops probe_ops = {
     .on_done = probed,
 };
 
@@ -188,7 +189,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
             continue;
         free(s->url);
         s->url = xasprintf("%s/v1/health", t->url);   /* the map may move it */
-        s->x = hc_start(rs.hc, "GET", s->url, NULL, 0, -1, REACH_TIMEOUT_MS, &probe_ops, s);
+        s->x = nodeclient_start(rs.hc, "GET", s->url, NULL, 0, -1, REACH_TIMEOUT_MS, &probe_ops, s);
     }
     cmap_unref(m);
 }
@@ -203,7 +204,7 @@ static void *reach_main(void *arg)
 void reach_start(void)
 {
     rs.base = event_base_new();
-    rs.hc = hc_new(rs.base);
+    rs.hc = nodeclient_new(rs.base);
     rs.tick = event_new(rs.base, -1, EV_PERSIST, on_tick, NULL);
     struct timeval tv = {0, REACH_TICK_MS * 1000};
     event_add(rs.tick, &tv);
@@ -217,7 +218,7 @@ void reach_stop(void)
         return;
     event_base_loopbreak(rs.base);
     pthread_join(rs.thread, NULL);
-    hc_free(rs.hc);              /* probes in flight go without their callbacks */
+    nodeclient_free(rs.hc);      /* probes in flight go without their callbacks */
     event_free(rs.tick);
     event_base_free(rs.base);
     rs.base = NULL;

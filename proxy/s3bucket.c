@@ -19,12 +19,12 @@
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "node.h"
 #include "objects.h"
 #include "objname.h"
-#include "olist.h"
+#include "objlist.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3own.h"
@@ -262,7 +262,7 @@ static void change_done(void *arg, int status, json_t *answer, const char *err)
 }
 
 /* DeleteBucket: the bucket's first cached name, if any, decides. */
-static void delete_checked(void *arg, struct olist_page *pg, int status, const char *err)
+static void delete_checked(void *arg, struct objlist_page *pg, int status, const char *err)
 {
     struct bucket_op *o = arg;
     struct http_req *r = o->r;
@@ -277,15 +277,15 @@ static void delete_checked(void *arg, struct olist_page *pg, int status, const c
         buckets_change(r, BUCKETS_DESTROY, BMD_PROVIDER_SHOAL, o->bucket,
                        NULL, change_done, o);
     }
-    olist_page_free(pg);
+    objlist_page_free(pg);
 }
 
 void s3bucket_delete(struct http_req *r, const char *bucket)
 {
     struct bucket_op *o = bucket_op_new(r, bucket, "bucket deletion");
     /* kept versions and delete markers count: S3 keeps such a bucket */
-    olist_start(r, BMD_PROVIDER_SHOAL, bucket, "", "", 1, OLIST_CACHED_ONLY | OLIST_VERSIONS,
-                delete_checked, o);
+    objlist_start(r, BMD_PROVIDER_SHOAL, bucket, "", "", 1, OBJLIST_CACHED_ONLY | OBJLIST_VERSIONS,
+                  delete_checked, o);
 }
 
 /* ---- DeleteObjects ------------------------------------------------------------- */
@@ -379,13 +379,13 @@ struct mdel_one {
     int i;
 };
 
-static void mdel_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void mdel_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct mdel_one *o = arg;
     (void)err;
     o->d->status[o->i] = status;
-    const char *dm = status ? hc_header(x, "x-amz-delete-marker") : NULL;
-    const char *vid = status ? hc_header(x, "x-amz-version-id") : NULL;
+    const char *dm = status ? nodeclient_header(x, "x-amz-delete-marker") : NULL;
+    const char *vid = status ? nodeclient_header(x, "x-amz-version-id") : NULL;
     if ((status == 204 || status == 200) && dm && !strcmp(dm, "true") && vid && vid[0])
         o->d->marker_ids[o->i] = xstrdup(vid);
     if (--o->d->pending == 0)
@@ -443,9 +443,9 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         o->d = d;
         o->i = i;
         d->pending++;
-        static const struct hc_ops ops = {.on_done = mdel_done};   /* bodies dropped */
+        static const struct nodeclient_ops ops = {.on_done = mdel_done}; /* bodies dropped */
         static const char *const hdrs[] = {S3_MODE_HEADER ": 1"};
-        hc_start(worker_hc(r), "DELETE", url, hdrs, 1, -1, 60000, &ops, o);
+        nodeclient_start(worker_hc(r), "DELETE", url, hdrs, 1, -1, 60000, &ops, o);
         free(url);
     }
     cmap_unref(m);

@@ -33,7 +33,7 @@
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "log.h"
 #include "node.h"
@@ -62,7 +62,7 @@
 struct fwd {
     struct http_req *r;
     struct node *node;           /* counts the bytes moved */
-    struct hc_xfer *x;
+    struct nodeclient_xfer *x;
     int closed;                  /* the transfer is over (x is gone) */
 
     /* upload */
@@ -109,7 +109,7 @@ static const char *const req_headers[] = {
     "x-amz-checksum-algorithm", "x-amz-checksum-type", "x-amz-checksum-mode",
 };
 
-static const struct hc_ops fwd_ops;
+static const struct nodeclient_ops fwd_ops;
 
 static void fwd_free(struct fwd *f)
 {
@@ -160,7 +160,7 @@ static void fwd_fail(struct fwd *f, enum s3e e, const char *msg)
 {
     struct http_req *r = f->r;
     if (!f->closed) {
-        hc_cancel(f->x);
+        nodeclient_cancel(f->x);
         f->closed = 1;
     }
     if (r) {
@@ -185,7 +185,7 @@ static void up_push(struct fwd *f, const char *p, size_t n)
     f->up_in += n;
     if (f->up_waiting && !f->closed) {
         f->up_waiting = 0;
-        hc_resume_upload(f->x);
+        nodeclient_resume_upload(f->x);
     }
 }
 
@@ -212,7 +212,7 @@ static int fwd_body(struct http_req *r, const char *p, size_t n)
     } else {
         up_push(f, p, n);
     }
-    if (f->up_len == HC_UP_CHUNKED && f->up_in > S3_PUT_MAX) {   /* 5 GiB: nothing commits */
+    if (f->up_len == NODECLIENT_UP_CHUNKED && f->up_in > S3_PUT_MAX) { /* 5 GiB: nothing commits */
         fwd_fail(f, S3E_ENTITY_TOO_LARGE, "your proposed upload exceeds the maximum allowed "
                                           "size of 5 GiB per PUT; use a multipart upload");
         return 0;
@@ -256,14 +256,14 @@ static void fwd_end(struct http_req *r)
     f->body_ok = 1;
     if (f->later_url) {          /* an empty body, checked: now to the target */
         f->closed = 0;
-        f->x = hc_start(worker_hc(r), f->later_method, f->later_url,
-                        (const char *const *)f->later_hdrs, f->later_nh, 0,
+        f->x = nodeclient_start(worker_hc(r), f->later_method, f->later_url,
+                                (const char *const *)f->later_hdrs, f->later_nh, 0,
                         24L * 3600 * 1000, &fwd_ops, f);
         return;
     }
     if (f->up_waiting && !f->closed) {
         f->up_waiting = 0;
-        hc_resume_upload(f->x);
+        nodeclient_resume_upload(f->x);
     }
 }
 
@@ -292,7 +292,7 @@ static ssize_t fwd_read_chunked(struct fwd *f, char *buf, size_t n)
         if (!f->r)
             return -1;           /* the client is gone */
         f->up_waiting = 1;
-        return HC_READ_PAUSE;
+        return NODECLIENT_READ_PAUSE;
     }
     return up_take(f, buf, avail - hold < n ? avail - hold : n);
 }
@@ -300,7 +300,7 @@ static ssize_t fwd_read_chunked(struct fwd *f, char *buf, size_t n)
 static ssize_t fwd_read(void *arg, char *buf, size_t n)
 {
     struct fwd *f = arg;
-    if (f->up_len == HC_UP_CHUNKED)
+    if (f->up_len == NODECLIENT_UP_CHUNKED)
         return fwd_read_chunked(f, buf, n);
     uint64_t len = (uint64_t)f->up_len;
     uint64_t limit = f->body_ok || len == 0 ? len : len - 1;
@@ -314,9 +314,9 @@ static ssize_t fwd_read(void *arg, char *buf, size_t n)
         if (!f->r)
             return -1; /* the client is gone */
         if (f->cfd >= 0 && avail == 0 && f->sock_left > 0)
-            return HC_READ_SOCKET; /* the rest, spliced: fwd_socket */
+            return NODECLIENT_READ_SOCKET; /* the rest, spliced: fwd_socket */
         f->up_waiting = 1;
-        return HC_READ_PAUSE;
+        return NODECLIENT_READ_PAUSE;
     }
     return up_take(f, buf, k);
 }
@@ -345,35 +345,35 @@ static void fwd_pumped(void *arg, const char *err, enum pump_side side)
         f->body_done = 1;
         if (f->r)
             http_req_body_taken(f->r, 1);
-        hc_upload_moved(f->x, 1);
+        nodeclient_upload_moved(f->x, 1);
         return;
     }
     if (side == PUMP_IN) {
         fwd_fail(f, S3E_INCOMPLETE_BODY, "the request body ended before its Content-Length");
         return;
     }
-    hc_upload_moved(f->x, 0);    /* the target's side: fwd_done answers */
+    nodeclient_upload_moved(f->x, 0); /* the target's side: fwd_done answers */
 }
 
-static void fwd_socket(void *arg, struct hc_xfer *x, int fd)
+static void fwd_socket(void *arg, struct nodeclient_xfer *x, int fd)
 {
     struct fwd *f = arg;
     struct http_req *r = f->r;
     f->pump = pump_start(r->w->base, f->cfd, fd, f->sock_left, FWD_IDLE_S, fwd_pumped, f);
-    if (!f->pump)                /* inside hc's callback: fwd_done answers, later */
-        hc_upload_moved(x, 0);
+    if (!f->pump)                /* inside nodeclient's callback: fwd_done answers, later */
+        nodeclient_upload_moved(x, 0);
 }
 
 /* ---- download ------------------------------------------------------------- */
 
-static int fwd_headers(void *arg, struct hc_xfer *x, int status)
+static int fwd_headers(void *arg, struct nodeclient_xfer *x, int status)
 {
     struct fwd *f = arg;
     struct http_req *r = f->r;
     if (!r)
         return -1;
     s3relay_headers(r, x);
-    const char *cl = hc_header(x, "Content-Length");
+    const char *cl = nodeclient_header(x, "Content-Length");
     int64_t len = -1;
     uint64_t v;
     if (cl && !parse_u64(cl, strlen(cl), &v))
@@ -390,11 +390,11 @@ static void fwd_drain(struct http_req *r)
     struct fwd *f = r->data;
     if (f && f->down_paused && !f->closed && http_resp_pending(r) < FWD_HIGH / 2) {
         f->down_paused = 0;
-        hc_resume(f->x);
+        nodeclient_resume(f->x);
     }
 }
 
-static int fwd_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+static int fwd_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct fwd *f = arg;
     if (!f->r)
@@ -403,12 +403,12 @@ static int fwd_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
     http_resp_write(f->r, p, n);
     if (http_resp_pending(f->r) > FWD_HIGH && !f->down_paused) {
         f->down_paused = 1;
-        hc_pause(x);
+        nodeclient_pause(x);
     }
     return 0;
 }
 
-static void fwd_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void fwd_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct fwd *f = arg;
     (void)x;
@@ -436,13 +436,13 @@ static void fwd_abort(struct http_req *r)
 {
     struct fwd *f = r->data;
     if (!f->closed) {
-        hc_cancel(f->x);
+        nodeclient_cancel(f->x);
         f->closed = 1;
     }
     fwd_release(f);
 }
 
-static const struct hc_ops fwd_ops = {
+static const struct nodeclient_ops fwd_ops = {
     .on_headers = fwd_headers,
     .on_data = fwd_data,
     .on_read = fwd_read,
@@ -505,7 +505,8 @@ static int body_setup(struct fwd *f, struct http_req *r, const struct s3auth_res
         return 0;
     }
     if (r->content_length < 0) {
-        f->up_len = r->chunked ? HC_UP_CHUNKED : 0;   /* chunked: to the target the same way */
+        /* chunked: to the target the same way */
+        f->up_len = r->chunked ? NODECLIENT_UP_CHUNKED : 0;
     } else {
         f->up_len = r->content_length;
     }
@@ -593,8 +594,8 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
             free(owned[i]);
         return;
     }
-    f->x = hc_start(worker_hc(r), method, full, hdrs, nh, upload ? f->up_len : -1,
-                    24L * 3600 * 1000, &fwd_ops, f);
+    f->x = nodeclient_start(worker_hc(r), method, full, hdrs, nh, upload ? f->up_len : -1,
+                            24L * 3600 * 1000, &fwd_ops, f);
     for (int i = 0; i < no; i++)
         free(owned[i]);
     free(full);

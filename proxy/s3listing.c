@@ -3,7 +3,7 @@
  * ListObjectVersions (one "null" version per name) and
  * ListMultipartUploads.
  *
- * Object listings read the merged listing (olist.c) page by page, in
+ * Object listings read the merged listing (objlist.c) page by page, in
  * process, and cut S3's page from it: names
  * after the marker, rolled up into CommonPrefixes at the delimiter, at
  * most max-keys. A continuation token carries the native page token and
@@ -20,12 +20,12 @@
 #include "bmd.h"
 #include "buckets.h"
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "node.h"
-#include "lpage.h"
+#include "listpage.h"
 #include "objname.h"
-#include "olist.h"
+#include "objlist.h"
 #include "proxy.h"
 #include "s3.h"
 #include "s3own.h"
@@ -197,7 +197,7 @@ static void list_finish(struct listing *l)
 
 /* A version listing's entry (store_list with versions): its ETag field is
  * "<version id> <D|O> <ETag>". 0, or -1 when it is not one. */
-static int version_fields(const struct olist_ent *e, char *vid, size_t vn, int *marker,
+static int version_fields(const struct objlist_ent *e, char *vid, size_t vn, int *marker,
                           char *etag, size_t en)
 {
     const char *sp = memchr(e->etag, ' ', e->elen);
@@ -210,9 +210,9 @@ static int version_fields(const struct olist_ent *e, char *vid, size_t vn, int *
     return 0;
 }
 
-static void list_item(struct listing *l, const struct olist_ent *e, const char *name)
+static void list_item(struct listing *l, const struct objlist_ent *e, const char *name)
 {
-    char date[40], size[24], etag[LPAGE_ETAG_MAX + 1], vid[VERSION_MARKER_MAX];
+    char date[40], size[24], etag[LISTPAGE_ETAG_MAX + 1], vid[VERSION_MARKER_MAX];
     int marker = 0;
     if (e->last_modified && e->last_modified[0])
         snprintf(date, sizeof(date), "%s", e->last_modified);
@@ -264,11 +264,11 @@ static void set_str(char **dst, const char *s, size_t n)
 
 /* Cut S3's page from one merged page: 1 when the cut is complete (max-keys
  * reached), 0 when the next merged page is wanted. */
-static int list_cut(struct listing *l, const struct olist_page *pg)
+static int list_cut(struct listing *l, const struct objlist_page *pg)
 {
     size_t pl = strlen(l->prefix), dl = strlen(l->delim);
     for (size_t i = 0; i < pg->n; i++) {
-        const struct olist_ent *e = &pg->v[i];
+        const struct objlist_ent *e = &pg->v[i];
         const char *name = e->name;
         size_t nl = e->nlen;
         /* a version listing's names are stored names: the key, then its
@@ -276,7 +276,7 @@ static int list_cut(struct listing *l, const struct olist_page *pg)
         size_t bl = l->stored ? objname_base_len(name, nl) : nl;
         if (bl < pl || memcmp(name, l->prefix, pl))
             continue;
-        if (l->after && lpage_name_cmp(name, nl, l->after, strlen(l->after)) <= 0)
+        if (l->after && listpage_name_cmp(name, nl, l->after, strlen(l->after)) <= 0)
             continue;
         const char *d = dl && bl > pl ? memmem(name + pl, bl - pl, l->delim, dl) : NULL;
         size_t cl = d ? (size_t)(d - name) + dl : bl;
@@ -304,7 +304,7 @@ static int list_cut(struct listing *l, const struct olist_page *pg)
     return 0;
 }
 
-static void list_page(void *arg, struct olist_page *pg, int status, const char *err)
+static void list_page(void *arg, struct objlist_page *pg, int status, const char *err)
 {
     struct listing *l = arg;
     struct http_req *r = l->r;
@@ -313,7 +313,7 @@ static void list_page(void *arg, struct olist_page *pg, int status, const char *
             s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
         else if (status >= 500)
             s3_fail(r, S3E_SERVICE_UNAVAILABLE, "listing failed: %.200s", err);
-        else /* olist's status, passed on */
+        else /* objlist's status, passed on */
             s3_fail_status(r, status, S3E_INVALID_REQUEST, "listing failed: %.200s", err);
         listing_free(l);
         return;
@@ -322,7 +322,7 @@ static void list_page(void *arg, struct olist_page *pg, int status, const char *
         http_resp_header(r, "Retry-After", "5");
         s3_fail(r, S3E_SERVICE_UNAVAILABLE, "targets %s are down: the listing would be incomplete",
                 pg->absent);
-        olist_page_free(pg);
+        objlist_page_free(pg);
         listing_free(l);
         return;
     }
@@ -336,17 +336,17 @@ static void list_page(void *arg, struct olist_page *pg, int status, const char *
             /* the rest of this common prefix is skipped, not read */
             free(l->page);
             l->page = xasprintf("%s\xff", l->last_cp);
-            olist_page_free(pg);
+            objlist_page_free(pg);
             list_next_page(l);
             return;
         } else {
             set_str(&l->page, nt, strlen(nt));
-            olist_page_free(pg);
+            objlist_page_free(pg);
             list_next_page(l);
             return;
         }
     }
-    olist_page_free(pg);
+    objlist_page_free(pg);
     /* A resume point inside a common prefix skips the rest of it. */
     if (l->truncated && l->next && l->last_cp && !strcmp(l->next, l->last_cp)) {
         char *skip = xasprintf("%s\xff", l->last_cp);
@@ -364,8 +364,8 @@ static void list_next_page(struct listing *l)
     int want = l->max_keys - l->count + 1; /* one more tells whether there is more */
     if (want > LIST_MAX_KEYS + 1)
         want = LIST_MAX_KEYS + 1;
-    olist_start(l->r, BMD_PROVIDER_SHOAL, l->bucket, l->prefix, l->page ? l->page : "", want,
-                l->stored ? OLIST_VERSIONS : 0, list_page, l);
+    objlist_start(l->r, BMD_PROVIDER_SHOAL, l->bucket, l->prefix, l->page ? l->page : "", want,
+                  l->stored ? OBJLIST_VERSIONS : 0, list_page, l);
 }
 
 /* ListObjectVersions' version-id-marker: with a key-marker, the version
@@ -452,7 +452,7 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     l->prefix = xstrdup(prefix);
     l->delim = xstrdup(delim);
     http_req_ref(r);
-    int remote = l->remote = olist_by_backend(BMD_PROVIDER_SHOAL, bucket);
+    int remote = l->remote = objlist_by_backend(BMD_PROVIDER_SHOAL, bucket);
     l->stored = kind == S3LISTING_VERSIONS && !remote;
     /* an empty continuation-token is as none */
     if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) > 0) {
@@ -624,7 +624,7 @@ void s3listing_uploads(struct http_req *r, const char *bucket)
         char *u = node_signed_urlf(r->w->ctx, "GET", t->url,
                                    "/v1/internal/uploads?bucket=%s&prefix=%s", bucket, ep);
         l->pending++;
-        hc_request(worker_hc(r), "GET", u, NULL, 0, NULL, 30000, ulist_one, l);
+        nodeclient_request(worker_hc(r), "GET", u, NULL, 0, NULL, 30000, ulist_one, l);
         free(u);
     }
     cmap_unref(m);

@@ -1,13 +1,13 @@
 /*
  * s3relay: S3 GET and HEAD forwarded without copying a large body through
  * the proxy. The request goes to the owning target through the worker's
- * hc (its pooled keep-alive connections); the answer's head is relayed
- * as it comes. A body of up to RELAY_COPY_MAX comes through hc as bytes;
- * a larger one is taken as hc's socket (HC_TAKE_BODY) and spliced to the
+ * nodeclient (its pooled keep-alive connections); the answer's head is relayed
+ * as it comes. A body of up to RELAY_COPY_MAX comes through nodeclient as bytes;
+ * a larger one is taken as nodeclient's socket (NODECLIENT_TAKE_BODY) and spliced to the
  * client's socket by a pump (common/pump.h) once the head is out. Over
  * HTTPS (either side) there is no socket to splice: every body comes as
- * bytes, hc paused while the client's output is over RELAY_HIGH. The
- * connection goes back to hc's pool after a whole body.
+ * bytes, nodeclient paused while the client's output is over RELAY_HIGH. The
+ * connection goes back to nodeclient's pool after a whole body.
  *
  * Thread: everything runs on the worker's loop.
  */
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "log.h"
 #include "proxy.h"
@@ -32,15 +32,15 @@
 #define RELAY_HEAD_MS 300000     /* the target's head and a small body, at most */
 #define RELAY_BYTES_MS (24L * 3600 * 1000)   /* HTTPS: the whole body, as bytes, at most */
 #define RELAY_IDLE_S 60          /* a large body moving nowhere for this long fails */
-#define RELAY_HIGH (8u << 20)    /* HTTPS: the client's unsent bytes that pause hc */
+#define RELAY_HIGH (8u << 20)    /* HTTPS: the client's unsent bytes that pause nodeclient */
 
 enum rstate { R_HEAD, R_WAIT_DRAIN, R_BODY };
 
 struct relay {
     struct http_req *r;
     struct event_base *base;
-    struct hc_xfer *hx;          /* until the head and a small body are in */
-    struct hc_body *b;           /* a large body's socket, taken from hc */
+    struct nodeclient_xfer *hx;  /* until the head and a small body are in */
+    struct nodeclient_body *b;   /* a large body's socket, taken from nodeclient */
     enum rstate st;
     const char *why;             /* why on_headers stopped the transfer */
     struct pump *pump;           /* splicing a large body to the client */
@@ -66,10 +66,10 @@ static int passes(const char *name)
     return 0;
 }
 
-void s3relay_headers(struct http_req *r, const struct hc_xfer *x)
+void s3relay_headers(struct http_req *r, const struct nodeclient_xfer *x)
 {
-    for (int i = 0; i < hc_header_count(x); i++) {
-        const char *v, *n = hc_header_at(x, i, &v);
+    for (int i = 0; i < nodeclient_header_count(x); i++) {
+        const char *v, *n = nodeclient_header_at(x, i, &v);
         if (passes(n))
             http_resp_header(r, n, "%s", v);
     }
@@ -80,10 +80,10 @@ void s3relay_headers(struct http_req *r, const struct hc_xfer *x)
 static void relay_free(struct relay *x, int whole)
 {
     if (x->hx)
-        hc_cancel(x->hx);
+        nodeclient_cancel(x->hx);
     pump_free(x->pump);
     if (x->b)
-        hc_body_end(x->b, whole);
+        nodeclient_body_end(x->b, whole);
     if (x->r) {
         x->r->data = NULL;
         x->r->on_abort = NULL;
@@ -126,12 +126,12 @@ static void body_done(struct relay *x)
 }
 
 /* The head is in: relay it; a large body is taken as the socket. */
-static int on_head(void *arg, struct hc_xfer *hx, int status)
+static int on_head(void *arg, struct nodeclient_xfer *hx, int status)
 {
     struct relay *x = arg;
     struct http_req *r = x->r;
     int nobody = r->method == HTTP_M_HEAD || status == 204 || status == 304;
-    const char *cl = hc_header(hx, "Content-Length");
+    const char *cl = nodeclient_header(hx, "Content-Length");
     uint64_t clen = 0;
     if (cl ? parse_u64(cl, strlen(cl), &clen) : !nobody) {
         x->why = "the target's answer has no Content-Length";
@@ -141,8 +141,8 @@ static int on_head(void *arg, struct hc_xfer *hx, int status)
     http_resp_begin(r, status, (int64_t)clen);
     x->st = R_WAIT_DRAIN;
     x->body_len = nobody ? 0 : clen;
-    int splice = x->body_len > RELAY_COPY_MAX && !http_req_tls(r) && !hc_xfer_tls(hx);
-    return splice ? HC_TAKE_BODY : 0;
+    int splice = x->body_len > RELAY_COPY_MAX && !http_req_tls(r) && !nodeclient_xfer_tls(hx);
+    return splice ? NODECLIENT_TAKE_BODY : 0;
 }
 
 static void relay_resume(struct http_req *r)
@@ -150,22 +150,22 @@ static void relay_resume(struct http_req *r)
     struct relay *x = r->data;
     r->on_drain = NULL;
     if (x && x->hx)
-        hc_resume(x->hx);
+        nodeclient_resume(x->hx);
 }
 
 /* A body as bytes: a small one, or any over HTTPS. */
-static int on_piece(void *arg, struct hc_xfer *hx, const char *p, size_t n)
+static int on_piece(void *arg, struct nodeclient_xfer *hx, const char *p, size_t n)
 {
     struct relay *x = arg;
     http_resp_write(x->r, p, n);
     if (http_resp_pending(x->r) > RELAY_HIGH) {
-        hc_pause(hx);
+        nodeclient_pause(hx);
         x->r->on_drain = relay_resume;
     }
     return 0;
 }
 
-static void on_end(void *arg, struct hc_xfer *hx, int status, const char *err)
+static void on_end(void *arg, struct nodeclient_xfer *hx, int status, const char *err)
 {
     struct relay *x = arg;
     (void)hx;
@@ -213,7 +213,7 @@ static void relay_drain(struct http_req *r)
 }
 
 /* A large body: its socket is ours. */
-static void on_taken(void *arg, struct hc_body *b)
+static void on_taken(void *arg, struct nodeclient_body *b)
 {
     struct relay *x = arg;
     x->hx = NULL;
@@ -226,7 +226,7 @@ static void on_taken(void *arg, struct hc_body *b)
         relay_body(x);
 }
 
-static const struct hc_ops relay_ops = {
+static const struct nodeclient_ops relay_ops = {
     .on_headers = on_head,
     .on_data = on_piece,
     .on_done = on_end,
@@ -243,9 +243,9 @@ void s3relay_get(struct http_req *r, char *url, const char *const *hdrs, int n)
     http_req_ref(r);
     r->data = x;
     r->on_abort = relay_abort;
-    /* over HTTPS the whole body comes through hc: its deadline is the body's */
+    /* over HTTPS the whole body comes through nodeclient: its deadline is the body's */
     long ms = http_req_tls(r) || url_is_https(url) ? RELAY_BYTES_MS : RELAY_HEAD_MS;
-    x->hx = hc_start(worker_hc(r), r->method == HTTP_M_HEAD ? "HEAD" : "GET", url, hdrs, n, -1, ms,
-                     &relay_ops, x);
+    x->hx = nodeclient_start(worker_hc(r), r->method == HTTP_M_HEAD ? "HEAD" : "GET", url, hdrs, n,
+                             -1, ms, &relay_ops, x);
     free(url);
 }

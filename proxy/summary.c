@@ -1,10 +1,10 @@
 /*
  * summary: a bucket's presence in Shoal (see summary.h), counted over
- * olist's pages: for a bucket listed by its backend each entry says
+ * objlist's pages: for a bucket listed by its backend each entry says
  * whether a target holds it; a Shoal-only bucket's names are all held. A
  * template (common/tmpl.h) is counted over the listing of its literal
  * start, keeping the names it matches. A write-back bucket's summary adds
- * what its objects still owe the backend (owed.h).
+ * what its objects still owe the backend (backlog.h).
  *
  * Thread: the worker's loop; each page's callback asks for the next.
  */
@@ -14,8 +14,8 @@
 
 #include "http.h"
 #include "objname.h"
-#include "olist.h"
-#include "owed.h"
+#include "objlist.h"
+#include "backlog.h"
 #include "summary.h"
 #include "tmpl.h"
 #include "util.h"
@@ -72,16 +72,16 @@ static void reply(struct summary *s)
                           "objects_cached_pct", pct(s->present, s->objects));
     if (s->has_tmpl)
         json_object_set_new(j, "selected", json_integer((json_int_t)s->t.count));
-    if (owed_write_back(s->provider, s->bucket)) {   /* and what is not yet in the backend */
+    if (backlog_write_back(s->provider, s->bucket)) { /* and what is not yet in the backend */
         s->reply = j;
-        owed_ask(s->r, s->provider, s->bucket, with_owed, s);
+        backlog_ask(s->r, s->provider, s->bucket, with_owed, s);
         return;
     }
     http_reply_json(s->r, 200, j);   /* takes j */
     summary_free(s);
 }
 
-static void page_in(void *arg, struct olist_page *pg, int status, const char *err)
+static void page_in(void *arg, struct objlist_page *pg, int status, const char *err)
 {
     struct summary *s = arg;
     if (!pg) {
@@ -92,7 +92,7 @@ static void page_in(void *arg, struct olist_page *pg, int status, const char *er
     s->pages++;
     s->remote |= pg->remote;
     for (size_t i = 0; i < pg->n; i++) {
-        const struct olist_ent *e = &pg->v[i];
+        const struct objlist_ent *e = &pg->v[i];
         if (s->has_tmpl && !tmpl_match(&s->t, e->name, e->nlen))
             continue;
         s->objects++;
@@ -103,13 +103,13 @@ static void page_in(void *arg, struct olist_page *pg, int status, const char *er
         }
     }
     if (!pg->next[0] || !s->r->conn) {  /* the last page, or nobody to tell */
-        olist_page_free(pg);
+        objlist_page_free(pg);
         reply(s);
         return;
     }
     char *next = xstrdup(pg->next);
-    olist_page_free(pg);
-    olist_start(s->r, s->provider, s->bucket, s->prefix, next, OLIST_MAX, 0, page_in, s);
+    objlist_page_free(pg);
+    objlist_start(s->r, s->provider, s->bucket, s->prefix, next, OBJLIST_MAX, 0, page_in, s);
     free(next);
 }
 
@@ -144,5 +144,5 @@ void summary_bucket(struct http_req *r, const char *provider, const char *bucket
     snprintf(s->provider, sizeof(s->provider), "%s", provider);
     snprintf(s->bucket, sizeof(s->bucket), "%s", bucket);
     s->prefix = xstrdup(pn < 0 ? "" : prefix);
-    olist_start(r, s->provider, s->bucket, s->prefix, "", OLIST_MAX, 0, page_in, s);
+    objlist_start(r, s->provider, s->bucket, s->prefix, "", OBJLIST_MAX, 0, page_in, s);
 }

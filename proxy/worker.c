@@ -3,7 +3,7 @@
  */
 #include <stdlib.h>
 
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "util.h"
 #include "worker.h"
@@ -11,18 +11,18 @@
 void worker_init(struct http_worker *w)
 {
     struct proxy_worker *pw = xcalloc(1, sizeof(*pw));
-    pw->hc = hc_new(w->base);
+    pw->hc = nodeclient_new(w->base);
     w->local = pw;
 }
 
 void worker_fini(struct http_worker *w)
 {
     struct proxy_worker *pw = w->local;
-    hc_free(pw->hc);
+    nodeclient_free(pw->hc);
     free(pw);
 }
 
-struct hc *worker_hc(struct http_req *r)
+struct nodeclient *worker_hc(struct http_req *r)
 {
     return ((struct proxy_worker *)r->w->local)->hc;
 }

@@ -9,7 +9,7 @@
  *   /v1/objects/BUCKET/NAME    any method     obj.c
  *   /v1/internal/...           cluster-signed only (403 otherwise), then
  *                              the internal table: list, uploads,
- *                              list-remote, jobs, space, wbq, xfer, slice
+ *                              list-remote, jobs, space, writeback, xfer, slice
  *                              (objects between targets), rebalance,
  *                              mountpaths
  *   anything else under /v1/   404
@@ -27,14 +27,14 @@
 #include "config.h"
 #include "ecode.h"
 #include "err.h"
-#include "hc.h"
-#include "hcli.h"
+#include "nodeclient.h"
+#include "curlclient.h"
 #include "http.h"
 #include "iopool.h"
 #include "job.h"
 #include "jobcopy.h"
 #include "jobfetch.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "list.h"
 #include "log.h"
 #include "lru.h"
@@ -53,19 +53,19 @@
 #include "space.h"
 #include "store.h"
 #include "target.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "util.h"
 #include "vmap.h"
-#include "wbq.h"
+#include "writeback.h"
 #include "xfer.h"
 
 static void internal(struct http_req *r, const char *rest, size_t rlen);
 
 /* The calls of higher layers that lower ones make (target.h). */
 static const struct target_hooks hooks = {
-    .owed = wbq_owed,
-    .drop_local_copies = lcopy_drop,
-    .sync_local_copies = lcopy_sync,
+    .owed = writeback_owed,
+    .drop_local_copies = localcopy_drop,
+    .sync_local_copies = localcopy_sync,
     .drop_older_slices = slice_drop_older,
     .ensure_slices = ecode_ensure,
     .walk_slice = ecode_walk_slice,
@@ -74,8 +74,9 @@ static const struct target_hooks hooks = {
 /* The kinds of batch job this target runs, each defined by the subsystem
  * that does its work. */
 static const struct job_kind *const job_kinds[] = {
-    &jobfetch_prefetch, &jobfetch_evict, &jobcopy_copy, &jobcopy_download, &lru_job_kind,
-    &wbq_flush_kind,    &reb_job_kind,   &mpath_resilver_kind, &scrub_kind, &scrub_encode_kind,
+    &jobfetch_prefetch,    &jobfetch_evict, &jobcopy_copy,        &jobcopy_download,
+    &lru_job_kind,         &reb_job_kind,   &mpath_resilver_kind, &writeback_flush_kind,
+    &scrub_kind,           &scrub_encode_kind,
 };
 static void not_found(struct http_req *r, const char *rest, size_t rlen);
 
@@ -99,7 +100,7 @@ static const struct route internal_routes[] = {
     {RM_PATCH, "/v1/internal/jobs/*", pin_patch, "job.patch"},
     {RM_GET, "/v1/internal/space", space_report, "space"},
     {RM_GET, "/v1/internal/damaged", scrub_damaged_report, "damaged"},
-    {RM_GET, "/v1/internal/wbq", wbq_report, "wbq"},
+    {RM_GET, "/v1/internal/wbq", writeback_report, "wbq"},
     {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
     {RM_ANY, "/v1/internal/slice/*", slice_handle, "slice"},
     {RM_GET, "/v1/internal/rebalance", reb_report, "rebalance"},
@@ -144,8 +145,8 @@ static void handle(struct http_req *r)
 static void worker_init(struct http_worker *w)
 {
     struct target_worker *tw = xcalloc(1, sizeof(*tw));
-    tw->cli = hcli_new(w->base);
-    tw->hc = hc_new(w->base);
+    tw->cli = curlclient_new(w->base);
+    tw->hc = nodeclient_new(w->base);
     tw->sweeper = ocache_start(w->base);
     w->local = tw;
 }
@@ -153,8 +154,8 @@ static void worker_init(struct http_worker *w)
 static void worker_fini(struct http_worker *w)
 {
     struct target_worker *tw = w->local;
-    hcli_free(tw->cli);
-    hc_free(tw->hc);
+    curlclient_free(tw->cli);
+    nodeclient_free(tw->hc);
     ocache_stop(tw->sweeper);
     free(tw);
 }
@@ -166,7 +167,7 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
 {
     log_info("signal %d: shutting down", sig);
     if (sig == SIGTERM && t->conf.drain)
-        wbq_drain(t, t->conf.drain_timeout_s);   /* what is owed to backends first */
+        writeback_drain(t, t->conf.drain_timeout_s); /* what is owed to backends first */
     if (plain)
         http_server_drain(plain, 0);
     http_server_drain(srv, t->conf.shutdown_grace_s);   /* requests under way finish */
@@ -212,7 +213,7 @@ int main(int argc, char **argv)
         conf_free(&t.conf);
         return 1;
     }
-    tmet_init();
+    targetmetrics_init();
     char **placed, **off;
     int np, noff;
     mpath_load(&t, &placed, &np, &off, &noff);  /* as added and removed at run time */
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
     pin_load(&t.store);
     job_resume(&t, http_server_worker(srv, 0));
     lru_start(&t, http_server_worker(srv, 0));
-    wbq_start(&t, http_server_worker(srv, 0));
+    writeback_start(&t, http_server_worker(srv, 0));
     space_start(&t, http_server_worker(srv, 0));
     reb_start(&t, http_server_worker(srv, 0));
     mpath_start(&t, http_server_worker(srv, 0));

@@ -1,5 +1,5 @@
 /*
- * conn: blocking requests over hc, signed, redirects followed, bodies
+ * conn: blocking requests over nodeclient, signed, redirects followed, bodies
  * streamed (see conn.h).
  *
  * Each request runs the client's loop until its on_done breaks it. A body
@@ -20,7 +20,7 @@
 #include <xxhash.h>
 
 #include "args.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "progress.h"
 #include "sigv4.h"
 #include "url.h"
@@ -33,14 +33,14 @@
 static struct {
     const struct args *a;
     struct event_base *base;
-    struct hc *hc;
+    struct nodeclient *hc;
 } g;
 
 /* One request of a conn_do (the first, or one after a redirect). */
 struct hop {
     const struct conn_req *q;
     struct conn_ans *a;
-    struct hc_xfer *x;
+    struct nodeclient_xfer *x;
     int done;                    /* on_done came */
     int sinking;                 /* this answer's body goes to the sink */
     int holding;                 /* the upload waits for the answer's head (or HOLD_MS) */
@@ -54,12 +54,12 @@ void conn_init(const struct args *a)
 {
     g.a = a;
     g.base = event_base_new();
-    g.hc = hc_new(g.base);
+    g.hc = nodeclient_new(g.base);
 }
 
 void conn_deinit(void)
 {
-    hc_free(g.hc);
+    nodeclient_free(g.hc);
     event_base_free(g.base);
     memset(&g, 0, sizeof(g));
 }
@@ -77,12 +77,12 @@ static int auth_lines(const char *method, const char *url, const char *payload_h
         lines[0] = xasprintf("Authorization: Bearer %s", a->token);
         return 1;
     }
-    char host[HC_HOST_MAX], hostport[HC_HOST_MAX + 16];
+    char host[NODECLIENT_HOST_MAX], hostport[NODECLIENT_HOST_MAX + 16];
     int port;
     const char *path;
     if (!a->access_key || url_split(url, host, sizeof(host), &port, &path))
         return 0;
-    /* the Host line hc writes: always with the port, IPv6 in brackets */
+    /* the Host line nodeclient writes: always with the port, IPv6 in brackets */
     int v6 = strchr(host, ':') != NULL;
     snprintf(hostport, sizeof(hostport), "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
     sigv4_header_lines(method, hostport, path, payload_hash, a->region, a->access_key,
@@ -93,13 +93,13 @@ static int auth_lines(const char *method, const char *url, const char *payload_h
 /* ---- the answer -------------------------------------------------------------------- */
 
 /* A header of the answer into out ("" when absent). */
-static void header_copy(const struct hc_xfer *x, const char *name, char *out, size_t n)
+static void header_copy(const struct nodeclient_xfer *x, const char *name, char *out, size_t n)
 {
-    const char *v = hc_header(x, name);
+    const char *v = nodeclient_header(x, name);
     snprintf(out, n, "%s", v ? v : "");
 }
 
-static int on_head(void *arg, struct hc_xfer *x, int status)
+static int on_head(void *arg, struct nodeclient_xfer *x, int status)
 {
     struct hop *h = arg;
     struct conn_ans *a = h->a;
@@ -109,7 +109,7 @@ static int on_head(void *arg, struct hc_xfer *x, int status)
     }
     a->status = status;
     uint64_t n;
-    const char *clen = hc_header(x, "Content-Length");
+    const char *clen = nodeclient_header(x, "Content-Length");
     a->clen = clen && !parse_u64(clen, strlen(clen), &n) ? (int64_t)n : -1;
     header_copy(x, "Location", h->location, sizeof(h->location));
     header_copy(x, "X-Shoal-Checksum", a->cksum, sizeof(a->cksum));
@@ -135,14 +135,14 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int on_body(void *arg, struct hc_xfer *x, const char *p, size_t n)
+static int on_body(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct hop *h = arg;
     struct conn_ans *a = h->a;
     (void)x;
     a->got += n;
     if (!h->sinking) {
-        if (a->body.n + n > HC_BODY_MAX)
+        if (a->body.n + n > NODECLIENT_BODY_MAX)
             return -1;
         gbuf_add(&a->body, p, n);
         return 0;
@@ -161,7 +161,7 @@ static ssize_t on_upload(void *arg, char *buf, size_t n)
 {
     struct hop *h = arg;
     if (h->holding)
-        return HC_READ_PAUSE;
+        return NODECLIENT_READ_PAUSE;
     ssize_t r;
     do
         r = pread(h->q->up_fd, buf, n, (off_t)h->up_off);
@@ -175,7 +175,7 @@ static ssize_t on_upload(void *arg, char *buf, size_t n)
     return r;
 }
 
-static void on_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void on_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct hop *h = arg;
     (void)x;
@@ -187,7 +187,7 @@ static void on_done(void *arg, struct hc_xfer *x, int status, const char *err)
     event_base_loopbreak(g.base);
 }
 
-static const struct hc_ops ops = {
+static const struct nodeclient_ops ops = {
     .on_headers = on_head,
     .on_data = on_body,
     .on_read = on_upload,
@@ -195,7 +195,7 @@ static const struct hc_ops ops = {
 };
 
 /* No answer within HOLD_MS: the peer wants the body (its 100 Continue,
- * which hc does not pass on, came or is not coming). */
+ * which nodeclient does not pass on, came or is not coming). */
 static void on_hold(evutil_socket_t fd, short what, void *arg)
 {
     struct hop *h = arg;
@@ -203,7 +203,7 @@ static void on_hold(evutil_socket_t fd, short what, void *arg)
     (void)what;
     h->holding = 0;
     if (h->x)
-        hc_resume_upload(h->x);
+        nodeclient_resume_upload(h->x);
 }
 
 /* ---- requests ------------------------------------------------------------------------ */
@@ -237,11 +237,11 @@ static void hop_start(struct hop *h, const char *url, int first)
     }
     long t = q->timeout_ms ? q->timeout_ms : DEFAULT_TIMEOUT_MS;
     if (q->upload)
-        h->x = hc_start(g.hc, q->method, url, hdrs, n, q->up_len, t, &ops, h);
+        h->x = nodeclient_start(g.hc, q->method, url, hdrs, n, q->up_len, t, &ops, h);
     else if (q->body)
-        h->x = hc_start_mem(g.hc, q->method, url, hdrs, n, q->body, q->len, t, &ops, h);
+        h->x = nodeclient_start_mem(g.hc, q->method, url, hdrs, n, q->body, q->len, t, &ops, h);
     else
-        h->x = hc_start(g.hc, q->method, url, hdrs, n, -1, t, &ops, h);
+        h->x = nodeclient_start(g.hc, q->method, url, hdrs, n, -1, t, &ops, h);
     for (int i = 0; i < na; i++)
         free(owned[i]);
 }
@@ -256,7 +256,7 @@ static int resolve(const char *url, const char *loc, char *out, size_t outlen)
         memcpy(out, loc, strlen(loc) + 1);
         return 0;
     }
-    char host[HC_HOST_MAX];
+    char host[NODECLIENT_HOST_MAX];
     int port;
     const char *path;
     if (loc[0] != '/' || url_split(url, host, sizeof(host), &port, &path))
@@ -303,7 +303,7 @@ int conn_do(const struct conn_req *q, struct conn_ans *a)
             if (event_base_dispatch(g.base) != 0)
                 break;
         if (!h.done) {
-            hc_cancel(h.x);
+            nodeclient_cancel(h.x);
             snprintf(a->err, sizeof(a->err), "the event loop failed");
             break;
         }

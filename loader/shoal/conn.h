@@ -1,6 +1,6 @@
 /*
  * conn: the shoal client's requests to the cluster, blocking, through
- * Shoal's own HTTP client (common/hc.h) on an event loop of the client's
+ * Shoal's own HTTP client (common/nodeclient.h) on an event loop of the client's
  * own that runs only while a request is in flight; keep-alive
  * connections are reused from one request to the next.
  *

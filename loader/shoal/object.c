@@ -28,7 +28,7 @@
 #include "out.h"
 #include "progress.h"
 
-#define XFER_TIMEOUT_MS (24L * 3600 * 1000)   /* a whole transfer; stalls end sooner (hc) */
+#define XFER_TIMEOUT_MS (24L * 3600 * 1000)   /* a whole transfer; stalls end sooner (nodeclient) */
 #define SPOOL_PIECE (1 << 20)
 #define NAME_MAX_LEN 4096
 

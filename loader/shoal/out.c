@@ -12,7 +12,7 @@
 
 #include "args.h"
 #include "conn.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "url.h"
 
 #define REASON_MAX 512
@@ -58,17 +58,17 @@ static void reason_of(const struct conn_ans *a, char *out, size_t n)
     json_decref(j);
 }
 
-/* hc's reason without the "host:port: " it starts with, lower case first. */
+/* nodeclient's reason without the "host:port: " it starts with, lower case first. */
 static void transport_reason(const struct conn_ans *a, char *origin, size_t olen,
                              char *out, size_t n)
 {
-    char host[HC_HOST_MAX];
+    char host[NODECLIENT_HOST_MAX];
     int port;
     const char *path;
     const char *err = a->err;
     if (!url_split(a->url, host, sizeof(host), &port, &path)) {
         snprintf(origin, olen, "%.*s", (int)(path - a->url), a->url);
-        char hp[HC_HOST_MAX + 16];
+        char hp[NODECLIENT_HOST_MAX + 16];
         snprintf(hp, sizeof(hp), "%s:%d: ", host, port);
         if (!strncmp(err, hp, strlen(hp)))
             err += strlen(hp);

@@ -37,15 +37,15 @@
 #include "hdrparse.h"
 #include "http.h"
 #include "iopool.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "log.h"
 #include "target.h"
 #include "lru.h"
 #include "pass.h"
 #include "space.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "util.h"
-#include "wbq.h"
+#include "writeback.h"
 
 #define COLD_HIGH (8u << 20)
 
@@ -57,7 +57,7 @@ struct cold {
     char *mkey;
     size_t klen;
     char *name;
-    struct ometa m;              /* the cached copy's, when there is one */
+    struct objmeta m;            /* the cached copy's, when there is one */
     /* this GET started the fetch; its bytes go to the client as they land */
     struct fetch *f;
     /* the client is fed from the work file with sendfile, through a dup of
@@ -208,7 +208,7 @@ static void tap_transferred(void *arg)
     c->transferred = 1;
     if (c->r && c->range >= 0 && !c->held) {
         http_resp_end(c->r);
-        tmet_get(1, c->sent);
+        targetmetrics_get(1, c->sent);
     }
 }
 
@@ -246,7 +246,7 @@ static void fetched(void *arg, const struct fetch_result *res)
         if (r && c->held) {
             http_resp_write(r, &c->held_byte, 1);
             http_resp_end(r);
-            tmet_get(1, c->sent + 1);
+            targetmetrics_get(1, c->sent + 1);
         }
     } else if (r) {
         if (c->streaming && c->range >= 0)
@@ -293,7 +293,7 @@ static void drop_work(void *arg)
     struct drop *d = arg;
     if (!store_delete(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
                       d->klen))
-        lcopy_drop(&d->t->store, d->mkey, d->klen);   /* and its copies on other drives */
+        localcopy_drop(&d->t->store, d->mkey, d->klen); /* and its copies on other drives */
     free(d->mkey);
     free(d);
 }
@@ -331,7 +331,7 @@ static void validate_done(void *arg, const struct backend_obj *o)
         return;
     }
     /* A fetch may have committed a newer copy while the HEAD was out. */
-    struct ometa now;
+    struct objmeta now;
     if (store_get(&c->t->store, store_pick(&c->t->store, c->mkey, c->klen), c->mkey, c->klen,
                   &now) == 0)
         c->m = now;
@@ -366,7 +366,7 @@ void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucke
     http_req_ref(r);
     int have_local = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen,
                                &c->m) == 0;
-    if (!have_local && c->b.write_back && wbq_owed(&t->store, mkey, klen)) {
+    if (!have_local && c->b.write_back && writeback_owed(&t->store, mkey, klen)) {
         /* deleted here, the backend not yet told: it must not come back */
         http_reply_error(r, 404, "object not found");
         cold_free(c);

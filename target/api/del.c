@@ -5,10 +5,10 @@
  * (store_delete unlinks the data file and drops the record under the
  * mountpath's lock). The answer is 404 only when neither had the object
  * (204 in S3 mode, where deletes are idempotent), or when it may live on
- * a target that is away (gfn.h). A delete leaves a tombstone (store.h), so that
+ * a target that is away (neighbour.h). A delete leaves a tombstone (store.h), so that
  * an older copy elsewhere never comes back. An evict (?evict) drops only
  * our copy. In a write-back bucket our copy goes first with a record
- * that the backend's must go too (wbq.h); the answer does not wait for
+ * that the backend's must go too (writeback.h); the answer does not wait for
  * the backend.
  *
  * Threads: the request's worker; store_delete on the I/O pool.
@@ -22,12 +22,12 @@
 #include "err.h"
 #include "http.h"
 #include "iopool.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "mirror.h"
 #include "place.h"
 #include "target.h"
 #include "util.h"
-#include "wbq.h"
+#include "writeback.h"
 #include "xfer.h"
 
 struct del {
@@ -38,7 +38,7 @@ struct del {
     int rc;
     int remote_found;            /* the backend had it (or cannot tell) */
     int evict;                   /* only our copy, no tombstone */
-    int elsewhere;               /* it may be on another target (gfn.h) */
+    int elsewhere;               /* it may be on another target (neighbour.h) */
     struct backend b;
     char *name;
 };
@@ -59,7 +59,7 @@ static void del_work(void *arg)
     d->rc = d->evict ? store_delete(&d->t->store, mp, d->mkey, d->klen)
                      : store_delete_tomb(&d->t->store, mp, d->mkey, d->klen);
     if (d->evict && !d->rc)      /* an eviction takes the copies on other drives too */
-        lcopy_drop(&d->t->store, d->mkey, d->klen);
+        localcopy_drop(&d->t->store, d->mkey, d->klen);
     if (d->rc == -ENOENT && (d->remote_found || d->elsewhere))
         d->rc = 0; /* gone from the backend, or from where it was: we had no copy */
 }
@@ -132,8 +132,8 @@ static void del_wb_work(void *arg)
 {
     struct del *d = arg;
     struct store_x x;
-    char val[WBQ_VAL_MAX];
-    wbq_record(d->t, &x, d->mkey, d->klen, 1, val);
+    char val[WRITEBACK_VAL_MAX];
+    writeback_record(d->t, &x, d->mkey, d->klen, 1, val);
     x.tomb = 1;
     d->rc = store_delete_x(&d->t->store, store_pick(&d->t->store, d->mkey, d->klen), d->mkey,
                            d->klen, 0, &x);
@@ -149,7 +149,7 @@ static void del_wb_done(void *arg)
         return;
     }
     if (!d->rc)
-        wbq_kick(d->t);
+        writeback_kick(d->t);
     del_done(d);
 }
 

@@ -15,7 +15,7 @@ struct bmd_bucket;
  * mode: S3 deletes are idempotent). through: the bucket's backend deletes
  * its copy first (a backed bucket, not an evict). evict: only this copy
  * goes, without a tombstone. elsewhere: the name may be on a target that
- * is away (gfn.h): 204 even when it is not here. On r's worker. */
+ * is away (neighbour.h): 204 even when it is not here. On r's worker. */
 void del_object(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                 const char *name, char *mkey, size_t klen, int through, int evict,
                 int elsewhere);

@@ -29,12 +29,12 @@
 #include "atime.h"
 #include "bsum.h"
 #include "get.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "hdrparse.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
-#include "mparts.h"
+#include "partsizes.h"
 #include "ocache.h"
 #include "repair.h"
 #include "s3.h"
@@ -44,7 +44,7 @@
 #include "xfer.h"
 
 /* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
-static int check_conditions(const struct http_req *r, const struct ometa *m, const char *etag)
+static int check_conditions(const struct http_req *r, const struct objmeta *m, const char *etag)
 {
     const char *im = http_req_header(r, "If-Match");
     const char *inm = http_req_header(r, "If-None-Match");
@@ -67,7 +67,7 @@ static int check_conditions(const struct http_req *r, const struct ometa *m, con
 }
 
 /* S3's response-* query parameters override these response headers. */
-static void s3_overrides(struct http_req *r, const struct ometa *m)
+static void s3_overrides(struct http_req *r, const struct objmeta *m)
 {
     static const char *const map[][2] = {
         {"response-content-language", "Content-Language"},
@@ -89,7 +89,7 @@ static void s3_overrides(struct http_req *r, const struct ometa *m)
 /* The object's metadata and an open data file: fd, or -errno; -EUCLEAN
  * when the record is there but its data file is missing or not of the
  * record's size (caught on every read: such a file is never served). */
-static int open_object(struct target *t, const char *mkey, size_t klen, struct ometa *m)
+static int open_object(struct target *t, const char *mkey, size_t klen, struct objmeta *m)
 {
     int fd = ocache_open(&t->store, mkey, klen, m), rc = 0;
     if (fd >= 0)
@@ -117,7 +117,7 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
         close(fd);
         return -EUCLEAN;
     }
-    if (fd >= 0 && !(m->flags & OMETA_F_DAMAGED))
+    if (fd >= 0 && !(m->flags & OBJMETA_F_DAMAGED))
         ocache_put(mp, gen, mkey, klen, m, fd);
     return fd >= 0 ? fd : rc;
 }
@@ -127,7 +127,7 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
 void get_corrupted(struct http_req *r, const char *mkey, size_t klen, const char *why)
 {
     char *shown = xfer_key_show(mkey, klen);
-    tmet_add(TM_UNSERVED, 1);
+    targetmetrics_add(TM_UNSERVED, 1);
     log_error("object %s: %s: not served", shown, why);
     err_reply(r, S3E_INTERNAL_ERROR, "ObjectCorrupted: object %s: %s on this target", shown,
               why);
@@ -158,7 +158,7 @@ struct range {
 };
 
 static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                        const char *cache, const struct ometa *m, int fd, const struct range *g,
+                        const char *cache, const struct objmeta *m, int fd, const struct range *g,
                         const char *mem);
 
 /* ---- checks: a read's blocks against their sums, before any byte goes ----------- */
@@ -179,7 +179,7 @@ struct check {
     char *mkey;
     size_t klen;
     const char *cache;           /* a literal */
-    struct ometa m;
+    struct objmeta m;
     struct stat st;
     int fd;
     struct range g;
@@ -200,7 +200,7 @@ static const char *check_why(int bad)
 
 /* A check that failed: repaired from redundancy and served, or 500. */
 static void check_failed(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                         struct ometa *m, int flags, int bad)
+                         struct objmeta *m, int flags, int bad)
 {
     if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m, flags))
         get_corrupted(r, mkey, klen, check_why(bad));
@@ -254,7 +254,7 @@ static void check_done(void *arg)
 }
 
 static void check_start(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                        const char *cache, const struct ometa *m, int fd, int flags,
+                        const char *cache, const struct objmeta *m, int fd, int flags,
                         const struct stat *st, const struct range *g, const struct vmap_plan *p)
 {
     struct check *c = xcalloc(1, sizeof(*c));
@@ -286,7 +286,7 @@ static void check_start(struct target *t, struct http_req *r, const char *mkey, 
 #define SMALL_MAX (32u << 10)
 
 static int check_small(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                       struct ometa *m, int fd, int flags, const char **mem)
+                       struct objmeta *m, int fd, int flags, const char **mem)
 {
     static __thread char *buf;
     if (!buf)
@@ -306,7 +306,7 @@ static int check_small(struct target *t, struct http_req *r, const char *mkey, s
  * loaded: 1 when that is done and the bytes may go, 0 when the check
  * goes on (on the I/O pool) or failed (answered). Takes fd then. */
 static int check_range(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                       const char *cache, struct ometa *m, int fd, int flags,
+                       const char *cache, struct objmeta *m, int fd, int flags,
                        const struct range *g)
 {
     struct stat st;
@@ -338,25 +338,25 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
 }
 
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, struct ometa *m, int fd, int flags);
+                  const char *cache, struct objmeta *m, int fd, int flags);
 
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                const char *cache, int flags)
 {
-    struct ometa m;
+    struct objmeta m;
     int fd = open_object(t, mkey, klen, &m);
     get_opened(t, r, mkey, klen, cache, flags, &m, fd);
 }
 
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                const char *cache, int flags, struct ometa *m, int fd)
+                const char *cache, int flags, struct objmeta *m, int fd)
 {
     if (fd == -EUCLEAN) {
         if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m, flags))
             get_corrupted(r, mkey, klen, "its data file is missing or short");
         return;
     }
-    if (fd >= 0 && (m->flags & OMETA_F_DAMAGED)) {
+    if (fd >= 0 && (m->flags & OBJMETA_F_DAMAGED)) {
         close(fd);
         get_corrupted(r, mkey, klen, "a scrub found its data damaged, with no other copy");
         return;
@@ -386,7 +386,7 @@ void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t k
 /* The response's own headers, for the bytes and for a condition's
  * answer alike. */
 static void object_headers(struct http_req *r, const char *mkey, size_t klen, const char *cache,
-                           const struct ometa *m)
+                           const struct objmeta *m)
 {
     if (cache)
         http_resp_header(r, "X-Shoal-Cache", "%s", cache);
@@ -399,7 +399,7 @@ static void object_headers(struct http_req *r, const char *mkey, size_t klen, co
  * conditions and range, then (GET_VERIFY) a check of the blocks it
  * sends. */
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, struct ometa *m, int fd, int flags)
+                  const char *cache, struct objmeta *m, int fd, int flags)
 {
     struct range g = {0, m->size, 0};
     char pq[4];
@@ -408,8 +408,8 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
         return;
     }
-    char etag[OMETA_ETAG_MAX + 1];
-    ometa_etag(m, etag, sizeof(etag));
+    char etag[OBJMETA_ETAG_MAX + 1];
+    objmeta_etag(m, etag, sizeof(etag));
     int cond = check_conditions(r, m, etag);
     if (cond) {
         close(fd);
@@ -417,7 +417,7 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
         reply_condition(r, cond);
         return;
     }
-    int part = target_is_s3(r) ? mparts_range(r, m, &g.off, &g.len) : 0;
+    int part = target_is_s3(r) ? partsizes_range(r, m, &g.off, &g.len) : 0;
     if (part < 0) {
         close(fd);
         return;                  /* answered */
@@ -448,7 +448,7 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
 /* The bytes of a read, checked where they are checked: from the file,
  * or from mem (the whole object, when not NULL). Takes fd. */
 static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                        const char *cache, const struct ometa *m, int fd, const struct range *g,
+                        const char *cache, const struct objmeta *m, int fd, const struct range *g,
                         const char *mem)
 {
     uint64_t off = g->off, len = g->len;
@@ -474,6 +474,6 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
     http_resp_end(r);
     if (r->method != HTTP_M_HEAD) {
         node_count_bytes(&t->node, 0, len);
-        tmet_get(cache && !strcmp(cache, "miss"), len);
+        targetmetrics_get(cache && !strcmp(cache, "miss"), len);
     }
 }

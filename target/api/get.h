@@ -9,7 +9,7 @@
 struct bmd_bucket;
 struct target;
 struct http_req;
-struct ometa;
+struct objmeta;
 
 /* get_local's flags */
 #define GET_VERIFY 0x1           /* a GET checks the blocks it sends (vmap.h) */
@@ -28,7 +28,7 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
 /* The same with the record m and its data file fd (or -errno: -ENOENT,
  * -EUCLEAN for a file missing or short) opened already. Takes fd. */
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                const char *cache, int flags, struct ometa *m, int fd);
+                const char *cache, int flags, struct objmeta *m, int fd);
 
 /* get_local's GET_VERIFY unless bucket bk turned checking off
  * (verify_reads: false), else 0. */

@@ -5,7 +5,7 @@
  * Local pages come from the mountpaths' RocksDB, where metadata keys sort
  * by bucket then name; store_list merges the mountpaths on the I/O pool
  * and stops after limit names, saying whether more follow. They go out in
- * the compact page format of common/lpage.h, not JSON: the proxy reads
+ * the compact page format of common/listpage.h, not JSON: the proxy reads
  * them by the ten thousand. A bucket with
  * an S3 backend is also listed remotely: one ListObjectsV2 page of the
  * backend, asked by one target on the proxy's behalf and handed back as
@@ -20,7 +20,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "list.h"
-#include "lpage.h"
+#include "listpage.h"
 #include "objname.h"
 #include "s3list.h"
 #include "target.h"
@@ -52,7 +52,7 @@ struct list {
         until[OBJNAME_MAX + 1], from[OBJNAME_MAX + 1];
     int limit, rc;
     int versions;                /* ?versions: every version kept, as stored */
-    struct gbuf page;            /* the compact page (common/lpage.h) */
+    struct gbuf page;            /* the compact page (common/listpage.h) */
 };
 
 static void list_work(void *arg)
@@ -68,7 +68,7 @@ static void list_done(void *arg)
     if (l->rc)
         http_reply_error(l->r, 500, "cannot list: %s", strerror(-l->rc));
     else
-        http_reply(l->r, 200, LPAGE_CTYPE, l->page.p, l->page.n);
+        http_reply(l->r, 200, LISTPAGE_CTYPE, l->page.p, l->page.n);
     gbuf_free(&l->page);
     http_req_unref(l->r);
     free(l);
@@ -179,7 +179,7 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
     l->t = t;
     l->r = r;
     http_req_ref(r);
-    if (after[0])                /* a write-back bucket's pages go by name (olist.c) */
+    if (after[0])                /* a write-back bucket's pages go by name (objlist.c) */
         backend_list_after(target_cli(r), &l->b, prefix, after, limit, rlist_done, l);
     else
         backend_list(target_cli(r), &l->b, prefix, token, limit, rlist_done, l);

@@ -10,7 +10,7 @@
 struct http_req;
 
 /* GET /v1/internal/list?bucket=&provider=&prefix=&after=&from=&until=&limit=:
- * a compact page (common/lpage.h) in name order, from the drives. */
+ * a compact page (common/listpage.h) in name order, from the drives. */
 void list_local(struct http_req *r, const char *rest, size_t rlen);
 /* GET /v1/internal/list-remote?bucket=&provider=&prefix=&token=&limit=
  * (or &after=NAME instead of a token: the names after it):

@@ -5,7 +5,7 @@
  *   RocksDB "u<id>"          the upload: {"bucket","name","ctype","meta",
  *                            "tags","initiated"} (meta: the x-amz-meta-*,
  *                            tags: the x-amz-tagging given at creation;
- *                            "ckalg","cktype": its checksum, mpuck.h)
+ *                            "ckalg","cktype": its checksum, mpuchecksum.h)
  *   RocksDB "d<id>"          a completed upload: {"bucket","name","done",
  *                            "initiated"}, what a retried completion is
  *                            answered, until the expiry (mpuexp.c)
@@ -44,8 +44,8 @@
 #include "mpu.h"
 #include "place.h"
 #include "reb.h"
-#include "mparts.h"
-#include "mpuck.h"
+#include "partsizes.h"
+#include "mpuchecksum.h"
 #include "node.h"
 #include "put.h"
 #include "s3.h"
@@ -55,7 +55,7 @@
 #include "util.h"
 #include "vers.h"
 #include "xfer.h"
-#include "wbq.h"
+#include "writeback.h"
 
 #define PART_MIN (5u << 20)      /* every part but the last, as S3 */
 #define PARTS_MAX 10000
@@ -135,7 +135,7 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     rand_bytes(raw, sizeof(raw));
     hex_encode(raw, sizeof(raw), id);
     /* the same metadata rules as a PUT, checked now rather than at completion */
-    struct ometa *scratch = xcalloc(1, sizeof(*scratch));
+    struct objmeta *scratch = xcalloc(1, sizeof(*scratch));
     if (target_s3_meta(r, scratch) || target_s3_tags(r, scratch)) {
         free(scratch);
         return;
@@ -153,7 +153,7 @@ static void create(struct target *t, struct http_req *r, const char *name, const
                           name, "ctype", ct ? ct : "", "meta", meta, "tags", tags, "initiated",
                           (json_int_t)wall_ns());
     free(tags);
-    if (mpuck_create(r, j)) {
+    if (mpuchecksum_create(r, j)) {
         json_decref(j);
         return;
     }
@@ -164,7 +164,7 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     free(k);
     free(v);
     if (!rc)
-        mpuck_create_headers(r, j);
+        mpuchecksum_create_headers(r, j);
     json_decref(j);
     if (rc) {
         http_reply_error(r, err_status(rc), "cannot record the upload: %s",
@@ -188,7 +188,7 @@ static void create(struct target *t, struct http_req *r, const char *name, const
 /* I/O pool: a part's finished work file becomes part->num of its upload
  * (put_part's commit). */
 static int part_commit(struct target *t, struct store_mp *mp, const struct put_part *part,
-                       const char *work, int fd, const struct ometa *m)
+                       const char *work, int fd, const struct objmeta *m)
 {
     int rc = 0;
     if (t->store.fsync && fdatasync(fd))
@@ -208,7 +208,7 @@ static int part_commit(struct target *t, struct store_mp *mp, const struct put_p
     }
     json_t *j = json_pack("{s:I, s:s, s:I}", "size", (json_int_t)m->size, "etag", m->etag,
                           "mtime", (json_int_t)wall_ns());
-    mpuck_part_record(j, m);
+    mpuchecksum_part_record(j, m);
     char *v = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     size_t kl;
@@ -260,7 +260,7 @@ static int plist_one(void *arg, const char *k, size_t kl, const char *v, size_t 
     s3_xml_elem(&l->b, "LastModified", date);
     s3_xml_elem(&l->b, "ETag", json_string_value(json_object_get(j, "etag")) ?: "");
     s3_xml_elem(&l->b, "Size", size);
-    mpuck_part_xml(&l->b, j);
+    mpuchecksum_part_xml(&l->b, j);
     gbuf_str(&l->b, "</Part>");
     json_decref(j);
     l->count++;
@@ -304,8 +304,8 @@ static void list_parts(struct target *t, struct http_req *r, const char *id, con
     s3_xml_elem(&b, "MaxParts", num);
     s3_xml_elem(&b, "IsTruncated", l.truncated ? "true" : "false");
     s3_xml_elem(&b, "StorageClass", "STANDARD");
-    if (mpuck_alg(u) != S3CK_NONE) {
-        s3_xml_elem(&b, "ChecksumAlgorithm", s3ck_name(mpuck_alg(u)));
+    if (mpuchecksum_alg(u) != S3CK_NONE) {
+        s3_xml_elem(&b, "ChecksumAlgorithm", s3ck_name(mpuchecksum_alg(u)));
         s3_xml_elem(&b, "ChecksumType", json_string_value(json_object_get(u, "cktype")) ?: "");
     }
     json_decref(u);
@@ -373,7 +373,7 @@ struct completion {
     char **cks;                  /* each part's checksum as listed, NULL: none */
     enum s3ck_alg *ck_algs;
     int n;
-    struct mpuck_join jn;        /* the object's checksum */
+    struct mpuchecksum_join jn;  /* the object's checksum */
     enum s3ck_alg want_alg;      /* a FULL_OBJECT value the client gave, S3CK_NONE: none */
     char want[S3CK_VALUE_MAX];
     int status;                  /* error to answer, 0 none */
@@ -381,7 +381,7 @@ struct completion {
     char msg[300];
     int fd;
     char work[PATH_MAX];
-    struct ometa m;
+    struct objmeta m;
     struct backend b;
     struct store_x cond;         /* If-None-Match: *, If-Match: checked at the commit */
     int rc;
@@ -401,7 +401,7 @@ static void completion_free(struct completion *j)
     free(j->etags);
     free(j->cks);
     free(j->ck_algs);
-    mpuck_join_free(&j->jn);
+    mpuchecksum_join_free(&j->jn);
     json_decref(j->done);
     free(j->nums);
     json_decref(j->upload);
@@ -480,7 +480,8 @@ static int same_etag(const char *a, const char *b)
 /* The upload cannot be completed: j's error is e (complete_refuse), or a
  * failure's status with its default code (complete_fail). fmt takes a
  * string (arg) and a part number. */
-static void complete_fail(struct completion *j, int status, const char *fmt, const char *arg, int num)
+static void complete_fail(struct completion *j, int status, const char *fmt, const char *arg,
+                          int num)
 {
     j->status = status;
     j->code = NULL;
@@ -516,7 +517,7 @@ static int64_t part_check(struct completion *j, int i, EVP_MD_CTX *md)
         return -1;
     }
     const char *why;
-    if (mpuck_join_part(&j->jn, pj, j->ck_algs[i], j->cks[i], &why)) {
+    if (mpuchecksum_join_part(&j->jn, pj, j->ck_algs[i], j->cks[i], &why)) {
         json_decref(pj);
         complete_refuse(j, S3E_INVALID_PART, "%s (part %d)", why, j->nums[i]);
         return -1;
@@ -543,8 +544,8 @@ static int64_t part_check(struct completion *j, int i, EVP_MD_CTX *md)
 
 /* Part i's size bytes appended to the work file (and to xs and bs),
  * COPY_CHUNK at a time through buf. 0, or -1 with j's error set. */
-static int part_append(struct completion *j, int i, uint64_t size, XXH3_state_t *xs, struct bsum *bs,
-                       char *buf)
+static int part_append(struct completion *j, int i, uint64_t size, XXH3_state_t *xs,
+                       struct bsum *bs, char *buf)
 {
     char path[PATH_MAX];
     part_path(j->mp, j->id, j->nums[i], path, sizeof(path));
@@ -564,7 +565,7 @@ static int part_append(struct completion *j, int i, uint64_t size, XXH3_state_t 
         }
         XXH3_64bits_update(xs, buf, (size_t)got);
         bsum_update(bs, buf, (size_t)got);
-        mpuck_join_data(&j->jn, buf, (size_t)got);
+        mpuchecksum_join_data(&j->jn, buf, (size_t)got);
         for (ssize_t off = 0; off < got;) {
             ssize_t w = write(j->fd, buf + off, (size_t)(got - off));
             if (w < 0) {
@@ -590,7 +591,7 @@ static void upload_meta(struct completion *j)
     const char *mk;
     json_t *mv;
     json_object_foreach(json_object_get(j->upload, "meta"), mk, mv) {
-        if (ometa_umeta_add(&j->m, mk, json_string_value(mv) ?: ""))
+        if (objmeta_umeta_add(&j->m, mk, json_string_value(mv) ?: ""))
             break;
     }
     struct s3tags tags = {0};
@@ -599,7 +600,7 @@ static void upload_meta(struct completion *j)
     /* checked at creation; an upload recorded before tags were kept has none */
     if (!s3tag_parse_header(json_string_value(json_object_get(j->upload, "tags")) ?: "",
                             S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg)))
-        ometa_tags_set(&j->m, tags.pairs.p, tags.pairs.n);
+        objmeta_tags_set(&j->m, tags.pairs.p, tags.pairs.n);
     s3tags_free(&tags);
 }
 
@@ -615,7 +616,7 @@ static void assemble_work(void *arg)
     bsum_init(&bs);
     char *buf = xmalloc(COPY_CHUNK);
     uint64_t *sizes = xmalloc(sizeof(*sizes) * (size_t)j->n);
-    mpuck_join_start(&j->jn, j->upload);
+    mpuchecksum_join_start(&j->jn, j->upload);
     j->fd = store_work_open(j->mp, &j->m.uid, j->work, sizeof(j->work));
     if (j->fd < 0) {
         int rc = j->fd;
@@ -640,12 +641,12 @@ static void assemble_work(void *arg)
     j->m.cksum = XXH3_64bits_digest(xs);
     bsum_finish(&bs, &j->m);
     upload_meta(j);
-    if (mpuck_join_end(&j->jn, &j->m)) {
+    if (mpuchecksum_join_end(&j->jn, &j->m)) {
         complete_refuse(j, S3E_METADATA_TOO_LARGE, "the object's metadata and headers leave "
                         "no room for its checksum%s%.0d", "", 0);
         goto out;
     }
-    mparts_keep(&j->m, sizes, j->n);
+    partsizes_keep(&j->m, sizes, j->n);
     enum s3ck_alg a;
     const char *got = target_checksum_of(&j->m, &a);
     if (j->want_alg != S3CK_NONE && (!got || a != j->want_alg || strcmp(got, j->want)))
@@ -691,8 +692,8 @@ static void commit_work(void *arg)
         return;                  /* the work file goes with j */
     int fd = j->fd;
     j->fd = -1; /* store_commit closes it */
-    if (j->b.write_back)         /* acknowledged here, with its record (wbq.h) */
-        j->rc = wbq_commit(j->t, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &j->cond);
+    if (j->b.write_back)         /* acknowledged here, with its record (writeback.h) */
+        j->rc = writeback_commit(j->t, j->mp, j->mkey, j->klen, j->work, fd, &j->m, &j->cond);
     else
         j->rc = store_commit_x(&j->t->store, j->mp, j->mkey, j->klen, j->work, fd, &j->m,
                                &j->cond);
@@ -751,9 +752,9 @@ static void complete_answer(struct completion *j)
                          strerror(-j->rc));
     } else {
         if (j->b.write_back)
-            wbq_kick(j->t);
+            writeback_kick(j->t);
         node_count_bytes(&j->t->node, j->m.size, 0);
-        const char *vid = ometa_umeta_get(&j->m, OMETA_VID);
+        const char *vid = objmeta_umeta_get(&j->m, OBJMETA_VID);
         if (vid)
             http_resp_header(r, "x-amz-version-id", "%s", vid);
         complete_reply(r, j->mkey, j->name, j->done);
@@ -898,7 +899,7 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     }
 
     if (r->method == HTTP_M_PUT) {
-        struct put_part part = {.num = 0, .ckalg = mpuck_alg(u), .commit = part_commit};
+        struct put_part part = {.num = 0, .ckalg = mpuchecksum_alg(u), .commit = part_commit};
         json_decref(u);
         if (part_number(r, &part.num)) {
             free(mkey);

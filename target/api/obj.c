@@ -12,7 +12,7 @@
  *
  *   a subresource (?tagging, ?acl, ...)   subres.c (501 for the unknown)
  *   a multipart upload (?uploads, ...)    mpu.c
- *   GET, HEAD                             gfn.c (a neighbour's newer copy
+ *   GET, HEAD                             neighbour.c (a neighbour's newer copy
  *                                         first), then cold.c in a backed
  *                                         bucket (warm or cold), else get.c
  *   PUT                                   put.c
@@ -32,7 +32,7 @@
 #include "cmap.h"
 #include "del.h"
 #include "err.h"
-#include "gfn.h"
+#include "neighbour.h"
 #include "http.h"
 #include "mpu.h"
 #include "obj.h"
@@ -46,7 +46,7 @@
 #include "util.h"
 #include "vers.h"
 
-/* A DELETE once the neighbours sent what they had newer (gfn.h). */
+/* A DELETE once the neighbours sent what they had newer (neighbour.h). */
 static void del_next(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                      int backed, char *mkey, size_t klen, const char *name, int unsure)
 {
@@ -104,7 +104,7 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
     switch (r->method) {
     case HTTP_M_GET:
     case HTTP_M_HEAD:
-        gfn_get(t, r, bk, backed, mkey, klen, name); /* takes mkey */
+        neighbour_get(t, r, bk, backed, mkey, klen, name); /* takes mkey */
         return;
     case HTTP_M_PUT:
         put_object(t, r, name, bk, mkey, klen, NULL); /* takes mkey */
@@ -113,7 +113,7 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
         if (backed && evict)     /* only this copy: whatever the neighbours hold stays */
             del_object(t, r, bk, name, mkey, klen, 0, 1, 0);
         else
-            gfn_first(t, r, bk, backed, mkey, klen, name, del_next);   /* takes mkey */
+            neighbour_first(t, r, bk, backed, mkey, klen, name, del_next); /* takes mkey */
         return;
     default:
         free(mkey);
@@ -150,7 +150,7 @@ static int redirect_to_owner(struct target *t, struct http_req *r, const char *p
  * only a public-read object is served. */
 static int public_allowed(struct target *t, struct http_req *r, const char *mkey, size_t klen)
 {
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     int ok = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) &&
              !store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m) &&
              target_acl_public(m);

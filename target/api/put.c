@@ -2,7 +2,7 @@
  * put: a PUT's body streamed to a work file on the object's mountpath
  * (checksummed on the way, and MD5'd in S3 mode), then committed on the
  * I/O pool: store_commit for an object, after the backend has it when
- * the bucket writes through, or with its write-back record (wbq.h) when
+ * the bucket writes through, or with its write-back record (writeback.h) when
  * it writes back; for a part of a multipart upload, the commit its
  * put_part names (mpu.c's).
  *
@@ -37,8 +37,8 @@
 #include "ecode.h"
 #include "ecstream.h"
 #include "err.h"
-#include "hc.h"
-#include "hcli.h"
+#include "nodeclient.h"
+#include "curlclient.h"
 #include "http.h"
 #include "iopool.h"
 #include "mirror.h"
@@ -47,7 +47,7 @@
 #include "put.h"
 #include "reb.h"
 #include "space.h"
-#include "wbq.h"
+#include "writeback.h"
 #include "s3.h"
 #include "s3ck.h"
 #include "s3tag.h"
@@ -68,7 +68,7 @@ struct put {
     XXH3_state_t *xs;
     struct bsum bs;              /* the block sums */
     uint64_t size;
-    struct ometa m;
+    struct objmeta m;
     int rc;
     struct backend b;            /* write-through target, kind BK_NONE if none */
     struct put_part part;        /* num 0: a whole object */
@@ -84,7 +84,7 @@ struct put {
     struct store_x cond;         /* S3's If-None-Match: * and If-Match, checked at the commit */
     int dropped;                 /* put_free came during a coding turn */
     /* CopyObject, UploadPartCopy: the body comes from the source's target */
-    struct hc_xfer *x;         /* the source's GET, while it runs */
+    struct nodeclient_xfer *x; /* the source's GET, while it runs */
     int copy;
     int copy_meta;               /* take the source's metadata (COPY) */
     int copy_tags;               /* take the source's tags (COPY) */
@@ -101,7 +101,7 @@ static void put_free(struct put *p)
         return;
     }
     if (p->x)
-        hc_cancel(p->x);
+        nodeclient_cancel(p->x);
     backend_free(&p->b);
     if (p->fd >= 0) {
         close(p->fd);
@@ -247,7 +247,7 @@ static void put_commit_work(void *arg)
     if (p->part.num) {
         p->rc = p->part.commit(p->t, p->mp, &p->part, p->work, fd, &p->m);
     } else if (p->b.write_back) {   /* acknowledged here; the backend gets it later */
-        p->rc = wbq_commit(p->t, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &p->cond);
+        p->rc = writeback_commit(p->t, p->mp, p->mkey, p->klen, p->work, fd, &p->m, &p->cond);
     } else {
         p->rc = store_commit_x(&p->t->store, p->mp, p->mkey, p->klen, p->work, fd, &p->m,
                                &p->cond);
@@ -269,7 +269,7 @@ static void put_commit_done(void *arg)
     struct put *p = arg;
     struct http_req *r = p->r;
     if (!p->rc && p->b.write_back && !p->part.num)
-        wbq_kick(p->t);
+        writeback_kick(p->t);
     if (!p->rc && !p->part.num && place_spreads(p->mkey, p->klen)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
         mirror_spread_coded(p->t, &lp, p->mkey, p->klen, p->m.size, 1,
@@ -305,7 +305,7 @@ static void put_answer(struct put *p)
         gbuf_str(&b, S3_XML_HEAD "<");
         gbuf_str(&b, root);
         gbuf_str(&b, " xmlns=\"" S3_NS "\">");
-        const char *vid = p->part.num ? NULL : ometa_umeta_get(&p->m, OMETA_VID);
+        const char *vid = p->part.num ? NULL : objmeta_umeta_get(&p->m, OBJMETA_VID);
         if (vid)
             http_resp_header(r, "x-amz-version-id", "%s", vid);
         s3_xml_elem(&b, "LastModified", date);
@@ -470,7 +470,7 @@ static int put_chunks(struct target *t, struct put *p, struct http_req *r)
 
 /* ---- CopyObject ----------------------------------------------------------- */
 
-static int copy_headers(void *arg, struct hc_xfer *x, int status)
+static int copy_headers(void *arg, struct nodeclient_xfer *x, int status)
 {
     struct put *p = arg;
     p->src_status = status;
@@ -478,7 +478,7 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
         return -1;
     if (status == 206) {
         /* "bytes a-b/size": the data starts at a */
-        const char *cr = hc_header(x, "Content-Range");
+        const char *cr = nodeclient_header(x, "Content-Range");
         unsigned long long a;
         if (!cr || sscanf(cr, "bytes %llu-", &a) != 1) {
             p->src_status = 502;
@@ -487,32 +487,32 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
         p->src_pos = a;
     }
     if (p->copy_meta) {
-        const char *ct = hc_header(x, "Content-Type");
+        const char *ct = nodeclient_header(x, "Content-Type");
         int pub = target_acl_public(&p->m);   /* the request's, never the source's */
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct ? ct : "");
         p->m.umeta_len = 0;
         target_set_acl(&p->m, pub);
-        int n = hc_header_count(x);
+        int n = nodeclient_header_count(x);
         for (int i = 0; i < n; i++) {
-            const char *v, *k = hc_header_at(x, i, &v);
+            const char *v, *k = nodeclient_header_at(x, i, &v);
             if (strncasecmp(k, "x-amz-meta-", 11) ? target_keep_header(&p->m, k, v)
-                                                  : ometa_umeta_add(&p->m, k + 11, v))
+                                                  : objmeta_umeta_add(&p->m, k + 11, v))
                 break;
         }
     }
     for (int a = S3CK_CRC32; !p->part.num && p->ck.alg == S3CK_NONE && a < S3CK_ALGS; a++)
-        if (hc_header(x, s3ck_header((enum s3ck_alg)a))) {
+        if (nodeclient_header(x, s3ck_header((enum s3ck_alg)a))) {
             p->ck.alg = (enum s3ck_alg)a;
             s3ck_init(&p->ck.run, p->ck.alg);
         }
     if (p->copy_tags) {
-        const char *h = hc_header(x, COPY_TAGS_HEADER);
+        const char *h = nodeclient_header(x, COPY_TAGS_HEADER);
         struct s3tags tags = {0};
         enum s3e code;
         char msg[300];
         p->m.tags_len = 0;
         if (h && !s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg)))
-            ometa_tags_set(&p->m, tags.pairs.p, tags.pairs.n);
+            objmeta_tags_set(&p->m, tags.pairs.p, tags.pairs.n);
         s3tags_free(&tags);
     }
     return 0;
@@ -520,7 +520,7 @@ static int copy_headers(void *arg, struct hc_xfer *x, int status)
 
 /* The source's bytes; of a ranged copy, those in [first, last] (a source
  * that ignored the range sends them all). */
-static int copy_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
+static int copy_data(void *arg, struct nodeclient_xfer *x, const char *d, size_t n)
 {
     struct put *p = arg;
     (void)x;
@@ -540,7 +540,7 @@ static int copy_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
     return rc ? -1 : 0;
 }
 
-static void copy_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void copy_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct put *p = arg;
     struct http_req *r = p->r;
@@ -589,7 +589,7 @@ static void copy_abort(struct http_req *r)
     http_req_unref(r);
 }
 
-static const struct hc_ops copy_ops = {
+static const struct nodeclient_ops copy_ops = {
     .on_headers = copy_headers,
     .on_data = copy_data,
     .on_done = copy_done,
@@ -674,8 +674,8 @@ static void copy_start(struct put *p, struct http_req *r, const char *from)
     r->data = p;
     r->on_abort = copy_abort;
     http_req_ref(r); /* until copy_done */
-    p->x = hc_start(target_hc(r), "GET", from, hdrs, nh, -1,
-                    (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
+    p->x = nodeclient_start(target_hc(r), "GET", from, hdrs, nh, -1,
+                            (long)p->t->conf.backend_timeout_s * 1000, &copy_ops, p);
     while (no > 0)
         free(owned[--no]);
 }

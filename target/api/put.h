@@ -11,7 +11,7 @@ struct target;
 struct http_req;
 struct bmd_bucket;
 struct store_mp;
-struct ometa;
+struct objmeta;
 
 /* A part of a multipart upload, as the upload's owner (mpu.c) describes
  * it to put. */
@@ -23,7 +23,7 @@ struct put_part {
      * closes) this part, with metadata m. 0 or -errno (-ENOENT: the upload
      * is gone). */
     int (*commit)(struct target *t, struct store_mp *mp, const struct put_part *part,
-                  const char *work, int fd, const struct ometa *m);
+                  const char *work, int fd, const struct objmeta *m);
 };
 
 /* Take r's body as the object (or as a part of a multipart upload, with

@@ -15,17 +15,17 @@
 #include "ecode.h"
 #include "err.h"
 #include "get.h"
-#include "gfn.h"
+#include "neighbour.h"
 #include "http.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "iopool.h"
 #include "log.h"
 #include "mirror.h"
 #include "node.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "store.h"
 #include "target.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -72,7 +72,7 @@ static void rebuilt(void *arg, int rc)
 {
     struct rebuild *b = arg;
     if (rc == 0) {
-        tmet_add(TM_REPAIRED, 1);
+        targetmetrics_add(TM_REPAIRED, 1);
         get_local(b->t, b->r, b->mkey, b->klen, NULL, b->flags | GET_NO_REPAIR);
     } else if (rc == -ENOENT && !b->unsure) {
         err_reply(b->r, S3E_NO_SUCH_KEY, "object not found");
@@ -108,7 +108,7 @@ void repair_rebuild_get(struct target *t, struct http_req *r, char *mkey, size_t
 static void brought(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
                     int backed, char *mkey, size_t klen, const char *name, int unsure)
 {
-    struct ometa m;
+    struct objmeta m;
     struct bmd_ec ec;
     if (backed) {
         /* takes mkey: fetched again, and not repaired again if damaged again */
@@ -120,16 +120,16 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
         repair_rebuild_get(t, r, mkey, klen, get_verifies(bk), unsure);   /* takes mkey */
         return;
     }
-    if (here && (m.flags & OMETA_F_DAMAGED) && unsure) {   /* kept; a holder may have it */
+    if (here && (m.flags & OBJMETA_F_DAMAGED) && unsure) { /* kept; a holder may have it */
         http_resp_header(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the copy here is damaged and a copy holder "
                                               "could not be asked: try again");
-    } else if (here && (m.flags & OMETA_F_DAMAGED)) {
+    } else if (here && (m.flags & OBJMETA_F_DAMAGED)) {
         get_corrupted(r, mkey, klen, "its data is damaged and no copy holder had a good copy: "
                                      "every damaged copy is kept for an operator");
     } else if (here) {
         log_info("a damaged copy of %s/%s was replaced from a copy holder", bk->name, name);
-        tmet_add(TM_REPAIRED, 1);
+        targetmetrics_add(TM_REPAIRED, 1);
         get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
     } else if (unsure) {         /* a holder could not be asked: it may have it */
         http_resp_header(r, "Retry-After", "5");
@@ -145,7 +145,7 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
 static void after_drop(struct repair *p);
 
 /* A copy on another drive of this target became the object again, or none
- * could (lcopy.h): then the copy holders, slices or backend. */
+ * could (localcopy.h): then the copy holders, slices or backend. */
 static void local_restored(void *arg, int rc)
 {
     struct repair *p = arg;
@@ -155,7 +155,7 @@ static void local_restored(void *arg, int rc)
     }
     char *shown = xfer_key_show(p->mkey, p->klen);
     log_info("a damaged copy of %s was replaced from a copy on another drive", shown);
-    tmet_add(TM_REPAIRED, 1);
+    targetmetrics_add(TM_REPAIRED, 1);
     free(shown);
     get_local(p->t, p->r, p->mkey, p->klen, NULL, p->flags | GET_NO_REPAIR);
     http_req_unref(p->r);
@@ -173,7 +173,7 @@ static void dropped(void *arg)
     bmd_unref(b);
     if (local) {                 /* no older copy than the damaged one comes back */
         struct xfer_loop lp = {p->r->w->base, p->r->w->q, target_hc(p->r)};
-        lcopy_restore(p->t, &lp, p->mkey, p->klen, p->version, local_restored, p);
+        localcopy_restore(p->t, &lp, p->mkey, p->klen, p->version, local_restored, p);
         return;
     }
     after_drop(p);
@@ -200,7 +200,8 @@ static void after_drop(struct repair *p)
         char *nm = xstrndup(name, nl);
         char *mkey = xmalloc(p->klen + 1);
         memcpy(mkey, p->mkey, p->klen + 1);
-        gfn_first(p->t, r, bk, bmd_has_backend(bk), mkey, p->klen, nm, brought); /* takes mkey */
+        neighbour_first(p->t, r, bk, bmd_has_backend(bk), mkey, p->klen, nm,
+                        brought); /* takes mkey */
         free(nm);
     }
     bmd_unref(b);
@@ -210,7 +211,7 @@ static void after_drop(struct repair *p)
 }
 
 int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                const struct ometa *m, int flags)
+                const struct objmeta *m, int flags)
 {
     struct bmd *b;
     const struct bmd_bucket *bk = xfer_key_bucket(mkey, klen, &b);

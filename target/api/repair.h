@@ -2,7 +2,7 @@
  * repair: a read that found the copy here damaged (repair.c). Its data
  * file is missing, short, or does not match its checksum: a good copy is
  * brought in its place, from another drive, a copy holder of a mirrored
- * bucket (gfn.h asks them, as for a name missing here) or, for a bucket
+ * bucket (neighbour.h asks them, as for a name missing here) or, for a bucket
  * with a backend, from the backend; then the read is served from it. The
  * damaged copy meanwhile is kept, marked damaged (only that version: a
  * new one written meanwhile stays), while its bytes are here and no
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 struct http_req;
-struct ometa;
+struct objmeta;
 struct target;
 
 /* The copy of mkey (klen bytes, copied) with record m is damaged: 1
@@ -30,7 +30,7 @@ struct target;
  * get_local's), 0 when the bucket has nothing to repair from (mirror
  * copies 1, no backend): the caller answers. */
 int repair_read(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                const struct ometa *m, int flags);
+                const struct objmeta *m, int flags);
 
 /* A GET or HEAD of mkey (taken) in an erasure-coded bucket, not here:
  * rebuilt from its slices and served with get_local's flags; 404 when no

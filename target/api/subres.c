@@ -6,7 +6,7 @@
  *
  *   ?uploads, ?uploadId   multipart uploads (mpu.c)
  *   ?tagging              Get/Put/DeleteObjectTagging: the tags live in
- *                         the object's metadata record (ometa), changed
+ *                         the object's metadata record (objmeta), changed
  *                         in place on the I/O pool; the data is untouched
  *   ?acl                  Get/PutObjectAcl: the owner's FULL_CONTROL, the
  *                         only ACL there is; asking for it is a no-op
@@ -45,7 +45,7 @@
 
 #define SUB_BODY_MAX (64u << 10)  /* a Tagging or AccessControlPolicy body */
 
-_Static_assert(OMETA_TAGS_MAX >= S3TAG_OBJECT_BYTES, "an object's tags fit its metadata");
+_Static_assert(OBJMETA_TAGS_MAX >= S3TAG_OBJECT_BYTES, "an object's tags fit its metadata");
 
 struct subreq {
     struct target *t;
@@ -55,7 +55,7 @@ struct subreq {
     struct s3tags tags;          /* PUT ?tagging: the new set; DELETE: empty */
     int public_read;             /* PUT ?acl: the new canned ACL */
     char owner[128];             /* ... and the bucket's owner, as the policy names it */
-    int (*change)(struct ometa *m, void *arg);   /* what a change does to the record */
+    int (*change)(struct objmeta *m, void *arg); /* what a change does to the record */
     const char *what;            /* ... named in errors */
     uint64_t size;               /* the object's, once changed */
     int rc;
@@ -86,12 +86,12 @@ static void no_key(struct http_req *r)
     err_reply(r, S3E_NO_SUCH_KEY, "the specified key does not exist");
 }
 
-/* The object's metadata (heap: it holds up to OMETA_TAGS_MAX of tags);
+/* The object's metadata (heap: it holds up to OBJMETA_TAGS_MAX of tags);
  * NULL with r answered when it is not here or cannot be read. */
-static struct ometa *meta_get(struct target *t, struct http_req *r, const char *mkey,
-                              size_t klen)
+static struct objmeta *meta_get(struct target *t, struct http_req *r, const char *mkey,
+                                size_t klen)
 {
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     int rc = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m);
     if (!rc)
         return m;
@@ -105,13 +105,13 @@ static struct ometa *meta_get(struct target *t, struct http_req *r, const char *
 
 /* ---- tagging ------------------------------------------------------------------ */
 
-static int tags_change(struct ometa *m, void *arg)
+static int tags_change(struct objmeta *m, void *arg)
 {
     struct subreq *s = arg;
-    return ometa_tags_set(m, s->tags.pairs.p, s->tags.pairs.n);
+    return objmeta_tags_set(m, s->tags.pairs.p, s->tags.pairs.n);
 }
 
-static int acl_change(struct ometa *m, void *arg)
+static int acl_change(struct objmeta *m, void *arg)
 {
     struct subreq *s = arg;
     return target_set_acl(m, s->public_read);
@@ -129,7 +129,7 @@ static void tags_work(void *arg)
 {
     struct subreq *s = arg;
     struct store *st = &s->t->store;
-    struct ometa m;
+    struct objmeta m;
     s->rc = store_meta_update(st, s->mkey, s->klen, s->change, s);
     if (!s->rc && !store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &m))
         s->size = m.size;
@@ -195,7 +195,7 @@ static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
 static void tagging(struct target *t, struct http_req *r, char *mkey, size_t klen)
 {
     if (r->method == HTTP_M_GET) {
-        struct ometa *m = meta_get(t, r, mkey, klen);
+        struct objmeta *m = meta_get(t, r, mkey, klen);
         free(mkey);
         if (!m)
             return;
@@ -241,7 +241,7 @@ static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen, c
         node_read_body(r, SUB_BODY_MAX, acl_body, subreq_free, s);
         return;
     }
-    struct ometa *m = meta_get(t, r, mkey, klen);
+    struct objmeta *m = meta_get(t, r, mkey, klen);
     free(mkey);
     if (!m)
         return;

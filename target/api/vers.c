@@ -38,7 +38,7 @@
 #include "bmd.h"
 #include "err.h"
 #include "get.h"
-#include "gfn.h"
+#include "neighbour.h"
 #include "http.h"
 #include "iopool.h"
 #include "log.h"
@@ -63,8 +63,8 @@ struct vreq {
     int state;                   /* vers_state */
     char *vkey;                  /* the version's record (found), or NULL */
     size_t vkl;
-    struct ometa *m;             /* its record; a new delete marker's */
-    struct ometa *pm;            /* the version made the latest again by a DELETE of the
+    struct objmeta *m;           /* its record; a new delete marker's */
+    struct objmeta *pm;          /* the version made the latest again by a DELETE of the
                                   * latest (NULL: none) */
     struct store_mp *mp;
     char work[PATH_MAX];
@@ -95,7 +95,7 @@ static void vreq_free(struct vreq *v)
 }
 
 /* The headers that say which version an answer is of. */
-static void version_headers(struct http_req *r, const struct ometa *m)
+static void version_headers(struct http_req *r, const struct objmeta *m)
 {
     http_resp_header(r, "x-amz-version-id", "%s", store_vid(m));
     if (store_is_marker(m))
@@ -232,7 +232,7 @@ static void read_found(struct vreq *v, const struct bmd_bucket *bk)
          * hold the name while it moves) */
         char *mkey = v->mkey;
         v->mkey = NULL;
-        gfn_get(v->t, r, bk, 0, mkey, v->klen, v->name);   /* takes mkey */
+        neighbour_get(v->t, r, bk, 0, mkey, v->klen, v->name); /* takes mkey */
     } else if (v->rc == -ENOENT) {
         err_reply(r, S3E_NO_SUCH_VERSION, "The specified version does not exist.");
     } else if (v->rc) {
@@ -249,7 +249,7 @@ static void read_found(struct vreq *v, const struct bmd_bucket *bk)
             err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
         }
     } else {
-        if (!ometa_umeta_get(v->m, OMETA_VID))
+        if (!objmeta_umeta_get(v->m, OBJMETA_VID))
             http_resp_header(r, "x-amz-version-id", "null");
         int fd = v->fd;
         v->fd = -1;
@@ -362,7 +362,7 @@ static void marker_work(void *arg)
     }
     v->m->cksum = XXH3_64bits("", 0);
     v->m->nbs = 0;
-    if ((v->rc = ometa_umeta_add(v->m, OMETA_DELETE_MARKER, "true"))) {
+    if ((v->rc = objmeta_umeta_add(v->m, OBJMETA_DELETE_MARKER, "true"))) {
         close(fd);
         unlink(v->work);
         return;
@@ -410,10 +410,10 @@ static void marker_done(void *arg)
  * marker, or no record: a version kept may be the latest). */
 static int latest_plain(struct target *t, const char *mkey, size_t klen, int *null)
 {
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     int plain = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m) == 0 &&
                 !store_is_marker(m);
-    *null = plain && !ometa_umeta_get(m, OMETA_VID);
+    *null = plain && !objmeta_umeta_get(m, OBJMETA_VID);
     free(m);
     return plain;
 }

@@ -1,12 +1,12 @@
 /*
  * backend: the target's client of remote buckets (S3 and S3-compatible
- * stores, and read-only HTTP origins), on the worker's hcli (libcurl multi
+ * stores, and read-only HTTP origins), on the worker's curlclient (libcurl multi
  * on the loop). Every operation here re-signs and retries by itself on
  * 5xx, throttling (503 SlowDown) and connection errors, with exponential
  * backoff; the streaming GET that lands an object in the store lives in
  * fetch.c and uses backend_get_req() and the same retry rules.
  *
- * Thread: the loop of the hcli given (a worker's, target_cli()).
+ * Thread: the loop of the curlclient given (a worker's, target_cli()).
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "hcli.h"
+#include "curlclient.h"
 #include "log.h"
 #include "s3list.h"
 #include "sigv4.h"
@@ -123,7 +123,7 @@ static void copy_hdr(char *dst, size_t n, const char *v)
     snprintf(dst, n, "%s", v ? v : "");
 }
 
-void backend_obj_from(struct backend_obj *o, struct hcli_xfer *x, int status, const char *err)
+void backend_obj_from(struct backend_obj *o, struct curlclient_xfer *x, int status, const char *err)
 {
     memset(o, 0, sizeof(*o));
     o->status = status;
@@ -132,13 +132,13 @@ void backend_obj_from(struct backend_obj *o, struct hcli_xfer *x, int status, co
         snprintf(o->err, sizeof(o->err), "%s", err);
     if (!x)
         return;
-    const char *cl = hcli_header(x, "Content-Length");
+    const char *cl = curlclient_header(x, "Content-Length");
     uint64_t v;
     if (cl && !parse_u64(cl, strlen(cl), &v))
         o->size = (int64_t)v;
-    copy_hdr(o->etag, sizeof(o->etag), hcli_header(x, "ETag"));
-    copy_hdr(o->version, sizeof(o->version), hcli_header(x, "x-amz-version-id"));
-    copy_hdr(o->last_modified, sizeof(o->last_modified), hcli_header(x, "Last-Modified"));
+    copy_hdr(o->etag, sizeof(o->etag), curlclient_header(x, "ETag"));
+    copy_hdr(o->version, sizeof(o->version), curlclient_header(x, "x-amz-version-id"));
+    copy_hdr(o->last_modified, sizeof(o->last_modified), curlclient_header(x, "Last-Modified"));
 }
 
 int backend_retryable(int status)
@@ -156,13 +156,13 @@ static int backoff_ms(int attempt)
     return ms;
 }
 
-int backend_retry_later(struct hcli *cli, int attempt, struct event **timer,
+int backend_retry_later(struct curlclient *cli, int attempt, struct event **timer,
                         event_callback_fn fn, void *arg)
 {
     int ms = backoff_ms(attempt);
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     if (!*timer)
-        *timer = evtimer_new(hcli_base(cli), fn, arg);
+        *timer = evtimer_new(curlclient_base(cli), fn, arg);
     evtimer_add(*timer, &tv);
     return ms;
 }
@@ -194,7 +194,7 @@ int backend_status(const struct backend *b, const struct backend_obj *o, char *m
 /* ---- one retried operation ------------------------------------------------ */
 
 struct bop {
-    struct hcli *cli;
+    struct curlclient *cli;
     struct backend b;
     char *method, *key;          /* key NULL: a bucket-level request */
     char *query;
@@ -214,7 +214,7 @@ struct bop {
 
 static void bop_start(struct bop *o);
 
-static int bop_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+static int bop_data(void *arg, struct curlclient_xfer *x, const char *p, size_t n)
 {
     struct bop *o = arg;
     (void)x;
@@ -266,7 +266,7 @@ void backend_err_code(const char *body, char *out, size_t n)
         out[0] = '\0';
 }
 
-static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+static void bop_done(void *arg, struct curlclient_xfer *x, int status, const char *err)
 {
     struct bop *o = arg;
     if (backend_retryable(status) && o->attempt <= o->b.retries) {
@@ -295,7 +295,7 @@ static void bop_done(void *arg, struct hcli_xfer *x, int status, const char *err
     free(o);
 }
 
-static const struct hcli_ops bop_ops = {NULL, bop_data, bop_read, bop_done};
+static const struct curlclient_ops bop_ops = {NULL, bop_data, bop_read, bop_done};
 
 static void bop_start(struct bop *o)
 {
@@ -314,15 +314,15 @@ static void bop_start(struct bop *o)
     }
     build(&o->b, o->method, o->key, o->query ? o->query : "",
           body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra, n_extra, &q);
-    hcli_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
-               body ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
+    curlclient_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
+                     body ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
     s3_req_free(&q);
 }
 
-static struct bop *bop_make(struct hcli *cli, const struct backend *b, const char *method,
+static struct bop *bop_make(struct curlclient *cli, const struct backend *b, const char *method,
                             const char *key, int fd, int64_t size, backend_done_fn cb, void *arg);
 
-static void list_start(struct hcli *cli, const struct backend *b, const char *prefix,
+static void list_start(struct curlclient *cli, const struct backend *b, const char *prefix,
                        const char *param, const char *value, int limit, backend_list_fn cb,
                        void *arg)
 {
@@ -337,7 +337,7 @@ static void list_start(struct hcli *cli, const struct backend *b, const char *pr
     bop_start(o);
 }
 
-void backend_call(struct hcli *cli, const struct backend *b, const char *method,
+void backend_call(struct curlclient *cli, const struct backend *b, const char *method,
                   const char *key, const char *query, int fd, int64_t off, int64_t size,
                   const char *mem, size_t mem_len, backend_list_fn cb, void *arg)
 {
@@ -353,25 +353,25 @@ void backend_call(struct hcli *cli, const struct backend *b, const char *method,
     bop_start(o);
 }
 
-void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
+void backend_list(struct curlclient *cli, const struct backend *b, const char *prefix,
                   const char *token, int limit, backend_list_fn cb, void *arg)
 {
     list_start(cli, b, prefix, "continuation-token=", token, limit, cb, arg);
 }
 
-void backend_list_after(struct hcli *cli, const struct backend *b, const char *prefix,
+void backend_list_after(struct curlclient *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg)
 {
     list_start(cli, b, prefix, "start-after=", after, limit, cb, arg);
 }
 
-static void bop_new(struct hcli *cli, const struct backend *b, const char *method,
+static void bop_new(struct curlclient *cli, const struct backend *b, const char *method,
                     const char *key, int fd, int64_t size, backend_done_fn cb, void *arg)
 {
     bop_start(bop_make(cli, b, method, key, fd, size, cb, arg));
 }
 
-static struct bop *bop_make(struct hcli *cli, const struct backend *b, const char *method,
+static struct bop *bop_make(struct curlclient *cli, const struct backend *b, const char *method,
                             const char *key, int fd, int64_t size, backend_done_fn cb, void *arg)
 {
     struct bop *o = xcalloc(1, sizeof(*o));
@@ -386,19 +386,19 @@ static struct bop *bop_make(struct hcli *cli, const struct backend *b, const cha
     return o;
 }
 
-void backend_head(struct hcli *cli, const struct backend *b, const char *key,
+void backend_head(struct curlclient *cli, const struct backend *b, const char *key,
                   backend_done_fn cb, void *arg)
 {
     bop_new(cli, b, "HEAD", key, -1, 0, cb, arg);
 }
 
-void backend_put(struct hcli *cli, const struct backend *b, const char *key, int fd,
+void backend_put(struct curlclient *cli, const struct backend *b, const char *key, int fd,
                  int64_t size, backend_done_fn cb, void *arg)
 {
     bop_new(cli, b, "PUT", key, fd, size, cb, arg);
 }
 
-void backend_delete(struct hcli *cli, const struct backend *b, const char *key,
+void backend_delete(struct curlclient *cli, const struct backend *b, const char *key,
                     backend_done_fn cb, void *arg)
 {
     bop_new(cli, b, "DELETE", key, -1, 0, cb, arg);

@@ -1,7 +1,7 @@
 /*
  * backend: the target's client of remote buckets: S3 and S3-compatible
  * stores, and read-only HTTP origins (backend.c). Each call runs on the
- * loop of the hcli it is given and retries by itself; its callback fires
+ * loop of the curlclient it is given and retries by itself; its callback fires
  * once, later, on that loop.
  */
 #ifndef SHOAL_TARGET_BACKEND_H
@@ -12,12 +12,12 @@
 #include <stdint.h>
 
 #include "bmd.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "s3req.h"
 
 struct target;
-struct hcli;
-struct hcli_xfer;
+struct curlclient;
+struct curlclient_xfer;
 
 enum backend_kind { BK_NONE, BK_S3, BK_HTTP };
 
@@ -29,7 +29,7 @@ struct backend {
     char *base_url;              /* HTTP origin, no trailing slash */
     struct s3_cfg s3;
     int validate_warm_get;
-    int write_back;              /* PUTs acknowledged once local, uploaded later (wbq.h) */
+    int write_back;              /* PUTs acknowledged once local, uploaded later (writeback.h) */
     int retries;                 /* attempts after the first */
     int timeout_s;               /* one request */
 };
@@ -45,8 +45,8 @@ struct backend_obj {
     int status;                  /* HTTP status; 0 when unreachable */
     char err[256];               /* why, when not 2xx */
     int64_t size;                /* -1 when unknown */
-    char etag[OMETA_ETAG_MAX + 1];
-    char version[OMETA_ETAG_MAX + 1];
+    char etag[OBJMETA_ETAG_MAX + 1];
+    char version[OBJMETA_ETAG_MAX + 1];
     char last_modified[64];
 };
 
@@ -54,32 +54,33 @@ typedef void (*backend_done_fn)(void *arg, const struct backend_obj *o);
 
 /* HEAD, PUT (from fd, size bytes) and DELETE, each retried with backoff on
  * 5xx, throttling and connection errors; cb fires once on the loop. */
-void backend_head(struct hcli *cli, const struct backend *b, const char *key,
+void backend_head(struct curlclient *cli, const struct backend *b, const char *key,
                   backend_done_fn cb, void *arg);
-void backend_put(struct hcli *cli, const struct backend *b, const char *key, int fd,
+void backend_put(struct curlclient *cli, const struct backend *b, const char *key, int fd,
                  int64_t size, backend_done_fn cb, void *arg);
-void backend_delete(struct hcli *cli, const struct backend *b, const char *key,
+void backend_delete(struct curlclient *cli, const struct backend *b, const char *key,
                     backend_done_fn cb, void *arg);
 /* ListObjectsV2: one page (at most limit keys) after token; cb gets the
  * outcome and the raw XML body. */
 typedef void (*backend_list_fn)(void *arg, const struct backend_obj *o, const char *body,
                                 size_t len);
-void backend_list(struct hcli *cli, const struct backend *b, const char *prefix,
+void backend_list(struct curlclient *cli, const struct backend *b, const char *prefix,
                   const char *token, int limit, backend_list_fn cb, void *arg);
 /* The same from the names after `after` (StartAfter) instead of a token. */
-void backend_list_after(struct hcli *cli, const struct backend *b, const char *prefix,
+void backend_list_after(struct curlclient *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg);
 /* Any request with its answer's body (retried like the others): method
  * key?query, with a body of size bytes of fd from off (fd >= 0), or
  * mem_len bytes of mem (copied), or none; cb gets the outcome and the
  * body (at most S3LIST_MAX_DOC bytes of it). */
-void backend_call(struct hcli *cli, const struct backend *b, const char *method,
+void backend_call(struct curlclient *cli, const struct backend *b, const char *method,
                   const char *key, const char *query, int fd, int64_t off, int64_t size,
                   const char *mem, size_t mem_len, backend_list_fn cb, void *arg);
 /* URL and signed header lines of a GET (for the streaming fetch). */
 void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
 /* Fill o from a finished exchange's headers. */
-void backend_obj_from(struct backend_obj *o, struct hcli_xfer *x, int status, const char *err);
+void backend_obj_from(struct backend_obj *o, struct curlclient_xfer *x, int status,
+                      const char *err);
 /* The <Code> of an S3 XML error body into out ("" when there is none). */
 void backend_err_code(const char *body, char *out, size_t n);
 /* The client status for a backend failure, and a message naming it. */
@@ -89,7 +90,7 @@ int backend_retryable(int status);
 /* Arm *timer (made on cli's loop at first use; its owner event_frees it)
  * to call fn(arg) after attempt n's backoff (n 1-based, growing
  * exponentially); returns the delay in milliseconds. */
-int backend_retry_later(struct hcli *cli, int attempt, struct event **timer,
+int backend_retry_later(struct curlclient *cli, int attempt, struct event **timer,
                         event_callback_fn fn, void *arg);
 
 #endif

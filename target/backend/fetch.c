@@ -8,7 +8,7 @@
  * concurrent cold GETs of one object cost one backend GET.
  *
  * A fetch runs on the loop of the caller that started it: a GET through
- * that loop's hcli (libcurl multi), the bytes written to a work file on
+ * that loop's curlclient (libcurl multi), the bytes written to a work file on
  * the object's mountpath while checksummed, then committed on the I/O pool
  * (store_commit) with the backend's ETag. A failure before the backend
  * starts sending the object (5xx, throttling, no connection) is retried
@@ -46,7 +46,7 @@
 #include "backend.h"
 #include "bsum.h"
 #include "fetch.h"
-#include "hcli.h"
+#include "curlclient.h"
 #include "iopool.h"
 #include "log.h"
 #include "lru.h"
@@ -82,7 +82,7 @@ struct fetch {
     int transferred;             /* under the slot's lock: all bytes in, committing */
     /* the fetch's loop only (and the commit, which runs alone) */
     struct target *t;
-    struct hcli *cli;
+    struct curlclient *cli;
     struct loopq *q;             /* the loop: the commit completes there */
     struct backend b;
     char *name;
@@ -96,7 +96,7 @@ struct fetch {
     char work[PATH_MAX];
     XXH3_state_t *xs;
     struct bsum bs;              /* the block sums */
-    struct hcli_xfer *x;         /* the backend GET, while it runs */
+    struct curlclient_xfer *x;   /* the backend GET, while it runs */
     struct event *timer;         /* the next attempt's */
     int attempt;
     int status;                  /* backend status of the current attempt */
@@ -111,7 +111,7 @@ struct fetch {
     struct backend_obj obj;
     char errbody[512];           /* start of an error body, for its <Code> */
     size_t errlen;
-    struct ometa m;
+    struct objmeta m;
 };
 
 static struct slot table[FETCH_SLOTS] = {
@@ -223,7 +223,7 @@ static void commit_work(void *arg)
     struct fetch *f = arg;
     int fd = f->fd;
     f->fd = -1; /* store_commit closes it */
-    /* never over a newer copy that waits to be written back (wbq.h) */
+    /* never over a newer copy that waits to be written back (writeback.h) */
     char *w = store_side_key('w', f->mkey, f->klen);
     struct store_x x = {.absent = w, .absent_len = f->klen};
     if (f->b.write_back) {       /* Shoal's copy is the newest there: never over one */
@@ -316,7 +316,7 @@ static void admit(struct fetch *f)
 
 /* ---- the backend GET ------------------------------------------------------- */
 
-static int on_headers(void *arg, struct hcli_xfer *x, int status)
+static int on_headers(void *arg, struct curlclient_xfer *x, int status)
 {
     struct fetch *f = arg;
     f->status = status;
@@ -331,7 +331,7 @@ static int on_headers(void *arg, struct hcli_xfer *x, int status)
     return 0;
 }
 
-static int on_data(void *arg, struct hcli_xfer *x, const char *p, size_t n)
+static int on_data(void *arg, struct curlclient_xfer *x, const char *p, size_t n)
 {
     struct fetch *f = arg;
     (void)x;
@@ -390,7 +390,7 @@ static int retry(struct fetch *f, int status, const char *err)
     return 1;
 }
 
-static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+static void on_done(void *arg, struct curlclient_xfer *x, int status, const char *err)
 {
     struct fetch *f = arg;
     (void)x;
@@ -429,7 +429,7 @@ static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
     fetch_fail(f, st, msg);
 }
 
-static const struct hcli_ops fetch_ops = {on_headers, on_data, NULL, on_done};
+static const struct curlclient_ops fetch_ops = {on_headers, on_data, NULL, on_done};
 
 static void fetch_attempt(struct fetch *f)
 {
@@ -438,8 +438,8 @@ static void fetch_attempt(struct fetch *f)
     f->status = 0;
     f->errlen = 0;
     backend_get_req(&f->b, f->name, &q);
-    f->x = hcli_start(f->cli, "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
-                      (long)f->b.timeout_s * 1000, &fetch_ops, f);
+    f->x = curlclient_start(f->cli, "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
+                            (long)f->b.timeout_s * 1000, &fetch_ops, f);
     s3_req_free(&q);
 }
 
@@ -495,7 +495,7 @@ void fetch_pause(struct fetch *f)
 {
     if (!f->paused && f->x) {
         f->paused = 1;
-        hcli_pause(f->x);
+        curlclient_pause(f->x);
     }
 }
 
@@ -503,6 +503,6 @@ void fetch_resume(struct fetch *f)
 {
     if (f->paused && f->x) {
         f->paused = 0;
-        hcli_resume(f->x);
+        curlclient_resume(f->x);
     }
 }

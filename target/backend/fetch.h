@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 struct target;
-struct hcli;
+struct curlclient;
 struct loopq;
 struct backend;
 struct backend_obj;
@@ -18,7 +18,7 @@ struct fetch;
 /* What to fetch, and the caller's loop. */
 struct fetch_req {
     struct target *t;
-    struct hcli *cli;            /* the backend client of the caller's loop */
+    struct curlclient *cli;      /* the backend client of the caller's loop */
     struct loopq *q;             /* the caller's loop */
     const struct backend *b;     /* the bucket's backend; copied */
     const char *name;            /* the object's name in the backend; copied */

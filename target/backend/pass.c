@@ -6,19 +6,19 @@
 #include <string.h>
 
 #include "backend.h"
-#include "hcli.h"
+#include "curlclient.h"
 #include "http.h"
 #include "metrics.h"
 #include "pass.h"
 #include "target.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "util.h"
 
 #define PASS_HIGH (8u << 20)     /* the client's unsent bytes that pause the backend */
 
 struct pass {
     struct http_req *r;          /* NULL once the client left */
-    struct hcli_xfer *x;
+    struct curlclient_xfer *x;
     struct backend b;
     int begun;                   /* the client's answer has begun */
     int paused;
@@ -52,7 +52,7 @@ static void client_gone(struct http_req *r)
     p->r = NULL;
     if (p->paused) {             /* let the transfer see it and stop */
         p->paused = 0;
-        hcli_resume(p->x);
+        curlclient_resume(p->x);
     }
 }
 
@@ -61,22 +61,22 @@ static void drained(struct http_req *r)
     struct pass *p = r->data;
     if (p->paused && http_resp_pending(r) < PASS_HIGH / 2) {
         p->paused = 0;
-        hcli_resume(p->x);
+        curlclient_resume(p->x);
     }
 }
 
-static int on_headers(void *arg, struct hcli_xfer *x, int status)
+static int on_headers(void *arg, struct curlclient_xfer *x, int status)
 {
     struct pass *p = arg;
     if (!p->r)
         return -1;
     if (status != 200 && status != 206)
         return 0;                /* on_done answers with the backend's word */
-    const char *len = hcli_header(x, "Content-Length");
+    const char *len = curlclient_header(x, "Content-Length");
     static const char *const keep[] = {"ETag", "Last-Modified", "Content-Range",
                                        "Content-Type"};
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-        const char *v = hcli_header(x, keep[i]);
+        const char *v = curlclient_header(x, keep[i]);
         if (v)
             http_resp_header(p->r, keep[i], "%s", v);
     }
@@ -86,7 +86,7 @@ static int on_headers(void *arg, struct hcli_xfer *x, int status)
     return 0;
 }
 
-static int on_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
+static int on_data(void *arg, struct curlclient_xfer *x, const char *d, size_t n)
 {
     struct pass *p = arg;
     if (!p->r)
@@ -97,19 +97,19 @@ static int on_data(void *arg, struct hcli_xfer *x, const char *d, size_t n)
     p->sent += n;
     if (http_resp_pending(p->r) > PASS_HIGH) {
         p->paused = 1;
-        hcli_pause(x);
+        curlclient_pause(x);
     }
     return 0;
 }
 
-static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
+static void on_done(void *arg, struct curlclient_xfer *x, int status, const char *err)
 {
     struct pass *p = arg;
     struct http_req *r = p->r;
     if (r && p->begun) {
         if ((status == 200 || status == 206) && !err) {
             http_resp_end(r);
-            tmet_get(1, p->sent);
+            targetmetrics_get(1, p->sent);
         } else
             http_resp_abort(r);  /* never a body that looks whole */
     } else if (r) {
@@ -132,7 +132,7 @@ static void on_done(void *arg, struct hcli_xfer *x, int status, const char *err)
     free(p);
 }
 
-static const struct hcli_ops ops = {on_headers, on_data, NULL, on_done};
+static const struct curlclient_ops ops = {on_headers, on_data, NULL, on_done};
 
 void pass_get(struct http_req *r, const struct backend *b, const char *name)
 {
@@ -152,7 +152,7 @@ void pass_get(struct http_req *r, const struct backend *b, const char *name)
         snprintf(rline, sizeof(rline), "Range: %.280s", range);
         q.hdrs[q.n++] = xstrdup(rline);
     }
-    p->x = hcli_start(target_cli(r), "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
-                      (long)p->b.timeout_s * 1000, &ops, p);
+    p->x = curlclient_start(target_cli(r), "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
+                            (long)p->b.timeout_s * 1000, &ops, p);
     s3_req_free(&q);
 }

@@ -11,7 +11,7 @@
 
 #include "err.h"
 #include "http.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "space.h"
 #include "store.h"
 #include "util.h"
@@ -23,10 +23,10 @@ int inbody_open(struct inbody *b, struct target *t, struct http_req *r, struct s
     uint64_t ml = 0;
     b->fd = -1;
     int n = http_query_get(r, "meta", num, sizeof(num));
-    if (n <= 0 || parse_u64(num, (size_t)n, &ml) || ml < 1 || ml > OMETA_MAX ||
+    if (n <= 0 || parse_u64(num, (size_t)n, &ml) || ml < 1 || ml > OBJMETA_MAX ||
         r->content_length < (int64_t)ml) {
         http_reply_error(r, 400, "meta (1..%d) must give the record's length, within the body",
-                         (int)OMETA_MAX);
+                         (int)OBJMETA_MAX);
         return -1;
     }
     if (space_admit(t, mp, (uint64_t)r->content_length - ml, msg, sizeof(msg))) {
@@ -70,9 +70,9 @@ int inbody_take(struct inbody *b, const char *d, size_t n)
     return 0;
 }
 
-int inbody_check(struct inbody *b, struct ometa *m)
+int inbody_check(struct inbody *b, struct objmeta *m)
 {
-    if (b->meta_got < b->meta_len || ometa_decode(b->meta, b->meta_len, m) ||
+    if (b->meta_got < b->meta_len || objmeta_decode(b->meta, b->meta_len, m) ||
         m->size != b->size || m->cksum != XXH3_64bits_digest(b->xs) || !m->version)
         return -1;
     bsum_finish(&b->bs, m);      /* the bytes' own, whatever the sender's record kept */

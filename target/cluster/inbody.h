@@ -1,6 +1,6 @@
 /*
  * inbody: the body a neighbour sends an object or a slice with (xfer.c,
- * slice.c): its metadata record (ometa, N bytes, N given by ?meta=N),
+ * slice.c): its metadata record (objmeta, N bytes, N given by ?meta=N),
  * then its bytes, taken into a work file as they come, checksummed on the
  * way (inbody.c).
  *
@@ -16,7 +16,7 @@
 #include "bsum.h"
 
 struct http_req;
-struct ometa;
+struct objmeta;
 struct store_mp;
 struct target;
 
@@ -39,7 +39,7 @@ int inbody_open(struct inbody *b, struct target *t, struct http_req *r, struct s
 int inbody_take(struct inbody *b, const char *d, size_t n);
 /* The record into m: 0 when it is whole and the bytes are its size and
  * checksum (and it has a version), else -1. m->uid is the work file's. */
-int inbody_check(struct inbody *b, struct ometa *m);
+int inbody_check(struct inbody *b, struct objmeta *m);
 /* Stop taking r's body (its hooks and data go) and answer status with
  * msg, closing the connection after. */
 void inbody_refuse(struct http_req *r, int status, const char *msg);

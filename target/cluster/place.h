@@ -9,7 +9,7 @@
  * HRW (cmap_holders), the owner first; an erasure-coded bucket keeps P+1
  * copies of its objects below objsize_limit and slices of the larger
  * ones; a bucket with copies beyond the targets keeps the rest on the
- * owner's other mountpaths (lcopy.h).
+ * owner's other mountpaths (localcopy.h).
  *
  * Thread: any (the BMD and map are snapshots).
  */

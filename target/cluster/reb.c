@@ -17,7 +17,7 @@
 
 #include "bmd.h"
 #include "cmap.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "iopool.h"
 #include "job.h"
@@ -25,7 +25,7 @@
 #include "loopq.h"
 #include "metrics.h"
 #include "node.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "place.h"
 #include "reb.h"
 #include "store.h"
@@ -165,8 +165,8 @@ static int scan_one(void *arg, const char *k, size_t kl, const char *v, size_t v
         return sc->n == BATCH_KEYS || sc->scanned >= BATCH_SCAN;
     }
     mkey[0] = 'o';               /* a tombstone's name */
-    struct ometa m;
-    uint64_t size = k[0] == 'o' && !ometa_decode(v, vl, &m) ? m.size : PLACE_ANY_SIZE;
+    struct objmeta m;
+    uint64_t size = k[0] == 'o' && !objmeta_decode(v, vl, &m) ? m.size : PLACE_ANY_SIZE;
     enum reb_act act = reb_decide(sc->u->map, sc->t->node.id, mkey, kl, size);
     if (act == REB_SKIP) {
         free(mkey);
@@ -367,8 +367,9 @@ static void send_one(struct run *u, const char *mkey, size_t kl, uint64_t size)
         if (strcmp(to[i]->id, rb->t->node.id))
             xfer_send(rb->t, &rb->lp, to[i]->url, mkey, kl, 0, 0, sent, one_new(u, mkey, kl));
     if (rank >= 0)               /* its copies on this target's other drives, or none */
-        rb->t->hooks->sync_local_copies(rb->t, &rb->lp, mkey, kl, rank ? 0 : place_local_copies(rb->t, u->map, mkey, kl, size),
-                   sliced, one_new(u, mkey, kl));
+        rb->t->hooks->sync_local_copies(
+            rb->t, &rb->lp, mkey, kl, rank ? 0 : place_local_copies(rb->t, u->map, mkey, kl, size),
+            sliced, one_new(u, mkey, kl));
 }
 
 static void run_pump(struct run *u)
@@ -574,7 +575,7 @@ static void poll_others(struct reb *rb)
             continue;
         char *url = node_signed_url(&rb->t->node, "GET", nd->url, "/v1/internal/rebalance", NULL);
         p->pending++;
-        hc_request(rb->lp.hc, "GET", url, NULL, 0, NULL, 5000, polled, p);
+        nodeclient_request(rb->lp.hc, "GET", url, NULL, 0, NULL, 5000, polled, p);
         free(url);
     }
     cmap_unref(m);

@@ -15,7 +15,7 @@
  * The window: from a placement change (and from start-up, which may
  * follow changes this target never saw) until every target reports its
  * walk for the current map done, a copy here may be older than one a
- * neighbour holds; reads then ask the neighbours (gfn.h).
+ * neighbour holds; reads then ask the neighbours (neighbour.h).
  *
  * Tombstones older than tombstone_ttl_s are swept every minute.
  *

@@ -20,7 +20,7 @@
 #include "bmd.h"
 #include "cmap.h"
 #include "err.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "inbody.h"
 #include "http.h"
 #include "iopool.h"
@@ -28,14 +28,14 @@
 #include "place.h"
 #include "node.h"
 #include "objname.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "pump.h"
 #include "reb.h"
 #include "space.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
-#include "wbq.h"
+#include "writeback.h"
 #include "xfer.h"
 
 #define XFER_IDLE_S 30           /* a receiver that takes nothing for this long fails */
@@ -67,10 +67,10 @@ const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct b
     return bmd_find(*hold, prov, bucket);
 }
 
-void xfer_reply_record(struct http_req *r, const struct ometa *m, int fd)
+void xfer_reply_record(struct http_req *r, const struct objmeta *m, int fd)
 {
-    char *meta = xmalloc(OMETA_MAX);
-    size_t ml = ometa_encode(m, meta);
+    char *meta = xmalloc(OBJMETA_MAX);
+    size_t ml = objmeta_encode(m, meta);
     http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
     http_resp_begin(r, 200, (int64_t)(ml + m->size));
     http_resp_write(r, meta, ml);
@@ -79,11 +79,11 @@ void xfer_reply_record(struct http_req *r, const struct ometa *m, int fd)
     free(meta);
 }
 
-size_t xfer_record_len(struct hc_xfer *x, int status)
+size_t xfer_record_len(struct nodeclient_xfer *x, int status)
 {
-    const char *ml = status == 200 ? hc_header(x, "X-Shoal-Meta-Len") : NULL;
+    const char *ml = status == 200 ? nodeclient_header(x, "X-Shoal-Meta-Len") : NULL;
     uint64_t n = 0;
-    if (!ml || parse_u64(ml, strlen(ml), &n) || !n || n > OMETA_MAX)
+    if (!ml || parse_u64(ml, strlen(ml), &n) || !n || n > OBJMETA_MAX)
         return 0;
     return (size_t)n;
 }
@@ -163,7 +163,7 @@ struct xfer {
     size_t klen;
     uint64_t min_version;
     enum xfer_what what;
-    struct ometa m;              /* the object's, as opened */
+    struct objmeta m;            /* the object's, as opened */
     uint64_t tomb_version;
     int fd;
     int dirty;                   /* owed to its write-back backend */
@@ -174,7 +174,7 @@ struct xfer {
     char *meta;                  /* the encoded record, sent first */
     size_t meta_len, meta_sent;
     struct pump *pump;
-    struct hc_xfer *hx;          /* the PUT, while it runs */
+    struct nodeclient_xfer *hx;  /* the PUT, while it runs */
     xfer_done_fn done;
     void *arg;
 };
@@ -210,7 +210,7 @@ static void open_work(void *arg)
     for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
         if (store_get(st, mp, x->mkey, x->klen, &x->m))
             break;
-        if (x->m.version <= x->min_version || (x->m.flags & OMETA_F_DAMAGED))
+        if (x->m.version <= x->min_version || (x->m.flags & OBJMETA_F_DAMAGED))
             return;              /* a damaged copy is never handed on */
         x->fd = store_data_open(mp, x->mkey, x->klen, x->m.uid);
         if (x->fd >= 0 && !file_has_size(x->fd, x->m.size)) {   /* short: damaged */
@@ -222,9 +222,9 @@ static void open_work(void *arg)
         }
         if (x->fd >= 0) {
             x->what = XFER_OBJECT;
-            x->dirty = wbq_owed(st, x->mkey, x->klen);
-            x->meta = xmalloc(OMETA_MAX);
-            x->meta_len = ometa_encode(&x->m, x->meta);
+            x->dirty = writeback_owed(st, x->mkey, x->klen);
+            x->meta = xmalloc(OBJMETA_MAX);
+            x->meta_len = objmeta_encode(&x->m, x->meta);
             x->rc = 0;
             return;
         }
@@ -358,7 +358,7 @@ static ssize_t send_read(void *arg, char *buf, size_t n)
         x->meta_sent += k;
         return (ssize_t)k;
     }
-    return x->m.size ? HC_READ_SOCKET : 0;
+    return x->m.size ? NODECLIENT_READ_SOCKET : 0;
 }
 
 static void send_pumped(void *arg, const char *err, enum pump_side side)
@@ -369,15 +369,15 @@ static void send_pumped(void *arg, const char *err, enum pump_side side)
     x->pump = NULL;
     if (err)
         log_warn("sending an object to %s: %s", x->url, err);
-    hc_upload_moved(x->hx, err == NULL);
+    nodeclient_upload_moved(x->hx, err == NULL);
 }
 
-static void send_socket(void *arg, struct hc_xfer *hx, int fd)
+static void send_socket(void *arg, struct nodeclient_xfer *hx, int fd)
 {
     struct xfer *x = arg;
     x->pump = pump_start_file(x->lp.base, x->fd, 0, fd, x->m.size, XFER_IDLE_S, send_pumped, x);
     if (!x->pump)
-        hc_upload_moved(hx, 0);
+        nodeclient_upload_moved(hx, 0);
 }
 
 /* A receiver that holds a version as new answers before the body and
@@ -404,14 +404,14 @@ static void ask_held(struct xfer *x)
     char q[40];
     snprintf(q, sizeof(q), "held=%llu", (unsigned long long)x->m.version);
     char *url = xfer_url(x->t, "GET", x->url, x->mkey, x->klen, q);
-    hc_request(x->lp.hc, "GET", url, NULL, 0, NULL, 30000, held_done, x);
+    nodeclient_request(x->lp.hc, "GET", url, NULL, 0, NULL, 30000, held_done, x);
     free(url);
 }
 
-static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
+static void send_done(void *arg, struct nodeclient_xfer *hx, int status, const char *err)
 {
     struct xfer *x = arg;
-    const char *busy = status ? hc_header(hx, "X-Shoal-Busy") : NULL;
+    const char *busy = status ? nodeclient_header(hx, "X-Shoal-Busy") : NULL;
     x->busy = busy && busy[0] == '1';
     x->hx = NULL;
     pump_free(x->pump);          /* an answer before the whole body: the receiver had it */
@@ -455,7 +455,7 @@ static int send_file(void *arg, int *fd, uint64_t *off)
     return 0;
 }
 
-static const struct hc_ops send_ops = {   /* the answer's body is not wanted */
+static const struct nodeclient_ops send_ops = { /* the answer's body is not wanted */
     .on_read = send_read,
     .on_done = send_done,
     .on_socket = send_socket,
@@ -473,15 +473,15 @@ static void opened(void *arg)
     if (x->what == XFER_TOMB) {
         snprintf(q, sizeof(q), "version=%llu", (unsigned long long)x->tomb_version);
         url = xfer_url(x->t, "DELETE", x->url, x->mkey, x->klen, q);
-        x->hx = hc_start_mem(x->lp.hc, "DELETE", url, NULL, 0, NULL, 0, XFER_TIMEOUT_MS,
-                             &send_ops, x);
+        x->hx = nodeclient_start_mem(x->lp.hc, "DELETE", url, NULL, 0, NULL, 0, XFER_TIMEOUT_MS,
+                                     &send_ops, x);
     } else {
         snprintf(q, sizeof(q), "meta=%zu&version=%llu%s%s", x->meta_len,
                  (unsigned long long)x->m.version, x->dirty ? "&dirty=1" : "",
                  x->urgent ? "&urgent=1" : "");
         url = xfer_url(x->t, "PUT", x->url, x->mkey, x->klen, q);
-        x->hx = hc_start(x->lp.hc, "PUT", url, NULL, 0, (int64_t)(x->meta_len + x->m.size),
-                         XFER_TIMEOUT_MS, &send_ops, x);
+        x->hx = nodeclient_start(x->lp.hc, "PUT", url, NULL, 0, (int64_t)(x->meta_len + x->m.size),
+                                 XFER_TIMEOUT_MS, &send_ops, x);
     }
     free(url);
 }
@@ -515,7 +515,7 @@ struct recv {
     int dirty;
     int urgent;                  /* a client waits for it */
     uint64_t version;            /* a tombstone's */
-    struct ometa m;
+    struct objmeta m;
     int rc;
 };
 
@@ -549,9 +549,9 @@ static void recv_commit_work(void *arg)
 {
     struct recv *v = arg;
     struct store_x x = {0};
-    char val[WBQ_VAL_MAX];
+    char val[WRITEBACK_VAL_MAX];
     if (v->dirty)                /* still owed to the backend: so it is here */
-        wbq_record(v->t, &x, v->mkey, v->klen, 0, val);
+        writeback_record(v->t, &x, v->mkey, v->klen, 0, val);
     x.keep_version = v->m.version;
     int fd = v->b.fd;
     v->b.fd = -1;
@@ -580,7 +580,7 @@ static void copies_made(void *arg, int failed)
 }
 
 /* The owner of a mirrored object that came over keeps the copies that have
- * no target on its other drives (lcopy.h). */
+ * no target on its other drives (localcopy.h). */
 static void local_copies(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                          uint64_t size)
 {
@@ -605,7 +605,7 @@ static void recv_done(void *arg)
         http_reply_error(r, err_status(v->rc), "cannot keep it: %s", strerror(-v->rc));
     } else {
         if (v->dirty)
-            wbq_kick(v->t);
+            writeback_kick(v->t);
         if (v->b.meta && !holds(v->t, v->mkey, v->klen, v->m.size))
             reb_stray(v->t);     /* sent under an older map: on to its owner */
         else if (v->b.meta)      /* its copies on this target's other drives, if any */
@@ -718,7 +718,7 @@ static void recv_ask(struct recv *v, struct http_req *r)
 }
 
 /* GET: the object's record and bytes if newer than ?newer, for a
- * neighbour that serves them to its client as they come (gfn.c). */
+ * neighbour that serves them to its client as they come (neighbour.c). */
 static void serve_copy(struct recv *v, struct http_req *r)
 {
     char num[24];
@@ -737,7 +737,7 @@ static void serve_copy(struct recv *v, struct http_req *r)
     if (n > 0 && parse_u64(num, (size_t)n, &newer)) {
         http_reply_error(r, 400, "newer=VERSION");
     } else if (store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer ||
-               (v->m.flags & OMETA_F_DAMAGED) ||
+               (v->m.flags & OBJMETA_F_DAMAGED) ||
                (fd = store_data_open(mp, v->mkey, v->klen, v->m.uid)) < 0 ||
                !file_has_size(fd, v->m.size)) {
         if (fd >= 0) {           /* a damaged copy is never handed on */

@@ -8,16 +8,16 @@
  *
  * Internal routes, behind the cluster signature:
  *   PUT    /v1/internal/xfer/BUCKET/NAME?provider=P&meta=N[&dirty=1]
- *          the body is the object's metadata record (N bytes, ometa.h)
+ *          the body is the object's metadata record (N bytes, objmeta.h)
  *          then its bytes; checked against the record's size and
  *          checksum before the commit. 201 kept, 200 what is here is as
  *          new or newer. dirty: still owed to the bucket's write-back
- *          backend (the obligation moves with it, wbq.h).
+ *          backend (the obligation moves with it, writeback.h).
  *   DELETE /v1/internal/xfer/BUCKET/NAME?provider=P&version=V
  *          a tombstone: 204 applied, 200 what is here is as new or newer.
  *   GET    /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V
  *          the object's record (X-Shoal-Meta-Len bytes) then its bytes, if
- *          newer than V; else 204 (a neighbour relays them: gfn.h).
+ *          newer than V; else 204 (a neighbour relays them: neighbour.h).
  *          With &held=V instead: {"held": is V or newer here}, which a
  *          sender asks when its upload broke (an early answer closes).
  *   POST   /v1/internal/xfer/BUCKET/NAME?provider=P&newer=V&to=ID
@@ -42,9 +42,9 @@
 struct bmd;
 struct bmd_bucket;
 struct event_base;
-struct hc_xfer;
-struct ometa;
-struct hc;
+struct nodeclient_xfer;
+struct objmeta;
+struct nodeclient;
 struct http_req;
 struct loopq;
 struct target;
@@ -61,7 +61,7 @@ typedef void (*xfer_done_fn)(void *arg, int rc, enum xfer_what what, uint64_t by
 struct xfer_loop {
     struct event_base *base;
     struct loopq *q;
-    struct hc *hc;
+    struct nodeclient *hc;
 };
 
 /* Send the name mkey (klen bytes; copied) as held here, if newer than
@@ -80,10 +80,10 @@ char *xfer_url(struct target *t, const char *method, const char *base, const cha
                size_t klen, const char *query);
 /* Answer r 200 with record m (X-Shoal-Meta-Len bytes) and then m->size
  * bytes of fd (taken), as a neighbour's copy or slice is served. */
-void xfer_reply_record(struct http_req *r, const struct ometa *m, int fd);
-/* The record length such an answer (status) announces: 1..OMETA_MAX, or
+void xfer_reply_record(struct http_req *r, const struct objmeta *m, int fd);
+/* The record length such an answer (status) announces: 1..OBJMETA_MAX, or
  * 0 when it is not one. */
-size_t xfer_record_len(struct hc_xfer *x, int status);
+size_t xfer_record_len(struct nodeclient_xfer *x, int status);
 
 /* Take the part of a body that belongs to its leading metadata record:
  * up to len - *got bytes of *d (n bytes) into meta, moving *d and *n on.

@@ -29,7 +29,7 @@
 #include "node.h"
 #include "store.h"
 #include "target.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "util.h"
 
 #define JOB_KEEP 64              /* ended jobs remembered */
@@ -68,7 +68,7 @@ void job_note_error(struct job *j, const char *name, const char *why)
     if (j->nerrs < JOB_ERRS)
         snprintf(j->errs[j->nerrs++], sizeof(j->errs[0]), "%.200s\n%.100s", name, why);
     pthread_mutex_unlock(&jobs_mu);
-    tmet_job_add(j->kind->name, "errors", 1, 0);
+    targetmetrics_job_add(j->kind->name, "errors", 1, 0);
 }
 
 void job_add(struct job *j, enum job_ctr c, uint64_t n, uint64_t b)
@@ -77,7 +77,7 @@ void job_add(struct job *j, enum job_ctr c, uint64_t n, uint64_t b)
     j->ctr[c] += n;
     j->ctr[JC_BYTES] += b;
     pthread_mutex_unlock(&jobs_mu);
-    tmet_job_add(j->kind->name, jobkind_ctr_name(c), n, b);
+    targetmetrics_job_add(j->kind->name, jobkind_ctr_name(c), n, b);
 }
 
 void job_set(struct job *j, enum job_ctr c, uint64_t v)
@@ -186,7 +186,7 @@ static void registry_add(struct job *j)
     if (j->tick && running >= j->t->conf.job_max)
         __atomic_store_n(&j->waiting, 1, __ATOMIC_RELAXED);
     if (!j->end_ns)
-        tmet_job_running(j->kind->name, 1);
+        targetmetrics_job_running(j->kind->name, 1);
     j->next = jobs;
     jobs = j;
 }
@@ -204,7 +204,7 @@ void job_ended(struct job *j)
 {
     pthread_mutex_lock(&jobs_mu);
     j->end_ns = wall_ns();
-    tmet_job_running(j->kind->name, -1);
+    targetmetrics_job_running(j->kind->name, -1);
     struct job *next = NULL;     /* the oldest waiting one begins (a started job's place) */
     for (struct job *o = jobs; j->tick && o; o = o->next)
         if (!o->end_ns && __atomic_load_n(&o->waiting, __ATOMIC_RELAXED))

@@ -46,8 +46,8 @@
 
 struct event;
 struct event_base;
-struct hc;
-struct hcli;
+struct nodeclient;
+struct curlclient;
 struct http_req;
 struct http_worker;
 struct job;
@@ -87,11 +87,11 @@ struct job {
     char provider[16];
     char bucket[64];             /* "" for every bucket (JKF_EVERY) */
     struct target *t;
-    struct hcli *cli;            /* the loop's backend client */
-    struct hc *hc;               /* the loop's client of other nodes */
+    struct curlclient *cli;      /* the loop's backend client */
+    struct nodeclient *hc;       /* the loop's client of other nodes */
     struct event_base *base;
     struct loopq *q;             /* the loop */
-    struct event *tick;          /* its next pump, from the loop (NULL: a target's own, or a record) */
+    struct event *tick;          /* its next pump (NULL: a target's own job, or a record) */
     char *spec;                  /* as started (JSON), kept for a restart */
     void *kd;                    /* the kind's own state (its free) */
     uint64_t pos, total;         /* the next index, and the selection's size */

@@ -21,12 +21,12 @@
 #include "store.h"
 #include "target.h"
 
-struct hcli *target_cli(struct http_req *r)
+struct curlclient *target_cli(struct http_req *r)
 {
     return ((struct target_worker *)r->w->local)->cli;
 }
 
-struct hc *target_hc(struct http_req *r)
+struct nodeclient *target_hc(struct http_req *r)
 {
     return ((struct target_worker *)r->w->local)->hc;
 }
@@ -37,7 +37,7 @@ int target_is_s3(const struct http_req *r)
 }
 
 /* S3 mode: the headers an object's tags make. */
-static void tag_headers(struct http_req *r, const struct ometa *m)
+static void tag_headers(struct http_req *r, const struct objmeta *m)
 {
     if (!m->tags_len || !target_is_s3(r))
         return;
@@ -95,7 +95,7 @@ static int overridden(const struct http_req *r, const char *std)
     return target_is_s3(r) && http_query_get(r, q, v, sizeof(v)) >= 0;
 }
 
-int target_keep_header(struct ometa *m, const char *name, const char *value)
+int target_keep_header(struct objmeta *m, const char *name, const char *value)
 {
     const char *canon = kept_name(name);
     if (!canon)
@@ -110,15 +110,15 @@ int target_keep_header(struct ometa *m, const char *name, const char *value)
         snprintf(v, sizeof(v), "%s", value);
     if (!v[0] && !strcmp(canon, "Content-Encoding"))
         return 0;
-    return ometa_umeta_add(m, key, v);
+    return objmeta_umeta_add(m, key, v);
 }
 
-const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg)
+const char *target_checksum_of(const struct objmeta *m, enum s3ck_alg *alg)
 {
     for (int a = S3CK_CRC32; a < S3CK_ALGS; a++) {
         char key[48];
         snprintf(key, sizeof(key), ":%s", s3ck_header((enum s3ck_alg)a));
-        const char *v = ometa_umeta_get(m, key);
+        const char *v = objmeta_umeta_get(m, key);
         if (v) {
             *alg = (enum s3ck_alg)a;
             return v;
@@ -127,14 +127,14 @@ const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg)
     return NULL;
 }
 
-int target_keep_checksum(struct ometa *m, enum s3ck_alg alg, const char *value)
+int target_keep_checksum(struct objmeta *m, enum s3ck_alg alg, const char *value)
 {
     char key[48];                /* where target_checksum_of looks */
     snprintf(key, sizeof(key), ":%s", s3ck_header(alg));
-    return ometa_umeta_add(m, key, value);
+    return objmeta_umeta_add(m, key, value);
 }
 
-void target_checksum_headers(struct http_req *r, const struct ometa *m)
+void target_checksum_headers(struct http_req *r, const struct objmeta *m)
 {
     enum s3ck_alg a;
     const char *v = target_checksum_of(m, &a);
@@ -145,7 +145,7 @@ void target_checksum_headers(struct http_req *r, const struct ometa *m)
     }
 }
 
-void target_checksum_xml(struct gbuf *b, const struct ometa *m)
+void target_checksum_xml(struct gbuf *b, const struct objmeta *m)
 {
     enum s3ck_alg a;
     const char *v = target_checksum_of(m, &a);
@@ -169,11 +169,11 @@ static int checksum_asked(struct http_req *r)
            http_query_get(r, "partNumber", pn, sizeof(pn)) == -1;   /* the whole object */
 }
 
-void target_meta_headers(struct http_req *r, const struct ometa *m)
+void target_meta_headers(struct http_req *r, const struct objmeta *m)
 {
-    char date[64], etag[OMETA_ETAG_MAX + 1];
+    char date[64], etag[OBJMETA_ETAG_MAX + 1];
     s3_http_date(m->mtime_ns, date, sizeof(date));
-    ometa_etag(m, etag, sizeof(etag));
+    objmeta_etag(m, etag, sizeof(etag));
     http_resp_header(r, "ETag", "%s", etag);
     http_resp_header(r, "X-Shoal-Checksum", "xxh3-64:%016llx", (unsigned long long)m->cksum);
     http_resp_header(r, "X-Shoal-Version", "%llu", (unsigned long long)m->version);
@@ -182,11 +182,11 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
     for (size_t off = 0; off < m->umeta_len;) {
         const char *k = m->umeta + off;
         const char *v = k + strlen(k) + 1;
-        char name[OMETA_UMETA_MAX + 16];
+        char name[OBJMETA_UMETA_MAX + 16];
         const char *std = k[0] == ':' ? kept_name(k + 1) : NULL;
         if (std && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !overridden(r, std))
             http_resp_header(r, std, "%s", v);
-        else if (!strcmp(k, OMETA_VID))
+        else if (!strcmp(k, OBJMETA_VID))
             http_resp_header(r, "x-amz-version-id", "%s", v);
         else if (k[0] != ':') {
             snprintf(name, sizeof(name), "x-amz-meta-%s", k);
@@ -202,22 +202,22 @@ void target_meta_headers(struct http_req *r, const struct ometa *m)
 #define USER_META_MAX 2048       /* S3's: names and values of x-amz-meta-*, in bytes */
 #define ACL_KEY ":acl"           /* an object's canned ACL, when public-read */
 
-int target_acl_public(const struct ometa *m)
+int target_acl_public(const struct objmeta *m)
 {
-    const char *v = ometa_umeta_get(m, ACL_KEY);
+    const char *v = objmeta_umeta_get(m, ACL_KEY);
     return v && !strcmp(v, "public-read");
 }
 
-int target_set_acl(struct ometa *m, int public_read)
+int target_set_acl(struct objmeta *m, int public_read)
 {
-    ometa_umeta_del(m, ACL_KEY);
-    return public_read ? ometa_umeta_add(m, ACL_KEY, "public-read") : 0;
+    objmeta_umeta_del(m, ACL_KEY);
+    return public_read ? objmeta_umeta_add(m, ACL_KEY, "public-read") : 0;
 }
 
 /* x-amz-acl and x-amz-grant-* of a write: 0 (a public-read object noted
  * in m), or the status of the error answered (501 for what Shoal does not
  * serve, 400 when it does not fit). */
-static int write_acl(struct http_req *r, struct ometa *m)
+static int write_acl(struct http_req *r, struct objmeta *m)
 {
     const char *acl = http_req_header(r, "x-amz-acl");
     int pub = acl ? s3sub_canned(acl) : 0;
@@ -236,7 +236,7 @@ static int write_acl(struct http_req *r, struct ometa *m)
     return 0;
 }
 
-int target_s3_meta(struct http_req *r, struct ometa *m)
+int target_s3_meta(struct http_req *r, struct objmeta *m)
 {
     static const char pre[] = "x-amz-meta-";
     size_t user = 0;
@@ -249,7 +249,7 @@ int target_s3_meta(struct http_req *r, struct ometa *m)
         }
         user += strlen(n) - (sizeof(pre) - 1) + strlen(r->hdrs[i].value);   /* S3's count */
         rc = user > USER_META_MAX ? -E2BIG
-                                  : ometa_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value);
+                                  : objmeta_umeta_add(m, n + sizeof(pre) - 1, r->hdrs[i].value);
     }
     if (rc) {
         err_reply(r, S3E_METADATA_TOO_LARGE, "your metadata headers exceed the maximum allowed "
@@ -259,7 +259,7 @@ int target_s3_meta(struct http_req *r, struct ometa *m)
     return write_acl(r, m);
 }
 
-int target_s3_tags(struct http_req *r, struct ometa *m)
+int target_s3_tags(struct http_req *r, struct objmeta *m)
 {
     const char *h = http_req_header(r, "x-amz-tagging");
     if (!h)
@@ -268,8 +268,8 @@ int target_s3_tags(struct http_req *r, struct ometa *m)
     enum s3e code;
     char msg[300];
     int st = s3tag_parse_header(h, S3TAG_OBJECT_MAX, &tags, &code, msg, sizeof(msg));
-    if (!st && ometa_tags_set(m, tags.pairs.p, tags.pairs.n))
-        abort(); /* S3TAG_OBJECT_BYTES fits OMETA_TAGS_MAX (subres.c) */
+    if (!st && objmeta_tags_set(m, tags.pairs.p, tags.pairs.n))
+        abort(); /* S3TAG_OBJECT_BYTES fits OBJMETA_TAGS_MAX (subres.c) */
     s3tags_free(&tags);
     if (st)
         s3_fail(r, code, "%s", msg);

@@ -22,7 +22,7 @@
  *   s3root.h   S3 requests at the root ("/BUCKET/KEY")
  *   list.h     listing pages for the proxy (local, and a backend's)
  *   purge.h    objects of destroyed buckets removed
- *   store.h, ometa.h  the mountpaths and the metadata record
+ *   store.h, objmeta.h  the mountpaths and the metadata record
  */
 #ifndef SHOAL_TARGET_H
 #define SHOAL_TARGET_H
@@ -30,14 +30,14 @@
 #include "config.h"
 #include "node.h"
 #include "s3ck.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "s3req.h"
 #include "store.h"
 
 struct event;
 struct gbuf;
 struct http_req;
-struct hcli;
+struct curlclient;
 struct iopool;
 
 struct target;
@@ -47,11 +47,11 @@ struct xfer_loop;
  * cluster): each hook is a higher layer's call, set by main.c before the
  * server runs, so that no lower layer includes a higher one's header. */
 struct target_hooks {
-    /* backend (wbq_owed): is an upload of mkey still owed? I/O pool. */
+    /* backend (writeback_owed): is an upload of mkey still owed? I/O pool. */
     int (*owed)(struct store *s, const char *mkey, size_t klen);
-    /* redundancy (lcopy_drop): drop every local copy of mkey. I/O pool. */
+    /* redundancy (localcopy_drop): drop every local copy of mkey. I/O pool. */
     void (*drop_local_copies)(struct store *st, const char *mkey, size_t klen);
-    /* redundancy (lcopy_sync): make want local copies of mkey, drop the
+    /* redundancy (localcopy_sync): make want local copies of mkey, drop the
      * older; done on lp's loop. */
     void (*sync_local_copies)(struct target *t, const struct xfer_loop *lp, const char *mkey,
                               size_t klen, int want, void (*done)(void *arg, int failed),
@@ -83,20 +83,20 @@ struct target {
     struct resilver *resilver;   /* mpath.c: objects moved between mountpaths */
     struct space *space;         /* space.c: the sampler (atomic: read by any thread) */
     struct lru *lru;             /* lru.c: the eviction job's */
-    struct wbq *wbq;             /* wbq.c: the write-back uploader */
+    struct writeback *wbq;       /* writeback.c: the write-back uploader */
     struct reb *reb;             /* reb.c: rebalance (atomic: read by any thread) */
 };
 
 /* A worker's own state (w->local), made and dropped on its thread. */
 struct target_worker {
-    struct hcli *cli;            /* remote backends (libcurl) */
-    struct hc *hc;               /* other nodes (common/hc.h) */
+    struct curlclient *cli;      /* remote backends (libcurl) */
+    struct nodeclient *hc;       /* other nodes (common/nodeclient.h) */
     struct event *sweeper;       /* its warm-read cache's (ocache.h) */
 };
 
 /* The worker's backend client and its client for other nodes; r's loop. */
-struct hcli *target_cli(struct http_req *r);
-struct hc *target_hc(struct http_req *r);
+struct curlclient *target_cli(struct http_req *r);
+struct nodeclient *target_hc(struct http_req *r);
 
 /* Is r answered the S3 way (the proxy forwarded it from its S3 API, or it
  * came to the S3 root)? */
@@ -107,28 +107,28 @@ int target_is_s3(const struct http_req *r);
  * COPY_TAGS_HEADER: a copy's source); S3's checksum (x-amz-checksum-*)
  * in a PUT's answer, and in a whole GET's or HEAD's that asks for it
  * (x-amz-checksum-mode: ENABLED). */
-void target_meta_headers(struct http_req *r, const struct ometa *m);
+void target_meta_headers(struct http_req *r, const struct objmeta *m);
 /* S3's checksum of an object (s3ck.h) is kept among its metadata, named
  * ":" + its header: target_keep_checksum adds it (0 or -E2BIG),
  * target_checksum_of finds it (NULL: none). */
-int target_keep_checksum(struct ometa *m, enum s3ck_alg alg, const char *value);
-const char *target_checksum_of(const struct ometa *m, enum s3ck_alg *alg);
+int target_keep_checksum(struct objmeta *m, enum s3ck_alg alg, const char *value);
+const char *target_checksum_of(const struct objmeta *m, enum s3ck_alg *alg);
 /* ... as x-amz-checksum-<alg> and x-amz-checksum-type; nothing when
  * there is none. */
-void target_checksum_headers(struct http_req *r, const struct ometa *m);
+void target_checksum_headers(struct http_req *r, const struct objmeta *m);
 /* An object's canned ACL (s3own.h), kept among its metadata: is it
  * public-read; make it so or not (0, or -E2BIG when it does not fit). */
-int target_acl_public(const struct ometa *m);
-int target_set_acl(struct ometa *m, int public_read);
+int target_acl_public(const struct objmeta *m);
+int target_set_acl(struct objmeta *m, int public_read);
 /* ... as the elements of a copy's or a completion's XML answer. */
-void target_checksum_xml(struct gbuf *b, const struct ometa *m);
+void target_checksum_xml(struct gbuf *b, const struct objmeta *m);
 
 /* S3 mode: a request's x-amz-meta-* into m (names lower-cased; empty
  * values kept), and the standard headers S3 keeps with an object
  * (Cache-Control, Content-Disposition, Content-Encoding without
  * aws-chunked, Content-Language, Expires). 0, or 400 answered
  * (MetadataTooLarge) past S3's 2 KiB of user metadata. */
-int target_s3_meta(struct http_req *r, struct ometa *m);
+int target_s3_meta(struct http_req *r, struct objmeta *m);
 
 /* An S3 write's If-None-Match (only "*": no object there) and If-Match
  * (the ETag of the one there) into x, for the commit to check (store.h):
@@ -145,9 +145,9 @@ int target_write_refused(struct http_req *r, const struct store_x *x, int rc);
 /* One of those standard headers, name: value, into m (a copy's source's).
  * 0 (a header that is not one of them, or an empty Content-Encoding once
  * aws-chunked is gone, is skipped), or -E2BIG. */
-int target_keep_header(struct ometa *m, const char *name, const char *value);
+int target_keep_header(struct objmeta *m, const char *name, const char *value);
 /* S3 mode: a request's x-amz-tagging into m's tags. 0, or 400 answered
  * (InvalidTag, InvalidArgument). */
-int target_s3_tags(struct http_req *r, struct ometa *m);
+int target_s3_tags(struct http_req *r, struct objmeta *m);
 
 #endif

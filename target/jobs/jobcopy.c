@@ -26,7 +26,7 @@
 #include "backend.h"
 #include "cmap.h"
 #include "fetch.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "iopool.h"
 #include "jobcopy.h"
@@ -67,10 +67,10 @@ struct send {
     char *mkey;                  /* the source's store key */
     size_t klen;
     const char *to_provider, *to;
-    struct ometa m;              /* the source's, as opened */
+    struct objmeta m;            /* the source's, as opened */
     int fd;                      /* its data file, -1 before */
     int rc;
-    struct hc_xfer *x;
+    struct nodeclient_xfer *x;
     struct pump *pump;
     char answer[200];            /* the start of an error answer's body */
     size_t alen;
@@ -103,7 +103,7 @@ static ssize_t send_read(void *arg, char *buf, size_t n)
     struct send *s = arg;
     (void)buf;
     (void)n;
-    return s->m.size ? HC_READ_SOCKET : 0;
+    return s->m.size ? NODECLIENT_READ_SOCKET : 0;
 }
 
 static void send_pumped(void *arg, const char *err, enum pump_side side)
@@ -114,18 +114,18 @@ static void send_pumped(void *arg, const char *err, enum pump_side side)
     if (err)
         log_warn("copy of %s to %s/%s: %s (%s)", s->name, s->to, s->dname, err,
                  side == PUMP_IN ? "reading its file" : "sending");
-    hc_upload_moved(s->x, err == NULL);
+    nodeclient_upload_moved(s->x, err == NULL);
 }
 
-static void send_socket(void *arg, struct hc_xfer *x, int fd)
+static void send_socket(void *arg, struct nodeclient_xfer *x, int fd)
 {
     struct send *s = arg;
     s->pump = pump_start_file(s->j->base, s->fd, 0, fd, s->m.size, SEND_IDLE_S, send_pumped, s);
     if (!s->pump)
-        hc_upload_moved(x, 0);
+        nodeclient_upload_moved(x, 0);
 }
 
-static int send_headers(void *arg, struct hc_xfer *x, int status)
+static int send_headers(void *arg, struct nodeclient_xfer *x, int status)
 {
     (void)arg;
     (void)x;
@@ -133,7 +133,7 @@ static int send_headers(void *arg, struct hc_xfer *x, int status)
     return 0;
 }
 
-static int send_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
+static int send_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct send *s = arg;
     (void)x;
@@ -144,7 +144,7 @@ static int send_data(void *arg, struct hc_xfer *x, const char *p, size_t n)
     return 0;
 }
 
-static void send_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void send_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct send *s = arg;
     (void)x;
@@ -171,7 +171,7 @@ static int send_file(void *arg, int *fd, uint64_t *off)
     return 0;
 }
 
-static const struct hc_ops send_ops = {
+static const struct nodeclient_ops send_ops = {
     .on_headers = send_headers,
     .on_data = send_data,
     .on_read = send_read,
@@ -190,7 +190,7 @@ static void open_work(void *arg)
         s->rc = store_get(st, mp, s->mkey, s->klen, &s->m);
         if (!s->rc && store_is_marker(&s->m))
             s->rc = -ENOENT;     /* a versioned bucket's deleted name */
-        if (!s->rc && (s->m.flags & OMETA_F_DAMAGED))
+        if (!s->rc && (s->m.flags & OBJMETA_F_DAMAGED))
             s->rc = -EBADMSG;    /* a copy marked damaged is never handed on */
         if (s->rc)
             return;
@@ -227,11 +227,11 @@ static void opened(void *arg)
                                  s->to, en, s->to_provider);
     cmap_unref(m);
     free(en);
-    char ctype[OMETA_CTYPE_MAX + 32];
+    char ctype[OBJMETA_CTYPE_MAX + 32];
     const char *hdrs[1] = {ctype};
     snprintf(ctype, sizeof(ctype), "Content-Type: %s", s->m.ctype);
-    s->x = hc_start(j->hc, "PUT", url, hdrs, s->m.ctype[0] ? 1 : 0, (int64_t)s->m.size,
-                    SEND_TIMEOUT_MS, &send_ops, s);
+    s->x = nodeclient_start(j->hc, "PUT", url, hdrs, s->m.ctype[0] ? 1 : 0, (int64_t)s->m.size,
+                            SEND_TIMEOUT_MS, &send_ops, s);
     free(url);
 }
 
@@ -296,7 +296,7 @@ static void cfetched(void *arg, const struct fetch_result *res)
         job_note_error(j, c->name, res->msg[0] ? res->msg : "fetch failed");
         job_add(j, JC_DONE, 1, 0);
     } else if (c->download && !o->to_backed) {
-        struct ometa m;
+        struct objmeta m;
         int got = store_get(&j->t->store, store_pick(&j->t->store, c->mkey, c->klen), c->mkey,
                             c->klen, &m) == 0;
         if (got && place_spreads(c->mkey, c->klen)) {   /* its copies or slices first */
@@ -333,7 +333,7 @@ static void cfetch_start(struct job *j, const struct backend *b, const char *bna
 }
 
 static void copy_one(struct job *j, const char *name, size_t n, const char *url, char *mkey,
-                     size_t klen, int held, const struct ometa *m)
+                     size_t klen, int held, const struct objmeta *m)
 {
     (void)url;
     const struct copy_opts *o = opts_of(j);
@@ -435,7 +435,7 @@ static void download_one(struct job *j, const char *url, const char *name, size_
 }
 
 static void download_each(struct job *j, const char *name, size_t n, const char *url,
-                          char *mkey, size_t klen, int held, const struct ometa *m)
+                          char *mkey, size_t klen, int held, const struct objmeta *m)
 {
     (void)klen;
     (void)m;

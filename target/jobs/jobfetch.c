@@ -23,7 +23,7 @@
 #include "iopool.h"
 #include "jobfetch.h"
 #include "jobsel.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "pin.h"
 #include "store.h"
 #include "target.h"
@@ -40,7 +40,7 @@ struct item {
     char *mkey;
     size_t klen;
     uint64_t size;               /* evict: the copy's */
-    char etag[OMETA_ETAG_MAX + 1];   /* latest: the held copy's backend ETag */
+    char etag[OBJMETA_ETAG_MAX + 1]; /* latest: the held copy's backend ETag */
     int rc;                      /* evict: store_delete's */
 };
 
@@ -72,8 +72,8 @@ static void drop_work(void *arg)
     struct item *it = arg;
     struct store *st = &it->j->t->store;
     it->rc = store_delete(st, store_pick(st, it->mkey, it->klen), it->mkey, it->klen);
-    if (!it->rc)                 /* and its copies on other drives (lcopy.h) */
-        lcopy_drop(st, it->mkey, it->klen);
+    if (!it->rc)                 /* and its copies on other drives (localcopy.h) */
+        localcopy_drop(st, it->mkey, it->klen);
 }
 
 static void dropped(void *arg)
@@ -86,7 +86,7 @@ static void dropped(void *arg)
 }
 
 static void evict_one(struct job *j, const char *name, size_t n, const char *url, char *mkey,
-                      size_t klen, int held, const struct ometa *m)
+                      size_t klen, int held, const struct objmeta *m)
 {
     (void)url;
     if (!held) {
@@ -128,7 +128,7 @@ static void fetched(void *arg, const struct fetch_result *res)
     struct item *it = arg;
     struct job *j = it->j;
     if (res->status == 0) {
-        struct ometa m;
+        struct objmeta m;
         int got = store_get(&j->t->store, store_pick(&j->t->store, it->mkey, it->klen), it->mkey,
                             it->klen, &m) == 0;
         job_add(j, JC_FETCHED, 1, got ? m.size : 0);
@@ -174,7 +174,7 @@ static void validated(void *arg, const struct backend_obj *o)
 }
 
 static void prefetch_one(struct job *j, const char *name, size_t n, const char *url,
-                         char *mkey, size_t klen, int held, const struct ometa *m)
+                         char *mkey, size_t klen, int held, const struct objmeta *m)
 {
     (void)url;
     struct jobsel *s = jobsel_of(j);

@@ -21,7 +21,7 @@
 #include "http.h"
 #include "iopool.h"
 #include "jobsel.h"
-#include "lpage.h"
+#include "listpage.h"
 #include "node.h"
 #include "objname.h"
 #include "store.h"
@@ -164,7 +164,7 @@ static void page_in(void *arg, const struct backend_obj *o, const char *body, si
 }
 
 /* A page of the names this target's drives hold (after the token). */
-struct lpage_req {
+struct listpage_req {
     struct job *j;
     struct gbuf out;
     int rc;
@@ -172,7 +172,7 @@ struct lpage_req {
 
 static void local_work(void *arg)
 {
-    struct lpage_req *lr = arg;
+    struct listpage_req *lr = arg;
     struct job *j = lr->j;
     struct jobsel *s = j->kd;
     lr->rc = store_list(&j->t->store, j->provider, j->bucket, s->prefix, s->token, "", "",
@@ -181,10 +181,10 @@ static void local_work(void *arg)
 
 static void local_in(void *arg)
 {
-    struct lpage_req *lr = arg;
+    struct listpage_req *lr = arg;
     struct job *j = lr->j;
     struct jobsel *s = j->kd;
-    struct lpage pg;
+    struct listpage pg;
     char err[256];
     lnames_free(s);
     s->page_i = 0;
@@ -192,7 +192,7 @@ static void local_in(void *arg)
     j->inflight--;
     if (lr->rc) {
         page_failed(j, strerror(-lr->rc));
-    } else if (lpage_parse(lr->out.p, lr->out.n, &pg, err, sizeof(err))) {
+    } else if (listpage_parse(lr->out.p, lr->out.n, &pg, err, sizeof(err))) {
         page_failed(j, err);
     } else {
         s->lnames = xcalloc(pg.n ? pg.n : 1, sizeof(char *));
@@ -203,7 +203,7 @@ static void local_in(void *arg)
             s->token = xstrdup(s->lnames[s->ln - 1]);
         }
         set_list_end(j, !pg.more);
-        lpage_free(&pg);
+        listpage_free(&pg);
     }
     gbuf_free(&lr->out);
     free(lr);
@@ -219,7 +219,7 @@ static void ask_page(struct job *j)
         backend_list(j->cli, &s->b, s->prefix, s->token, JOB_PAGE, page_in, j);
         return;
     }
-    struct lpage_req *lr = xcalloc(1, sizeof(*lr));
+    struct listpage_req *lr = xcalloc(1, sizeof(*lr));
     lr->j = j;
     iopool_submit(j->t->io, j->q, local_work, local_in, lr);
 }
@@ -313,7 +313,7 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
         return;
     size_t klen;
     char *mkey = store_mkey(j->provider, j->bucket, name, n, &klen);
-    struct ometa held;
+    struct objmeta held;
     int present = store_get(&j->t->store, store_pick(&j->t->store, mkey, klen), mkey, klen,
                             &held) == 0;
     job_add(j, JC_OWNED, 1, 0);

@@ -29,7 +29,7 @@
 #include "tmpl.h"
 
 struct cmap;
-struct ometa;
+struct objmeta;
 
 /* What a listed selection pages through: the backend's listing, or (a
  * bucket with no backend) the names this target's drives hold. */
@@ -41,7 +41,7 @@ enum jobsel_list { JL_NONE, JL_BACKEND, JL_LOCAL };
  * jobsel_over once the name's work is over, or, counting it done itself,
  * does not raise j->inflight at all. */
 typedef void (*jobsel_one_fn)(struct job *j, const char *name, size_t n, const char *url,
-                              char *mkey, size_t klen, int held, const struct ometa *m);
+                              char *mkey, size_t klen, int held, const struct objmeta *m);
 
 struct jobsel {                  /* a walking kind's j->kd */
     jobsel_one_fn one;

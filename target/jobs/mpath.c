@@ -133,7 +133,7 @@ void mpath_load(struct target *t, char ***placed, int *np, char ***off, int *nof
 /* Copy mkey's object (record m) from src to dst, checked against m's
  * checksum; then drop it on src. 0, or -errno. The I/O pool. */
 static int move_object(struct resilver *rs, struct store_mp *src, struct store_mp *dst,
-                       const char *mkey, size_t klen, struct ometa *m)
+                       const char *mkey, size_t klen, struct objmeta *m)
 {
     struct store *s = &rs->t->store;
     int in = store_data_open(src, mkey, klen, m->uid);
@@ -198,7 +198,7 @@ static int move_object(struct resilver *rs, struct store_mp *src, struct store_m
     char *w = store_side_key('w', mkey, klen), *wv = NULL;
     size_t wl = 0;
     int owed = store_kv_get(s, src, w, klen, &wv, &wl) == 0;
-    struct ometa nm = *m;
+    struct objmeta nm = *m;
     nm.uid = uid;
     struct store_x x = {.keep_version = m->version};
     if (owed) {
@@ -276,7 +276,7 @@ static void turn_work(void *arg)
     }
     for (int i = 0; i < u->n; i++) {
         struct store_mp *dst = store_place(s, u->keys[i], u->lens[i]);
-        struct ometa m;
+        struct objmeta m;
         uint64_t tv;
         int rc = 0;
         if (u->phase != 1 && store_get(s, src, u->keys[i], u->lens[i], &m) == 0) {
@@ -346,7 +346,7 @@ static void rs_end(struct resilver *rs, uint64_t errors)
         return;
     }
     __atomic_store_n(&s->moving, 0, __ATOMIC_RELEASE);
-    reb_stray(rs->t);            /* copies on other drives follow the objects (lcopy.h) */
+    reb_stray(rs->t);            /* copies on other drives follow the objects (localcopy.h) */
 }
 
 static void turn_done(void *arg)

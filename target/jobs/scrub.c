@@ -16,11 +16,11 @@
 
 #include "bmd.h"
 #include "ecode.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "iopool.h"
 #include "job.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "log.h"
 #include "mirror.h"
 #include "slice.h"
@@ -44,7 +44,7 @@ struct scrub {
     struct job *j;
     int encode;                  /* an ec-encode: no reading back, objects sent to holders */
     struct target *t;
-    struct hc *hc;
+    struct nodeclient *hc;
     struct xfer_loop lp;         /* the job's loop, for rebuilds */
     char *prefix;                /* of the records walked */
     size_t plen;
@@ -58,7 +58,7 @@ struct scrub {
     /* the copy being checked */
     const char *mkey;
     size_t klen;
-    struct ometa m;
+    struct objmeta m;
     int fd;                      /* its data file, while read */
     XXH3_state_t *xs;
     uint64_t got, turn;          /* read so far, and in the last turn */
@@ -69,7 +69,7 @@ struct scrub {
     int marking;                 /* its bytes here, wrong, nothing else has them: marked */
     uint64_t on_disk;            /* bytes its data file holds (0: none, or no file) */
     int slices;                  /* the walk is on slices now (objects first), */
-    int copies;                  /* then on copies on other drives (lcopy.h) */
+    int copies;                  /* then on copies on other drives (localcopy.h) */
     char *okey;                  /* a damaged slice's object key, while it is made again */
     size_t oklen;
 };
@@ -202,7 +202,7 @@ static enum verdict check_open(struct scrub *s)
     if (store_get(st, mp, s->mkey, s->klen, &s->m))
         return V_GONE;           /* deleted or moved meanwhile */
     s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
-    struct ometa now;
+    struct objmeta now;
     if (s->fd == -ENOENT) {      /* rewritten meanwhile, or damage */
         int same = !store_get(st, where(s), s->mkey, s->klen, &now) &&
                    now.uid == s->m.uid;
@@ -279,9 +279,9 @@ static void present_work(void *arg)
 {
     struct scrub *s = arg;
     struct store *st = &s->t->store;
-    struct ometa m;
+    struct objmeta m;
     s->rc = store_get(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen, &m);
-    if (!s->rc && (m.flags & OMETA_F_DAMAGED))
+    if (!s->rc && (m.flags & OBJMETA_F_DAMAGED))
         s->rc = -EBADMSG;
 }
 
@@ -331,7 +331,7 @@ static void ask_holders(struct scrub *s)
             continue;
         s->asks++;
         char *url = xfer_url(s->t, "POST", h[i]->url, s->mkey, s->klen, q);
-        hc_request(s->hc, "POST", url, NULL, 0, NULL, ASK_TIMEOUT_MS, asked, s);
+        nodeclient_request(s->hc, "POST", url, NULL, 0, NULL, ASK_TIMEOUT_MS, asked, s);
         free(url);
     }
     cmap_unref(m);
@@ -362,7 +362,7 @@ static void repair_work(void *arg)
 {
     struct scrub *s = arg;
     struct store *st = &s->t->store;
-    if (s->marking)              /* its bytes here, wrong: kept, marked (ometa.h) */
+    if (s->marking)              /* its bytes here, wrong: kept, marked (objmeta.h) */
         s->rc = store_mark_damaged(st, s->mkey, s->klen, s->m.uid);
     else
         s->rc = store_delete_if(st, store_pick(st, s->mkey, s->klen), s->mkey, s->klen,
@@ -384,8 +384,8 @@ static void repaired(void *arg)
         settled(s, -1, "damaged, and still owed to its write-back backend: kept");
     else if (s->rc)
         settled(s, -1, "damaged, and cannot be marked or dropped");
-    else if (copies > 1)         /* a copy on another drive first (lcopy.h), then holders */
-        lcopy_restore(s->t, &s->lp, s->mkey, s->klen, s->m.version, local_restored, s);
+    else if (copies > 1)         /* a copy on another drive first (localcopy.h), then holders */
+        localcopy_restore(s->t, &s->lp, s->mkey, s->klen, s->m.version, local_restored, s);
     else if (sliced)
         ecode_rebuild(s->t, &s->lp, s->mkey, s->klen, rebuilt, s);
     else if (backed)             /* the next read fetches it again */
@@ -451,7 +451,7 @@ static void copy_made(void *arg, int failed)
 }
 
 /* A damaged copy on another drive is gone: the object's copies are made
- * again (lcopy.h). */
+ * again (localcopy.h). */
 static void copy_dropped(void *arg)
 {
     struct scrub *s = arg;
@@ -464,7 +464,7 @@ static void copy_dropped(void *arg)
     struct cmap *m = cmap_current();
     int want = m ? place_local_copies(s->t, m, okey, oklen, s->m.size) : 0;
     cmap_unref(m);
-    lcopy_sync(s->t, &s->lp, okey, oklen, want, copy_made, s);
+    localcopy_sync(s->t, &s->lp, okey, oklen, want, copy_made, s);
 }
 
 static void slice_dropped(void *arg)
@@ -790,10 +790,10 @@ struct damaged {
 static int damaged_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct damaged *d = arg;
-    struct ometa m;
+    struct objmeta m;
     const char *prov, *bucket, *name;
     size_t nl;
-    if (ometa_decode(v, vl, &m) || !(m.flags & OMETA_F_DAMAGED))
+    if (objmeta_decode(v, vl, &m) || !(m.flags & OBJMETA_F_DAMAGED))
         return 0;
     if (json_array_size(d->list) >= SCRUB_DAMAGED_MAX) {
         d->more = 1;

@@ -18,7 +18,7 @@
 #include "cmap.h"
 #include "ec.h"
 #include "ecstream.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "iopool.h"
 #include "log.h"
 #include "mirror.h"
@@ -27,7 +27,7 @@
 #include "slice.h"
 #include "store.h"
 #include "target.h"
-#include "tmet.h"
+#include "targetmetrics.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -49,7 +49,7 @@ struct spread {
     size_t klen;
     char *shown;                 /* for the log */
     struct bmd_ec ec;
-    struct ometa m;              /* the object's, as sliced */
+    struct objmeta m;            /* the object's, as sliced */
     struct ecstream_out coded;   /* parity coded as the PUT arrived, d 0: none */
     uint64_t len;                /* of a slice */
     int fds[SLICE_MAX];          /* each slice's bytes, from offs */
@@ -130,7 +130,7 @@ static void encode_work(void *arg)
         s->fds[i] = -1;
     if (s->rc || (s->rc = store_get(st, mp, s->mkey, s->klen, &s->m)))
         return;                  /* gone, or replaced: its own PUT slices it */
-    if (s->m.flags & OMETA_F_DAMAGED) {
+    if (s->m.flags & OBJMETA_F_DAMAGED) {
         s->rc = -EBADMSG;        /* never coded from a copy marked damaged */
         return;
     }
@@ -141,7 +141,7 @@ static void encode_work(void *arg)
     }
     struct ecstream_out *c = &s->coded;
     int on_arrival = c->d && c->uid == s->m.uid && c->d == s->ec.d && c->p == s->ec.p;
-    tmet_add(on_arrival ? TM_SLICED_ARRIVAL : TM_SLICED_FILE, 1);
+    targetmetrics_add(on_arrival ? TM_SLICED_ARRIVAL : TM_SLICED_FILE, 1);
     if (on_arrival) {
         s->len = c->len;         /* coded as it arrived */
         memcpy(s->sums, c->sums, sizeof(c->sums));
@@ -201,7 +201,7 @@ static void encoded(void *arg)
             close(s->fds[i]);
             continue;
         }
-        struct ometa rec = s->m;
+        struct objmeta rec = s->m;
         rec.ec.d = (uint8_t)s->ec.d;
         rec.ec.p = (uint8_t)s->ec.p;
         rec.ec.idx = (uint8_t)i;
@@ -269,7 +269,7 @@ struct ensure {
     char *mkey;
     size_t klen;
     struct bmd_ec ec;
-    struct ometa m;
+    struct objmeta m;
     int rc, pending, missing;
     ecode_done_fn done;
     void *arg;
@@ -340,7 +340,7 @@ void ecode_ensure(struct target *t, const struct xfer_loop *lp, const char *mkey
 struct part {
     int fd;                      /* -1: not here */
     char path[4096];             /* a fetched one's work file ("" for one of ours) */
-    struct ometa m;
+    struct objmeta m;
 };
 
 struct build {
@@ -371,7 +371,7 @@ static void part_drop(struct part *pt)
 
 /* Keep a slice (fd, path "" when it is one of ours) unless one as new of
  * its index is kept already. */
-static void part_take(struct build *b, int fd, const char *path, const struct ometa *m)
+static void part_take(struct build *b, int fd, const char *path, const struct objmeta *m)
 {
     struct part *pt = &b->parts[m->ec.idx];
     struct part in = {.fd = fd, .m = *m};
@@ -386,7 +386,7 @@ static void part_take(struct build *b, int fd, const char *path, const struct om
     *pt = in;
 }
 
-static int sum_is(int fd, uint64_t size, uint64_t sum, struct ometa *sums);
+static int sum_is(int fd, uint64_t size, uint64_t sum, struct objmeta *sums);
 
 static void ours_work(void *arg)
 {
@@ -396,7 +396,7 @@ static void ours_work(void *arg)
         size_t sl;
         char *sk = slice_key(b->mkey, b->klen, i, &sl);
         struct store_mp *mp = store_pick(st, sk, sl);
-        struct ometa m;
+        struct objmeta m;
         int fd = store_get(st, mp, sk, sl, &m) ? -1 : store_data_open(mp, sk, sl, m.uid);
         if (fd >= 0 && !sum_is(fd, m.size, m.cksum, NULL)) {   /* damaged: never decoded from */
             log_warn("object %s: slice %d here is damaged: not used", b->shown, i);
@@ -426,13 +426,13 @@ static int group_size(const struct build *b, const struct part *pt)
 
 /* Every answer is in: of the newest version, the slices of a code with
  * enough of them to decode (the most, when two codes have). */
-static void got(void *arg, int rc, int fd, const char *path, const struct ometa *m);
+static void got(void *arg, int rc, int fd, const char *path, const struct objmeta *m);
 
 /* Too few slices came back asking every target for any one it holds: with
  * fewer targets than slices, a target holds several (the walk leaves a
  * slice that has no place of its own where it is). Ask every other target
  * for each missing slice by its index. */
-static void ask_by_index(struct build *b, const struct ometa *pick)
+static void ask_by_index(struct build *b, const struct objmeta *pick)
 {
     int n = pick->ec.d + pick->ec.p;
     const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
@@ -456,7 +456,7 @@ static void gathered(struct build *b)
     for (int i = 0; i < SLICE_MAX; i++)
         if (b->parts[i].fd >= 0 && b->parts[i].m.version > newest)
             newest = b->parts[i].m.version;
-    const struct ometa *any = NULL;
+    const struct objmeta *any = NULL;
     int best = 0, best_ok = 0;
     for (int i = 0; i < SLICE_MAX; i++) {
         const struct part *pt = &b->parts[i];
@@ -469,7 +469,7 @@ static void gathered(struct build *b)
             best_ok = ok;
         }
     }
-    struct ometa pick = any ? *any : (struct ometa){0};
+    struct objmeta pick = any ? *any : (struct objmeta){0};
     int have = 0;
     for (int i = 0; i < SLICE_MAX; i++) {
         struct part *pt = &b->parts[i];
@@ -494,7 +494,7 @@ static void gathered(struct build *b)
     iopool_submit(b->t->io, b->lp.q, decode_work, decoded, b);
 }
 
-static void got(void *arg, int rc, int fd, const char *path, const struct ometa *m)
+static void got(void *arg, int rc, int fd, const char *path, const struct objmeta *m)
 {
     struct build *b = arg;
     if (rc == 0)
@@ -545,7 +545,7 @@ void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mke
 }
 
 /* The object's bytes from the slices into ofd (r: one of their records). */
-static int decode_into(struct build *b, const struct ometa *r, int ofd)
+static int decode_into(struct build *b, const struct objmeta *r, int ofd)
 {
     int d = r->ec.d, p = r->ec.p, n = d + p, rc = 0, missing = 0;
     uint64_t size = r->ec.len, len = ec_slice_len(size, d);
@@ -589,7 +589,7 @@ static int decode_into(struct build *b, const struct ometa *r, int ofd)
 
 /* Is fd's file, size bytes, what sum says? With sums, its block sums
  * (bsum.h) go there as it is read. */
-static int sum_is(int fd, uint64_t size, uint64_t sum, struct ometa *sums)
+static int sum_is(int fd, uint64_t size, uint64_t sum, struct objmeta *sums)
 {
     char *buf = xmalloc(CHUNK);
     XXH3_state_t *xs = XXH3_createState();
@@ -616,7 +616,7 @@ static void decode_work(void *arg)
 {
     struct build *b = arg;
     struct store *st = &b->t->store;
-    const struct ometa *r = NULL;
+    const struct objmeta *r = NULL;
     for (int i = 0; i < SLICE_MAX && !r; i++)
         if (b->parts[i].fd >= 0)
             r = &b->parts[i].m;
@@ -629,7 +629,7 @@ static void decode_work(void *arg)
         return;
     }
     b->rc = decode_into(b, r, ofd);
-    struct ometa m = *r;
+    struct objmeta m = *r;
     m.nbs = 0;                   /* the slice's sums: the object's come from its bytes */
     if (b->rc == 0 && !sum_is(ofd, r->ec.len, r->ec.cksum, &m)) {
         log_error("object %s: rebuilt from its slices, it fails its checksum", b->shown);
@@ -656,7 +656,7 @@ static void decoded(void *arg)
 {
     struct build *b = arg;
     if (!b->rc || b->rc == -EIO)   /* not for nothing found, or a holder that did not answer */
-        tmet_add(b->rc ? TM_REBUILD_FAILED : TM_REBUILT, 1);
+        targetmetrics_add(b->rc ? TM_REBUILD_FAILED : TM_REBUILT, 1);
     for (int i = 0; i < SLICE_MAX; i++)
         part_drop(&b->parts[i]);
     b->done(b->arg, b->rc);
@@ -673,7 +673,7 @@ struct walk {
     char *skey, *mkey;
     size_t sklen, klen;
     int idx;
-    struct ometa m;              /* the slice's */
+    struct objmeta m;            /* the slice's */
     int have_slice, have_whole, fd;
     int rc;
     ecode_built_fn done;
@@ -695,7 +695,7 @@ static void look_work(void *arg)
     struct walk *w = arg;
     struct store *st = &w->t->store;
     struct store_mp *mp = store_pick(st, w->skey, w->sklen);
-    struct ometa whole;
+    struct objmeta whole;
     if (!w->klen)
         return;                  /* not a slice's key */
     w->have_slice = store_get(st, mp, w->skey, w->sklen, &w->m) == 0;
@@ -815,7 +815,7 @@ static void looked(void *arg)
     char q[48];
     snprintf(q, sizeof(q), "held=%llu", (unsigned long long)(w->m.version + !gone_code));
     char *url = xfer_url(w->t, "GET", owner, w->mkey, w->klen, q);
-    hc_request(w->lp.hc, "GET", url, NULL, 0, NULL, 30000, superseded, w);
+    nodeclient_request(w->lp.hc, "GET", url, NULL, 0, NULL, 30000, superseded, w);
     free(url);
     free(owner);
 }

@@ -11,7 +11,7 @@
 #include "bmd.h"
 #include "ecode.h"
 #include "ecstream.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "log.h"
 #include "place.h"
 #include "reb.h"
@@ -71,14 +71,15 @@ void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const cha
     struct bmd_ec ec;
     int sliced = size != PLACE_ANY_SIZE && place_ec(mkey, klen, &ec) && size >= ec.limit;
     if (sliced && urgent) {      /* a client's write is sliced */
-        lcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);   /* an older small version's copies go */
+        localcopy_sync(t, lp, mkey, klen, 0, nothing,
+                       NULL); /* an older small version's copies go */
         ecode_spread(t, lp, mkey, klen, coded, done, arg);
         return;
     }
     if (coded)
         ecstream_out_close(coded);   /* unused: not sliced at this size, or asked first */
     if (sliced) {                /* background work first asks what is there */
-        lcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);
+        localcopy_sync(t, lp, mkey, klen, 0, nothing, NULL);
         ecode_ensure(t, lp, mkey, klen, done, arg);
         return;
     }
@@ -100,9 +101,10 @@ void mirror_spread_coded(struct target *t, const struct xfer_loop *lp, const cha
     }
     if (copies > 1 && n > 0 && !strcmp(h[0]->id, t->node.id)) {   /* the owner's drives */
         s->pending++;
-        lcopy_sync(t, lp, mkey, klen,
-                   size == PLACE_ANY_SIZE ? LCOPY_DELETED : place_local_copies(t, m, mkey, klen, size),
-                   local_synced, s);
+        localcopy_sync(t, lp, mkey, klen,
+                       size == PLACE_ANY_SIZE ? LOCALCOPY_DELETED
+                                              : place_local_copies(t, m, mkey, klen, size),
+                       local_synced, s);
     }
     cmap_unref(m);
     spread_sent(s, 0, XFER_NONE, 0, 0);

@@ -14,14 +14,14 @@
 
 #include "bmd.h"
 #include "ecode.h"
-#include "hc.h"
+#include "nodeclient.h"
 #include "http.h"
 #include "inbody.h"
 #include "iopool.h"
 #include "log.h"
 #include "node.h"
 #include "objname.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "pump.h"
 #include "space.h"
 #include "store.h"
@@ -80,7 +80,7 @@ static int slice_held(struct store *st, const char *skey, size_t sklen, uint64_t
                       int d, int p)
 {
     struct store_mp *mp = store_pick(st, skey, sklen);
-    struct ometa m;
+    struct objmeta m;
     if (store_get(st, mp, skey, sklen, &m) || m.version < version)
         return 0;
     if (m.version > version)
@@ -97,17 +97,17 @@ static int slice_held(struct store *st, const char *skey, size_t sklen, uint64_t
 
 struct send {
     struct target *t;
-    struct hc *hc;
+    struct nodeclient *hc;
     char *url, *mkey;            /* the receiver's; the object's */
     size_t klen;
-    struct ometa rec;            /* the slice's */
+    struct objmeta rec;          /* the slice's */
     int fd;
     uint64_t off, len;
-    char meta[OMETA_MAX];
+    char meta[OBJMETA_MAX];
     size_t meta_len, meta_sent;
     struct event_base *base;
     struct pump *pump;
-    struct hc_xfer *hx;
+    struct nodeclient_xfer *hx;
     slice_done_fn done;
     void *arg;
 };
@@ -121,7 +121,7 @@ static ssize_t send_read(void *arg, char *buf, size_t n)
         s->meta_sent += k;
         return (ssize_t)k;
     }
-    return s->len ? HC_READ_SOCKET : 0;
+    return s->len ? NODECLIENT_READ_SOCKET : 0;
 }
 
 static void send_pumped(void *arg, const char *err, enum pump_side side)
@@ -132,15 +132,15 @@ static void send_pumped(void *arg, const char *err, enum pump_side side)
     s->pump = NULL;
     if (err)
         log_warn("sending a slice: %s", err);
-    hc_upload_moved(s->hx, err == NULL);
+    nodeclient_upload_moved(s->hx, err == NULL);
 }
 
-static void send_socket(void *arg, struct hc_xfer *hx, int fd)
+static void send_socket(void *arg, struct nodeclient_xfer *hx, int fd)
 {
     struct send *s = arg;
     s->pump = pump_start_file(s->base, s->fd, s->off, fd, s->len, SLICE_IDLE_S, send_pumped, s);
     if (!s->pump)
-        hc_upload_moved(hx, 0);
+        nodeclient_upload_moved(hx, 0);
 }
 
 static void send_end(struct send *s, int rc)
@@ -159,7 +159,7 @@ static void held_done(void *arg, int held)
     send_end(s, held ? 0 : -EIO);
 }
 
-static void send_done(void *arg, struct hc_xfer *hx, int status, const char *err)
+static void send_done(void *arg, struct nodeclient_xfer *hx, int status, const char *err)
 {
     struct send *s = arg;
     (void)hx;
@@ -186,7 +186,7 @@ static int send_file(void *arg, int *fd, uint64_t *off)
     return 0;
 }
 
-static const struct hc_ops send_ops = {
+static const struct nodeclient_ops send_ops = {
     .on_read = send_read,
     .on_done = send_done,
     .on_socket = send_socket,
@@ -194,7 +194,7 @@ static const struct hc_ops send_ops = {
 };
 
 void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
-                size_t klen, const struct ometa *rec, int fd, uint64_t off, slice_done_fn done,
+                size_t klen, const struct objmeta *rec, int fd, uint64_t off, slice_done_fn done,
                 void *arg)
 {
     struct send *s = xcalloc(1, sizeof(*s));
@@ -203,7 +203,7 @@ void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, c
     s->fd = fd;
     s->off = off;
     s->len = rec->size;
-    s->meta_len = ometa_encode(rec, s->meta);
+    s->meta_len = objmeta_encode(rec, s->meta);
     s->base = lp->base;
     s->done = done;
     s->arg = arg;
@@ -215,8 +215,8 @@ void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, c
     snprintf(q, sizeof(q), "idx=%d&meta=%zu&version=%llu&d=%d&p=%d", rec->ec.idx, s->meta_len,
              (unsigned long long)rec->version, rec->ec.d, rec->ec.p);
     char *u = slice_url(t, "PUT", url, mkey, klen, q);
-    s->hx = hc_start(lp->hc, "PUT", u, NULL, 0, (int64_t)(s->meta_len + s->len),
-                     SLICE_TIMEOUT_MS, &send_ops, s);
+    s->hx = nodeclient_start(lp->hc, "PUT", u, NULL, 0, (int64_t)(s->meta_len + s->len),
+                             SLICE_TIMEOUT_MS, &send_ops, s);
     free(u);
 }
 
@@ -246,7 +246,7 @@ void slice_ask_held(struct target *t, const struct xfer_loop *lp, const char *ur
     snprintf(q, sizeof(q), "idx=%d&held=%llu&d=%d&p=%d", idx, (unsigned long long)version, d,
              p);
     char *u = slice_url(t, "GET", url, mkey, klen, q);
-    hc_request(lp->hc, "GET", u, NULL, 0, NULL, 30000, asked_held, a);
+    nodeclient_request(lp->hc, "GET", u, NULL, 0, NULL, 30000, asked_held, a);
     free(u);
 }
 
@@ -274,7 +274,7 @@ void slice_ask_ensure(struct target *t, const struct xfer_loop *lp, const char *
     a->done = done;
     a->arg = arg;
     char *u = slice_url(t, "POST", url, mkey, klen, "ensure=1");
-    hc_request(lp->hc, "POST", u, NULL, 0, NULL, 10L * 60 * 1000, ensure_answered, a);
+    nodeclient_request(lp->hc, "POST", u, NULL, 0, NULL, 10L * 60 * 1000, ensure_answered, a);
     free(u);
 }
 
@@ -286,7 +286,7 @@ struct fetch {
     char path[4096];
     char *meta;
     size_t meta_len, meta_got;
-    struct ometa m;
+    struct objmeta m;
     XXH3_state_t *xs;
     uint64_t got;
     int idx, bad;
@@ -294,7 +294,7 @@ struct fetch {
     void *arg;
 };
 
-static int fetch_headers(void *arg, struct hc_xfer *x, int status)
+static int fetch_headers(void *arg, struct nodeclient_xfer *x, int status)
 {
     struct fetch *f = arg;
     size_t n = xfer_record_len(x, status);
@@ -305,7 +305,7 @@ static int fetch_headers(void *arg, struct hc_xfer *x, int status)
     return 0;
 }
 
-static int fetch_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
+static int fetch_data(void *arg, struct nodeclient_xfer *x, const char *d, size_t n)
 {
     struct fetch *f = arg;
     (void)x;
@@ -314,7 +314,7 @@ static int fetch_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
     if (f->meta_got < f->meta_len) {
         if (!xfer_meta_take(f->meta, f->meta_len, &f->meta_got, &d, &n))
             return 0;
-        if (ometa_decode(f->meta, f->meta_len, &f->m) || !f->m.ec.d ||
+        if (objmeta_decode(f->meta, f->meta_len, &f->m) || !f->m.ec.d ||
             (f->idx >= 0 && f->m.ec.idx != f->idx)) {
             f->bad = 1;
             return -1;
@@ -338,7 +338,7 @@ static int fetch_data(void *arg, struct hc_xfer *x, const char *d, size_t n)
     return 0;
 }
 
-static void fetch_done(void *arg, struct hc_xfer *x, int status, const char *err)
+static void fetch_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct fetch *f = arg;
     (void)x;
@@ -359,7 +359,7 @@ static void fetch_done(void *arg, struct hc_xfer *x, int status, const char *err
     free(f);
 }
 
-static const struct hc_ops fetch_ops = {
+static const struct nodeclient_ops fetch_ops = {
     .on_headers = fetch_headers,
     .on_data = fetch_data,
     .on_done = fetch_done,
@@ -386,7 +386,7 @@ void slice_fetch(struct target *t, const struct xfer_loop *lp, const char *url, 
     char q[32];
     snprintf(q, sizeof(q), idx >= 0 ? "idx=%d" : "any=1", idx);
     char *u = slice_url(t, "GET", url, mkey, klen, q);
-    hc_start(lp->hc, "GET", u, NULL, 0, -1, SLICE_TIMEOUT_MS, &fetch_ops, f);
+    nodeclient_start(lp->hc, "GET", u, NULL, 0, -1, SLICE_TIMEOUT_MS, &fetch_ops, f);
     free(u);
 }
 
@@ -402,7 +402,7 @@ struct recv {
     int idx;
     struct inbody b;             /* the slice's record and bytes */
     uint64_t version;            /* a delete's */
-    struct ometa m;
+    struct objmeta m;
     int rc;
 };
 
@@ -446,7 +446,7 @@ static void recv_commit_work(void *arg)
         return;
     }
     struct store_mp *at = store_pick(st, v->skey, v->sklen);
-    struct ometa old;            /* the same version of another code, or with its file gone */
+    struct objmeta old;          /* the same version of another code, or with its file gone */
     if (store_get(st, at, v->skey, v->sklen, &old) == 0 && old.version == v->m.version &&
         !slice_held(st, v->skey, v->sklen, old.version, v->m.ec.d, v->m.ec.p))
         store_delete_if(st, at, v->skey, v->sklen, old.uid);
@@ -565,7 +565,7 @@ void slice_drop_older(struct store *st, const char *mkey, size_t klen, uint64_t 
         size_t sl;
         char *sk = slice_key(mkey, klen, i, &sl);
         struct store_mp *mp = store_pick(st, sk, sl);
-        struct ometa m;
+        struct objmeta m;
         if (store_get(st, mp, sk, sl, &m) == 0 && m.version < version)
             store_delete_if(st, mp, sk, sl, m.uid);
         free(sk);

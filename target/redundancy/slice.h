@@ -5,7 +5,7 @@
  * A slice is kept under its own store key: 's', the object's key after
  * its first byte, a NUL and the slice's index + 1. Its record is the
  * slice's size and checksum with the object's version, ETag and metadata,
- * and (ometa.ec) the code, the index and the object's size and checksum;
+ * and (objmeta.ec) the code, the index and the object's size and checksum;
  * its data file holds the slice's bytes (a data slice past the object's
  * end is shorter: the rest are zeros). Slices never show in listings.
  *
@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 struct http_req;
-struct ometa;
+struct objmeta;
 struct store;
 struct target;
 struct xfer_loop;
@@ -57,13 +57,13 @@ typedef void (*slice_done_fn)(void *arg, int rc);
  * rec->size bytes are fd's from off (fd is taken and closed). done on
  * lp's loop, later. */
 void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
-                size_t klen, const struct ometa *rec, int fd, uint64_t off, slice_done_fn done,
+                size_t klen, const struct objmeta *rec, int fd, uint64_t off, slice_done_fn done,
                 void *arg);
 
 /* rc 0 with fd open on a work file at path holding the slice's bytes
  * (checked against rec), or -errno (-ENOENT: the target has none). */
 typedef void (*slice_got_fn)(void *arg, int rc, int fd, const char *path,
-                             const struct ometa *rec);
+                             const struct objmeta *rec);
 
 /* Fetch slice idx of mkey (-1: whichever it holds) from the target at url
  * into a work file of this target. done on lp's loop, later. */

@@ -14,7 +14,7 @@
 #include "log.h"
 #include "loopq.h"
 #include "lru.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "pin.h"
 #include "space.h"
 #include "store.h"
@@ -72,7 +72,7 @@ static int bucket_evictable(struct scan *sc, const char *mkey, size_t klen)
     return sc->bucket_ok;
 }
 
-static uint32_t last_read(struct store *st, const char *mkey, size_t klen, const struct ometa *m)
+static uint32_t last_read(struct store *st, const char *mkey, size_t klen, const struct objmeta *m)
 {
     uint32_t t = (uint32_t)(m->mtime_ns / 1000000000u);
     uint32_t a = atime_stored(st, mkey, klen), b = atime_mem(mkey, klen);
@@ -83,7 +83,7 @@ static uint32_t last_read(struct store *st, const char *mkey, size_t klen, const
 /* What may become of an object (key k, metadata m). */
 enum fate { F_OWED, F_KEPT, F_PINNED, F_RECENT, F_EVICTABLE };
 
-static enum fate fate_of(struct scan *sc, const char *k, size_t kl, const struct ometa *m,
+static enum fate fate_of(struct scan *sc, const char *k, size_t kl, const struct objmeta *m,
                          uint32_t *atime)
 {
     if (sc->t->hooks->owed(&sc->t->store, k, kl))
@@ -101,9 +101,9 @@ static enum fate fate_of(struct scan *sc, const char *k, size_t kl, const struct
 static int collect(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct scan *sc = arg;
-    struct ometa m;
+    struct objmeta m;
     uint32_t t = 0;
-    if (ometa_decode(v, vl, &m) || fate_of(sc, k, kl, &m, &t) != F_EVICTABLE)
+    if (objmeta_decode(v, vl, &m) || fate_of(sc, k, kl, &m, &t) != F_EVICTABLE)
         return 0;
     if (sc->n == sc->cap) {
         sc->cap = sc->cap ? sc->cap * 2 : 1024;
@@ -222,9 +222,9 @@ struct census_scan {
 static int count_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     struct census_scan *cs = arg;
-    struct ometa m;
+    struct objmeta m;
     uint32_t t = 0;
-    if (ometa_decode(v, vl, &m))
+    if (objmeta_decode(v, vl, &m))
         return 0;
     cs->c->objects++;
     switch (fate_of(&cs->sc, k, kl, &m, &t)) {

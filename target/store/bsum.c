@@ -13,10 +13,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "ometa.h"
+#include "objmeta.h"
 #include "util.h"
 
-_Static_assert(BSUM_MAX == OMETA_BS_MAX, "a record holds every sum kept");
+_Static_assert(BSUM_MAX == OBJMETA_BS_MAX, "a record holds every sum kept");
 
 void bsum_init(struct bsum *b)
 {
@@ -74,7 +74,7 @@ void bsum_reset(struct bsum *b)
     XXH3_64bits_reset(b->leaf);
 }
 
-void bsum_finish(struct bsum *b, struct ometa *m)
+void bsum_finish(struct bsum *b, struct objmeta *m)
 {
     if (b->pos % BSUM_LEAF)
         push(b, XXH3_64bits_digest(b->leaf));
@@ -102,7 +102,7 @@ void bsum_deinit(struct bsum *b)
 
 /* Are m's sums the ones its size calls for? A record whose sums do not
  * fit its size is checked whole, against its checksum. */
-static int sums_fit(const struct ometa *m)
+static int sums_fit(const struct objmeta *m)
 {
     if (m->nbs < 2 || m->bs_level > 40)
         return 0;                /* one block is the whole object's checksum */
@@ -110,24 +110,24 @@ static int sums_fit(const struct ometa *m)
     return (m->size + bsz - 1) / bsz == m->nbs;
 }
 
-uint64_t bsum_block_size(const struct ometa *m)
+uint64_t bsum_block_size(const struct objmeta *m)
 {
     if (!sums_fit(m))
         return m->size ? m->size : 1;
     return (uint64_t)BSUM_LEAF << m->bs_level;
 }
 
-uint32_t bsum_blocks(const struct ometa *m)
+uint32_t bsum_blocks(const struct objmeta *m)
 {
     return sums_fit(m) ? m->nbs : 1;
 }
 
-int bsum_kept(const struct ometa *m)
+int bsum_kept(const struct objmeta *m)
 {
     return sums_fit(m);
 }
 
-int bsum_leaves_good(const struct ometa *m, uint32_t i, uint64_t *leaves, size_t nl)
+int bsum_leaves_good(const struct objmeta *m, uint32_t i, uint64_t *leaves, size_t nl)
 {
     if (!sums_fit(m) || i >= m->nbs || !nl)
         return 0;

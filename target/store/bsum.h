@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ometa;
+struct objmeta;
 
 #define BSUM_LEAF (64u << 10)
 #define BSUM_MAX 1024             /* sums kept with a record at most */
@@ -36,20 +36,20 @@ void bsum_update(struct bsum *b, const void *d, size_t n);
 void bsum_reset(struct bsum *b);
 /* The sums into m (m->bs_level, m->nbs, m->bs): none for one leaf or
  * less. Resets b for another object. */
-void bsum_finish(struct bsum *b, struct ometa *m);
+void bsum_finish(struct bsum *b, struct objmeta *m);
 void bsum_deinit(struct bsum *b);
 
 /* m's verification blocks: their size and count. A record without sums
  * (one leaf, or written before sums were kept) has one block, the whole
  * object, checked against its checksum. */
-uint64_t bsum_block_size(const struct ometa *m);
-uint32_t bsum_blocks(const struct ometa *m);
+uint64_t bsum_block_size(const struct objmeta *m);
+uint32_t bsum_blocks(const struct objmeta *m);
 
 /* Does m keep block sums (else it is checked whole, against its checksum)? */
-int bsum_kept(const struct ometa *m);
+int bsum_kept(const struct objmeta *m);
 /* Do the sums of block i's nl leaves (each BSUM_LEAF bytes but the
  * object's last, hashed with xxh3-64) fold into the block's sum? Folds
  * leaves in place. */
-int bsum_leaves_good(const struct ometa *m, uint32_t i, uint64_t *leaves, size_t nl);
+int bsum_leaves_good(const struct objmeta *m, uint32_t i, uint64_t *leaves, size_t nl);
 
 #endif

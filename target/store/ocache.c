@@ -59,7 +59,7 @@ struct oc_ent {
 };
 
 static __thread struct oc_ent *slots;
-static __thread char *enc;       /* OMETA_MAX bytes: a record being encoded */
+static __thread char *enc;       /* OBJMETA_MAX bytes: a record being encoded */
 
 static void ent_drop(struct oc_ent *e)
 {
@@ -165,7 +165,7 @@ void ocache_stop(struct event *sweeper)
     enc = NULL;
 }
 
-int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)
+int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m)
 {
     struct oc_ent *e = slot_of(mkey, klen);
     if (e)
@@ -174,7 +174,7 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)
         return -1;
     struct store_mp *mp = store_pick(s, mkey, klen);
     struct stat st;
-    int good = e->mp == mp && ent_current(e) && ometa_decode(e->val, e->vl, m) == 0 &&
+    int good = e->mp == mp && ent_current(e) && objmeta_decode(e->val, e->vl, m) == 0 &&
                fstat(e->fd, &st) == 0 && st.st_nlink > 0 && (uint64_t)st.st_size == m->size;
     int fd = good ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (fd < 0)
@@ -183,7 +183,7 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m)
 }
 
 void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
-                const struct ometa *m, int fd)
+                const struct objmeta *m, int fd)
 {
     struct oc_ent *e = m->size <= OC_SIZE_MAX ? slot_of(mkey, klen) : NULL;
     int mine = e ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
@@ -191,8 +191,8 @@ void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen
         return;
     ent_drop(e);
     if (!enc)
-        enc = xmalloc(OMETA_MAX);
-    e->vl = ometa_encode(m, enc);
+        enc = xmalloc(OBJMETA_MAX);
+    e->vl = objmeta_encode(m, enc);
     e->val = xmalloc(e->vl);
     memcpy(e->val, enc, e->vl);
     e->mkey = xmalloc(klen);

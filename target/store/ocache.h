@@ -12,19 +12,19 @@ struct event;
 struct event_base;
 struct store;
 struct store_mp;
-struct ometa;
+struct objmeta;
 
 /* Size the caches for threads threads, raising the soft limit of open
  * files to the hard one (at start-up, before the threads run). */
 void ocache_init(int threads);
 /* mkey's record into m and a new descriptor of its data file, from this
  * thread's cache: the fd, or -1 when the cache cannot vouch for them. */
-int ocache_open(struct store *s, const char *mkey, size_t klen, struct ometa *m);
+int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m);
 /* Keep mkey's record m and its data file fd (not taken) as read from mp,
  * whose object writes stood at gen (store_wgen) before the record was
  * read. */
 void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
-                const struct ometa *m, int fd);
+                const struct objmeta *m, int fd);
 /* Let go of every entry of this thread's cache that could not be served
  * again: its drive written since, or its file unlinked (a deleted or
  * overwritten object's). Returns how many went. */

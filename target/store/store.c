@@ -17,7 +17,7 @@
 #include "hdrparse.h"
 #include "hlc.h"
 #include "log.h"
-#include "lpage.h"
+#include "listpage.h"
 #include "objname.h"
 #include "util.h"
 #include "vmap.h"
@@ -53,7 +53,7 @@ void store_mp_settle(struct store *s, struct store_mp *mp)
             break;
         const char *v = rocksdb_iter_value(it, &vl);
         char *path = xstrndup(k + 1, kl - 1);
-        struct ometa m;
+        struct objmeta m;
         int referenced = 0;
         if (store_get(s, mp, v, vl, &m) == 0) {
             char cur[PATH_MAX];
@@ -154,7 +154,7 @@ int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathl
 }
 
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-              struct ometa *m)
+              struct objmeta *m)
 {
     char *e = NULL;
     size_t vl;
@@ -163,7 +163,7 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
         return store_db_errno(e);
     if (!v)
         return -ENOENT;
-    int rc = ometa_decode(v, vl, m);
+    int rc = objmeta_decode(v, vl, m);
     free(v);
     if (rc)
         log_error("mountpath %s: corrupt metadata record", mp->dir);
@@ -272,7 +272,7 @@ int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_
  * none); *old gets the object's record when there is one (returns 1). A
  * copy marked damaged counts as held (store_held_version). */
 static int held_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                        struct ometa *old, uint64_t *newest, int *tombed)
+                        struct objmeta *old, uint64_t *newest, int *tombed)
 {
     uint64_t tv = 0;
     int have = store_get(s, mp, mkey, klen, old) == 0;
@@ -283,7 +283,7 @@ static int held_version(struct store *s, struct store_mp *mp, const char *mkey, 
 }
 
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                 const char *work_path, int fd, struct ometa *m)
+                 const char *work_path, int fd, struct objmeta *m)
 {
     return store_commit_x(s, mp, mkey, klen, work_path, fd, m, NULL);
 }
@@ -294,7 +294,7 @@ int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t 
 static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x *x)
 {
     if (x && x->kept) {
-        struct ometa *k = xmalloc(sizeof(*k));
+        struct objmeta *k = xmalloc(sizeof(*k));
         int there = store_get(s, mp, x->kept, x->kept_len, k) == 0 && k->uid == x->kept_uid;
         free(k);
         if (!there)
@@ -315,16 +315,16 @@ static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x 
 
 /* x's conditions (If-None-Match, If-Match) against the version held
  * (NULL: none), for the new version m: 0, -ECANCELED or -ENODATA. */
-static int x_precondition(const struct store_x *x, const struct ometa *held,
-                          const struct ometa *m)
+static int x_precondition(const struct store_x *x, const struct objmeta *held,
+                          const struct objmeta *m)
 {
     if (!x || (!x->if_none && !x->if_match))
         return 0;
     if (!held)
         return x->if_match ? -ENODATA : 0;
-    char etag[OMETA_ETAG_MAX + 1], mine[OMETA_ETAG_MAX + 1];
-    ometa_etag(held, etag, sizeof(etag));
-    ometa_etag(m, mine, sizeof(mine));
+    char etag[OBJMETA_ETAG_MAX + 1], mine[OBJMETA_ETAG_MAX + 1];
+    objmeta_etag(held, etag, sizeof(etag));
+    objmeta_etag(m, mine, sizeof(mine));
     if (!strcmp(etag, mine) && held->size == m->size)
         return 0;                /* these bytes are there already */
     if (x->if_none)
@@ -335,7 +335,7 @@ static int x_precondition(const struct store_x *x, const struct ometa *held,
 /* The new version's number (and a versioned bucket's id) in m, above
  * newest, what the name has here: 0, -EALREADY (a copy from another node
  * no newer than that) or -E2BIG (no room left for the version's id). */
-static int commit_version(const struct store_x *x, struct ometa *m, uint64_t newest)
+static int commit_version(const struct store_x *x, struct objmeta *m, uint64_t newest)
 {
     if (x && x->promote) {       /* the same version again: its id and mtime stay */
         m->version = hlc_next(newest);
@@ -398,7 +398,7 @@ fail:
 /* The last step, once the record is durable: the old version's file goes
  * (unless kept as a version), and the null version a commit replaced. */
 static void commit_done(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                        const struct ometa *m, const struct ometa *old,
+                        const struct objmeta *m, const struct objmeta *old,
                         struct storever_drop *vd)
 {
     store_vers_dropped(s, mp, vd);
@@ -417,7 +417,7 @@ static void commit_done(struct store *s, struct store_mp *mp, const char *mkey, 
 }
 
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                   const char *work_path, int fd, struct ometa *m, const struct store_x *x)
+                   const char *work_path, int fd, struct objmeta *m, const struct store_x *x)
 {
     char path[PATH_MAX], old_path[PATH_MAX];
     store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
@@ -436,15 +436,15 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         free(g);
         return -ESTALE;
     }
-    struct ometa old;
+    struct objmeta old;
     uint64_t newest;
     int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
     if ((rc = x_allowed(s, mp, x)) ||
         (rc = x_precondition(x, have_old && !store_is_marker(&old) ? &old : NULL, m)) ||
         (rc = commit_version(x, m, newest)))
         goto fail;
-    char val[OMETA_MAX];
-    size_t vl = ometa_encode(m, val);
+    char val[OBJMETA_MAX];
+    size_t vl = objmeta_encode(m, val);
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_put(wb, mkey, klen, val, vl);
     rocksdb_writebatch_delete(wb, g, gl);
@@ -538,7 +538,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
                    uint64_t uid, const struct store_x *x)
 {
     pthread_mutex_lock(&mp->mu);
-    struct ometa m;
+    struct objmeta m;
     uint64_t newest;
     int tombed, have = held_version(s, mp, mkey, klen, &m, &newest, &tombed);
     int rc = have ? 0 : -ENOENT;
@@ -602,19 +602,19 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     return 0;
 }
 
-/* What a listing shows of an object (not the whole ometa: entries are
+/* What a listing shows of an object (not the whole objmeta: entries are
  * sorted by value, and a record can be kilobytes of user metadata). */
 struct lent {
     char *name;
     size_t nlen;
     uint64_t size, cksum, version, mtime_ns;
-    char etag[LPAGE_ETAG_MAX + 1];
+    char etag[LISTPAGE_ETAG_MAX + 1];
 };
 
 static int lent_cmp(const void *a, const void *b)
 {
     const struct lent *x = a, *y = b;
-    return lpage_name_cmp(x->name, x->nlen, y->name, y->nlen);
+    return listpage_name_cmp(x->name, x->nlen, y->name, y->nlen);
 }
 
 /* Sorted entries with each name once: a name on two mountpaths (a copy
@@ -640,7 +640,7 @@ static size_t lent_unique(struct lent *ents, size_t n)
 
 static int name_after(const char *nm, size_t nl, const char *bound, size_t bl)
 {
-    return lpage_name_cmp(nm, nl, bound, bl) > 0;
+    return listpage_name_cmp(nm, nl, bound, bl) > 0;
 }
 
 /* What a listing shows of the record m named nm (nl bytes) into e (its
@@ -650,15 +650,15 @@ static int name_after(const char *nm, size_t nl, const char *bound, size_t bl)
  * delete markers are hidden; last (*last_len bytes) is the name seen
  * before on this mountpath. With versions, every record is shown as it
  * is stored, its ETag field "<version id> <D|O> <ETag>" (store.h). */
-static int list_shows(const char *nm, size_t nl, const struct ometa *m, int versions,
+static int list_shows(const char *nm, size_t nl, const struct objmeta *m, int versions,
                       const char *after, char *last, size_t *last_len, struct lent *e)
 {
     e->size = m->size;
     e->cksum = m->cksum;
     e->version = m->version;
     e->mtime_ns = m->mtime_ns;
-    char etag[OMETA_ETAG_MAX + 1];
-    ometa_etag(m, etag, sizeof(etag));
+    char etag[OBJMETA_ETAG_MAX + 1];
+    objmeta_etag(m, etag, sizeof(etag));
     if (versions) {
         snprintf(e->etag, sizeof(e->etag), "%s %c %s", store_vid(m),
                  store_is_marker(m) ? 'D' : 'O', etag);
@@ -669,7 +669,7 @@ static int list_shows(const char *nm, size_t nl, const struct ometa *m, int vers
     int seen = *last_len == bl && !memcmp(last, nm, bl);
     memcpy(last, nm, bl);
     *last_len = bl;
-    if (bl < nl && (seen || (al && lpage_name_cmp(nm, bl, after, al) <= 0)))
+    if (bl < nl && (seen || (al && listpage_name_cmp(nm, bl, after, al) <= 0)))
         return -1;               /* an older version, or the name's newest shown before */
     if (store_is_marker(m))
         return -1;
@@ -729,8 +729,8 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
                 cap = cap ? cap * 2 : 64;
                 ents = xrealloc(ents, cap * sizeof(*ents));
             }
-            struct ometa m;
-            if (ometa_decode(v, vl, &m) ||
+            struct objmeta m;
+            if (objmeta_decode(v, vl, &m) ||
                 list_shows(nm, nl, &m, versions, after, last, &last_len, &ents[n]))
                 continue;
             if (taken == limit) {
@@ -758,13 +758,13 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     n = lent_unique(ents, n);
     if (n > (size_t)limit)
         total_more = 1;
-    lpage_begin(out, total_more);
+    listpage_begin(out, total_more);
     for (size_t j = 0; j < n; j++) {
         if ((int)j < limit) {
-            struct lpage_ent e = {ents[j].name, ents[j].nlen, ents[j].etag, strlen(ents[j].etag),
+            struct listpage_ent e = {ents[j].name, ents[j].nlen, ents[j].etag, strlen(ents[j].etag),
                                   ents[j].size, ents[j].cksum, ents[j].version,
                                   ents[j].mtime_ns};
-            lpage_add(out, &e);
+            listpage_add(out, &e);
         }
         free(ents[j].name);
     }
@@ -863,18 +863,18 @@ int store_kv_get(struct store *s, struct store_mp *mp, const char *k, size_t kl,
 }
 
 int store_meta_update(struct store *s, const char *mkey, size_t klen,
-                      int (*change)(struct ometa *m, void *arg), void *arg)
+                      int (*change)(struct objmeta *m, void *arg), void *arg)
 {
     struct store_mp *mp = store_pick(s, mkey, klen);
-    struct ometa *m = xmalloc(sizeof(*m));
-    char *buf = xmalloc(OMETA_MAX);
+    struct objmeta *m = xmalloc(sizeof(*m));
+    char *buf = xmalloc(OBJMETA_MAX);
     pthread_mutex_lock(&mp->mu);
     int rc = store_get(s, mp, mkey, klen, m);
     if (!rc)
         rc = change(m, arg);
     if (!rc) {
         m->version = hlc_next(m->version);
-        rc = store_kv_put(s, mp, mkey, klen, buf, ometa_encode(m, buf));
+        rc = store_kv_put(s, mp, mkey, klen, buf, objmeta_encode(m, buf));
     }
     pthread_mutex_unlock(&mp->mu);
     free(buf);

@@ -8,7 +8,7 @@
  *                            makes none (a mountpath whose files predate
  *                            this layout keeps data/XX/YY/: its file
  *                            "layout" says which);
- *   meta/                    RocksDB: object metadata (ometa) by key
+ *   meta/                    RocksDB: object metadata (objmeta) by key
  *                            "o" provider \0 bucket \0 name, which sorts by
  *                            bucket then name; plus "g" <path> intents,
  *                            and "t" + the same: tombstones (a deleted
@@ -32,7 +32,7 @@
  * wherever two copies of a name meet, the newer one wins.
  *
  * Versions of a versioned bucket (storever.c). A commit whose record
- * carries a version id (OMETA_VID) keeps the record it replaces, when that
+ * carries a version id (OBJMETA_VID) keeps the record it replaces, when that
  * is another version, as an ordinary object named the name,
  * OBJNAME_VERSION_SEP and the version's id, in the same batch and with the
  * same data file; a new null version replaces a null one kept before.
@@ -43,7 +43,7 @@
  * deleted, the newest kept is made the name's record again
  * (store_version_promote); until then, and where that failed, the newest
  * kept is read as the latest. A delete marker is a record of no bytes
- * with OMETA_DELETE_MARKER.
+ * with OBJMETA_DELETE_MARKER.
  *
  * Threads: store_get is safe from any thread; commit, delete, list and
  * purge block and run on the I/O pool.
@@ -58,7 +58,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ometa.h"
+#include "objmeta.h"
 
 struct gbuf;
 #define STORE_MP_MAX 64          /* mountpaths a target may ever open in one run */
@@ -185,7 +185,7 @@ int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t k
 int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen);
 /* 0, -ENOENT or -EIO. */
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-              struct ometa *m);
+              struct objmeta *m);
 /*
  * Make a work file the object's new version. m carries size, cksum, uid;
  * version and mtime are filled in (kept, with keep_version: see store_x).
@@ -193,7 +193,7 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
  * intact. 0 or -errno.
  */
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                 const char *work_path, int fd, struct ometa *m);
+                 const char *work_path, int fd, struct objmeta *m);
 
 /* What a commit or delete also does, under the same lock and in the same
  * write batch: key is put (val) with it, unless absent exists (then
@@ -220,7 +220,7 @@ struct store_x {
     int if_none;
     const char *if_match;
     /* a versioned bucket's new latest version (STORE_VERS_*): it gets a
-     * version id (OMETA_VID), made from its version, or the null one */
+     * version id (OBJMETA_VID), made from its version, or the null one */
     int vers;
     /* a kept version made the latest again (store_version_promote): it
      * keeps its id and mtime, and gets a new store version; the commit
@@ -237,17 +237,17 @@ struct store_x {
 
 /* The version id of a record ("null" when it has none); is it a delete
  * marker; is vid well formed (16 lower-case hex digits, or "null")? */
-const char *store_vid(const struct ometa *m);
-int store_is_marker(const struct ometa *m);
+const char *store_vid(const struct objmeta *m);
+int store_is_marker(const struct objmeta *m);
 int store_vid_valid(const char *vid);
 /* The record of mkey's version vid (NULL: the latest, which is mkey's
  * record, else the newest kept) on mp: its key (malloc'd, *vkl bytes:
  * mkey itself for the name's record) and record. 0, -ENOENT or -errno. Blocks: the I/O pool. */
 int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                       const char *vid, char **vkey, size_t *vkl, struct ometa *m);
+                       const char *vid, char **vkey, size_t *vkl, struct objmeta *m);
 /* The key a version of mkey (its record m) is kept under: mkey,
  * OBJNAME_VERSION_SEP, its id; malloc'd, *kl bytes. */
-char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, size_t *kl);
+char *store_version_key(const char *mkey, size_t klen, const struct objmeta *m, size_t *kl);
 /* After the latest version of mkey (its record) was deleted on mp: the
  * newest version kept becomes the latest again (S3: deleting the current
  * version makes the next newest current), its record moved to mkey with
@@ -257,11 +257,11 @@ char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, si
  * while this runs is never made the latest: the next newest is tried.
  * Blocks: the I/O pool. */
 int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                          struct ometa *m);
+                          struct objmeta *m);
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                   const char *work_path, int fd, struct ometa *m, const struct store_x *x);
+                   const char *work_path, int fd, struct objmeta *m, const struct store_x *x);
 /* 0 or -ENOENT / -errno; -EEXIST while the object waits to be written
- * back (a "w" record: wbq.h), which only store_delete_x may replace. */
+ * back (a "w" record: writeback.h), which only store_delete_x may replace. */
 int store_delete(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
 /* A client's delete: store_delete that leaves a tombstone. */
 int store_delete_tomb(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
@@ -272,11 +272,11 @@ int store_tomb_get(struct store *s, struct store_mp *mp, const char *mkey, size_
  * none. What a copy from elsewhere must beat. */
 uint64_t store_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen);
 /* The version record m counts as held: its own, but one less for a copy
- * marked damaged (OMETA_F_DAMAGED), so that a good copy of the same
+ * marked damaged (OBJMETA_F_DAMAGED), so that a good copy of the same
  * version, from a copy holder or another drive, replaces it, while
  * nothing older does; and a damaged copy never counts as a copy held. */
-uint64_t store_held_version(const struct ometa *m);
-/* Mark the copy of mkey damaged (OMETA_F_DAMAGED: never served, never
+uint64_t store_held_version(const struct objmeta *m);
+/* Mark the copy of mkey damaged (OBJMETA_F_DAMAGED: never served, never
  * handed on, kept for an operator), its version unchanged, only while it
  * is still the one with data file uid (0: any): 0, -ESTALE, -ENOENT or
  * -errno. Blocks: the I/O pool. */
@@ -297,7 +297,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
  * Up to limit objects of a bucket in name order, with the given prefix and
  * names after `after` (exclusive; may be ""), from `from` and up to `until`
  * (both inclusive; "" for no bound), written to out as a compact listing
- * page (common/lpage.h) whose head says whether more follow; versions:
+ * page (common/listpage.h) whose head says whether more follow; versions:
  * every version kept, as stored (list_shows in store.c). 0 or -EIO.
  */
 int store_list(struct store *s, const char *provider, const char *bucket, const char *prefix,
@@ -326,7 +326,7 @@ int store_kv_put(struct store *s, struct store_mp *mp, const char *k, size_t kl,
  * Blocks: the I/O pool.
  */
 int store_meta_update(struct store *s, const char *mkey, size_t klen,
-                      int (*change)(struct ometa *m, void *arg), void *arg);
+                      int (*change)(struct objmeta *m, void *arg), void *arg);
 int store_kv_del(struct store *s, struct store_mp *mp, const char *k, size_t kl);
 /* Delete k only while its value is still expect (el bytes), under the
  * lock commits and deletes hold: 0, -ENOENT, -ESTALE (changed) or -errno. */

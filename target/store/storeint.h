@@ -13,7 +13,7 @@
 struct store;
 struct store_mp;
 struct store_gsync;
-struct ometa;
+struct objmeta;
 
 /* RocksDB's error text (freed) as -errno, logged. */
 int store_db_errno(char *e);
@@ -47,13 +47,13 @@ struct storever_drop {
  * goes (d, for store_vers_dropped; its file stays when it is m's own). 0
  * otherwise. */
 int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
-                      const char *mkey, size_t klen, const struct ometa *old,
-                      const struct ometa *m, struct storever_drop *d);
+                      const char *mkey, size_t klen, const struct objmeta *old,
+                      const struct objmeta *m, struct storever_drop *d);
 /* After the batch, the lock released: d's file and intent go. */
 void store_vers_dropped(struct store *s, struct store_mp *mp, struct storever_drop *d);
 /* Give m (its version set) a version id: STORE_VERS_ENABLED makes one,
  * SUSPENDED the null one. 0 or -E2BIG. */
-int store_vers_assign(struct ometa *m, int vers);
+int store_vers_assign(struct objmeta *m, int vers);
 
 /* storesync.c: group commit. A ticket for a write just made; the wait
  * until a sync (sync(mp): 0 or -errno) begun after it is done, run by

@@ -368,15 +368,15 @@ struct store_mp *store_place(struct store *s, const char *mkey, size_t klen)
 int store_mark_damaged(struct store *s, const char *mkey, size_t klen, uint64_t uid)
 {
     struct store_mp *mp = store_pick(s, mkey, klen);
-    struct ometa *m = xmalloc(sizeof(*m));
-    char *buf = xmalloc(OMETA_MAX);
+    struct objmeta *m = xmalloc(sizeof(*m));
+    char *buf = xmalloc(OBJMETA_MAX);
     pthread_mutex_lock(&mp->mu);
     int rc = store_get(s, mp, mkey, klen, m);
     if (!rc && uid && m->uid != uid)
         rc = -ESTALE;            /* written again since the caller looked */
-    if (!rc && !(m->flags & OMETA_F_DAMAGED)) {
-        m->flags |= OMETA_F_DAMAGED;   /* its version stays: a good copy of it replaces it */
-        rc = store_kv_put(s, mp, mkey, klen, buf, ometa_encode(m, buf));
+    if (!rc && !(m->flags & OBJMETA_F_DAMAGED)) {
+        m->flags |= OBJMETA_F_DAMAGED; /* its version stays: a good copy of it replaces it */
+        rc = store_kv_put(s, mp, mkey, klen, buf, objmeta_encode(m, buf));
     }
     pthread_mutex_unlock(&mp->mu);
     free(buf);
@@ -384,15 +384,15 @@ int store_mark_damaged(struct store *s, const char *mkey, size_t klen, uint64_t 
     return rc;
 }
 
-uint64_t store_held_version(const struct ometa *m)
+uint64_t store_held_version(const struct objmeta *m)
 {
     uint64_t v = m->version ? m->version : 1;
-    return (m->flags & OMETA_F_DAMAGED) && v > 1 ? v - 1 : v;
+    return (m->flags & OBJMETA_F_DAMAGED) && v > 1 ? v - 1 : v;
 }
 
 uint64_t store_version(struct store *s, struct store_mp *mp, const char *mkey, size_t klen)
 {
-    struct ometa m;
+    struct objmeta m;
     uint64_t v = 0, tv = 0;
     if (store_get(s, mp, mkey, klen, &m) == 0)
         v = store_held_version(&m);

@@ -28,15 +28,15 @@
 #include "objname.h"
 #include "util.h"
 
-const char *store_vid(const struct ometa *m)
+const char *store_vid(const struct objmeta *m)
 {
-    const char *v = ometa_umeta_get(m, OMETA_VID);
+    const char *v = objmeta_umeta_get(m, OBJMETA_VID);
     return v ? v : "null";
 }
 
-int store_is_marker(const struct ometa *m)
+int store_is_marker(const struct objmeta *m)
 {
-    return ometa_umeta_get(m, OMETA_DELETE_MARKER) != NULL;
+    return objmeta_umeta_get(m, OBJMETA_DELETE_MARKER) != NULL;
 }
 
 int store_vid_valid(const char *vid)
@@ -52,7 +52,7 @@ int store_vid_valid(const char *vid)
     return 1;
 }
 
-char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, size_t *kl)
+char *store_version_key(const char *mkey, size_t klen, const struct objmeta *m, size_t *kl)
 {
     char id[STORE_VID_LEN + 1];
     const char *vid = store_vid(m);
@@ -68,24 +68,24 @@ char *store_version_key(const char *mkey, size_t klen, const struct ometa *m, si
     return k;
 }
 
-int store_vers_assign(struct ometa *m, int vers)
+int store_vers_assign(struct objmeta *m, int vers)
 {
     char id[STORE_VID_LEN + 1];
     snprintf(id, sizeof(id), "%016llx", (unsigned long long)~m->version);
-    ometa_umeta_del(m, OMETA_VID);
-    return ometa_umeta_add(m, OMETA_VID, vers == STORE_VERS_SUSPENDED ? "null" : id);
+    objmeta_umeta_del(m, OBJMETA_VID);
+    return objmeta_umeta_add(m, OBJMETA_VID, vers == STORE_VERS_SUSPENDED ? "null" : id);
 }
 
 /* Walk the versions kept of mkey on mp, newest first: cb(arg, key, kl, m)
  * until it returns non-zero (returned). */
 static int kept_walk(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                     int (*cb)(void *arg, const char *k, size_t kl, const struct ometa *m),
+                     int (*cb)(void *arg, const char *k, size_t kl, const struct objmeta *m),
                      void *arg)
 {
     char *prefix = xmalloc(klen + 1);
     memcpy(prefix, mkey, klen);
     prefix[klen] = OBJNAME_VERSION_SEP;
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     rocksdb_iterator_t *it = rocksdb_create_iterator(mp->db, s->ro);
     int rc = 0;
     for (rocksdb_iter_seek(it, prefix, klen + 1); !rc && rocksdb_iter_valid(it);
@@ -95,7 +95,7 @@ static int kept_walk(struct store *s, struct store_mp *mp, const char *mkey, siz
         if (kl <= klen + 1 || memcmp(k, prefix, klen + 1))
             break;
         const char *v = rocksdb_iter_value(it, &vl);
-        if (!ometa_decode(v, vl, m))
+        if (!objmeta_decode(v, vl, m))
             rc = cb(arg, k, kl, m);
     }
     char *e = NULL;
@@ -110,10 +110,10 @@ struct find {
     const char *vid;             /* NULL: the newest */
     char *key;
     size_t kl;
-    struct ometa *m;
+    struct objmeta *m;
 };
 
-static int find_cb(void *arg, const char *k, size_t kl, const struct ometa *m)
+static int find_cb(void *arg, const char *k, size_t kl, const struct objmeta *m)
 {
     struct find *f = arg;
     if (f->vid && strcmp(store_vid(m), f->vid))
@@ -125,7 +125,7 @@ static int find_cb(void *arg, const char *k, size_t kl, const struct ometa *m)
 }
 
 int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                       const char *vid, char **vkey, size_t *vkl, struct ometa *m)
+                       const char *vid, char **vkey, size_t *vkl, struct objmeta *m)
 {
     if (store_get(s, mp, mkey, klen, m) == 0 && (!vid || !strcmp(store_vid(m), vid))) {
         *vkey = xstrndup(mkey, klen);
@@ -148,10 +148,10 @@ int store_version_find(struct store *s, struct store_mp *mp, const char *mkey, s
  * bucket has one null version), or one made the latest again (a kept
  * version's own id is its key, so that is one lookup). */
 static void drop_kept_same(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
-                           const char *mkey, size_t klen, const struct ometa *latest,
+                           const char *mkey, size_t klen, const struct objmeta *latest,
                            const char *vid, struct storever_drop *d)
 {
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     char *k = NULL;
     size_t kl;
     int found;
@@ -180,7 +180,7 @@ static void drop_kept_same(struct store *s, struct store_mp *mp, rocksdb_writeba
 
 /* One try of store_version_promote. */
 static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                        struct ometa *m)
+                        struct objmeta *m)
 {
     char *k = NULL, work[PATH_MAX], from[PATH_MAX];
     size_t kl;
@@ -211,8 +211,8 @@ static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, 
     struct store_x x = {.absent = mkey, .absent_len = klen, .promote = 1,
                         .kept = k, .kept_len = kl, .kept_uid = m->uid};
     m->uid = uid;
-    if (!ometa_umeta_get(m, OMETA_VID))      /* written before versioning: the null one */
-        rc = ometa_umeta_add(m, OMETA_VID, "null");
+    if (!objmeta_umeta_get(m, OBJMETA_VID))  /* written before versioning: the null one */
+        rc = objmeta_umeta_add(m, OBJMETA_VID, "null");
     if (rc) {
         close(fd);
         unlink(work);
@@ -224,7 +224,7 @@ static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, 
 }
 
 int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                          struct ometa *m)
+                          struct objmeta *m)
 {
     int rc = -ESTALE;
     for (int tries = 0; tries < 4 && rc == -ESTALE; tries++)
@@ -233,10 +233,10 @@ int store_version_promote(struct store *s, struct store_mp *mp, const char *mkey
 }
 
 int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t *wb,
-                      const char *mkey, size_t klen, const struct ometa *old,
-                      const struct ometa *m, struct storever_drop *d)
+                      const char *mkey, size_t klen, const struct objmeta *old,
+                      const struct objmeta *m, struct storever_drop *d)
 {
-    const char *vid = ometa_umeta_get(m, OMETA_VID);
+    const char *vid = objmeta_umeta_get(m, OBJMETA_VID);
     if (!vid || mkey[0] != 'o' || objname_base_len(mkey, klen) != klen)
         return 0;                /* not a versioned bucket's latest */
     drop_kept_same(s, mp, wb, mkey, klen, m, vid, d);
@@ -244,15 +244,15 @@ int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t
         return 0;                /* nothing held, or the same version rewritten */
     size_t kl;
     char *k = store_version_key(mkey, klen, old, &kl);
-    struct ometa *held = xmalloc(sizeof(*held));
+    struct objmeta *held = xmalloc(sizeof(*held));
     int kept_already = store_get(s, mp, k, kl, held) == 0;
     free(held);
     if (kept_already) {          /* a copy of the version came first (a rebalance): */
         free(k);                 /* it stays, and the old latest's file goes */
         return 0;
     }
-    char val[OMETA_MAX];
-    size_t vl = ometa_encode(old, val);
+    char val[OBJMETA_MAX];
+    size_t vl = objmeta_encode(old, val);
     rocksdb_writebatch_put(wb, k, kl, val, vl);
     free(k);
     return 1;

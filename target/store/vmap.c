@@ -44,7 +44,7 @@
 
 #include "bsum.h"
 #include "log.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "util.h"
 
 #ifndef __NR_cachestat
@@ -163,7 +163,7 @@ static size_t slot_index(const struct stat *st)
     return XXH3_64bits(k, sizeof(k)) % VM_SLOTS;
 }
 
-static int ent_is(const struct vm_ent *e, const struct stat *st, const struct ometa *m)
+static int ent_is(const struct vm_ent *e, const struct stat *st, const struct objmeta *m)
 {
     return e->used && e->dev == st->st_dev && e->ino == st->st_ino && e->uid == m->uid &&
            e->size == m->size && e->ctime.tv_sec == st->st_ctim.tv_sec &&
@@ -177,7 +177,7 @@ static int bit(const uint64_t *b, uint32_t k)
 
 /* Forget the checked blocks of the scan window [b0, bend) that lost a
  * page; snap is the entry's bits as read, updated too. */
-static void forget_dropped(int fd, const struct stat *st, const struct ometa *m, uint64_t bsz,
+static void forget_dropped(int fd, const struct stat *st, const struct objmeta *m, uint64_t bsz,
                            uint32_t b0, uint32_t bend, uint64_t *snap)
 {
     uint64_t ws = (uint64_t)b0 * bsz, we = (uint64_t)bend * bsz;
@@ -205,7 +205,7 @@ static void forget_dropped(int fd, const struct stat *st, const struct ometa *m,
     pthread_mutex_unlock(&locks[i % VM_LOCKS]);
 }
 
-void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t off, uint64_t len,
+void vmap_plan(int fd, const struct stat *st, const struct objmeta *m, uint64_t off, uint64_t len,
                struct vmap_plan *p)
 {
     memset(p, 0, sizeof(*p));
@@ -240,7 +240,7 @@ void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t of
     p->resident = can_tell && all_in(fd, p->lo, p->hi - p->lo);
 }
 
-void vmap_mark(int fd, const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi)
+void vmap_mark(int fd, const struct stat *st, const struct objmeta *m, uint64_t lo, uint64_t hi)
 {
     if (!can_tell || hi <= lo || leased(m->uid))
         return;
@@ -293,7 +293,7 @@ static int read_all(int fd, char *buf, size_t len, uint64_t off)
     return 0;
 }
 
-int vmap_check_whole(int fd, const struct ometa *m, uint64_t at, uint64_t end, char *buf,
+int vmap_check_whole(int fd, const struct objmeta *m, uint64_t at, uint64_t end, char *buf,
                      size_t cap, void **state)
 {
     XXH3_state_t *xs = *state;
@@ -325,13 +325,13 @@ void vmap_check_whole_free(void *state)
 }
 
 /* An object without block sums: the whole of it against its checksum. */
-static int check_whole(int fd, const struct ometa *m, char *buf, size_t cap)
+static int check_whole(int fd, const struct objmeta *m, char *buf, size_t cap)
 {
     void *state = NULL;
     return vmap_check_whole(fd, m, 0, m->size, buf, cap, &state);
 }
 
-int vmap_check(int fd, const struct ometa *m, uint64_t lo, uint64_t hi, char *buf, size_t cap)
+int vmap_check(int fd, const struct objmeta *m, uint64_t lo, uint64_t hi, char *buf, size_t cap)
 {
     if (!bsum_kept(m))
         return check_whole(fd, m, buf, cap);

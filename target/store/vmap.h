@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-struct ometa;
+struct objmeta;
 
 /* What a read of [off, off + len) of a data file must check before its
  * bytes go: the blocks from lo to hi (byte offsets, whole blocks; lo ==
@@ -28,28 +28,28 @@ int vmap_init(void);
 
 /* The plan for reading [off, off + len) of the file fd (st: its fstat) of
  * the record m. Any thread. */
-void vmap_plan(int fd, const struct stat *st, const struct ometa *m, uint64_t off, uint64_t len,
+void vmap_plan(int fd, const struct stat *st, const struct objmeta *m, uint64_t off, uint64_t len,
                struct vmap_plan *p);
 
 /* Check the blocks [lo, hi) of fd against m's sums, reading them into
  * buf (cap bytes, at least BSUM_LEAF: read in turns of cap).
  * 0: they match; -EUCLEAN: one does not; -EIO / -errno: unreadable or
  * short. May block on the drive: the I/O pool's, unless resident. */
-int vmap_check(int fd, const struct ometa *m, uint64_t lo, uint64_t hi, char *buf, size_t cap);
+int vmap_check(int fd, const struct objmeta *m, uint64_t lo, uint64_t hi, char *buf, size_t cap);
 
 /* An object without block sums (bsum_kept false) checked whole in turns:
  * [at, end) hashed into *state (made at the first turn, NULL at first);
  * at the object's end, the whole compared with its checksum. 0 (good, or
  * more to come while end < size), -EUCLEAN, -EIO or -ENODATA; *state is
  * freed at the end and on error (else vmap_check_whole_free). */
-int vmap_check_whole(int fd, const struct ometa *m, uint64_t at, uint64_t end, char *buf,
+int vmap_check_whole(int fd, const struct objmeta *m, uint64_t at, uint64_t end, char *buf,
                      size_t cap, void **state);
 void vmap_check_whole_free(void *state);
 
 /* The blocks [lo, hi) of the file fd (st, m) were checked and found good
  * (p->keep from the plan made before the check): those whose pages are
  * all still in memory are remembered as checked. */
-void vmap_mark(int fd, const struct stat *st, const struct ometa *m, uint64_t lo, uint64_t hi);
+void vmap_mark(int fd, const struct stat *st, const struct objmeta *m, uint64_t lo, uint64_t hi);
 
 /* Another reader (a scrub, a copy, an upload) is about to read the data file st (NULL: unknown) of version uid (size
  * bytes): pages it brings in are not checked by a read's plan, so the

@@ -1,6 +1,6 @@
 /* libFuzzer target for the URL parser (common/url.c): a Location header
  * the loader follows, a target's URL from the cluster map. Any bytes up to
- * the first NUL. The harness checks what hc relies on: an accepted URL
+ * the first NUL. The harness checks what nodeclient relies on: an accepted URL
  * names a non-empty host that fits its buffer and holds no '/', a port in
  * 1..65535, and a path inside the input that starts with '/' or '?'.
  * Built and run by `make fuzz`. */

@@ -19,7 +19,7 @@
 static struct target t;          /* large: not on the stack */
 
 static void one(struct job *j, const char *name, size_t n, const char *url, char *mkey,
-                size_t klen, int held, const struct ometa *m)
+                size_t klen, int held, const struct objmeta *m)
 {
     (void)j, (void)name, (void)n, (void)url, (void)klen, (void)held, (void)m;
     free(mkey);
@@ -72,7 +72,8 @@ static void selections(void)
     char err[256], got[1024];
     struct job *j = walk("plain", "{\"template\": \"f-{08..11}.bin\"}", 0, err);
     CHECK(j && j->total == 4 && !j->unsized);
-    CHECK(j && names(j, got, sizeof(got)) == 4 && !strcmp(got, "f-08.bin|f-09.bin|f-10.bin|f-11.bin"));
+    CHECK(j && names(j, got, sizeof(got)) == 4 &&
+          !strcmp(got, "f-08.bin|f-09.bin|f-10.bin|f-11.bin"));
     CHECK(j && j->pos == 4);
     if (j)
         done(j);
@@ -101,7 +102,8 @@ static void selections(void)
     CHECK(j && jobsel_of(j)->listed == JL_BACKEND && jobsel_of(j)->b.kind == BK_S3);
     if (j)
         done(j);
-    CHECK(walk("origin", "{\"prefix\": \"p/\"}", 0, err) == NULL && strstr(err, "cannot be listed"));
+    CHECK(walk("origin", "{\"prefix\": \"p/\"}", 0, err) == NULL &&
+          strstr(err, "cannot be listed"));
     j = walk("origin", "{\"names\": [\"x\"]}", 0, err);   /* named, an origin's objects are fine */
     CHECK(j && !jobsel_of(j)->listed && jobsel_of(j)->b.kind == BK_HTTP);
     if (j)
@@ -111,7 +113,8 @@ static void selections(void)
 static void downloads(void)
 {
     char err[256], got[1024], nm[1100];
-    const char *spec = "{\"urls\": [\"http://h/a/b%20c.tar?x=1\", \"http://h/\", \"https://h:9/p#f\"]}";
+    const char *spec =
+        "{\"urls\": [\"http://h/a/b%20c.tar?x=1\", \"http://h/\", \"https://h:9/p#f\"]}";
     struct job *j = walk("plain", spec, 1, err);
     CHECK(j && names(j, got, sizeof(got)) == 3 &&
           !strcmp(got, "http://h/a/b%20c.tar?x=1|http://h/|https://h:9/p#f"));
@@ -132,7 +135,8 @@ static void downloads(void)
     if (j)
         done(j);
     j = walk("plain", "{\"template\": \"http://h/s-{0..2}\"}", 1, err);
-    CHECK(j && names(j, got, sizeof(got)) == 3 && !strcmp(got, "http://h/s-0|http://h/s-1|http://h/s-2"));
+    CHECK(j && names(j, got, sizeof(got)) == 3 &&
+          !strcmp(got, "http://h/s-0|http://h/s-1|http://h/s-2"));
     if (j)
         done(j);
     CHECK(walk("plain", "{\"prefix\": \"p/\"}", 1, err) == NULL && strstr(err, "\"urls\""));

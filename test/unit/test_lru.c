@@ -15,21 +15,21 @@
 #include "bmd.h"
 #include "check.h"
 #include "fixture.h"
-#include "lcopy.h"
+#include "localcopy.h"
 #include "lru.h"
 #include "pin.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
-#include "wbq.h"
+#include "writeback.h"
 
 static struct target t;          /* large: not on the stack */
 static const struct target_hooks hooks = {    /* main.c's, for what eviction asks */
-    .owed = wbq_owed,
-    .drop_local_copies = lcopy_drop,
+    .owed = writeback_owed,
+    .drop_local_copies = localcopy_drop,
 };
 
-static int set_mtime(struct ometa *m, void *arg)
+static int set_mtime(struct objmeta *m, void *arg)
 {
     m->mtime_ns = *(uint64_t *)arg;
     return 0;
@@ -42,12 +42,12 @@ static int put(const char *bucket, const char *name, size_t n, uint64_t mtime_s,
     char *mkey = store_mkey("shoal", bucket, name, strlen(name), &kl);
     struct store_mp *mp = store_place(&t.store, mkey, kl);
     char work[4096], *body = xcalloc(1, n);
-    struct ometa *m = xcalloc(1, sizeof(*m));
+    struct objmeta *m = xcalloc(1, sizeof(*m));
     int fd = store_work_open(mp, &m->uid, work, sizeof(work));
     int rc = fd < 0 || write(fd, body, n) != (ssize_t)n;
     m->size = n;
     if (!rc && owed)
-        rc = wbq_commit(&t, mp, mkey, kl, work, fd, m, NULL);
+        rc = writeback_commit(&t, mp, mkey, kl, work, fd, m, NULL);
     else if (!rc)
         rc = store_commit(&t.store, mp, mkey, kl, work, fd, m);
     /* the record's time stands for a read that long ago */

@@ -17,7 +17,7 @@
 #include "util.h"
 
 /* Commit body as mkey's new version: its record in m. */
-static int put(struct store *s, const char *mkey, size_t kl, const char *body, struct ometa *m)
+static int put(struct store *s, const char *mkey, size_t kl, const char *body, struct objmeta *m)
 {
     struct store_mp *mp = store_place(s, mkey, kl);
     char work[PATH_MAX];
@@ -31,7 +31,7 @@ static int put(struct store *s, const char *mkey, size_t kl, const char *body, s
 
 /* What the cache gives for mkey: the bytes it names, or "" when it gives
  * nothing. */
-static const char *cached(struct store *s, const char *mkey, size_t kl, struct ometa *m)
+static const char *cached(struct store *s, const char *mkey, size_t kl, struct objmeta *m)
 {
     static char buf[64];
     int fd = ocache_open(s, mkey, kl, m);
@@ -63,7 +63,7 @@ static int deleted_open(void)
 /* Read mkey as get.c does and keep it in the cache. */
 static void read_and_keep(struct store *s, const char *mkey, size_t kl)
 {
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     struct store_mp *mp = store_pick(s, mkey, kl);
     uint64_t gen = store_wgen(mp);
     if (store_get(s, mp, mkey, kl, m) == 0) {
@@ -85,7 +85,7 @@ int main(void)
     memset(&s, 0, sizeof(s));
     CHECK(store_open(&s, dirs, 1, NULL, 0, 0, err, sizeof(err)) == 0);
     ocache_init(2);
-    struct ometa *m = xmalloc(sizeof(*m));
+    struct objmeta *m = xmalloc(sizeof(*m));
     size_t ka, kb;
     char *a = store_mkey("shoal", "b", "a", 1, &ka), *b = store_mkey("shoal", "b", "b", 1, &kb);
 
@@ -113,7 +113,7 @@ int main(void)
     CHECK(store_get(&s, mp, a, ka, m) == 0);
     int fd = store_data_open(mp, a, ka, m->uid);
     CHECK(fd >= 0);
-    struct ometa *other = xmalloc(sizeof(*other));
+    struct objmeta *other = xmalloc(sizeof(*other));
     CHECK(put(&s, b, kb, "again", other) == 0);
     ocache_put(mp, before, a, ka, m, fd);
     close(fd);

@@ -1,5 +1,5 @@
 /* s3sub: the subresource table; s3tag: tag sets from XML and headers,
- * S3's limits; s3xml: records and fields named by paths; ometa: tags
+ * S3's limits; s3xml: records and fields named by paths; objmeta: tags
  * kept with an object's metadata. */
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "check.h"
 #include "err.h"
 #include "http.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "s3sub.h"
 #include "s3tag.h"
 #include "s3xml.h"
@@ -311,30 +311,30 @@ static void test_acl(void)
 
 static void test_ometa_tags(void)
 {
-    struct ometa *m = xcalloc(1, sizeof(*m)), *d = xmalloc(sizeof(*d));
+    struct objmeta *m = xcalloc(1, sizeof(*m)), *d = xmalloc(sizeof(*d));
     m->size = 5;
     memcpy(m->umeta, "k\0v\0", 4);
     m->umeta_len = 4;
-    CHECK(ometa_tags_set(m, "a\0" "1\0", 4) == 0);
-    char *buf = xmalloc(OMETA_MAX);
-    size_t n = ometa_encode(m, buf);
-    CHECK(ometa_decode(buf, n, d) == 0 && d->tags_len == 4 && !memcmp(d->tags, "a\0" "1\0", 4) &&
+    CHECK(objmeta_tags_set(m, "a\0" "1\0", 4) == 0);
+    char *buf = xmalloc(OBJMETA_MAX);
+    size_t n = objmeta_encode(m, buf);
+    CHECK(objmeta_decode(buf, n, d) == 0 && d->tags_len == 4 && !memcmp(d->tags, "a\0" "1\0", 4) &&
           d->umeta_len == 4 && d->size == 5);
     /* the largest tag set S3 allows fits, and so does the largest record */
-    CHECK(S3TAG_OBJECT_BYTES <= OMETA_TAGS_MAX);
-    memset(m->tags, 't', OMETA_TAGS_MAX);
-    CHECK(ometa_tags_set(m, m->tags, OMETA_TAGS_MAX) == 0);
-    CHECK(ometa_tags_set(m, m->tags, OMETA_TAGS_MAX + 1) == -E2BIG);
-    memset(m->umeta, 'u', OMETA_UMETA_MAX), m->umeta_len = OMETA_UMETA_MAX;
-    memset(m->etag, 'e', OMETA_ETAG_MAX), m->etag[OMETA_ETAG_MAX] = '\0';
-    memset(m->backend_etag, 'b', OMETA_ETAG_MAX), m->backend_etag[OMETA_ETAG_MAX] = '\0';
-    memset(m->ctype, 'c', OMETA_CTYPE_MAX), m->ctype[OMETA_CTYPE_MAX] = '\0';
-    n = ometa_encode(m, buf);
-    CHECK(n <= OMETA_MAX && ometa_decode(buf, n, d) == 0 && d->tags_len == OMETA_TAGS_MAX);
+    CHECK(S3TAG_OBJECT_BYTES <= OBJMETA_TAGS_MAX);
+    memset(m->tags, 't', OBJMETA_TAGS_MAX);
+    CHECK(objmeta_tags_set(m, m->tags, OBJMETA_TAGS_MAX) == 0);
+    CHECK(objmeta_tags_set(m, m->tags, OBJMETA_TAGS_MAX + 1) == -E2BIG);
+    memset(m->umeta, 'u', OBJMETA_UMETA_MAX), m->umeta_len = OBJMETA_UMETA_MAX;
+    memset(m->etag, 'e', OBJMETA_ETAG_MAX), m->etag[OBJMETA_ETAG_MAX] = '\0';
+    memset(m->backend_etag, 'b', OBJMETA_ETAG_MAX), m->backend_etag[OBJMETA_ETAG_MAX] = '\0';
+    memset(m->ctype, 'c', OBJMETA_CTYPE_MAX), m->ctype[OBJMETA_CTYPE_MAX] = '\0';
+    n = objmeta_encode(m, buf);
+    CHECK(n <= OBJMETA_MAX && objmeta_decode(buf, n, d) == 0 && d->tags_len == OBJMETA_TAGS_MAX);
     /* no tags: a record as before tags existed, and decoded without any */
     m->tags_len = 0;
-    n = ometa_encode(m, buf);
-    CHECK(ometa_decode(buf, n, d) == 0 && d->tags_len == 0);
+    n = objmeta_encode(m, buf);
+    CHECK(objmeta_decode(buf, n, d) == 0 && d->tags_len == 0);
     free(buf);
     free(m);
     free(d);

@@ -17,11 +17,11 @@
 
 #include "bsum.h"
 #include "check.h"
-#include "ometa.h"
+#include "objmeta.h"
 #include "vmap.h"
 
-static struct ometa m;           /* large: not on the stack */
-static struct ometa d;
+static struct objmeta m;         /* large: not on the stack */
+static struct objmeta d;
 
 /* m's sums for n bytes of p, fed in pieces of step bytes. */
 static void sums_of(const char *p, size_t n, size_t step)
@@ -76,14 +76,14 @@ static void test_sums(void)
     p[5 * 4 * BSUM_LEAF + 9] ^= 1;
     /* kept with the record, and a record whose sums do not fit its size
      * is checked whole */
-    char *buf = malloc(OMETA_MAX);
-    size_t n = ometa_encode(&m, buf);
-    CHECK(ometa_decode(buf, n, &d) == 0 && d.nbs == m.nbs && d.bs_level == 2 &&
+    char *buf = malloc(OBJMETA_MAX);
+    size_t n = objmeta_encode(&m, buf);
+    CHECK(objmeta_decode(buf, n, &d) == 0 && d.nbs == m.nbs && d.bs_level == 2 &&
           !memcmp(d.bs, m.bs, m.nbs * 8));
     d.size = 100;
     CHECK(!bsum_kept(&d) && bsum_blocks(&d) == 1 && bsum_block_size(&d) == 100);
     buf[n - 8 * m.nbs - 1] = 41;   /* the level: out of range */
-    CHECK(ometa_decode(buf, n, &d) == -EINVAL);
+    CHECK(objmeta_decode(buf, n, &d) == -EINVAL);
     free(buf);
     free(p);
 }
