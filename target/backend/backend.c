@@ -337,18 +337,17 @@ static void list_start(struct curlclient *cli, const struct backend *b, const ch
     bop_start(o);
 }
 
-void backend_call(struct curlclient *cli, const struct backend *b, const char *method,
-                  const char *key, const char *query, int fd, int64_t off, int64_t size,
-                  const char *mem, size_t mem_len, backend_list_fn cb, void *arg)
+void backend_call(struct curlclient *cli, const struct backend *b, const struct backend_req *rq,
+                  backend_list_fn cb, void *arg)
 {
-    struct bop *o = bop_make(cli, b, method, key, fd, size, NULL, arg);
-    o->base = off;
-    if (mem) {
-        o->mem = xmalloc(mem_len + 1);
-        memcpy(o->mem, mem, mem_len);
-        o->size = (int64_t)mem_len;
+    struct bop *o = bop_make(cli, b, rq->method, rq->key, rq->fd, rq->size, NULL, arg);
+    o->base = rq->off;
+    if (rq->mem) {
+        o->mem = xmalloc(rq->mem_len + 1);
+        memcpy(o->mem, rq->mem, rq->mem_len);
+        o->size = (int64_t)rq->mem_len;
     }
-    o->query = xstrdup(query);
+    o->query = xstrdup(rq->query);
     o->list_cb = cb;
     bop_start(o);
 }

@@ -69,13 +69,22 @@ void backend_list(struct curlclient *cli, const struct backend *b, const char *p
 /* The same from the names after `after` (StartAfter) instead of a token. */
 void backend_list_after(struct curlclient *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg);
-/* Any request with its answer's body (retried like the others): method
- * key?query, with a body of size bytes of fd from off (fd >= 0), or
- * mem_len bytes of mem (copied), or none; cb gets the outcome and the
- * body (at most S3LIST_MAX_DOC bytes of it). */
-void backend_call(struct curlclient *cli, const struct backend *b, const char *method,
-                  const char *key, const char *query, int fd, int64_t off, int64_t size,
-                  const char *mem, size_t mem_len, backend_list_fn cb, void *arg);
+/* A request of backend_call's: method key?query, with a body of size
+ * bytes of fd from off (fd >= 0), or mem_len bytes of mem, or none (fd
+ * -1, mem NULL). */
+struct backend_req {
+    const char *method;
+    const char *key;
+    const char *query;           /* "" for none */
+    int fd;
+    int64_t off, size;
+    const char *mem;             /* copied by backend_call */
+    size_t mem_len;
+};
+/* Any request with its answer's body (retried like the others); cb gets
+ * the outcome and the body (at most S3LIST_MAX_DOC bytes of it). */
+void backend_call(struct curlclient *cli, const struct backend *b, const struct backend_req *rq,
+                  backend_list_fn cb, void *arg);
 /* URL and signed header lines of a GET (for the streaming fetch). */
 void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
 /* Fill o from a finished exchange's headers. */

@@ -67,7 +67,8 @@ static void backendmpu_fail(struct backendmpu *u, const struct backend_obj *o)
         return;
     }
     char *q = query(u, 0);
-    backend_call(u->cli, &u->b, "DELETE", u->key, q, -1, 0, 0, NULL, 0, aborted, u);
+    struct backend_req rq = {.method = "DELETE", .key = u->key, .query = q, .fd = -1};
+    backend_call(u->cli, &u->b, &rq, aborted, u);
     free(q);
 }
 
@@ -93,7 +94,9 @@ static void complete(struct backendmpu *u)
     }
     gbuf_str(&x, "</CompleteMultipartUpload>");
     char *q = query(u, 0);
-    backend_call(u->cli, &u->b, "POST", u->key, q, -1, 0, 0, x.p, x.n, completed, u);
+    struct backend_req rq = {
+        .method = "POST", .key = u->key, .query = q, .fd = -1, .mem = x.p, .mem_len = x.n};
+    backend_call(u->cli, &u->b, &rq, completed, u);
     free(q);
     gbuf_free(&x);               /* backend_call copied the body */
 }
@@ -122,8 +125,10 @@ static void send_part(struct backendmpu *u)
     uint64_t off = (uint64_t)(u->part - 1) * u->part_size;
     uint64_t n = u->size - off < u->part_size ? u->size - off : u->part_size;
     char *q = query(u, u->part);
-    backend_call(u->cli, &u->b, "PUT", u->key, q, u->fd, (int64_t)off, (int64_t)n, NULL, 0,
-                 part_sent, u);
+    struct backend_req rq = {
+        .method = "PUT", .key = u->key, .query = q, .fd = u->fd, .off = (int64_t)off,
+        .size = (int64_t)n};
+    backend_call(u->cli, &u->b, &rq, part_sent, u);
     free(q);
 }
 
@@ -154,5 +159,6 @@ void backendmpu_put(struct curlclient *cli, const struct backend *b, const char 
     u->etags = xcalloc((size_t)u->nparts, sizeof(*u->etags));
     u->cb = cb;
     u->arg = arg;
-    backend_call(cli, &u->b, "POST", key, "uploads=", -1, 0, 0, NULL, 0, created, u);
+    struct backend_req rq = {.method = "POST", .key = key, .query = "uploads=", .fd = -1};
+    backend_call(cli, &u->b, &rq, created, u);
 }
