@@ -37,7 +37,11 @@ COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
 TARGET_LAYERS = store core space backend cluster redundancy jobs api
 TARGET_SRC = $(wildcard target/*.c $(TARGET_LAYERS:%=target/%/*.c))
 TARGET_INC = $(TARGET_LAYERS:%=-Itarget/%)
-PROXY_SRC  = $(wildcard proxy/*.c)
+# the proxy's folders: the API's handlers at the top, the S3 front end,
+# the cluster's membership and consensus
+PROXY_DIRS = proxy proxy/s3 proxy/cluster
+PROXY_SRC  = $(wildcard $(PROXY_DIRS:%=%/*.c))
+PROXY_INC  = $(PROXY_DIRS:%=-I%)
 LOADER_SRC = $(wildcard loader/*.c)
 CLI_SRC    = $(wildcard loader/shoal/*.c)
 EC_SRC     = $(wildcard ec/*.c)
@@ -85,6 +89,7 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(TARGET_OBJ): CFLAGS += $(TARGET_INC) -Iec
+$(PROXY_OBJ): CFLAGS += $(PROXY_INC)
 
 $(BUILD)/version.stamp: FORCE
 	@mkdir -p $(dir $@)
@@ -125,7 +130,7 @@ $(BUILD)/test/%: test/unit/%.c $(COMMON_OBJ) $(TARGET_LIB_OBJ) $(EC_OBJ)
 # links every module of the proxy but its main
 $(BUILD)/test/test_proxy_%: test/unit/test_proxy_%.c $(PROXY_LIB_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iproxy -o $@ $(filter %.c %.o,$^) $(LIBS) -lraft -luv
+	$(CC) $(CFLAGS) $(PROXY_INC) -o $@ $(filter %.c %.o,$^) $(LIBS) -lraft -luv
 
 $(BUILD)/bench/ec_bench: test/bench/ec_bench.c $(EC_OBJ)
 	@mkdir -p $(dir $@)
