@@ -1,6 +1,7 @@
 /* fixture: what several unit tests build, header-only like check.h: a
- * cluster map of one proxy and n targets, an object's store key in the
- * caller's buffer, and a store in a new temporary directory. */
+ * cluster map of one proxy and n targets, the bucket metadata of a few
+ * buckets, an object's store key in the caller's buffer, and a store in a
+ * new temporary directory. */
 #ifndef SHOAL_TEST_FIXTURE_H
 #define SHOAL_TEST_FIXTURE_H
 
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "bmd.h"
 #include "cmap.h"
 #include "store.h"
 
@@ -23,6 +27,25 @@ static inline struct cmap *fixture_map(int targets)
         cmap_put_node(m, id, NODE_TARGET, url);
     }
     return m;
+}
+
+/* Install the BMD of n buckets shoal/<names[i]>, with the properties
+ * props[i] (JSON text, NULL for none), the i-th created at i + 1: 0, or
+ * -1 (bad JSON, a name twice). */
+static inline int fixture_bmd(int n, const char *const *names, const char *const *props)
+{
+    struct bmd *b = bmd_new(1);
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        json_t *p = props[i] ? json_loads(props[i], 0, NULL) : NULL;
+        rc = (props[i] && !p) || bmd_add(b, "shoal", names[i], p, i + 1);
+        json_decref(p);
+    }
+    if (rc) {
+        bmd_unref(b);
+        return -1;
+    }
+    return bmd_install(b, 1) == 1 ? 0 : -1;
 }
 
 /* The store key of shoal/<bucket>/<name> into out (cap bytes, NUL-ended):

@@ -11,6 +11,7 @@
 
 #include "bmd.h"
 #include "check.h"
+#include "fixture.h"
 #include "jobkind.h"
 #include "jobsel.h"
 #include "target.h"
@@ -171,15 +172,10 @@ static void kinds(void)
 
 int main(void)
 {
-    struct bmd *b = bmd_new(1);
-    json_t *cloud = json_pack("{s:s}", "backend", "s3://remote");
-    json_t *origin = json_pack("{s:s}", "backend", "http://127.0.0.1:9/d");
-    CHECK(bmd_add(b, "shoal", "plain", NULL, 1) == 0);
-    CHECK(bmd_add(b, "shoal", "cloud", cloud, 1) == 0);
-    CHECK(bmd_add(b, "shoal", "origin", origin, 1) == 0);
-    json_decref(cloud);
-    json_decref(origin);
-    CHECK(bmd_install(b, 1) == 1);
+    static const char *const buckets[] = {"plain", "cloud", "origin"};
+    static const char *const props[] = {NULL, "{\"backend\": \"s3://remote\"}",
+                                        "{\"backend\": \"http://127.0.0.1:9/d\"}"};
+    CHECK(fixture_bmd(3, buckets, props) == 0);
     s3_cfg_resolve(&t.s3, "http://127.0.0.1:9", "us-east-1", NULL, "key", "secret", NULL, NULL);
     selections();
     downloads();

@@ -45,16 +45,11 @@ static void tally(const struct cmap *m, const char *mkey, size_t kl, uint64_t si
 int main(void)
 {
     struct cmap *m = fixture_map(TARGETS);
-    struct bmd *b = bmd_new(2);
-    json_t *mir = json_pack("{s:{s:i}}", "mirror", "copies", 3);
-    json_t *ec = json_pack("{s:{s:i, s:i, s:i}}", "ec", "data", 2, "parity", 1,
-                           "objsize_limit", 1000);
-    CHECK(bmd_add(b, "shoal", "plain", NULL, 1) == 0);
-    CHECK(bmd_add(b, "shoal", "mir", mir, 2) == 0);
-    CHECK(bmd_add(b, "shoal", "ec", ec, 3) == 0);
-    json_decref(mir);
-    json_decref(ec);
-    CHECK(bmd_install(b, 1) == 1);
+    static const char *const buckets[] = {"plain", "mir", "ec"};
+    static const char *const props[] = {
+        NULL, "{\"mirror\": {\"copies\": 3}}",
+        "{\"ec\": {\"data\": 2, \"parity\": 1, \"objsize_limit\": 1000}}"};
+    CHECK(fixture_bmd(3, buckets, props) == 0);
 
     char mkey[128];
     int t[4], owner_keeps;
