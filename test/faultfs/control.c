@@ -112,6 +112,13 @@ static int run_line(char *line)
         rc = rule_add(w[1], w[2], n == 4 ? w[3] : NULL);
     } else if (!strcmp(w[0], "clear") && n == 1) {
         ff_rules_clear();
+    } else if (!strcmp(w[0], "slow-forget") && n == 2) {
+        char *end;
+        unsigned long us = strtoul(w[1], &end, 10);
+        if (*end || end == w[1] || us > 1000000)
+            rc = -EINVAL;
+        else
+            __atomic_store_n(&ff.forget_delay_us, (unsigned)us, __ATOMIC_RELAXED);
     } else {
         rc = -EINVAL;
     }

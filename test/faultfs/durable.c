@@ -113,11 +113,13 @@ struct ff_node *ff_node_get(ino_t ino, int create)
 }
 
 /* The inode's last name is gone: its number may come back for another
- * file. The node lives on (handles may hold it) until the next cut. */
-void ff_node_forget(ino_t ino)
+ * file. The node lives on (handles may hold it) until the next cut. The
+ * caller holds map_mu, taken before the call that freed the number: a
+ * file created meanwhile may get the same number, and must not find
+ * this node (its durable content would be the old file's). */
+void ff_node_forget_locked(ino_t ino)
 {
     struct ff_node key = {.ino = ino};
-    pthread_mutex_lock(&ff.map_mu);
     struct ff_node **slot = tfind(&key, &ff.by_ino, node_cmp);
     if (slot) {
         struct ff_node *n = *slot;
@@ -125,7 +127,6 @@ void ff_node_forget(ino_t ino)
         n->next_detached = ff.detached;
         ff.detached = n;
     }
-    pthread_mutex_unlock(&ff.map_mu);
 }
 
 /* Records [lo, hi) of n as written and not yet durable. Ranges that

@@ -57,6 +57,11 @@
  *                                 (EIO, ENOSPC, EROFS, EDQUOT); OPS is
  *                                 read, write or all (the default)
  *   clear                         drop every fail rule
+ *   slow-forget US                wait US microseconds (at most 1000000)
+ *                                 between freeing an inode number (an
+ *                                 unlink, a rename over a name) and
+ *                                 forgetting its node, so a test can
+ *                                 show no create in between reuses it
  *
  * A bad command fails the write with EINVAL. Read it for the status:
  * "state up|down", counters (gen, cuts, fsyncs, dirsyncs, syncs,
@@ -199,6 +204,16 @@ static int ff_mkdir(const char *path, mode_t mode)
     return rc;
 }
 
+/* An inode number freed (map_mu held since before): its node goes, after
+ * the wait "slow-forget" asked for. */
+static void forget(ino_t ino)
+{
+    unsigned us = __atomic_load_n(&ff.forget_delay_us, __ATOMIC_RELAXED);
+    if (us)
+        usleep(us);
+    ff_node_forget_locked(ino);
+}
+
 /* unlink and rmdir: an inode whose last name goes leaves the map. */
 static int remove_name(const char *path, int flags)
 {
@@ -207,10 +222,13 @@ static int remove_name(const char *path, int flags)
         return rc;
     struct stat st;
     rc = err_of(fstatat(ff.live_fd, ff_rel(path), &st, AT_SYMLINK_NOFOLLOW));
-    if (!rc)
+    if (!rc) {                   /* the number freed and the node gone, at once */
+        pthread_mutex_lock(&ff.map_mu);
         rc = err_of(unlinkat(ff.live_fd, ff_rel(path), flags));
-    if (!rc && (S_ISDIR(st.st_mode) || st.st_nlink <= 1))
-        ff_node_forget(st.st_ino);
+        if (!rc && (S_ISDIR(st.st_mode) || st.st_nlink <= 1))
+            forget(st.st_ino);
+        pthread_mutex_unlock(&ff.map_mu);
+    }
     leave();
     return rc;
 }
@@ -245,9 +263,11 @@ static int ff_rename(const char *from, const char *to, unsigned int flags)
                    !fstatat(ff.live_fd, ff_rel(to), &st, AT_SYMLINK_NOFOLLOW) &&
                    !fstatat(ff.live_fd, ff_rel(from), &sf, AT_SYMLINK_NOFOLLOW) &&
                    sf.st_ino != st.st_ino;
+    pthread_mutex_lock(&ff.map_mu);      /* as remove_name: the number and the node at once */
     rc = err_of(renameat2(ff.live_fd, ff_rel(from), ff.live_fd, ff_rel(to), flags));
     if (!rc && replaced && (S_ISDIR(st.st_mode) || st.st_nlink <= 1))
-        ff_node_forget(st.st_ino);
+        forget(st.st_ino);
+    pthread_mutex_unlock(&ff.map_mu);
     leave();
     return rc;
 }

@@ -56,6 +56,7 @@ struct ff_state {
     uint64_t next_id;
     struct ff_rule rules[FF_MAX_RULES];
     int nrules;
+    unsigned forget_delay_us;       /* "slow-forget" (control.c) */
     /* counters for the status read, updated atomically */
     uint64_t cuts, fsyncs, dirsyncs, syncs, injected, flushed_bytes;
 };
@@ -65,7 +66,7 @@ extern struct ff_state ff;
 /* durable.c */
 const char *ff_rel(const char *path);
 struct ff_node *ff_node_get(ino_t ino, int create);
-void ff_node_forget(ino_t ino);
+void ff_node_forget_locked(ino_t ino);
 void ff_node_dirty(struct ff_node *n, uint64_t lo, uint64_t hi);
 int ff_flush(struct ff_node *n, int live_fd);
 int ff_dir_persist(const char *path);

@@ -2,6 +2,8 @@
 fsyncs made durable; injected EIO and ENOSPC reach the caller."""
 import errno
 import os
+import threading
+import time
 
 import pytest
 
@@ -103,6 +105,53 @@ def test_unlink_and_rename_revert_without_directory_sync(fs):
     power_cut(fs)
     assert sorted(os.listdir(m)) == ["a2", "c"]
     assert read(m + "/c") == b"B"
+
+
+def test_a_freed_inode_number_never_carries_the_old_file(fs):
+    """Threads create and delete files in one directory while others
+    write files in another and sync them and their directory (a store's
+    data/ and work/; in one directory the kernel orders the two): a new file that gets the number a deleted
+    one just freed keeps its own bytes through a cut (faultfs tracks files
+    by inode number: the number's old node must be gone before it can be
+    handed out again). "slow-forget" widens the window between the two
+    from nanoseconds to 2 ms, so that a reuse happens in every run."""
+    m = fs.mnt
+    os.mkdir(m + "/d")
+    os.mkdir(m + "/churn")
+    sync_dir(m)
+    fs.ctl("slow-forget 2000")
+    stop = threading.Event()
+    kept, lock = [], threading.Lock()
+
+    def churn(k):
+        for i in range(200000):          # bounded; stops when the writers are done
+            if stop.is_set():
+                return
+            put("%s/churn/gone-%d-%d" % (m, k, i % 4), b"x")
+            os.unlink("%s/churn/gone-%d-%d" % (m, k, i % 4))
+
+    def write(k):
+        for j in range(20000):
+            if stop.is_set():
+                return
+            put("%s/d/kept-%d-%d" % (m, k, j), b"%08d" % j * 64, sync=True)
+            sync_dir(m + "/d")
+            with lock:
+                kept.append((k, j))
+
+    threads = [threading.Thread(target=churn, args=(k,)) for k in range(3)]
+    threads += [threading.Thread(target=write, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    time.sleep(3)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(kept) > 50
+    power_cut(fs)
+    wrong = [kj for kj in kept if read("%s/d/kept-%d-%d" % (m, *kj)) != b"%08d" % kj[1] * 64]
+    assert not wrong, "%d of %d synced files lost their bytes: %s" % (
+        len(wrong), len(kept), wrong[:10])
 
 
 def test_truncate_and_overwrite(fs):
