@@ -163,17 +163,13 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
         http_reply_error(r, 400, "limit must be 1..%d for a backend listing", LIST_REMOTE_MAX);
         return;
     }
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(b, provider, bucket);
     struct rlist *l = xcalloc(1, sizeof(*l));
-    if (bk)
-        backend_resolve(t, bk, &l->b);
-    bmd_unref(b);
+    int known = backend_of(t, provider, bucket, &l->b) == 0;
     if (l->b.kind != BK_S3) {
         backend_free(&l->b);
         free(l);
-        http_reply_error(r, bk ? 400 : 404, bk ? "bucket '%s' has no listable backend"
-                                               : "bucket '%s' not found", bucket);
+        http_reply_error(r, known ? 400 : 404, known ? "bucket '%s' has no listable backend"
+                                                     : "bucket '%s' not found", bucket);
         return;
     }
     l->t = t;

@@ -72,6 +72,19 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
         b->s3.vhost = !strcmp(ad, "virtual");
 }
 
+int backend_of(const struct target *t, const char *provider, const char *name,
+               struct backend *b)
+{
+    struct bmd *bm = bmd_current();
+    const struct bmd_bucket *bk = bm ? bmd_find(bm, provider, name) : NULL;
+    if (bk)
+        backend_resolve(t, bk, b);
+    else
+        memset(b, 0, sizeof(*b));
+    bmd_unref(bm);
+    return bk ? 0 : -ENOENT;
+}
+
 void backend_copy(struct backend *d, const struct backend *s)
 {
     *d = *s;

@@ -36,6 +36,11 @@ struct backend {
 
 /* Fill b for a bucket; kind BK_NONE when it has no backend. */
 void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b);
+/* The same for bucket provider/name of the current BMD: 0, or -ENOENT
+ * (b zeroed) when it has no such bucket. b is the caller's to free
+ * (backend_free) either way. */
+int backend_of(const struct target *t, const char *provider, const char *name,
+               struct backend *b);
 /* d becomes a copy of s that owns its own strings (backend_free it). */
 void backend_copy(struct backend *d, const struct backend *s);
 void backend_free(struct backend *b);

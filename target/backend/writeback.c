@@ -255,14 +255,8 @@ static void up_start(struct writeback *q, const char *mkey, size_t klen, const c
 {
     struct backend b;
     const char *prov = mkey + 1, *bucket = prov + strlen(prov) + 1;
-    struct bmd *bm = bmd_current();
-    const struct bmd_bucket *bk = bm ? bmd_find(bm, prov, bucket) : NULL;
-    if (bk)
-        backend_resolve(q->t, bk, &b);
-    bmd_unref(bm);
-    if (!bk || b.kind != BK_S3) {
-        if (bk)
-            backend_free(&b);
+    if (backend_of(q->t, prov, bucket, &b) || b.kind != BK_S3) {
+        backend_free(&b);
         log_warn_rl("write-back of a %s/%s object waits: the bucket has no S3 backend here",
                     prov, bucket);
         return;
@@ -499,12 +493,8 @@ static void flush_start(struct job *j)
 static int flush_init(struct job *j, json_t *spec, char *err, size_t errlen)
 {
     (void)spec;
-    struct bmd *bm = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(bm, j->provider, j->bucket);
-    struct backend b = {0};
-    if (bk)
-        backend_resolve(j->t, bk, &b);
-    bmd_unref(bm);
+    struct backend b;
+    backend_of(j->t, j->provider, j->bucket, &b);   /* none: no write-back */
     int wb = b.write_back;
     backend_free(&b);
     if (!wb) {

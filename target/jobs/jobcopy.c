@@ -375,15 +375,12 @@ static int copy_init(struct job *j, json_t *spec, char *err, size_t errlen)
     snprintf(o->prepend, sizeof(o->prepend), "%s", prepend ? prepend : "");
     snprintf(o->to_provider, sizeof(o->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
     snprintf(o->to, sizeof(o->to), "%s", to ? to : "");
-    struct bmd *bm = bmd_current();
-    const struct bmd_bucket *dst = to ? bmd_find(bm, o->to_provider, to) : NULL;
-    struct backend db = {0};
-    if (dst)
-        backend_resolve(j->t, dst, &db);
-    bmd_unref(bm);
-    int ro = db.kind == BK_HTTP;
-    backend_free(&db);
-    if (!dst) {
+    struct backend db;
+    int known = to && !backend_of(j->t, o->to_provider, to, &db);
+    int ro = known && db.kind == BK_HTTP;
+    if (known)
+        backend_free(&db);
+    if (!known) {
         snprintf(err, errlen, "the destination bucket %s/%s is not known here", o->to_provider,
                  to ? to : "(none)");
         return -1;

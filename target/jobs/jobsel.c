@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "bmd.h"
 #include "cmap.h"
 #include "http.h"
 #include "iopool.h"
@@ -79,12 +78,7 @@ int jobsel_init(struct job *j, json_t *spec, jobsel_one_fn one, int urls, char *
     s->one = one;
     s->urls = urls;
     s->want_map = json_integer_value(json_object_get(spec, "map_version"));
-    struct bmd *bm = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(bm, j->provider, j->bucket);
-    if (bk)
-        backend_resolve(j->t, bk, &s->b);
-    bmd_unref(bm);
-    if (!bk) {                   /* gone since job_new looked */
+    if (backend_of(j->t, j->provider, j->bucket, &s->b)) {   /* gone since job_new looked */
         snprintf(err, errlen, "bucket %s/%s is not known here", j->provider, j->bucket);
         return -1;
     }
