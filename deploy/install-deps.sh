@@ -8,7 +8,7 @@ pkgs=(
   build-essential pkg-config
   libevent-dev node-llhttp libcurl4-openssl-dev libssl-dev
   libisal-dev librocksdb-dev libxxhash-dev libjansson-dev libexpat1-dev
-  libraft-dev libuv1-dev libfuse3-dev fuse3
+  libraft-dev libuv1-dev libfuse3-dev fuse3 libarchive-dev
   curl procps psmisc clang libclang-rt-14-dev
   nginx-light wrk fio iproute2 openssl systemd prometheus python3-yaml
   python3 python3-requests python3-pytest python3-boto3 nodejs
