@@ -518,3 +518,90 @@ bad:
     free(names);
     return -EINVAL;
 }
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+struct archidx_w {
+    struct archive *a;
+    struct gbuf *out;
+    int closed;
+};
+
+static la_ssize_t w_write(struct archive *a, void *arg, const void *p, size_t n)
+{
+    struct archidx_w *w = arg;
+    (void)a;
+    gbuf_add(w->out, p, n);
+    return (la_ssize_t)n;
+}
+
+struct archidx_w *archidx_w_open(int kind, struct gbuf *out)
+{
+    struct archidx_w *w = xcalloc(1, sizeof(*w));
+    w->out = out;
+    struct archive *a = w->a = archive_write_new();
+    if (kind == ARCHIDX_ZIP) {
+        archive_write_set_format_zip(a);
+        archive_write_set_options(a, "zip:compression=store");
+    } else {
+        archive_write_set_format_pax_restricted(a);
+    }
+    if (kind == ARCHIDX_TGZ)
+        archive_write_add_filter_gzip(a);
+    archive_write_set_bytes_per_block(a, kind == ARCHIDX_TGZ ? 65536 : 0);
+    archive_write_set_bytes_in_last_block(a, 1);
+    if (archive_write_open(a, w, NULL, w_write, NULL) != ARCHIVE_OK) {
+        archidx_w_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int w_fail(struct archidx_w *w, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "cannot write the archive: %s",
+             archive_error_string(w->a) ? archive_error_string(w->a) : "error");
+    return -EIO;
+}
+
+int archidx_w_member(struct archidx_w *w, const char *name, uint64_t size, uint64_t mtime_s,
+                     char *err, size_t errlen)
+{
+    struct archive_entry *e = archive_entry_new();
+    archive_entry_set_pathname(e, name);
+    archive_entry_set_size(e, (la_int64_t)size);
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    archive_entry_set_mtime(e, (time_t)mtime_s, 0);
+    int rc = archive_write_header(w->a, e);
+    archive_entry_free(e);
+    return rc == ARCHIVE_OK ? 0 : w_fail(w, err, errlen);
+}
+
+int archidx_w_data(struct archidx_w *w, const void *p, size_t n, char *err, size_t errlen)
+{
+    return archive_write_data(w->a, p, n) == (la_ssize_t)n ? 0 : w_fail(w, err, errlen);
+}
+
+int archidx_w_close(struct archidx_w *w, char *err, size_t errlen)
+{
+    w->closed = 1;
+    return archive_write_close(w->a) == ARCHIVE_OK ? 0 : w_fail(w, err, errlen);
+}
+
+void archidx_w_free(struct archidx_w *w)
+{
+    if (!w)
+        return;
+    if (!w->closed)
+        archive_write_fail(w->a); /* no end: a cut stream must not look whole */
+    archive_write_free(w->a);
+    free(w);
+}
+
+const char *archidx_content_type(int kind)
+{
+    return kind == ARCHIDX_ZIP ? "application/zip"
+           : kind == ARCHIDX_TGZ ? "application/gzip"
+                                 : "application/x-tar";
+}

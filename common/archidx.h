@@ -92,6 +92,26 @@ int archidx_rd_next(struct archidx_rd *a, const char **name, size_t *len, uint64
 ssize_t archidx_rd_data(struct archidx_rd *a, void *buf, size_t n, char *err, size_t errlen);
 void archidx_rd_close(struct archidx_rd *a);
 
+/*
+ * Writing an archive into a buffer, for streams Shoal makes (a batch's
+ * answer, the members a pattern selects, a shard): kind ARCHIDX_TAR
+ * (pax, for long names), ARCHIDX_TGZ or ARCHIDX_ZIP (stored, streamed
+ * with data descriptors). member starts one of size bytes, which data
+ * then gives in pieces; close writes the end. The bytes go to out as
+ * they are made (the caller drains it between calls). 0 or -EIO with
+ * err. Thread: one at a time, any.
+ */
+struct gbuf;
+struct archidx_w;
+struct archidx_w *archidx_w_open(int kind, struct gbuf *out);
+int archidx_w_member(struct archidx_w *w, const char *name, uint64_t size, uint64_t mtime_s,
+                     char *err, size_t errlen);
+int archidx_w_data(struct archidx_w *w, const void *p, size_t n, char *err, size_t errlen);
+int archidx_w_close(struct archidx_w *w, char *err, size_t errlen);
+/* Frees w (without an end, unless closed). */
+void archidx_w_free(struct archidx_w *w);
+const char *archidx_content_type(int kind);
+
 /* Is name (len bytes) a member name the index accepts (see above)? */
 int archidx_name_ok(const char *name, size_t len);
 

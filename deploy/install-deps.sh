@@ -9,7 +9,7 @@ pkgs=(
   libevent-dev node-llhttp libcurl4-openssl-dev libssl-dev
   libisal-dev librocksdb-dev libxxhash-dev libjansson-dev libexpat1-dev
   libraft-dev libuv1-dev libfuse3-dev fuse3 libarchive-dev
-  curl procps psmisc clang libclang-rt-14-dev
+  curl procps psmisc clang libclang-rt-14-dev lz4
   nginx-light wrk fio iproute2 openssl systemd prometheus python3-yaml
   python3 python3-requests python3-pytest python3-boto3 nodejs
   awscli s3cmd rclone

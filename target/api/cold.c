@@ -30,8 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "backend.h"
 #include "cold.h"
+#include "err.h"
 #include "fetch.h"
 #include "get.h"
 #include "hdrparse.h"
@@ -65,6 +67,7 @@ struct cold {
     struct evbuffer_file_segment *seg;
     int64_t size;                /* backend Content-Length, -1 unknown */
     int range;                   /* client asked for a range: 1, none 0, bad -1 */
+    int whole;                   /* served from the drives once fetched (arch.h) */
     uint64_t roff, rlen;
     int streaming;               /* the client's response has begun */
     int transferred;             /* the backend's bytes are all in */
@@ -232,9 +235,12 @@ static void fetched(void *arg, const struct fetch_result *res)
 {
     struct cold *c = arg;
     struct http_req *r = c->r;
-    if (!c->f) {
+    if (!c->f || c->whole) {
         if (res->status == 0)
             get_local(c->t, r, c->mkey, c->klen, res->late ? "hit" : "miss", c->verify);
+        else if (res->uncached && c->whole)
+            err_reply(r, S3E_SERVICE_UNAVAILABLE, "no room to cache the archive for a read "
+                                                  "inside it");
         else if (res->uncached)  /* no room to keep it: straight from the backend */
             pass_get(r, &c->b, c->name);
         else
@@ -266,14 +272,19 @@ static void go_cold(struct cold *c)
     if (r->method == HTTP_M_GET &&
         space_admit(c->t, store_pick(&c->t->store, c->mkey, c->klen), 0, full, sizeof(full))) {
         lru_kick(c->t);          /* room for the next one, if anything can go */
-        pass_get(r, &c->b, c->name);
+        if (arch_asked(r))
+            err_reply(r, S3E_SERVICE_UNAVAILABLE, "no room to cache the archive for a read "
+                                                  "inside it: %s", full);
+        else
+            pass_get(r, &c->b, c->name);
         cold_free(c);
         return;
     }
     struct fetch_req fr = {c->t, target_cli(r), r->w->q, &c->b, c->name, c->mkey, c->klen};
     c->size = -1;
-    c->f = fetch_get(&fr, &cold_tap, c, fetched, c);
-    if (c->f) {
+    c->whole = arch_asked(r);    /* a read inside waits for the whole shard */
+    c->f = fetch_get(&fr, c->whole ? NULL : &cold_tap, c, fetched, c);
+    if (c->f && !c->whole) {
         r->data = c;
         r->on_abort = cold_client_gone;
         r->on_drain = cold_drain;

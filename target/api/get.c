@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "err.h"
 #include "atime.h"
 #include "bsum.h"
@@ -153,8 +154,11 @@ static void reply_condition(struct http_req *r, int cond)
 /* What serve worked out for a read: its range and status, kept across
  * a check on the I/O pool. */
 struct range {
-    uint64_t off, len;
+    uint64_t off, len;           /* in the file */
     int rg;                      /* 1: a range (206) */
+    int member;                  /* an archive's member: its own headers */
+    uint64_t base, total;        /* the member's offset in the file and size */
+    char etag[GET_ETAG_MAX];     /* the member's */
 };
 
 static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
@@ -339,6 +343,9 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
 
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                   const char *cache, struct objmeta *m, int fd, int flags);
+static void send_checked(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                         const char *cache, struct objmeta *m, int fd, int flags,
+                         const struct range *g);
 
 void get_local(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                const char *cache, int flags)
@@ -401,11 +408,15 @@ static void object_headers(struct http_req *r, const char *mkey, size_t klen, co
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                   const char *cache, struct objmeta *m, int fd, int flags)
 {
-    struct range g = {0, m->size, 0};
+    struct range g = {0, m->size, 0, 0, 0, 0, ""};
     char pq[4];
     if (http_query_get(r, "shoal_public", pq, sizeof(pq)) != -1 && !target_acl_public(m)) {
         close(fd);               /* the record served decides, not one looked at before */
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
+        return;
+    }
+    if (arch_asked(r)) {
+        arch_serve(t, r, mkey, klen, cache, m, fd, flags);   /* takes fd */
         return;
     }
     char etag[OBJMETA_ETAG_MAX + 1];
@@ -431,18 +442,48 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
                          (unsigned long long)m->size);
         return;
     }
+    send_checked(t, r, mkey, klen, cache, m, fd, flags, &g);
+}
+
+/* g's bytes, once (GET_VERIFY) the blocks they are in are checked. */
+static void send_checked(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                         const char *cache, struct objmeta *m, int fd, int flags,
+                         const struct range *g)
+{
     const char *mem = NULL;
-    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) && g.len && m->size <= SMALL_MAX) {
+    if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) && g->len && m->size <= SMALL_MAX) {
         if (!check_small(t, r, mkey, klen, m, fd, flags, &mem))
             return;              /* answered */
     } else if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) &&
-               !check_range(t, r, mkey, klen, cache, m, fd, flags, &g)) {
+               !check_range(t, r, mkey, klen, cache, m, fd, flags, g)) {
         return;                  /* checking on, or answered */
     }
     struct stat st;
     if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) && !fstat(fd, &st))
         vmap_forget(&st);        /* what it loads is nobody's checked */
-    send_object(t, r, mkey, klen, cache, m, fd, &g, mem);
+    send_object(t, r, mkey, klen, cache, m, fd, g, mem);
+}
+
+void get_member(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                const char *cache, struct objmeta *m, int fd, int flags, uint64_t off,
+                uint64_t size, const char *etag)
+{
+    struct range g = {off, size, 0, 1, off, size, ""};
+    snprintf(g.etag, sizeof(g.etag), "%s", etag);
+    uint64_t ro, rl;
+    g.rg = hdr_parse_range(http_req_header(r, "Range"), size, &ro, &rl);
+    if (g.rg < 0) {
+        close(fd);
+        http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)size);
+        http_reply_error(r, 416, "range not satisfiable for the member's %llu bytes",
+                         (unsigned long long)size);
+        return;
+    }
+    if (g.rg > 0) {
+        g.off = off + ro;
+        g.len = rl;
+    }
+    send_checked(t, r, mkey, klen, cache, m, fd, flags, &g);
 }
 
 /* The bytes of a read, checked where they are checked: from the file,
@@ -452,16 +493,36 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
                         const char *mem)
 {
     uint64_t off = g->off, len = g->len;
-    object_headers(r, mkey, klen, cache, m);
-    if (target_is_s3(r))
-        s3_overrides(r, m);
-    else
-        http_resp_header(r, "Content-Type", "%s", m->ctype[0] ? m->ctype : "application/octet-stream");
     int status = 200;
-    if (g->rg > 0) {
-        status = 206;
-        http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu", (unsigned long long)off,
-                         (unsigned long long)(off + len - 1), (unsigned long long)m->size);
+    if (g->member) {             /* a member: its ETag, the archive's time and cache */
+        if (cache)
+            http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+        http_resp_header(r, "ETag", "%s", g->etag);
+        http_resp_header(r, "Content-Type", "application/octet-stream");
+        char lm[64];
+        time_t mt = (time_t)(m->mtime_ns / 1000000000u);
+        struct tm tmv;
+        strftime(lm, sizeof(lm), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&mt, &tmv));
+        http_resp_header(r, "Last-Modified", "%s", lm);
+        if (g->rg > 0) {
+            status = 206;
+            http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu",
+                             (unsigned long long)(off - g->base),
+                             (unsigned long long)(off - g->base + len - 1),
+                             (unsigned long long)g->total);
+        }
+    } else {
+        object_headers(r, mkey, klen, cache, m);
+        if (target_is_s3(r))
+            s3_overrides(r, m);
+        else
+            http_resp_header(r, "Content-Type", "%s",
+                             m->ctype[0] ? m->ctype : "application/octet-stream");
+        if (g->rg > 0) {
+            status = 206;
+            http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu", (unsigned long long)off,
+                             (unsigned long long)(off + len - 1), (unsigned long long)m->size);
+        }
     }
     http_resp_begin(r, status, (int64_t)len);
     if (mem) {

@@ -5,6 +5,7 @@
 #define SHOAL_TARGET_GET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct bmd_bucket;
 struct target;
@@ -29,6 +30,15 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
  * -EUCLEAN for a file missing or short) opened already. Takes fd. */
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 const char *cache, int flags, struct objmeta *m, int fd);
+
+/* A member of an archive object, at [off, off + size) of its data file
+ * fd (r's Range within it): its bytes, checked as the object's are, with
+ * its own ETag (etag, quoted, under GET_ETAG_MAX bytes) and Content-Type.
+ * Takes fd. */
+#define GET_ETAG_MAX 48
+void get_member(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                const char *cache, struct objmeta *m, int fd, int flags, uint64_t off,
+                uint64_t size, const char *etag);
 
 /* get_local's GET_VERIFY unless bucket bk turned checking off
  * (verify_reads: false), else 0. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "arch.h"
 #include "bmd.h"
 #include "cmap.h"
 #include "cold.h"
@@ -345,6 +346,14 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
     }
     struct bmd_ec ec;            /* an erasure-coded object not here whole: its slices */
     if (bmd_ec(bk, &ec) && !store_version(&t->store, store_pick(&t->store, mkey, klen), mkey,
+                                          klen) && arch_asked(r)) {
+        http_resp_header(r, "Retry-After", "5");
+        err_reply(r, S3E_SERVICE_UNAVAILABLE, "the archive is not whole on this target yet; "
+                                              "a read inside it needs it whole");
+        free(mkey);
+        return;
+    }
+    if (bmd_ec(bk, &ec) && !store_version(&t->store, store_pick(&t->store, mkey, klen), mkey,
                                           klen)) {
         repair_rebuild_get(t, r, mkey, klen, get_verifies(bk), unsure);   /* takes mkey */
         return;
@@ -417,7 +426,7 @@ void neighbour_first(struct target *t, struct http_req *r, const struct bmd_buck
     /* nothing here while the walk may still bring it, and only one place
      * it can be: its bytes go straight from the neighbour to the client,
      * and the walk keeps it (with more, the newest is found by asking) */
-    if (window && !have && next == serve && g->n_ask == 1 && relayable(r) &&
+    if (window && !have && next == serve && g->n_ask == 1 && relayable(r) && !arch_asked(r) &&
         !get_verifies(bk))       /* a relay sends bytes before its checksum is known */
         relay_next(g);
     else

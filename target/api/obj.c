@@ -55,14 +55,15 @@ static void del_next(struct target *t, struct http_req *r, const struct bmd_buck
 
 /* A native request's query key that Shoal does not serve (NULL: none): a
  * name S3 gives a subresource (the native API has none), or a key with
- * no value but the one native flag, evict. Taking either for the plain
+ * no value but the native flags, evict and archlist. Taking either for the plain
  * operation would write or delete what the client did not ask to. */
 static const char *native_unknown(const struct http_req *r, size_t *kl)
 {
     for (const char *q = r->query; *q;) {
         size_t n = strcspn(q, "&");
         size_t kn = strcspn(q, "=&");
-        if (kn && (s3sub_named(q, kn) || (kn == n && (kn != 5 || memcmp(q, "evict", 5))))) {
+        int flag = (kn == 5 && !memcmp(q, "evict", 5)) || (kn == 8 && !memcmp(q, "archlist", 8));
+        if (kn && (s3sub_named(q, kn) || (kn == n && !flag))) {
             *kl = kn;
             return q;
         }

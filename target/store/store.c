@@ -581,6 +581,8 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         rocksdb_writebatch_delete(wb, x->drop, x->drop_len);
     char *a = store_side_key('a', mkey, klen);   /* its last read (atime.h), if kept */
     rocksdb_writebatch_delete(wb, a, klen);
+    a[0] = 'x';                  /* its archive index (arch.h), if built */
+    rocksdb_writebatch_delete(wb, a, klen);
     free(a);
     if (x && x->key)
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
