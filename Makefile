@@ -181,7 +181,7 @@ test-integration: all $(BUILD)/bin/faultfs
 # leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
-FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query archidx
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query archidx batchreq
 FUZZ_HTTP_SRC = common/http.c common/httplisten.c common/httpresp.c common/httptake.c common/httpstop.c common/headblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
@@ -197,6 +197,7 @@ FUZZ_listpage_SRC = common/listpage.c common/util.c
 FUZZ_url_SRC = common/url.c common/util.c
 FUZZ_objmeta_SRC = target/store/objmeta.c
 FUZZ_archidx_SRC = common/archidx.c common/util.c
+FUZZ_batchreq_SRC = common/batchreq.c common/archidx.c common/util.c
 FUZZ_query_SRC = common/s3/s3sub.c common/s3/s3.c common/s3/s3xml.c common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
               -I$(LLHTTP_INC) -Icommon -Icommon/s3 $(TARGET_INC) -MMD -MP

@@ -2,6 +2,7 @@
  * routes: the proxy's route tables (see routes.h).
  */
 #include "routes.h"
+#include "batch.h"
 
 #include "buckets.h"
 #include "cluster.h"
@@ -36,6 +37,7 @@ static void no_endpoint(struct http_req *r, const char *rest, size_t rlen)
  */
 static const struct route routes[] = {
     {RM_ANY, "/v1/objects/*", objects_route, "object"},
+    {RM_ANY, "/v1/batch", batch_route, "batch"},
     {RM_ANY, "/s3", s3route, "s3"},
     {RM_ANY, "/s3/*", s3route, "s3"},
     {RM_POST, "/v1/cluster/join", cluster_join, "join"},

@@ -49,6 +49,8 @@
 #include "scrub.h"
 #include "slice.h"
 #include "route.h"
+#include "batch.h"
+#include "bsend.h"
 #include "s3root.h"
 #include "space.h"
 #include "store.h"
@@ -83,6 +85,7 @@ static void not_found(struct http_req *r, const char *rest, size_t rlen);
 /* First match wins. */
 static const struct route routes[] = {
     {RM_ANY, "/v1/objects/*", obj_handle, "object"},
+    {RM_ANY, "/v1/batch", batch_handle, "batch"},
     {RM_ANY, "/v1/internal/*", internal, "internal"},
     {RM_ANY, "/v1/*", not_found, NULL},
     {RM_ANY, "*", s3root_handle, "s3"},
@@ -102,6 +105,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/damaged", scrub_damaged_report, "damaged"},
     {RM_GET, "/v1/internal/wbq", writeback_report, "wbq"},
     {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
+    {RM_POST, "/v1/internal/batch", bsend_handle, "batch.send"},
     {RM_ANY, "/v1/internal/slice/*", slice_handle, "slice"},
     {RM_GET, "/v1/internal/rebalance", reb_report, "rebalance"},
     {RM_POST, "/v1/internal/shutdown", reb_shutdown, "shutdown"},

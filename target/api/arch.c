@@ -556,48 +556,90 @@ static void with_index(struct areq *a)
     stream_next(a);
 }
 
-/* The index: from beside the record when it is this version's, else
- * built and kept there. */
-static void index_work(void *arg)
+/* mkey's index: from beside the record when it is this version's (uid),
+ * else built (reading through v) and kept there. 0 with *out (a new
+ * reference, not yet in the cache), or an error with err. Blocks: the
+ * I/O pool. */
+static int index_load(struct target *t, const char *mkey, size_t klen, const struct objmeta *m,
+                      int kind, struct vread *v, struct aidx **out, char *err, size_t errlen)
 {
-    struct areq *a = arg;
-    struct store *s = &a->t->store;
-    struct store_mp *mp = store_pick(s, a->mkey, a->klen);
-    char *side = store_side_key(ARCH_SIDE_KIND, a->mkey, a->klen), *v = NULL;
+    struct store *s = &t->store;
+    struct store_mp *mp = store_pick(s, mkey, klen);
+    char *side = store_side_key(ARCH_SIDE_KIND, mkey, klen), *rec = NULL;
     size_t vl = 0;
     struct aidx *ix = xcalloc(1, sizeof(*ix));
-    ix->uid = a->m.uid;
+    ix->uid = m->uid;
+    ix->refs = 1;
     int have = 0;
-    if (!store_kv_get(s, mp, side, a->klen, &v, &vl) && vl >= 8) {
+    if (!store_kv_get(s, mp, side, klen, &rec, &vl) && vl >= 8) {
         uint64_t uid;
-        memcpy(&uid, v, 8);
-        have = uid == a->m.uid && !archidx_decode(&ix->x, v + 8, vl - 8) &&
-               ix->x.kind == a->kind;
+        memcpy(&uid, rec, 8);
+        have = uid == m->uid && !archidx_decode(&ix->x, rec + 8, vl - 8) && ix->x.kind == kind;
     }
-    free(v);
+    free(rec);
     if (!have) {
         archidx_free(&ix->x);
-        int rc = archidx_build(&ix->x, a->kind, vread_pread, &a->v, a->m.size, a->err,
-                               sizeof(a->err));
+        int rc = archidx_build(&ix->x, kind, vread_pread, v, m->size, err, errlen);
         if (rc) {
-            a_failed(a, rc);
             free(ix);
             free(side);
-            return;
+            return v->bad ? v->bad : rc;
         }
         size_t el;
         char *enc = archidx_encode(&ix->x, &el);
-        char *rec = xmalloc(el + 8);
-        memcpy(rec, &a->m.uid, 8);
+        rec = xmalloc(el + 8);
+        memcpy(rec, &m->uid, 8);
         memcpy(rec + 8, enc, el);
-        if (store_kv_put_nosync(s, mp, side, a->klen, rec, el + 8))
-            log_warn("archive %s: its index could not be kept", a->shown);
+        if (store_kv_put_nosync(s, mp, side, klen, rec, el + 8))
+            log_warn("an archive's index could not be kept beside its record");
         free(enc);
         free(rec);
     }
     free(side);
-    ix->refs = 1;
-    a->ix = ix;
+    *out = ix;
+    return 0;
+}
+
+static void index_work(void *arg)
+{
+    struct areq *a = arg;
+    int rc = index_load(a->t, a->mkey, a->klen, &a->m, a->kind, &a->v, &a->ix, a->err,
+                        sizeof(a->err));
+    if (rc)
+        a_failed(a, rc);
+}
+
+int arch_locate(struct target *t, const char *mkey, size_t klen, const struct objmeta *m, int fd,
+                int verify, const char *path, uint64_t *off, uint64_t *size, char *err,
+                size_t errlen)
+{
+    const char *prov, *bucket, *name;
+    size_t nl;
+    xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl);
+    int kind = archidx_kind_of(name, nl);
+    if (!kind) {
+        snprintf(err, errlen, "not an archive Shoal reads inside");
+        return -EINVAL;
+    }
+    struct aidx *ix = cache_get(mkey, klen, m->uid);
+    if (!ix) {
+        struct vread v = {.fd = fd, .m = m, .verify = verify};
+        int rc = index_load(t, mkey, klen, m, kind, &v, &ix, err, errlen);
+        free(v.buf);
+        if (rc)
+            return rc;
+        cache_put(ix, mkey, klen);
+    }
+    const struct archidx_member *e = archidx_find(&ix->x, path, strlen(path));
+    int rc = e ? 0 : -ENOENT;
+    if (e) {
+        *off = e->off;
+        *size = e->size;
+    } else {
+        snprintf(err, errlen, "archive %s/%.*s has no member %s", bucket, (int)nl, name, path);
+    }
+    aidx_unref(ix);
+    return rc;
 }
 
 static void index_done(void *arg)

@@ -32,6 +32,15 @@ int arch_asked(const struct http_req *r);
 void arch_serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 const char *cache, const struct objmeta *m, int fd, int flags);
 
+/* Where member path of the archive mkey (record m, data file fd) is:
+ * 0 with its data's offset in the file (ARCHIDX_SEQ: read only by
+ * decompressing) and size; -ENOENT (no such member), -EINVAL (not an
+ * archive, malformed: err), or damage (-EUCLEAN, -EIO). Builds and keeps
+ * the index as a read does. Blocks: the I/O pool. */
+int arch_locate(struct target *t, const char *mkey, size_t klen, const struct objmeta *m, int fd,
+                int verify, const char *path, uint64_t *off, uint64_t *size, char *err,
+                size_t errlen);
+
 /* The side key of mkey's index record (store_side_key 'x'). */
 #define ARCH_SIDE_KIND 'x'
 

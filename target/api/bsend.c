@@ -1,0 +1,329 @@
+/*
+ * bsend: a target's entries of a GetBatch as frames (see bsend.h).
+ *
+ * Each entry: its record and data file (a file that is not there, or a
+ * record marked damaged, is BSEND_ASK: the object API repairs or finds
+ * it), the range asked (an archive member's, then start/length within
+ * it), a check of the blocks that range touches, then its bytes, read in
+ * pieces so that one large entry never holds more than a turn's bytes in
+ * memory. The BMD is the one of the moment the send began.
+ *
+ * Thread: bsend_turn on the I/O pool; bsend_handle's driver on the
+ * request's worker.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "archidx.h"
+#include "batchreq.h"
+#include "bmd.h"
+#include "bsend.h"
+#include "bsum.h"
+#include "get.h"
+#include "http.h"
+#include "httpbody.h"
+#include "iopool.h"
+#include "store.h"
+#include "target.h"
+#include "util.h"
+#include "vmap.h"
+
+#define PIECE (256u << 10)
+#define VBUF (1u << 20)
+#define SEND_TURN (1u << 20)
+#define SEND_HIGH (4u << 20)
+
+struct bsend {
+    struct target *t;
+    const struct batch_req *q;
+    const uint32_t *idx;
+    size_t n, i;                 /* entries; the next */
+    struct bmd *bmd;
+    int fd;                      /* the entry being sent, or -1 */
+    uint64_t off, left;
+    char *buf, *vbuf;
+};
+
+struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint32_t *idx,
+                        size_t n)
+{
+    struct bsend *s = xcalloc(1, sizeof(*s));
+    s->t = t;
+    s->q = q;
+    s->idx = idx;
+    s->n = n;
+    s->fd = -1;
+    s->bmd = bmd_current();
+    s->buf = xmalloc(PIECE);
+    return s;
+}
+
+void bsend_free(struct bsend *s)
+{
+    if (!s)
+        return;
+    if (s->fd >= 0)
+        close(s->fd);
+    bmd_unref(s->bmd);
+    free(s->buf);
+    free(s->vbuf);
+    free(s);
+}
+
+static void head(struct gbuf *out, int status, uint64_t len)
+{
+    unsigned char h[BSEND_HEAD] = {'S', 'B', (unsigned char)status,
+                                   (unsigned char)(status >> 8)};
+    for (int i = 0; i < 8; i++)
+        h[8 + i] = (unsigned char)(len >> (8 * i));
+    gbuf_add(out, h, sizeof(h));
+}
+
+int bsend_head(const unsigned char *p, int *status, uint64_t *len)
+{
+    if (p[0] != 'S' || p[1] != 'B')
+        return -1;
+    *status = p[2] | p[3] << 8;
+    *len = 0;
+    for (int i = 0; i < 8; i++)
+        *len |= (uint64_t)p[8 + i] << (8 * i);
+    return 0;
+}
+
+static void message(struct gbuf *out, int status, const char *msg)
+{
+    head(out, status, strlen(msg));
+    gbuf_add(out, msg, strlen(msg));
+}
+
+/* Are [lo, hi) of fd's bytes what m's sums say? */
+static int checked(struct bsend *s, int fd, const struct objmeta *m, uint64_t lo, uint64_t hi)
+{
+    if (!s->vbuf)
+        s->vbuf = xmalloc(VBUF);
+    if (!bsum_kept(m)) {
+        void *st = NULL;
+        return vmap_check_whole(fd, m, 0, m->size, s->vbuf, VBUF, &st) == 0;
+    }
+    uint64_t bsz = bsum_block_size(m);
+    lo -= lo % bsz;
+    hi = (hi + bsz - 1) / bsz * bsz;
+    return vmap_check(fd, m, lo, hi > m->size ? m->size : hi, s->vbuf, VBUF) == 0;
+}
+
+/* Open entry e: a frame's head and s->fd/off/left, or a whole frame
+ * (ask, missing, bad) with s->fd -1. */
+static void open_entry(struct bsend *s, const struct batch_entry *e, struct gbuf *out)
+{
+    const struct bmd_bucket *bk = s->bmd ? bmd_find(s->bmd, e->provider, e->bucket) : NULL;
+    if (!bk) {
+        message(out, BSEND_MISSING, "no such bucket");
+        return;
+    }
+    size_t klen;
+    char *mkey = store_mkey(e->provider, e->bucket, e->name, strlen(e->name), &klen);
+    struct store *st = &s->t->store;
+    struct store_mp *mp = store_pick(st, mkey, klen);
+    struct objmeta *m = xmalloc(sizeof(*m));
+    int fd = -1;
+    if (store_get(st, mp, mkey, klen, m) || store_is_marker(m) ||
+        (m->flags & OBJMETA_F_DAMAGED) || m->ec.d ||
+        (fd = store_data_open_served(mp, mkey, klen, m->uid)) < 0) {
+        message(out, BSEND_ASK, "not on this target's drives");
+        goto out;
+    }
+    uint64_t off = 0, len = m->size;
+    char err[300];
+    int verify = get_verifies(bk) != 0;
+    if (e->archpath) {
+        int rc = arch_locate(s->t, mkey, klen, m, fd, verify, e->archpath, &off, &len, err,
+                             sizeof(err));
+        if (rc == -ENOENT || rc == -EINVAL) {
+            message(out, rc == -ENOENT ? BSEND_MISSING : BSEND_BAD, err);
+            goto out;
+        }
+        if (rc || off == ARCHIDX_SEQ) {
+            message(out, BSEND_ASK, "read by decompressing, or damaged");
+            goto out;
+        }
+    }
+    if (e->start >= 0 && (uint64_t)e->start > len) {
+        message(out, BSEND_BAD, "start is past the entry's end");
+        goto out;
+    }
+    if (e->start > 0) {
+        off += (uint64_t)e->start;
+        len -= (uint64_t)e->start;
+    }
+    if (e->length >= 0 && (uint64_t)e->length < len)
+        len = (uint64_t)e->length;
+    if (verify && len && !checked(s, fd, m, off, off + len)) {
+        message(out, BSEND_ASK, "damaged here");   /* the object API repairs it */
+        goto out;
+    }
+    head(out, BSEND_OK, len);
+    s->fd = fd;
+    fd = -1;
+    s->off = off;
+    s->left = len;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(m);
+    free(mkey);
+}
+
+int bsend_turn(struct bsend *s, struct gbuf *out, size_t max)
+{
+    while (out->n < max) {
+        if (s->fd < 0 && s->i >= s->n)
+            return 1;
+        if (s->fd < 0) {
+            open_entry(s, &s->q->e[s->idx[s->i]], out);
+            if (s->fd < 0) {
+                s->i++;
+                continue;
+            }
+        }
+        size_t k = s->left < PIECE ? (size_t)s->left : PIECE;
+        ssize_t got = k ? pread(s->fd, s->buf, k, (off_t)s->off) : 0;
+        if (k && got <= 0) {
+            /* a head went with its length: the stream cannot go on honestly */
+            return -EIO;
+        }
+        gbuf_add(out, s->buf, (size_t)got);
+        s->off += (uint64_t)got;
+        s->left -= (uint64_t)got;
+        if (!s->left) {
+            close(s->fd);
+            s->fd = -1;
+            s->i++;
+        }
+    }
+    return 0;
+}
+
+/* ---- POST /v1/internal/batch ------------------------------------------------------- */
+
+struct sender {
+    struct target *t;
+    struct http_req *r;
+    struct batch_req q;
+    uint32_t *idx;
+    struct bsend *s;
+    struct gbuf out;
+    int rc, gone, in_pool;
+};
+
+static void sender_free(struct sender *x)
+{
+    if (x->r->data == x) {
+        x->r->data = NULL;
+        x->r->on_abort = NULL;
+        x->r->on_drain = NULL;
+    }
+    http_req_unref(x->r);
+    bsend_free(x->s);
+    batchreq_free(&x->q);
+    gbuf_free(&x->out);
+    free(x->idx);
+    free(x);
+}
+
+static void send_work(void *arg)
+{
+    struct sender *x = arg;
+    x->rc = bsend_turn(x->s, &x->out, SEND_TURN);
+}
+
+static void send_done(void *arg);
+
+static void send_next(struct sender *x)
+{
+    x->in_pool = 1;
+    iopool_submit(x->t->io, x->r->w->q, send_work, send_done, x);
+}
+
+static void send_drained(struct http_req *r)
+{
+    struct sender *x = r->data;
+    if (!x->in_pool && http_resp_pending(r) < SEND_HIGH / 2) {
+        r->on_drain = NULL;
+        send_next(x);
+    }
+}
+
+static void send_gone(struct http_req *r)
+{
+    struct sender *x = r->data;
+    x->gone = 1;
+    if (!x->in_pool)
+        sender_free(x);
+}
+
+static void send_done(void *arg)
+{
+    struct sender *x = arg;
+    x->in_pool = 0;
+    if (x->gone) {
+        sender_free(x);
+        return;
+    }
+    if (x->out.n)
+        http_resp_write(x->r, x->out.p, x->out.n);
+    x->out.n = 0;
+    if (x->rc < 0) {
+        http_resp_abort(x->r);
+        sender_free(x);
+    } else if (x->rc == 1) {
+        http_resp_end(x->r);
+        sender_free(x);
+    } else if (http_resp_pending(x->r) > SEND_HIGH) {
+        x->r->on_drain = send_drained;
+    } else {
+        send_next(x);
+    }
+}
+
+static void got_body(struct http_req *r, void *arg, char *body, size_t len)
+{
+    struct sender *x = arg;
+    char err[300];
+    if (batchreq_parse(&x->q, body, len, err, sizeof(err))) {
+        http_reply_error(r, 400, "%s", err);
+        http_req_unref(r);
+        free(x);
+        return;
+    }
+    x->idx = xmalloc(x->q.n * sizeof(*x->idx));
+    for (size_t i = 0; i < x->q.n; i++)
+        x->idx[i] = (uint32_t)i;
+    x->s = bsend_new(x->t, &x->q, x->idx, x->q.n);
+    http_resp_header(r, "Content-Type", "application/octet-stream");
+    http_resp_begin(r, 200, -1);
+    r->data = x;
+    r->on_abort = send_gone;
+    send_next(x);
+}
+
+static void body_gone(void *arg)
+{
+    struct sender *x = arg;
+    http_req_unref(x->r);
+    free(x);
+}
+
+void bsend_handle(struct http_req *r, const char *rest, size_t rlen)
+{
+    (void)rest;
+    (void)rlen;
+    struct sender *x = xcalloc(1, sizeof(*x));
+    x->t = r->w->ctx;
+    x->r = r;
+    http_req_ref(r);
+    node_read_body(r, BATCHREQ_BODY_MAX, got_body, body_gone, x);
+}

@@ -1,0 +1,47 @@
+/*
+ * bsend: a target's own entries of a GetBatch, read from its drives into
+ * a stream of frames, in the order asked (bsend.c). The assembler of the
+ * batch (batch.c) reads one such stream from every target that owns
+ * entries, its own included, and merges them.
+ *
+ * A frame is a head of BSEND_HEAD bytes: "SB", the status (u16, little
+ * endian), 4 zero bytes, the length that follows (u64); then that many
+ * bytes: the entry's (BSEND_OK), or a message. BSEND_ASK means "not
+ * read here": the object is not on the drives (cold, on a neighbour,
+ * deleted), or damaged here, or a member read only by decompressing; the
+ * assembler then reads the entry through the object API, which knows
+ * all that. An entry's bytes are checked against their sums before they
+ * go (the bucket's verify_reads), as a GET's are.
+ */
+#ifndef SHOAL_TARGET_BSEND_H
+#define SHOAL_TARGET_BSEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct batch_req;
+struct gbuf;
+struct http_req;
+struct target;
+
+#define BSEND_HEAD 16
+enum { BSEND_ASK = 1, BSEND_OK = 200, BSEND_BAD = 400, BSEND_MISSING = 404 };
+
+struct bsend;
+/* The sending of q's entries idx[0..n) (q and idx stay the caller's, and
+ * valid until bsend_free). */
+struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint32_t *idx,
+                        size_t n);
+/* Append frames to out until it holds about max bytes or the entries
+ * end: 1 at the end, else 0. Blocks: the I/O pool. */
+int bsend_turn(struct bsend *s, struct gbuf *out, size_t max);
+void bsend_free(struct bsend *s);
+
+/* Decode a frame's head: 0 with status and length, -1 when it is not one. */
+int bsend_head(const unsigned char *p, int *status, uint64_t *len);
+
+/* POST /v1/internal/batch: this target's entries of a batch (the body is
+ * a batch request) as a stream of frames. */
+void bsend_handle(struct http_req *r, const char *rest, size_t rlen);
+
+#endif

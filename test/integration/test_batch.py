@@ -1,0 +1,220 @@
+"""GetBatch: POST /v1/batch answers one archive of many entries (objects and
+archive members, across buckets and targets) in the order asked; missing
+entries, continue-on-error, the manifest, bad requests, a lost target, and
+a batch of 100,000 entries with bounded memory."""
+import io
+import json
+import os
+import random
+import signal
+import tarfile
+import time
+import urllib.parse
+import zipfile
+
+import pytest
+import requests
+
+from conftest import Cluster, running_s3rver
+
+
+@pytest.fixture(scope="module")
+def s3():
+    yield from running_s3rver("remote")
+
+
+@pytest.fixture(scope="module")
+def c(s3):
+    cl = Cluster(targets=3, mountpaths=1, env=s3.env()).start()
+    yield cl
+    bad = cl.cleanup()
+    assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
+
+
+def mkbucket(c, props=None):
+    name = "bt%06d" % random.randrange(10**6)
+    r = c.http.put(c.url + "/v1/buckets/" + name, json=props) if props else \
+        c.http.put(c.url + "/v1/buckets/" + name)
+    assert r.status_code == 201, r.text
+    return name
+
+
+def put(c, b, name, data, provider=None):
+    u = "%s/v1/objects/%s/%s" % (c.url, b, urllib.parse.quote(name))
+    if provider:
+        u += "?provider=" + provider
+    r = c.http.put(u, data)
+    assert r.status_code == 201, r.text
+
+
+def batch(c, req, stream=False, method="POST"):
+    return c.http.request(method, c.url + "/v1/batch", data=json.dumps(req), stream=stream)
+
+
+def members(content, mode="r:"):
+    out = []
+    with tarfile.open(fileobj=io.BytesIO(content), mode=mode) as t:
+        for m in t:
+            out.append((m.name, t.extractfile(m).read()))
+    return out
+
+
+def make_tar(files):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in files.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_entries_in_order_across_buckets_and_targets(c):
+    b1, b2 = mkbucket(c), mkbucket(c, {"mirror": {"copies": 2}})
+    objs = {}
+    for i in range(60):
+        b = b1 if i % 3 else b2
+        data = os.urandom(random.randrange(0, 30000))
+        put(c, b, "o/%03d" % i, data)
+        objs[(b, "o/%03d" % i)] = data
+    order = list(objs)
+    random.shuffle(order)
+    req = {"entries": [{"bucket": b, "name": n} for b, n in order]}
+    r = batch(c, req)
+    assert r.status_code == 200, r.text
+    assert r.headers["Content-Type"] == "application/x-tar"
+    got = members(r.content)
+    assert [n for n, _ in got] == ["%s/%s" % k for k in order]
+    assert all(d == objs[k] for (_, d), k in zip(got, order))
+    # GET with the same body, names without the bucket
+    req["names"] = "name-only"
+    r = batch(c, req, method="GET")
+    assert r.status_code == 200 and [n for n, _ in members(r.content)] == [n for _, n in order]
+
+
+def test_ranges_members_and_outputs(c):
+    b = mkbucket(c)
+    data = os.urandom(100000)
+    put(c, b, "big", data)
+    shard = {"s/1.jpg": os.urandom(5000), "s/1.cls": b"3"}
+    put(c, b, "shard.tar", make_tar(shard))
+    put(c, b, "shard.tar.gz", gz(make_tar(shard)))
+    entries = [{"bucket": b, "name": "big", "start": 10, "length": 100},
+               {"bucket": b, "name": "big", "start": 99990},
+               {"bucket": b, "name": "shard.tar", "archpath": "s/1.jpg"},
+               {"bucket": b, "name": "shard.tar.gz", "archpath": "s/1.cls"},
+               {"bucket": b, "name": "big", "length": 0}]
+    want = [data[10:110], data[99990:], shard["s/1.jpg"], b"3", b""]
+    r = batch(c, {"entries": entries})
+    assert r.status_code == 200, r.text
+    got = members(r.content)
+    assert [d for _, d in got] == want
+    assert got[2][0] == "%s/shard.tar/s/1.jpg" % b
+    r = batch(c, {"entries": entries, "output": ".tar.gz"})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/gzip"
+    assert [d for _, d in members(r.content, "r:gz")] == want
+    r = batch(c, {"entries": entries, "output": ".zip"})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/zip"
+    z = zipfile.ZipFile(io.BytesIO(r.content))
+    assert [z.read(i) for i in z.infolist()] == want     # by entry: the names repeat
+
+
+def gz(data):
+    import gzip
+    return gzip.compress(data)
+
+
+def test_missing_entries(c):
+    b = mkbucket(c)
+    put(c, b, "here", b"present")
+    entries = [{"bucket": b, "name": "here"}, {"bucket": b, "name": "gone"},
+               {"bucket": b, "name": "here", "archpath": "x"}]
+    r = batch(c, {"entries": entries[:2]}, stream=True)
+    assert r.status_code == 200     # the first entry went: the answer is cut
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        r.content
+    r = batch(c, {"entries": [entries[1]]})
+    assert r.status_code == 404 and "gone" in r.text
+    r = batch(c, {"entries": entries, "continue_on_error": True, "manifest": True})
+    assert r.status_code == 200, r.text
+    got = members(r.content)
+    assert [n for n, _ in got] == ["%s/here" % b, "__404__/%s/gone" % b, "__404__/%s/here/x" % b,
+                                   "__manifest__.json"]
+    assert got[0][1] == b"present" and got[1][1] == b"" and got[2][1] == b""
+    man = json.loads(got[3][1])
+    assert [(e["name"], e["status"], e["size"]) for e in man] == \
+        [("here", 200, 7), ("gone", 404, 0), ("here", 400, 0)]
+
+
+def test_cold_entries_of_a_backed_bucket(c, s3):
+    s3.client().put_object(Bucket="remote", Key="cb/one", Body=b"cold one")
+    s3.client().put_object(Bucket="remote", Key="cb/two", Body=b"cold two")
+    # the bucket joins the cluster on first use
+    assert c.http.get(c.url + "/v1/objects/remote/cb/one?provider=s3").content == b"cold one"
+    r = batch(c, {"entries": [{"bucket": "remote", "provider": "s3", "name": "cb/two"},
+                              {"bucket": "remote", "provider": "s3", "name": "cb/one"}]})
+    assert r.status_code == 200, r.text
+    assert [d for _, d in members(r.content)] == [b"cold two", b"cold one"]
+
+
+def test_bad_requests(c):
+    b = mkbucket(c)
+    for body, code in ((b"not json", 400), (b"{}", 400), (b'{"entries": []}', 400),
+                       (b'{"entries": [{"bucket": "x"}]}', 400),
+                       (b'{"entries": [{"bucket": "%s", "name": "a", "colour": 1}]}' % b.encode(), 400),
+                       (b'{"entries": [{"bucket": "%s", "name": "a"}], "output": ".rar"}' % b.encode(), 400),
+                       (b'{"entries": [{"bucket": "%s", "name": "a", "start": -1}]}' % b.encode(), 400),
+                       (b'{"entries": [{"bucket": "%s", "name": "a", "archpath": "../x"}]}' % b.encode(), 400),
+                       (b'{"entries": [{"bucket": "nosuchbucket", "name": "a"}]}', 404)):
+        r = c.http.post(c.url + "/v1/batch", data=body)
+        assert r.status_code == code, (body, r.text)
+    assert c.http.put(c.url + "/v1/batch", data=b"{}").status_code == 405
+    # a tampered body after the proxy's redirect
+    req = {"entries": [{"bucket": b, "name": "a"}]}
+    r = c.http.post(c.url + "/v1/batch", data=json.dumps(req), allow_redirects=False)
+    assert r.status_code == 307
+    other = {"entries": [{"bucket": b, "name": "b"}]}
+    r = requests.post(r.headers["Location"], data=json.dumps(other))
+    assert r.status_code == 403 and "authorized" in r.text
+
+
+def test_a_hundred_thousand_entries(c):
+    b = mkbucket(c)
+    for i in range(50):
+        put(c, b, "t/%02d" % i, b"%02d" % i * 50)
+    n = 100000
+    req = {"entries": [{"bucket": b, "name": "t/%02d" % (i % 50)} for i in range(n)],
+           "names": "name-only"}
+    r = batch(c, req, stream=True)
+    assert r.status_code == 200
+    count = 0
+    with tarfile.open(fileobj=r.raw, mode="r|") as t:
+        for m in t:
+            want = b"%02d" % (count % 50) * 50
+            assert m.name == "t/%02d" % (count % 50) and t.extractfile(m).read() == want
+            count += 1
+    assert count == n
+
+
+def test_target_lost_mid_batch_cuts_the_answer(s3):
+    cl = Cluster(targets=2, mountpaths=1).start()
+    try:
+        b = mkbucket(cl)
+        data = os.urandom(1 << 20)
+        for i in range(40):
+            put(cl, b, "l/%02d" % i, data)
+        req = {"entries": [{"bucket": b, "name": "l/%02d" % (i % 40)} for i in range(2000)]}
+        r = cl.http.post(cl.url + "/v1/batch", data=json.dumps(req), allow_redirects=False)
+        assembler = r.json()["target"]
+        r = cl.http.post(cl.url + "/v1/batch", data=json.dumps(req), stream=True)
+        assert r.status_code == 200
+        it = r.iter_content(1 << 16)
+        next(it)
+        other = [n for n in ("t0", "t1") if n != assembler][0]
+        os.kill(cl.pid(other), signal.SIGKILL)
+        with pytest.raises(requests.exceptions.ChunkedEncodingError):
+            for _ in it:
+                pass
+    finally:
+        cl.cleanup()
+
