@@ -19,6 +19,7 @@
 #include "node.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <event2/event.h>
 #include <openssl/ssl.h>
@@ -580,6 +581,12 @@ char *node_obj_key(const char *provider, const char *bucket, const char *name, s
     k[pl + bl + 2 + nl] = '\0';
     *len = pl + bl + nl + 2;
     return k;
+}
+
+void node_tune_malloc(void)
+{
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 void node_block_signals(void)

@@ -28,6 +28,7 @@ int main(int argc, char **argv)
     int info = conf_info(argc, argv, "shoal-proxy", CONF_PROXY);
     if (info >= 0)
         return info;
+    node_tune_malloc();
     node_block_signals();
     if (conf_load(&p.conf, argc, argv, err, sizeof(err))) {
         fprintf(stderr, "shoal-proxy: %s\n", err);

@@ -200,6 +200,7 @@ int main(int argc, char **argv)
     int info = conf_info(argc, argv, "shoal-target", CONF_TARGET);
     if (info >= 0)
         return info;
+    node_tune_malloc();
     node_block_signals();
     if (conf_load(&t.conf, argc, argv, err, sizeof(err))) {
         fprintf(stderr, "shoal-target: %s\n", err);
