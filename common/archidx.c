@@ -523,7 +523,8 @@ bad:
 
 struct archidx_w {
     struct archive *a;
-    struct gbuf *out;
+    archidx_out_fn out;
+    void *arg;
     int closed;
 };
 
@@ -531,14 +532,15 @@ static la_ssize_t w_write(struct archive *a, void *arg, const void *p, size_t n)
 {
     struct archidx_w *w = arg;
     (void)a;
-    gbuf_add(w->out, p, n);
+    w->out(w->arg, p, n);
     return (la_ssize_t)n;
 }
 
-struct archidx_w *archidx_w_open(int kind, struct gbuf *out)
+struct archidx_w *archidx_w_open(int kind, archidx_out_fn out, void *arg)
 {
     struct archidx_w *w = xcalloc(1, sizeof(*w));
     w->out = out;
+    w->arg = arg;
     struct archive *a = w->a = archive_write_new();
     if (kind == ARCHIDX_ZIP) {
         archive_write_set_format_zip(a);

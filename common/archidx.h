@@ -98,12 +98,13 @@ void archidx_rd_close(struct archidx_rd *a);
  * (pax, for long names), ARCHIDX_TGZ or ARCHIDX_ZIP (stored, streamed
  * with data descriptors). member starts one of size bytes, which data
  * then gives in pieces; close writes the end. The bytes go to out as
- * they are made (the caller drains it between calls). 0 or -EIO with
+ * they are made. 0 or -EIO with
  * err. Thread: one at a time, any.
  */
-struct gbuf;
 struct archidx_w;
-struct archidx_w *archidx_w_open(int kind, struct gbuf *out);
+/* out(arg, p, n): n bytes of the archive, in order */
+typedef void (*archidx_out_fn)(void *arg, const void *p, size_t n);
+struct archidx_w *archidx_w_open(int kind, archidx_out_fn out, void *arg);
 int archidx_w_member(struct archidx_w *w, const char *name, uint64_t size, uint64_t mtime_s,
                      char *err, size_t errlen);
 int archidx_w_data(struct archidx_w *w, const void *p, size_t n, char *err, size_t errlen);

@@ -225,6 +225,9 @@ void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...
 /* length -1 selects chunked encoding. */
 void http_resp_begin(struct http_req *r, int status, int64_t length);
 void http_resp_write(struct http_req *r, const void *p, size_t n);
+/* Move all of b's bytes into the response (its chains, not a copy); b
+ * is left empty. */
+void http_resp_buffer(struct http_req *r, struct evbuffer *b);
 /* Send len bytes of fd from off with sendfile; takes ownership of fd. */
 void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len);
 /* Send [off, off+len) of a file segment (see evbuffer_file_segment_new)

@@ -324,6 +324,21 @@ void http_resp_write(struct http_req *r, const void *p, size_t n)
         evbuffer_add(out, "\r\n", 2);
 }
 
+void http_resp_buffer(struct http_req *r, struct evbuffer *b)
+{
+    size_t n = evbuffer_get_length(b);
+    if (!r->conn || r->head_only || n == 0 || r->resp_done) {
+        evbuffer_drain(b, n);
+        return;
+    }
+    struct evbuffer *out = bufferevent_get_output(r->conn->bev);
+    if (r->resp_chunked)
+        evbuffer_add_printf(out, "%zx\r\n", n);
+    evbuffer_add_buffer(out, b);
+    if (r->resp_chunked)
+        evbuffer_add(out, "\r\n", 2);
+}
+
 /* Copy a small file range into the output, so headers and body leave in
  * one write; 0, or -1 when the file is shorter than promised. */
 static int add_file_copy(struct evbuffer *out, int fd, int64_t off, int64_t len)

@@ -322,6 +322,11 @@ static int matches(const struct areq *a, const char *name, size_t len)
 
 /* ---- streams ------------------------------------------------------------------------ */
 
+static void to_gbuf(void *arg, const void *p, size_t n)
+{
+    gbuf_add(arg, p, n);
+}
+
 /* One turn of a stream: up to ARCH_TURN bytes into a->out. */
 static void stream_work(void *arg)
 {
@@ -335,7 +340,7 @@ static void stream_work(void *arg)
             return;
         }
         if (a->op == OP_MATCH)
-            a->w = archidx_w_open(ARCHIDX_TAR, &a->out);
+            a->w = archidx_w_open(ARCHIDX_TAR, to_gbuf, &a->out);
         a->dbuf = xmalloc(DBUF);
     }
     uint64_t in = 0;

@@ -58,7 +58,7 @@ struct feed {
     char *body;                  /* the peer's request */
     size_t body_len;
     struct bsend *s;             /* this target's */
-    struct gbuf turn;
+    struct evbuffer *turn;       /* the pool's, during a turn */
     int in_pool, local_done;
 };
 
@@ -73,7 +73,7 @@ struct batch {
     int have_head;               /* entry i's frame head is read */
     uint64_t left;               /* its bytes still to take */
     struct archidx_w *w;
-    struct gbuf out;
+    struct evbuffer *out;        /* the answer's next bytes */
     json_t *manifest;
     struct event *kick;
     int started, dead, in_pool;
@@ -107,7 +107,8 @@ static void batch_free(struct batch *b)
             nodeclient_cancel(f->x);
         evbuffer_free(f->buf);
         bsend_free(f->s);
-        gbuf_free(&f->turn);
+        if (f->turn)
+            evbuffer_free(f->turn);
         free(f->url);
         free(f->owner_url);
         free(f->idx);
@@ -120,7 +121,8 @@ static void batch_free(struct batch *b)
     free(b->feeds);
     free(b->feed_of);
     archidx_w_free(b->w);
-    gbuf_free(&b->out);
+    if (b->out)
+        evbuffer_free(b->out);
     json_decref(b->manifest);
     if (b->kick)
         event_free(b->kick);
@@ -189,7 +191,7 @@ static const struct nodeclient_ops feed_ops = {
 static void local_work(void *arg)
 {
     struct feed *f = arg;
-    int rc = bsend_turn(f->s, &f->turn, LOCAL_TURN);
+    int rc = bsend_turn(f->s, f->turn, LOCAL_TURN);
     f->local_done = rc == 1;
     f->failed = rc < 0;
 }
@@ -205,8 +207,7 @@ static void local_done(void *arg)
             batch_free(b);
         return;
     }
-    evbuffer_add(f->buf, f->turn.p, f->turn.n);
-    f->turn.n = 0;
+    evbuffer_add_buffer(f->buf, f->turn);   /* its chains move */
     f->ended = f->local_done || f->failed;
     pump(b);
 }
@@ -233,6 +234,7 @@ static void feeds_start(struct batch *b)
         struct feed *f = &b->feeds[i];
         if (!f->url) {
             f->s = bsend_new(b->t, &b->q, f->idx, f->n);
+            f->turn = evbuffer_new();
             feed_more(f);
             continue;
         }
@@ -247,6 +249,11 @@ static void feeds_start(struct batch *b)
 
 /* ---- the answer --------------------------------------------------------------------- */
 
+static void to_evbuffer(void *arg, const void *p, size_t n)
+{
+    evbuffer_add(arg, p, n);
+}
+
 static void flush(struct batch *b)
 {
     if (!b->started) {
@@ -254,9 +261,7 @@ static void flush(struct batch *b)
         http_resp_header(b->r, "Content-Type", "%s", archidx_content_type(b->q.kind));
         http_resp_begin(b->r, 200, -1);
     }
-    if (b->out.n)
-        http_resp_write(b->r, b->out.p, b->out.n);
-    b->out.n = 0;
+    http_resp_buffer(b->r, b->out);
 }
 
 static void note(struct batch *b, int status, uint64_t size, const char *err)
@@ -573,7 +578,7 @@ static void pump(struct batch *b)
         int rc = b->ask ? ask_step(b) : feed_step(b);
         if (rc < 0)
             return;              /* ended */
-        if (b->out.n && (b->started || b->out.n > 0))
+        if (evbuffer_get_length(b->out))
             flush(b);
         if (!rc)
             return;              /* waiting for bytes */
@@ -701,7 +706,8 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
         goto bad;
     free(st);
     b->kick = event_new(r->w->base, -1, 0, kicked, b);
-    b->w = archidx_w_open(b->q.kind, &b->out);
+    b->out = evbuffer_new();
+    b->w = archidx_w_open(b->q.kind, to_evbuffer, b->out);
     if (b->q.manifest)
         b->manifest = json_array();
     r->data = b;

@@ -12,10 +12,12 @@
  * request's worker.
  */
 #include <errno.h>
+#include <event2/buffer.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "arch.h"
 #include "archidx.h"
@@ -45,7 +47,7 @@ struct bsend {
     struct bmd *bmd;
     int fd;                      /* the entry being sent, or -1 */
     uint64_t off, left;
-    char *buf, *vbuf;
+    char *vbuf;
 };
 
 struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint32_t *idx,
@@ -58,7 +60,6 @@ struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint3
     s->n = n;
     s->fd = -1;
     s->bmd = bmd_current();
-    s->buf = xmalloc(PIECE);
     return s;
 }
 
@@ -69,18 +70,26 @@ void bsend_free(struct bsend *s)
     if (s->fd >= 0)
         close(s->fd);
     bmd_unref(s->bmd);
-    free(s->buf);
     free(s->vbuf);
     free(s);
 }
 
-static void head(struct gbuf *out, int status, uint64_t len)
+static void head_into(unsigned char *h, int status, uint64_t len)
 {
-    unsigned char h[BSEND_HEAD] = {'S', 'B', (unsigned char)status,
-                                   (unsigned char)(status >> 8)};
+    memset(h, 0, BSEND_HEAD);
+    h[0] = 'S';
+    h[1] = 'B';
+    h[2] = (unsigned char)status;
+    h[3] = (unsigned char)(status >> 8);
     for (int i = 0; i < 8; i++)
         h[8 + i] = (unsigned char)(len >> (8 * i));
-    gbuf_add(out, h, sizeof(h));
+}
+
+static void head(struct evbuffer *out, int status, uint64_t len)
+{
+    unsigned char h[BSEND_HEAD];
+    head_into(h, status, len);
+    evbuffer_add(out, h, sizeof(h));
 }
 
 int bsend_head(const unsigned char *p, int *status, uint64_t *len)
@@ -94,10 +103,10 @@ int bsend_head(const unsigned char *p, int *status, uint64_t *len)
     return 0;
 }
 
-static void message(struct gbuf *out, int status, const char *msg)
+static void message(struct evbuffer *out, int status, const char *msg)
 {
     head(out, status, strlen(msg));
-    gbuf_add(out, msg, strlen(msg));
+    evbuffer_add(out, msg, strlen(msg));
 }
 
 /* Are [lo, hi) of fd's bytes what m's sums say? */
@@ -115,9 +124,33 @@ static int checked(struct bsend *s, int fd, const struct objmeta *m, uint64_t lo
     return vmap_check(fd, m, lo, hi > m->size ? m->size : hi, s->vbuf, VBUF) == 0;
 }
 
+/* A small object whole: its head and bytes read into out's chains at
+ * once, and kept only when they hash to its checksum (verify), so a
+ * small entry is read once, not once to check and once to send. */
+static void whole(struct bsend *s, struct evbuffer *out, int fd, const struct objmeta *m,
+                  int verify)
+{
+    struct evbuffer_iovec v;
+    size_t n = (size_t)m->size;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)(BSEND_HEAD + n), &v, 1) != 1) {
+        message(out, BSEND_ASK, "no memory for it here");
+        return;
+    }
+    char *p = v.iov_base;
+    ssize_t got = n ? pread(fd, p + BSEND_HEAD, n, 0) : 0;
+    if (got != (ssize_t)n || (verify && XXH3_64bits(p + BSEND_HEAD, n) != m->cksum)) {
+        message(out, BSEND_ASK, "damaged here");   /* the reservation is dropped */
+        return;
+    }
+    head_into((unsigned char *)p, BSEND_OK, n);
+    v.iov_len = BSEND_HEAD + n;
+    evbuffer_commit_space(out, &v, 1);
+    (void)s;
+}
+
 /* Open entry e: a frame's head and s->fd/off/left, or a whole frame
  * (ask, missing, bad) with s->fd -1. */
-static void open_entry(struct bsend *s, const struct batch_entry *e, struct gbuf *out)
+static void open_entry(struct bsend *s, const struct batch_entry *e, struct evbuffer *out)
 {
     const struct bmd_bucket *bk = s->bmd ? bmd_find(s->bmd, e->provider, e->bucket) : NULL;
     if (!bk) {
@@ -161,6 +194,10 @@ static void open_entry(struct bsend *s, const struct batch_entry *e, struct gbuf
     }
     if (e->length >= 0 && (uint64_t)e->length < len)
         len = (uint64_t)e->length;
+    if (!bsum_kept(m) && !off && len == m->size && len <= PIECE) {
+        whole(s, out, fd, m, verify);   /* read, checked in memory, in one go */
+        goto out;
+    }
     if (verify && len && !checked(s, fd, m, off, off + len)) {
         message(out, BSEND_ASK, "damaged here");   /* the object API repairs it */
         goto out;
@@ -177,9 +214,9 @@ out:
     free(mkey);
 }
 
-int bsend_turn(struct bsend *s, struct gbuf *out, size_t max)
+int bsend_turn(struct bsend *s, struct evbuffer *out, size_t max)
 {
-    while (out->n < max) {
+    while (evbuffer_get_length(out) < max) {
         if (s->fd < 0 && s->i >= s->n)
             return 1;
         if (s->fd < 0) {
@@ -190,14 +227,18 @@ int bsend_turn(struct bsend *s, struct gbuf *out, size_t max)
             }
         }
         size_t k = s->left < PIECE ? (size_t)s->left : PIECE;
-        ssize_t got = k ? pread(s->fd, s->buf, k, (off_t)s->off) : 0;
-        if (k && got <= 0) {
-            /* a head went with its length: the stream cannot go on honestly */
-            return -EIO;
+        if (k) {
+            struct evbuffer_iovec v;
+            if (evbuffer_reserve_space(out, (ev_ssize_t)k, &v, 1) != 1)
+                return -EIO;
+            ssize_t got = pread(s->fd, v.iov_base, k, (off_t)s->off);
+            if (got <= 0)
+                return -EIO;     /* a head went with its length: no honest way on */
+            v.iov_len = (size_t)got;
+            evbuffer_commit_space(out, &v, 1);
+            s->off += (uint64_t)got;
+            s->left -= (uint64_t)got;
         }
-        gbuf_add(out, s->buf, (size_t)got);
-        s->off += (uint64_t)got;
-        s->left -= (uint64_t)got;
         if (!s->left) {
             close(s->fd);
             s->fd = -1;
@@ -215,7 +256,7 @@ struct sender {
     struct batch_req q;
     uint32_t *idx;
     struct bsend *s;
-    struct gbuf out;
+    struct evbuffer *out;
     int rc, gone, in_pool;
 };
 
@@ -229,7 +270,8 @@ static void sender_free(struct sender *x)
     http_req_unref(x->r);
     bsend_free(x->s);
     batchreq_free(&x->q);
-    gbuf_free(&x->out);
+    if (x->out)
+        evbuffer_free(x->out);
     free(x->idx);
     free(x);
 }
@@ -237,7 +279,7 @@ static void sender_free(struct sender *x)
 static void send_work(void *arg)
 {
     struct sender *x = arg;
-    x->rc = bsend_turn(x->s, &x->out, SEND_TURN);
+    x->rc = bsend_turn(x->s, x->out, SEND_TURN);
 }
 
 static void send_done(void *arg);
@@ -273,9 +315,7 @@ static void send_done(void *arg)
         sender_free(x);
         return;
     }
-    if (x->out.n)
-        http_resp_write(x->r, x->out.p, x->out.n);
-    x->out.n = 0;
+    http_resp_buffer(x->r, x->out);
     if (x->rc < 0) {
         http_resp_abort(x->r);
         sender_free(x);
@@ -303,6 +343,7 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
     for (size_t i = 0; i < x->q.n; i++)
         x->idx[i] = (uint32_t)i;
     x->s = bsend_new(x->t, &x->q, x->idx, x->q.n);
+    x->out = evbuffer_new();
     http_resp_header(r, "Content-Type", "application/octet-stream");
     http_resp_begin(r, 200, -1);
     r->data = x;

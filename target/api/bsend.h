@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 struct batch_req;
-struct gbuf;
+struct evbuffer;
 struct http_req;
 struct target;
 
@@ -33,8 +33,10 @@ struct bsend;
 struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint32_t *idx,
                         size_t n);
 /* Append frames to out until it holds about max bytes or the entries
- * end: 1 at the end, else 0. Blocks: the I/O pool. */
-int bsend_turn(struct bsend *s, struct gbuf *out, size_t max);
+ * end: 1 at the end, 0 for more, -EIO when a file fails after its head
+ * went. The bytes are read straight into out's chains. Blocks: the I/O
+ * pool (out is the caller's alone meanwhile). */
+int bsend_turn(struct bsend *s, struct evbuffer *out, size_t max);
 void bsend_free(struct bsend *s);
 
 /* Decode a frame's head: 0 with status and length, -1 when it is not one. */
