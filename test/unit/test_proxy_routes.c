@@ -54,6 +54,8 @@ int main(void)
     MAIN(GET, "/v1/buckets", "", "bucket");
     MAIN(DELETE, "/v1/buckets/b1", "b1", "bucket");
     MAIN(POST, "/v1/jobs", "", "job");
+    MAIN(POST, "/v1/batch", "", "batch");
+    MAIN(GET, "/v1/batchx", NULL, "");
     MAIN(GET, "/v1/jobs/abc", "abc", "job");
     MAIN(GET, "/v1/jobsx", NULL, "");
     MAIN(GET, "/", NULL, "");
@@ -65,7 +67,7 @@ int main(void)
     S3PORT(GET, "/v1/jobs/abc", "v1/jobs/abc", "s3");   /* a bucket named v1, there */
     size_t n;
     routes_table(0, &n);
-    CHECK(n == 15);
+    CHECK(n == 16);
     CHECK(!routes_table(0, &n)[n - 1].op);              /* the catch-all comes last */
     return check_done("test_proxy_routes");
 }
