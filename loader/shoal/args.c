@@ -60,7 +60,26 @@ static const struct optdef opts[] = {
     {"cached", F(cached), "", "only what Shoal holds"},
     {"evict", F(evict), "", "drop Shoal's copy only (a backed bucket keeps the object)"},
     {"off", F(off), "", "end it: the target owns names again"},
+    {"out", S(out), "FILE", "write the archive to FILE (- or none: stdout)"},
+    {"extract", S(extract), "DIR", "extract the archive into DIR instead"},
+    {"output", S(format), "F", "the archive's format: .tar (default), .tar.gz or .zip"},
+    {"continue-on-error", F(continue_on_error), "",
+     "a missing entry becomes an empty __404__/NAME member"},
+    {"name-only", F(name_only), "", "members named NAME, not BUCKET/NAME"},
+    {"manifest", F(manifest), "", "end the archive with a __manifest__.json member"},
 };
+
+/* The one-letter forms: "-o FILE" is "--out FILE" (the value is always
+ * the next word). */
+static const struct {
+    char c;
+    const char *name;
+} shorts[] = {
+    {'o', "out"},
+    {'x', "extract"},
+};
+
+#define N_SHORTS (sizeof(shorts) / sizeof(shorts[0]))
 
 #define COMMON_N 9
 
@@ -84,11 +103,32 @@ int args_usage_error(const char *fmt, ...)
     return RC_USAGE;
 }
 
-/* One "--name[=value]" at argv[*i]; 0 or RC_USAGE. */
-static int take_option(struct args *a, int argc, char **argv, int *i, const char *allowed,
-                       const char *cmd)
+/* The long name of a one-letter option word ("-o"), or NULL. */
+static const char *short_name(const char *word)
 {
-    const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
+    if (word[0] != '-' || !word[1] || word[2])
+        return NULL;
+    for (size_t k = 0; k < N_SHORTS; k++)
+        if (shorts[k].c == word[1])
+            return shorts[k].name;
+    return NULL;
+}
+
+/* The one-letter form of an option, or 0. */
+static char short_of(const char *name)
+{
+    for (size_t k = 0; k < N_SHORTS; k++)
+        if (!strcmp(shorts[k].name, name))
+            return shorts[k].c;
+    return 0;
+}
+
+/* One option at argv[*i], arg its "name[=value]" (after "--", or the long
+ * name of a one-letter form); 0 or RC_USAGE. */
+static int take_option(struct args *a, int argc, char **argv, int *i, const char *arg,
+                       const char *allowed, const char *cmd)
+{
+    const char *eq = strchr(arg, '=');
     size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
     for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
         const struct optdef *o = &opts[k];
@@ -127,11 +167,14 @@ int args_parse(struct args *a, int argc, char **argv, const char *allowed, const
         } else if (!rest && !strcmp(s, "-h")) {
             a->help = 1;
         } else if (!rest && !strncmp(s, "--", 2)) {
-            if ((rc = take_option(a, argc, argv, &i, allowed, cmd)))
+            if ((rc = take_option(a, argc, argv, &i, s + 2, allowed, cmd)))
+                return rc;
+        } else if (!rest && short_name(s) && args_listed(short_name(s), allowed)) {
+            if ((rc = take_option(a, argc, argv, &i, short_name(s), allowed, cmd)))
                 return rc;
         } else if (!rest && s[0] == '-' && s[1]) {
-            return args_usage_error("unknown option %s for '%s' (options are --long; see "
-                                    "shoal %s --help)", s, cmd, cmd);
+            return args_usage_error("unknown option %s for '%s' (see shoal %s --help)", s, cmd,
+                                    cmd);
         } else if (a->npos == ARGS_POS_MAX) {
             return args_usage_error("too many arguments (at most %d)", ARGS_POS_MAX);
         } else {
@@ -141,8 +184,13 @@ int args_parse(struct args *a, int argc, char **argv, const char *allowed, const
     return 0;
 }
 
-int args_takes_value(const char *name)
+int args_takes_value(const char *word)
 {
+    const char *name = short_name(word);
+    if (!name && (strncmp(word, "--", 2) || strchr(word, '=')))
+        return 0;
+    if (!name)
+        name = word + 2;
     for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
         if (!strcmp(opts[k].name, name))
             return opts[k].has_arg;
@@ -151,8 +199,10 @@ int args_takes_value(const char *name)
 
 static void help_line(FILE *f, const struct optdef *o)
 {
-    char flag[64];
-    snprintf(flag, sizeof(flag), "--%s%s%s", o->name, o->arg[0] ? " " : "", o->arg);
+    char flag[64], sh[8] = "";
+    if (short_of(o->name))
+        snprintf(sh, sizeof(sh), "-%c, ", short_of(o->name));
+    snprintf(flag, sizeof(flag), "%s--%s%s%s", sh, o->name, o->arg[0] ? " " : "", o->arg);
     fprintf(f, "  %-20s %s\n", flag, o->help);
 }
 

@@ -4,8 +4,10 @@
  * value goes in struct args, its help line); a command names the rows it
  * accepts besides the common ones (endpoint, credentials, --json,
  * --quiet, --help). Options may come before, between or after the
- * positional arguments, as "--name value" or "--name=value"; "--" ends
- * them and "-" alone is a positional argument (stdin or stdout).
+ * positional arguments, as "--name value" or "--name=value"; a few have
+ * a one-letter form too ("-o FILE", the value always the next word);
+ * "--" ends them and "-" alone is a positional argument (stdin or
+ * stdout).
  *
  * Also here: the exit statuses every command returns, and the endpoint and
  * credentials completed from the environment.
@@ -38,7 +40,9 @@ struct args {
     /* per command (NULL or 0 when not given) */
     const char *provider, *backend, *props, *prefix, *tmpl, *names, *key, *prepend;
     const char *kind, *bucket, *state, *timeout, *limit;
+    const char *out, *extract, *format;
     int latest, dry_run, wait, cached, evict, off;
+    int continue_on_error, name_only, manifest;
 };
 
 /*
@@ -47,8 +51,9 @@ struct args {
  * command in messages. 0, or RC_USAGE with the reason printed.
  */
 int args_parse(struct args *a, int argc, char **argv, const char *allowed, const char *cmd);
-/* Does the option (a name without "--") take a value? */
-int args_takes_value(const char *name);
+/* Does the option word, as on the command line ("--name" without "=",
+ * or "-o"), take the next word as its value? */
+int args_takes_value(const char *word);
 /* The help lines of the options named in allowed, to f. */
 void args_help(FILE *f, const char *allowed);
 /* The common options' help, to f. */

@@ -1,7 +1,7 @@
 /*
  * cmds: the shoal client's commands, one function each (cluster.c: with
  * node too,
- * bucket.c, object.c, job.c). main.c's table names them with their usage
+ * bucket.c, object.c, batch.c, job.c). main.c's table names them with their usage
  * and the options they take, checks the count of positional arguments,
  * completes the endpoint and credentials and opens the connection before
  * calling one; each returns the exit status (args.h). Human output goes to
@@ -33,6 +33,8 @@ int cmd_ls(const struct args *a);
 int cmd_get(const struct args *a);
 int cmd_put(const struct args *a);
 int cmd_rm(const struct args *a);
+
+int cmd_batch(const struct args *a);
 
 int cmd_job_start(const struct args *a);
 int cmd_job_ls(const struct args *a);

@@ -107,7 +107,7 @@ static int on_head(void *arg, struct nodeclient_xfer *x, int status)
         h->holding = 0;
         evtimer_del(h->hold_ev);
     }
-    a->status = status;
+    a->status = a->head = status;
     uint64_t n;
     const char *clen = nodeclient_header(x, "Content-Length");
     a->clen = clen && !parse_u64(clen, strlen(clen), &n) ? (int64_t)n : -1;
@@ -285,7 +285,7 @@ int conn_do(const struct conn_req *q, struct conn_ans *a)
     struct hop h = {.q = q, .a = a, .xs = XXH3_createState()};
     h.hold_ev = evtimer_new(g.base, on_hold, &h);
     for (int hop = 0;; hop++) {
-        a->status = 0;
+        a->status = a->head = 0;
         a->err[0] = a->cksum[0] = '\0';
         a->body.n = 0;
         if (a->body.p)

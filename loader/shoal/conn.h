@@ -50,6 +50,8 @@ struct conn_req {
 
 struct conn_ans {
     int status;                  /* the last answer's status; 0: no answer (err says why) */
+    int head;                    /* the last answer's head's status, kept when its body then
+                                  * broke (status 0): a stream cut after it began */
     char err[400];
     char url[CONN_URL_MAX];      /* the URL of the last request (after redirects) */
     struct gbuf body;            /* the body, when not written to the sink */

@@ -8,7 +8,7 @@
  * dispatch. The rest: args.c (options, environment), conn.c (requests:
  * signing, redirects, streamed bodies), out.c (errors, exit statuses,
  * JSON), progress.c (the progress line), and one file per family of
- * commands: cluster.c, bucket.c, object.c, job.c.
+ * commands: cluster.c, bucket.c, object.c, batch.c, job.c.
  *
  * Thread: the main thread only; requests run on an event loop of the
  * client's own, one at a time (conn.c).
@@ -79,6 +79,27 @@ static const struct cmd cmds[] = {
     {NULL, "rm", cmd_rm, 1, 1, "provider evict", "rm BUCKET/NAME [--evict]",
      "Delete an object (from the backend too, for a backed bucket), or with --evict\n"
      "drop only Shoal's copy."},
+    {NULL, "batch", cmd_batch, 0, 1,
+     "out extract output continue-on-error name-only manifest provider",
+     "batch [-o FILE | -x DIR] [--output .tar|.tar.gz|.zip] [--continue-on-error] "
+     "[--name-only] [--manifest] [LIST]",
+     "Read many objects, or members of shards, as one archive (POST /v1/batch). LIST\n"
+     "(a file; - or none: stdin) has one entry a line: BUCKET/NAME, optionally a TAB\n"
+     "and the ARCHPATH of a member inside that shard, or a JSON object as the API\n"
+     "takes it:\n"
+     "  {\"bucket\": \"b\", \"name\": \"n\", \"archpath\": \"a\", \"provider\": \"s3\",\n"
+     "   \"start\": 0, \"length\": 4096}\n"
+     "Blank lines and lines starting with # are skipped; a malformed line is a usage\n"
+     "error naming it, and nothing is sent. --provider is the provider of the entries\n"
+     "that name none. Members come in the list's order, named BUCKET/NAME[/ARCHPATH]\n"
+     "(NAME[/ARCHPATH] with --name-only); with --continue-on-error a missing entry is an\n"
+     "empty member __404__/ + that name. The archive goes to stdout (never a terminal),\n"
+     "or to FILE (-o), written as FILE.partial and renamed once all of it came; or -x\n"
+     "extracts it into DIR once all of it came, refusing names with '..', absolute\n"
+     "names and writes through symlinks. The format is --output's, else -o FILE's\n"
+     "extension (.tar, .tar.gz, .tgz, .zip), else .tar. An archive the cluster cuts\n"
+     "short (an entry failed after it began) exits 1 and keeps nothing. A summary\n"
+     "(entries, bytes, seconds) goes to stderr unless --quiet."},
     {"job", "start", cmd_job_start, 2, -1, SEL " latest key prepend dry-run wait timeout",
      "job start prefetch|evict|copy|download ARGS [--wait]",
      "Start a batch job on every target:\n"
@@ -182,8 +203,7 @@ static const struct cmd *pick(int argc, char **argv, char **rest, int *nrest, in
         } else {
             help |= !strcmp(s, "--help") || !strcmp(s, "-h");
             rest[(*nrest)++] = argv[i];
-            if (!strncmp(s, "--", 2) && !strchr(s, '=') && args_takes_value(s + 2) &&
-                i + 1 < argc)
+            if (args_takes_value(s) && i + 1 < argc)
                 rest[(*nrest)++] = argv[++i];
         }
     }

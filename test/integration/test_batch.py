@@ -7,6 +7,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import tarfile
 import time
 import urllib.parse
@@ -218,3 +219,38 @@ def test_target_lost_mid_batch_cuts_the_answer(s3):
     finally:
         cl.cleanup()
 
+
+
+def test_cli_batch(c, tmp_path):
+    """`shoal batch`: a list of entries (plain and JSON lines) to an archive
+    file or extracted into a directory; a cut answer keeps nothing."""
+    from conftest import BUILD, ROOT
+    shoal = os.path.join(ROOT, BUILD, "bin", "shoal")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SHOAL_", "AWS_"))}
+    env["SHOAL_ENDPOINT"] = c.url
+    b = mkbucket(c)
+    put(c, b, "x/one", b"first object")
+    put(c, b, "s.tar", make_tar({"m/a.txt": b"member a", "m/b.txt": b"member b"}))
+    lst = tmp_path / "list"
+    lst.write_text("# a comment\n%s/x/one\n%s/s.tar\tm/b.txt\n\n"
+                   '{"bucket": "%s", "name": "x/one", "start": 6}\n' % (b, b, b))
+    out = tmp_path / "out.tar"
+    p = subprocess.run([shoal, "batch", "-o", str(out), str(lst)], env=env, capture_output=True)
+    assert p.returncode == 0, p.stderr
+    got = members(out.read_bytes())
+    assert got == [("%s/x/one" % b, b"first object"), ("%s/s.tar/m/b.txt" % b, b"member b"),
+                   ("%s/x/one" % b, b"object")]
+    d = tmp_path / "ex"
+    p = subprocess.run([shoal, "batch", "-x", str(d), "--name-only"], input=lst.read_bytes(),
+                       env=env, capture_output=True)
+    assert p.returncode == 0, p.stderr
+    assert (d / "s.tar" / "m" / "b.txt").read_bytes() == b"member b"
+    # a missing entry after the first: the answer is cut, nothing is kept
+    lst.write_text("%s/x/one\n%s/x/nope\n" % (b, b))
+    bad = tmp_path / "bad.tar"
+    p = subprocess.run([shoal, "batch", "-o", str(bad), str(lst)], env=env, capture_output=True)
+    assert p.returncode == 1 and not bad.exists() and not (tmp_path / "bad.tar.partial").exists()
+    # a malformed line: a usage error naming it, nothing sent
+    lst.write_text("%s/x/one\nno-slash-here\n" % b)
+    p = subprocess.run([shoal, "batch", "-o", str(bad), str(lst)], env=env, capture_output=True)
+    assert p.returncode == 2 and b":2:" in p.stderr
