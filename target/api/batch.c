@@ -594,7 +594,7 @@ static void pump(struct batch *b)
 static void drained(struct http_req *r)
 {
     struct batch *b = r->data;
-    if (http_resp_pending(r) < BATCH_HIGH / 2)
+    if (b && http_resp_pending(r) < BATCH_HIGH / 2)
         kick(b);
 }
 
@@ -602,6 +602,7 @@ static void client_gone(struct http_req *r)
 {
     struct batch *b = r->data;
     r->data = NULL;
+    r->on_drain = NULL;
     batch_end(b);
 }
 

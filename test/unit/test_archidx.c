@@ -317,5 +317,5 @@ int main(void)
     check_seq("zip", "", ARCHIDX_ZIP);
     test_dup();
     test_bad();
-    return check_done("archidx");
+    return check_done("test_archidx");
 }
