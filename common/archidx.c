@@ -337,6 +337,7 @@ static int walk(struct archidx_rd *r, struct build *b, char *err, size_t errlen)
 {
     struct archive_entry *e;
     int64_t pend = -1;           /* the last tar member's index, its offset owed */
+    int64_t pend_hpos = 0;       /* and its header's position */
     for (;;) {
         int rc = next_entry(r, &e, err, errlen);
         int64_t hpos = archive_read_header_position(r->a);
@@ -348,6 +349,10 @@ static int walk(struct archidx_rd *r, struct build *b, char *err, size_t errlen)
                 return -EINVAL;
             }
             p->off = (uint64_t)hpos - padded;
+            /* data before the member's own header (a sparse member whose
+             * map libarchive reads with its data): read it sequentially */
+            if (p->off < (uint64_t)pend_hpos + 512)
+                p->off = ARCHIDX_SEQ;
             pend = -1;
         }
         if (rc <= 0)
@@ -368,8 +373,10 @@ static int walk(struct archidx_rd *r, struct build *b, char *err, size_t errlen)
             off = zip_data_off(r, size);
         if ((rc = add_member(b, name, len, off, size, err, errlen)))
             return rc;
-        if (r->kind == ARCHIDX_TAR && !archive_entry_sparse_count(e))
+        if (r->kind == ARCHIDX_TAR && !archive_entry_sparse_count(e)) {
             pend = (int64_t)b->n - 1;
+            pend_hpos = hpos;
+        }
         if (r->kind == ARCHIDX_TAR && size > r->size) {
             snprintf(err, errlen, "malformed archive: member %.80s is past the end", name);
             return -EINVAL;
@@ -393,7 +400,8 @@ int archidx_build(struct archidx *x, int kind, archidx_pread_fn rd, void *arg, u
         gbuf_free(&b.names);
         return rd_err ? rd_err : rc;
     }
-    /* sort by name, the file order breaking ties; keep each name's last */
+    /* sort by name, the file order breaking ties; keep each name's first,
+     * the one a sequential read (which stops at the first match) gives */
     uint64_t *offs = xmalloc((b.n ? b.n : 1) * sizeof(*offs));
     for (size_t i = 0; i < b.n; i++) {
         offs[i] = b.m[i].off;
@@ -406,9 +414,9 @@ int archidx_build(struct archidx *x, int kind, archidx_pread_fn rd, void *arg, u
     qsort_r(b.m, b.n, sizeof(*b.m), by_name, NULL);
     size_t k = 0;
     for (size_t i = 0; i < b.n; i++) {
-        if (i + 1 < b.n && b.m[i].name_len == b.m[i + 1].name_len &&
-            !memcmp(b.m[i].name, b.m[i + 1].name, b.m[i].name_len))
-            continue;            /* a later member of the same name follows */
+        if (i && b.m[i].name_len == b.m[i - 1].name_len &&
+            !memcmp(b.m[i].name, b.m[i - 1].name, b.m[i].name_len))
+            continue;            /* an earlier member of the same name came */
         b.m[k] = b.m[i];
         b.m[k].off = offs[b.m[i].off];
         k++;

@@ -19,7 +19,8 @@
  *
  * Names are kept as the archive spells them less a leading "./"; only
  * regular files are members (directories, links and devices are not).
- * A name that appears twice is the later member (tar's appends).
+ * A name that appears twice is its first member, in the index as in a
+ * sequential read (a tar's appended update is not what a read gives).
  *
  * Thread: any; an index is read-only once built.
  */

@@ -99,6 +99,15 @@ static int options(struct batch_req *q, json_t *j, char *err, size_t errlen)
 int batchreq_parse(struct batch_req *q, const char *body, size_t len, char *err, size_t errlen)
 {
     memset(q, 0, sizeof(*q));
+    /* a bound before the tree is built: an entry with every field holds 7
+     * commas, and a body of bare numbers must not become 60 million values */
+    size_t commas = 0;
+    for (size_t i = 0; i < len; i++)
+        commas += body[i] == ',';
+    if (commas > 8u * BATCHREQ_MAX) {
+        snprintf(err, errlen, "a batch has at most %u entries", (unsigned)BATCHREQ_MAX);
+        return -1;
+    }
     json_error_t je;
     json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!j) {
@@ -192,6 +201,21 @@ char *batchreq_member_name(const struct batch_req *q, const struct batch_entry *
         gbuf_str(&b, e->archpath);
     }
     return gbuf_take(&b);
+}
+
+static int reading;
+
+int batchreq_admit(void)
+{
+    if (__atomic_add_fetch(&reading, 1, __ATOMIC_RELAXED) <= BATCHREQ_READING)
+        return 1;
+    __atomic_sub_fetch(&reading, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+void batchreq_release(void)
+{
+    __atomic_sub_fetch(&reading, 1, __ATOMIC_RELAXED);
 }
 
 void batchreq_digest(const char *body, size_t len, char *hex)

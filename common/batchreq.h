@@ -49,6 +49,14 @@ void batchreq_free(struct batch_req *q);
  * a new string of *len bytes. */
 char *batchreq_encode(const struct batch_req *q, const uint32_t *idx, size_t n, size_t *len);
 
+/* Bodies of batch requests being read at once in this process are at
+ * most BATCHREQ_READING (each up to BATCHREQ_BODY_MAX): admit 1 (then
+ * batchreq_release once the body is parsed or gone), 0 when as many are
+ * being read (a 503). Any thread. */
+#define BATCHREQ_READING 8
+int batchreq_admit(void);
+void batchreq_release(void);
+
 /* The hex SHA-256 of a request's body, which a proxy's redirect carries
  * under its signature so that the target assembles the batch it
  * authorized: BATCHREQ_DIGEST_LEN characters and a NUL into hex. */

@@ -105,6 +105,7 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
     free(url);
     cmap_unref(m);
 out:
+    batchreq_release();
     http_req_unref(r);
     free(a);
 }
@@ -112,6 +113,7 @@ out:
 static void body_gone(void *arg)
 {
     struct ask *a = arg;
+    batchreq_release();
     http_req_unref(a->r);
     free(a);
 }
@@ -133,6 +135,13 @@ void batch_route(struct http_req *r, const char *rest, size_t rlen)
     a->r = r;
     if (!node_identify(&p->node, r, &a->who)) {
         free(a);
+        return;
+    }
+    if (!batchreq_admit()) {
+        free(a);
+        http_resp_header(r, "Retry-After", "1");
+        http_reply_error(r, 503, "%d batch requests are being read already",
+                         BATCHREQ_READING);
         return;
     }
     http_req_ref(r);

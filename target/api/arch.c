@@ -675,6 +675,19 @@ int arch_asked(const struct http_req *r)
            http_query_get(r, "archmode", v, sizeof(v)) != -1;
 }
 
+/* A pattern glibc compiles and runs in bounded time: short, without
+ * back-references (backtracking) or {m,n} bounds (which it expands:
+ * nested ones blow up). */
+static int regex_tame(const char *x)
+{
+    if (strlen(x) > 256 || strchr(x, '{'))
+        return 0;
+    for (const char *p = x; (p = strchr(p, '\\')); p += p[1] ? 2 : 1)
+        if (p[1] >= '1' && p[1] <= '9')
+            return 0;
+    return 1;
+}
+
 /* What r asks for, into a: 0, or answered (-1). */
 static int parse(struct areq *a, struct http_req *r)
 {
@@ -703,6 +716,9 @@ static int parse(struct areq *a, struct http_req *r)
                                                     : -1;
         if (a->mode < 0)
             bad = "archmode is one of regexp, prefix, suffix, wdskey";
+        else if (a->mode == MODE_REGEXP && !regex_tame(x))
+            bad = "archregx takes at most 256 bytes, without back-references or {m,n} "
+                  "bounds";
         else if (a->mode == MODE_REGEXP && regcomp(&a->re, x, REG_EXTENDED | REG_NOSUB))
             bad = "archregx is not a valid regular expression";
         else

@@ -59,6 +59,7 @@ struct feed {
     size_t body_len;
     struct bsend *s;             /* this target's */
     struct evbuffer *turn;       /* the pool's, during a turn */
+    int turn_rc;                 /* the turn's bsend_turn, read once it is back */
     int in_pool, local_done;
 };
 
@@ -82,6 +83,7 @@ struct batch {
     struct evbuffer *ask_buf;
     int ask_status, ask_done, ask_head;
     int64_t ask_len;             /* Content-Length, -1 none */
+    int ask_whole;               /* a 200 to a Range: read whole, then cut */
     char ask_err[200];
 };
 
@@ -191,9 +193,7 @@ static const struct nodeclient_ops feed_ops = {
 static void local_work(void *arg)
 {
     struct feed *f = arg;
-    int rc = bsend_turn(f->s, f->turn, LOCAL_TURN);
-    f->local_done = rc == 1;
-    f->failed = rc < 0;
+    f->turn_rc = bsend_turn(f->s, f->turn, LOCAL_TURN);
 }
 
 static void local_done(void *arg)
@@ -208,16 +208,24 @@ static void local_done(void *arg)
         return;
     }
     evbuffer_add_buffer(f->buf, f->turn);   /* its chains move */
+    f->local_done = f->turn_rc == 1;
+    f->failed = f->turn_rc < 0;
     f->ended = f->local_done || f->failed;
     pump(b);
+}
+
+/* Is the client's side full? Nothing more is asked for until it drains. */
+static int backed_up(struct batch *b)
+{
+    return b->started && http_resp_pending(b->r) > BATCH_HIGH;
 }
 
 /* Ask for more of feed f when it has room. */
 static void feed_more(struct feed *f)
 {
     struct batch *b = f->b;
-    if (f->ended || evbuffer_get_length(f->buf) > BATCH_FEED_HIGH / 2)
-        return;
+    if (f->ended || evbuffer_get_length(f->buf) > BATCH_FEED_HIGH / 2 || backed_up(b))
+        return;                  /* drained() kicks the merge, which asks again */
     if (f->url && f->paused) {
         f->paused = 0;
         nodeclient_resume(f->x);
@@ -375,10 +383,12 @@ static int ask_on_data(void *arg, struct nodeclient_xfer *x, const char *p, size
 {
     struct batch *b = arg;
     evbuffer_add(b->ask_buf, p, n);
-    if (b->ask_len < 0 && evbuffer_get_length(b->ask_buf) > ASK_BODY_MAX)
-        return -1;
-    if (evbuffer_get_length(b->ask_buf) > BATCH_FEED_HIGH)
+    if (b->ask_len < 0 || b->ask_whole) {   /* read whole first: never paused */
+        if (evbuffer_get_length(b->ask_buf) > ASK_BODY_MAX)
+            return -1;
+    } else if (evbuffer_get_length(b->ask_buf) > BATCH_FEED_HIGH) {
         nodeclient_pause(x);
+    }
     kick(b);
     return 0;
 }
@@ -421,7 +431,7 @@ static void ask_start(struct batch *b, const char *owner_url)
             hdrs[nh++] = range;
     }
     b->ask_buf = evbuffer_new();
-    b->ask_status = b->ask_done = b->ask_head = 0;
+    b->ask_status = b->ask_done = b->ask_head = b->ask_whole = 0;
     b->ask_len = -1;
     b->ask = nodeclient_start(target_hc(b->r), "GET", url, hdrs, nh, -1, FEED_TIMEOUT_MS,
                               &ask_ops, b);
@@ -453,16 +463,32 @@ static int ask_step(struct batch *b)
             char msg[300];
             size_t n = evbuffer_get_length(b->ask_buf);
             snprintf(msg, sizeof(msg), "%s", st ? "" : b->ask_err);
-            if (st && n)
-                evbuffer_copyout(b->ask_buf, msg, n < sizeof(msg) - 1 ? n : sizeof(msg) - 1);
-            msg[sizeof(msg) - 1] = 0;
+            if (st && n) {
+                size_t k = n < sizeof(msg) - 1 ? n : sizeof(msg) - 1;
+                evbuffer_copyout(b->ask_buf, msg, k);
+                msg[k] = 0;
+            }
             ask_clear(b);
             return entry_failed(b, st == 404 ? 404 : st ? st : 500, msg[0] ? msg : "unreadable")
                        ? -1 : 1;
         }
-        if (b->ask_len < 0 && !b->ask_done)
-            return 0;            /* no length: the whole of it first */
-        uint64_t len = b->ask_len >= 0 ? (uint64_t)b->ask_len : evbuffer_get_length(b->ask_buf);
+        int ranged = e->start > 0 || e->length > 0;
+        b->ask_whole = ranged && st == 200;     /* the owner sent it all */
+        if ((b->ask_len < 0 || b->ask_whole) && !b->ask_done)
+            return 0;            /* no length, or not cut: the whole of it first */
+        uint64_t len = b->ask_len >= 0 && !b->ask_whole ? (uint64_t)b->ask_len
+                                                        : evbuffer_get_length(b->ask_buf);
+        if (b->ask_whole) {
+            uint64_t skip = e->start > 0 ? (uint64_t)e->start : 0;
+            if (skip > len) {
+                ask_clear(b);
+                return entry_failed(b, 400, "start is past the entry's end") ? -1 : 1;
+            }
+            evbuffer_drain(b->ask_buf, (size_t)skip);
+            len -= skip;
+            if (e->length >= 0 && (uint64_t)e->length < len)
+                len = (uint64_t)e->length;
+        }
         if (e->length == 0)
             len = 0;
         if (member(b, NULL, len)) {
@@ -483,7 +509,8 @@ static int ask_step(struct batch *b)
             fail(b, 502, "an entry's owner stopped sending it");
             return -1;
         }
-        nodeclient_resume(b->ask);
+        if (!backed_up(b))
+            nodeclient_resume(b->ask);
         return 0;
     }
     note(b, 200, (uint64_t)(b->ask_len >= 0 ? b->ask_len : 0), NULL);
@@ -575,6 +602,8 @@ static void pump(struct batch *b)
     if (b->dead)
         return;
     while (b->i < b->q.n) {
+        if (backed_up(b))
+            return;              /* until the client drains it */
         int rc = b->ask ? ask_step(b) : feed_step(b);
         if (rc < 0)
             return;              /* ended */
@@ -582,8 +611,6 @@ static void pump(struct batch *b)
             flush(b);
         if (!rc)
             return;              /* waiting for bytes */
-        if (http_resp_pending(b->r) > BATCH_HIGH)
-            return;              /* until the client drains it */
     }
     if (finish(b))
         fail(b, 500, "cannot write the answer's end");
@@ -641,11 +668,18 @@ static int plan(struct batch *b)
             f->url = strcmp(o->id, b->t->node.id) ? xstrdup(o->url) : NULL;
             f->owner_url = xstrdup(o->url);
             f->buf = evbuffer_new();
-            f->idx = xmalloc(b->q.n * sizeof(*f->idx));
             b->nfeeds++;
         }
-        b->feeds[k].idx[b->feeds[k].n++] = (uint32_t)i;
+        b->feeds[k].n++;         /* counted first, then listed */
         b->feed_of[i] = (uint16_t)k;
+    }
+    for (int k = 0; k < b->nfeeds; k++) {
+        b->feeds[k].idx = xmalloc(b->feeds[k].n * sizeof(*b->feeds[k].idx));
+        b->feeds[k].n = 0;
+    }
+    for (size_t i = 0; i < b->q.n; i++) {
+        struct feed *f = &b->feeds[b->feed_of[i]];
+        f->idx[f->n++] = (uint32_t)i;
     }
     free(owners);
     cmap_unref(m);
@@ -687,6 +721,7 @@ struct start {
 static void got_body(struct http_req *r, void *arg, char *body, size_t len)
 {
     struct start *st = arg;
+    batchreq_release();          /* parsed below, the body freed after */
     struct batch *b = xcalloc(1, sizeof(*b));
     b->t = st->t;
     b->r = r;                    /* takes st's reference */
@@ -725,6 +760,7 @@ bad:
 static void body_gone(void *arg)
 {
     struct start *st = arg;
+    batchreq_release();
     http_req_unref(st->r);
     free(st);
 }
@@ -753,6 +789,13 @@ void batch_handle(struct http_req *r, const char *rest, size_t rlen)
                             BATCHREQ_DIGEST_LEN) {
         free(st);
         http_reply_error(r, 400, "a routed batch carries its body's digest");
+        return;
+    }
+    if (!batchreq_admit()) {
+        free(st);
+        http_resp_header(r, "Retry-After", "1");
+        http_reply_error(r, 503, "%d batch requests are being read already",
+                         BATCHREQ_READING);
         return;
     }
     http_req_ref(r);

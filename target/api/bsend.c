@@ -366,5 +366,6 @@ void bsend_handle(struct http_req *r, const char *rest, size_t rlen)
     x->t = r->w->ctx;
     x->r = r;
     http_req_ref(r);
-    node_read_body(r, BATCHREQ_BODY_MAX, got_body, body_gone, x);
+    /* an assembler's re-encoding names every entry's provider: more bytes */
+    node_read_body(r, 2 * (size_t)BATCHREQ_BODY_MAX, got_body, body_gone, x);
 }

@@ -238,7 +238,9 @@ def test_bad_archives_and_queries(c):
     assert r.status_code == 400 and "not an archive" in r.text
     assert c.http.put(url(c, b, "q.tar"), good).status_code == 201
     for q in ("archpath=", "archpath=..%2Fx", "archpath=a&archlist", "archmode=prefix",
-              "archregx=x&archmode=glob", "archregx=" + urllib.parse.quote("(unclosed")):
+              "archregx=x&archmode=glob", "archregx=" + urllib.parse.quote("(unclosed"),
+              "archregx=" + urllib.parse.quote("((a{1,999}){1,999}){1,999}"),
+              "archregx=" + urllib.parse.quote(r"(a)\1"), "archregx=" + "a" * 300):
         r = c.http.get(url(c, b, "q.tar", q))
         assert r.status_code == 400, (q, r.text)
     # every daemon is still up and serving
