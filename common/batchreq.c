@@ -8,6 +8,7 @@
 
 #include "archidx.h"
 #include "batchreq.h"
+#include "http.h"
 #include "util.h"
 
 static int bad(char *err, size_t errlen, const char *fmt, size_t i)
@@ -205,11 +206,27 @@ char *batchreq_member_name(const struct batch_req *q, const struct batch_entry *
 
 static int reading;
 
-int batchreq_admit(void)
+int batchreq_door(struct http_req *r, size_t rlen)
+{
+    if (rlen) {
+        http_reply_error(r, 404, "no such batch route");
+        return 0;
+    }
+    if (r->method != HTTP_M_POST && r->method != HTTP_M_GET) {
+        http_resp_header(r, "Allow", "GET, POST");
+        http_reply_error(r, 405, "a batch is POST (or GET) with its request as the body");
+        return 0;
+    }
+    return 1;
+}
+
+int batchreq_admit(struct http_req *r)
 {
     if (__atomic_add_fetch(&reading, 1, __ATOMIC_RELAXED) <= BATCHREQ_READING)
         return 1;
     __atomic_sub_fetch(&reading, 1, __ATOMIC_RELAXED);
+    http_resp_header(r, "Retry-After", "1");
+    http_reply_error(r, 503, "%d batch requests are being read already", BATCHREQ_READING);
     return 0;
 }
 

@@ -49,12 +49,17 @@ void batchreq_free(struct batch_req *q);
  * a new string of *len bytes. */
 char *batchreq_encode(const struct batch_req *q, const uint32_t *idx, size_t n, size_t *len);
 
+/* A batch door's first checks (proxy and target alike): the path is the
+ * door itself (rest rlen bytes: 404 otherwise) and the method POST or GET
+ * (405 with Allow). 1 to go on, 0 answered. */
+struct http_req;
+int batchreq_door(struct http_req *r, size_t rlen);
 /* Bodies of batch requests being read at once in this process are at
  * most BATCHREQ_READING (each up to BATCHREQ_BODY_MAX): admit 1 (then
- * batchreq_release once the body is parsed or gone), 0 when as many are
- * being read (a 503). Any thread. */
+ * batchreq_release once the body is parsed or gone), 0 with r answered
+ * 503 (Retry-After) when as many are being read. Any thread. */
 #define BATCHREQ_READING 8
-int batchreq_admit(void);
+int batchreq_admit(struct http_req *r);
 void batchreq_release(void);
 
 /* The hex SHA-256 of a request's body, which a proxy's redirect carries

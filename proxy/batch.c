@@ -122,26 +122,16 @@ void batch_route(struct http_req *r, const char *rest, size_t rlen)
 {
     struct proxy *p = r->w->ctx;
     (void)rest;
-    if (rlen) {
-        http_reply_error(r, 404, "no such batch route");
+    if (!batchreq_door(r, rlen))
         return;
-    }
-    if (r->method != HTTP_M_POST && r->method != HTTP_M_GET) {
-        http_resp_header(r, "Allow", "GET, POST");
-        http_reply_error(r, 405, "a batch is POST (or GET) with its request as the body");
-        return;
-    }
     struct ask *a = xcalloc(1, sizeof(*a));
     a->r = r;
     if (!node_identify(&p->node, r, &a->who)) {
         free(a);
         return;
     }
-    if (!batchreq_admit()) {
+    if (!batchreq_admit(r)) {
         free(a);
-        http_resp_header(r, "Retry-After", "1");
-        http_reply_error(r, 503, "%d batch requests are being read already",
-                         BATCHREQ_READING);
         return;
     }
     http_req_ref(r);

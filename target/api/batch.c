@@ -521,12 +521,6 @@ static int ask_step(struct batch *b)
 
 /* ---- the merge ---------------------------------------------------------------------- */
 
-/* The owner's URL of entry i, for an ask. */
-static char *owner_url(struct batch *b, size_t i)
-{
-    return xstrdup(b->feeds[b->feed_of[i]].owner_url);
-}
-
 /* Entry i from its feed: 1 when done with it, 0 to wait, -1 when the batch ended. */
 static int feed_step(struct batch *b)
 {
@@ -564,9 +558,7 @@ static int feed_step(struct batch *b)
             evbuffer_drain(f->buf, (size_t)len);
             feed_more(f);
             if (status == BSEND_ASK) {
-                char *u = owner_url(b, b->i);
-                ask_start(b, u);
-                free(u);
+                ask_start(b, f->owner_url);
                 return 0;
             }
             return entry_failed(b, status, msg) ? -1 : 1;
@@ -768,16 +760,9 @@ static void body_gone(void *arg)
 void batch_handle(struct http_req *r, const char *rest, size_t rlen)
 {
     struct target *t = r->w->ctx;
-    if (rlen) {
-        (void)rest;
-        http_reply_error(r, 404, "no such batch route");
+    (void)rest;
+    if (!batchreq_door(r, rlen))
         return;
-    }
-    if (r->method != HTTP_M_POST && r->method != HTTP_M_GET) {
-        http_resp_header(r, "Allow", "GET, POST");
-        http_reply_error(r, 405, "a batch is POST (or GET) with its request as the body");
-        return;
-    }
     struct start *st = xcalloc(1, sizeof(*st));
     st->t = t;
     st->r = r;
@@ -791,11 +776,8 @@ void batch_handle(struct http_req *r, const char *rest, size_t rlen)
         http_reply_error(r, 400, "a routed batch carries its body's digest");
         return;
     }
-    if (!batchreq_admit()) {
+    if (!batchreq_admit(r)) {
         free(st);
-        http_resp_header(r, "Retry-After", "1");
-        http_reply_error(r, 503, "%d batch requests are being read already",
-                         BATCHREQ_READING);
         return;
     }
     http_req_ref(r);

@@ -127,8 +127,7 @@ static int checked(struct bsend *s, int fd, const struct objmeta *m, uint64_t lo
 /* A small object whole: its head and bytes read into out's chains at
  * once, and kept only when they hash to its checksum (verify), so a
  * small entry is read once, not once to check and once to send. */
-static void whole(struct bsend *s, struct evbuffer *out, int fd, const struct objmeta *m,
-                  int verify)
+static void whole(struct evbuffer *out, int fd, const struct objmeta *m, int verify)
 {
     struct evbuffer_iovec v;
     size_t n = (size_t)m->size;
@@ -145,7 +144,6 @@ static void whole(struct bsend *s, struct evbuffer *out, int fd, const struct ob
     head_into((unsigned char *)p, BSEND_OK, n);
     v.iov_len = BSEND_HEAD + n;
     evbuffer_commit_space(out, &v, 1);
-    (void)s;
 }
 
 /* Open entry e: a frame's head and s->fd/off/left, or a whole frame
@@ -195,7 +193,7 @@ static void open_entry(struct bsend *s, const struct batch_entry *e, struct evbu
     if (e->length >= 0 && (uint64_t)e->length < len)
         len = (uint64_t)e->length;
     if (!bsum_kept(m) && !off && len == m->size && len <= PIECE) {
-        whole(s, out, fd, m, verify);   /* read, checked in memory, in one go */
+        whole(out, fd, m, verify);   /* read, checked in memory, in one go */
         goto out;
     }
     if (verify && len && !checked(s, fd, m, off, off + len)) {
