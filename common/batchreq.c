@@ -82,9 +82,10 @@ static int options(struct batch_req *q, json_t *j, char *err, size_t errlen)
                 return bad(err, errlen, "output is one of .tar, .tar.gz, .tgz, .zip%.0zu", 0);
         } else if (!strcmp(k, "names")) {
             const char *o = json_string_value(v);
-            if (!o || (strcmp(o, "with-bucket") && strcmp(o, "name-only")))
-                return bad(err, errlen, "names is with-bucket or name-only%.0zu", 0);
-            q->name_only = !strcmp(o, "name-only");
+            q->name_only = !o ? -1 : !strcmp(o, "with-bucket") ? 0
+                           : !strcmp(o, "name-only") ? 1 : !strcmp(o, "member-only") ? 2 : -1;
+            if (q->name_only < 0)
+                return bad(err, errlen, "names is with-bucket, name-only or member-only%.0zu", 0);
         } else if (!strcmp(k, "continue_on_error") || !strcmp(k, "manifest")) {
             if (!json_is_boolean(v))
                 return bad(err, errlen, "continue_on_error and manifest are true or false%.0zu",
@@ -196,6 +197,8 @@ char *batchreq_member_name(const struct batch_req *q, const struct batch_entry *
         gbuf_str(&b, e->bucket);
         gbuf_str(&b, "/");
     }
+    if (q->name_only == 2 && e->archpath)
+        return xstrdup(e->archpath);   /* member-only: a member as its archive names it */
     gbuf_str(&b, e->name);
     if (e->archpath) {
         gbuf_str(&b, "/");

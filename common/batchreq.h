@@ -4,7 +4,7 @@
  *   {"entries": [{"bucket": B, "provider": P?, "name": N, "archpath": A?,
  *                 "start": S?, "length": L?}, ...],
  *    "output": ".tar" | ".tar.gz" | ".tgz" | ".zip",
- *    "continue_on_error": bool, "names": "with-bucket" | "name-only",
+ *    "continue_on_error": bool, "names": "with-bucket" | "name-only" | "member-only",
  *    "manifest": bool}
  *
  * Refused, with a message for a 400: anything but that shape, no entry
@@ -36,7 +36,7 @@ struct batch_req {
     size_t n;
     int kind;                    /* archidx kind of the answer: TAR, TGZ or ZIP */
     int continue_on_error;
-    int name_only;
+    int name_only;               /* 0 with-bucket, 1 name-only, 2 member-only */
     int manifest;
     char *strings;               /* every string above, back to back */
 };
@@ -69,7 +69,8 @@ void batchreq_release(void);
 void batchreq_digest(const char *body, size_t len, char *hex);
 
 /* The member name of entry e in the answer: "bucket/name[/archpath]", or
- * without the bucket (name_only). A new string. */
+ * without the bucket (name-only), or a member's archpath alone
+ * (member-only; a whole object's name). A new string. */
 char *batchreq_member_name(const struct batch_req *q, const struct batch_entry *e);
 
 #endif
