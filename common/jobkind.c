@@ -26,13 +26,15 @@ static const struct jobkind kinds[] = {
     {"scrub", JKF_API | JKF_DRIVES | JKF_EVERY,
      JC_EVERY | B(JC_FOUND) | B(JC_FIXED) | B(JC_LOST), NULL},
     {"ec-encode", JKF_API | JKF_DRIVES, JC_EVERY | B(JC_FOUND) | B(JC_FIXED) | B(JC_LOST), NULL},
+    {"shard", JKF_API | JKF_READS | JKF_TO | JKF_PACK, JC_EVERY | B(JC_SHARDS), NULL},
+    {"reshard", JKF_API | JKF_READS | JKF_TO | JKF_PACK, JC_EVERY | B(JC_SHARDS), NULL},
 };
 
 static const char *const ctr_names[JC_N] = {
     [JC_OWNED] = "owned",     [JC_PRESENT] = "present", [JC_FETCHED] = "fetched",
     [JC_EVICTED] = "evicted", [JC_COPIED] = "copied",   [JC_DOWNLOADED] = "downloaded",
     [JC_MOVED] = "moved",     [JC_FOUND] = "found",     [JC_FIXED] = "fixed",
-    [JC_LOST] = "lost",       [JC_DONE] = "done",       [JC_BYTES] = "bytes",
+    [JC_LOST] = "lost",       [JC_SHARDS] = "shards",   [JC_DONE] = "done",       [JC_BYTES] = "bytes",
     [JC_ERRORS] = "errors",
 };
 

@@ -203,7 +203,7 @@ static int kind_check(struct http_req *r, json_t *j, const struct jobkind *kind)
     if (kind->flags & JKF_TO) {
         json_t *pre = json_object_get(j, "prepend");
         if (!json_is_string(to) || !bmd_valid_name(json_string_value(to), json_string_length(to)))
-            return bad(r, "a copy names its destination bucket: \"to\"");
+            return bad(r, "a copy or a sharding job names its destination bucket: \"to\"");
         if (pre && (!json_is_string(pre) || json_string_length(pre) > OBJNAME_MAX))
             return bad(r, "\"prepend\" is a string");
         return 0;
@@ -316,7 +316,8 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     snprintf(pj->to, sizeof(pj->to), "%s", to ? to : "");
     snprintf(pj->to_provider, sizeof(pj->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
     const char *pre = json_string_value(json_object_get(j, "prepend"));
-    if (to && !strcmp(to, bucket) && !strcmp(pj->to_provider, pj->provider) && (!pre || !pre[0])) {
+    if (to && !strcmp(to, bucket) && !strcmp(pj->to_provider, pj->provider) &&
+        (!pre || !pre[0]) && !(kind->flags & JKF_PACK)) {
         http_reply_error(r, 400, "a copy onto itself: give another bucket or a \"prepend\"");
         return 400;
     }

@@ -33,6 +33,7 @@
 #include "iopool.h"
 #include "job.h"
 #include "jobcopy.h"
+#include "jobshard.h"
 #include "jobfetch.h"
 #include "localcopy.h"
 #include "list.h"
@@ -78,7 +79,7 @@ static const struct target_hooks hooks = {
 static const struct job_kind *const job_kinds[] = {
     &jobfetch_prefetch,    &jobfetch_evict, &jobcopy_copy,        &jobcopy_download,
     &lru_job_kind,         &reb_job_kind,   &mpath_resilver_kind, &writeback_flush_kind,
-    &scrub_kind,           &scrub_encode_kind,
+    &scrub_kind,           &scrub_encode_kind, &jobshard_shard,    &jobshard_reshard,
 };
 static void not_found(struct http_req *r, const char *rest, size_t rlen);
 

@@ -152,8 +152,9 @@ static void kinds(void)
         CHECK(jobkind_find(k->name) == k);
         api += (k->flags & JKF_API) != 0;
     }
-    CHECK(n == 10 && api == 7);
-    CHECK(!strcmp(jobkind_api_names(), "prefetch, evict, copy, download, flush, scrub, ec-encode"));
+    CHECK(n == 12 && api == 9);
+    CHECK(!strcmp(jobkind_api_names(),
+                  "prefetch, evict, copy, download, flush, scrub, ec-encode, shard, reshard"));
     CHECK(jobkind_find("lru") && !(jobkind_find("lru")->flags & JKF_API));
     CHECK(jobkind_find("nope") == NULL && jobkind_find(NULL) == NULL);
     CHECK(jobkind_find("prefetch")->unbacked && !jobkind_find("copy")->unbacked);
