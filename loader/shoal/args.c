@@ -67,6 +67,10 @@ static const struct optdef opts[] = {
      "a missing entry becomes an empty __404__/NAME member"},
     {"name-only", F(name_only), "", "members named NAME, not BUCKET/NAME"},
     {"manifest", F(manifest), "", "end the archive with a __manifest__.json member"},
+    {"output-template", S(otmpl), "T", "the shards' names, e.g. train-{000000..999999}.tar"},
+    {"shard-size", S(shard_size), "N", "bytes a shard holds, about (suffix K, M or G: KiB...)"},
+    {"shuffle", F(shuffle), "", "lay the samples out in a shuffled order"},
+    {"seed", S(seed), "N", "the shuffle's seed (the same seed, the same order)"},
 };
 
 /* The one-letter forms: "-o FILE" is "--out FILE" (the value is always

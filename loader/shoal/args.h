@@ -40,8 +40,8 @@ struct args {
     /* per command (NULL or 0 when not given) */
     const char *provider, *backend, *props, *prefix, *tmpl, *names, *key, *prepend;
     const char *kind, *bucket, *state, *timeout, *limit;
-    const char *out, *extract, *format;
-    int latest, dry_run, wait, cached, evict, off;
+    const char *out, *extract, *format, *otmpl, *shard_size, *seed;
+    int latest, dry_run, wait, cached, evict, off, shuffle;
     int continue_on_error, name_only, manifest;
 };
 

@@ -207,6 +207,43 @@ static json_t *split_names(const char *s)
     return arr;
 }
 
+/* A size in bytes, with an optional K, M or G (KiB, MiB, GiB): 0, or -1. */
+static int parse_size(const char *s, uint64_t *v)
+{
+    size_t n = strlen(s);
+    int shift = 0;
+    if (n && strchr("kKmMgG", s[n - 1]))
+        shift = strchr("kK", s[n - 1]) ? 10 : strchr("mM", s[n - 1]) ? 20 : 30;
+    n -= shift != 0;
+    if (!n || parse_u64(s, n, v) || *v == 0 || *v > (UINT64_MAX >> 34))
+        return -1;
+    *v <<= shift;
+    return 0;
+}
+
+/* A shard or reshard job's: SRC DST and the shards' options. 0, or RC_USAGE. */
+static int pack_args(const struct args *a, const char *kind, json_t *spec)
+{
+    uint64_t size = 0, seed = 0;
+    if (a->npos != 3 || !a->otmpl)
+        return args_usage_error("usage: shoal job start %s SRC DST --output-template T "
+                                "[options]", kind);
+    if (a->shard_size && parse_size(a->shard_size, &size))
+        return args_usage_error("--shard-size is a number of bytes (K, M or G after it)");
+    if (a->seed && (!a->shuffle || parse_u64(a->seed, strlen(a->seed), &seed) ||
+                    seed > INT64_MAX))
+        return args_usage_error("--seed is a number, and goes with --shuffle");
+    json_object_set_new(spec, "to", json_string(a->pos[2]));
+    json_object_set_new(spec, "output_template", json_string(a->otmpl));
+    if (a->shard_size)
+        json_object_set_new(spec, "shard_size", json_integer((json_int_t)size));
+    if (a->shuffle)
+        json_object_set_new(spec, "shuffle", json_true());
+    if (a->seed)
+        json_object_set_new(spec, "seed", json_integer((json_int_t)seed));
+    return 0;
+}
+
 /* The kind's positional arguments into spec. 0, or RC_USAGE. */
 static int kind_args(const struct args *a, const char *kind, json_t *spec)
 {
@@ -222,6 +259,8 @@ static int kind_args(const struct args *a, const char *kind, json_t *spec)
             json_object_set_new(spec, "dry_run", json_true());
         return 0;
     }
+    if (!strcmp(kind, "shard") || !strcmp(kind, "reshard"))
+        return pack_args(a, kind, spec);
     if (!strcmp(kind, "download")) {
         if ((a->npos > 2) == (a->tmpl != NULL))
             return args_usage_error("usage: shoal job start download BUCKET (URL... | "

@@ -100,13 +100,16 @@ static const struct cmd cmds[] = {
      "extension (.tar, .tar.gz, .tgz, .zip), else .tar. An archive the cluster cuts\n"
      "short (an entry failed after it began) exits 1 and keeps nothing. A summary\n"
      "(entries, bytes, seconds) goes to stderr unless --quiet."},
-    {"job", "start", cmd_job_start, 2, -1, SEL " latest key prepend dry-run wait timeout",
-     "job start prefetch|evict|copy|download ARGS [--wait]",
+    {"job", "start", cmd_job_start, 2, -1,
+     SEL " latest key prepend dry-run wait timeout output-template shard-size shuffle seed",
+     "job start prefetch|evict|copy|download|shard|reshard ARGS [--wait]",
      "Start a batch job on every target:\n"
      "  shoal job start prefetch|evict BUCKET [--prefix P | --template T | --names a,b,c]\n"
      "                 [--latest] [--key K]\n"
      "  shoal job start copy SRC DST [--prepend P] [--dry-run] [selection flags]\n"
      "  shoal job start download BUCKET (URL... | --template URLTEMPLATE) [--names n1,n2]\n"
+     "  shoal job start shard|reshard SRC DST --output-template T [--shard-size N]\n"
+     "                 [--shuffle [--seed S]] [selection flags]\n"
      "No selection means the whole bucket. With --wait it waits as job wait does\n"
      "(and --timeout S bounds the wait)."},
     {"job", "ls", cmd_job_ls, 0, 0, "kind bucket state",
