@@ -46,7 +46,9 @@ json_t *jobsum_aggregate(const char *id, json_t *answers, json_t *on, const char
         waiting += json_is_true(json_object_get(b, "waiting"));
         for (int k = 0; k < JC_N; k++)
             tot[k] += json_integer_value(json_object_get(b, jobkind_ctr_name((enum job_ctr)k)));
-        selected = json_integer_value(json_object_get(b, "selected"));
+        json_int_t sel = json_integer_value(json_object_get(b, "selected"));
+        selected = sel > selected ? sel : selected;   /* the same on each, or (a job one
+                                                         * target leads) the leader's */
         json_int_t s = json_integer_value(json_object_get(b, "start_ns"));
         json_int_t e = json_integer_value(json_object_get(b, "end_ns"));
         start = !start || (s && s < start) ? s : start;
