@@ -6,7 +6,9 @@
 # witnesses the individual GETs (through the proxy's S3 door, forwarded,
 # rotating over the same names). (2) ?archpath of a 10 KiB member of a
 # BENCH_SHARD_MIB (1024) MiB .tar against a GET of a plain 10 KiB object,
-# both through the proxy's S3 door with wrk (goal 0.8x).
+# both through the proxy's S3 door with wrk (goal 0.8x). (3) A shard job
+# packing BENCH_SHARD_JOB_N loose objects into 64 MiB .tar shards against
+# the disk's sequential write, dd with fdatasync as put.sh (goal 0.7x).
 source "$(dirname "$0")/lib.sh"
 N=${BENCH_BATCH_N:-1000}
 CONC=${BENCH_BATCH_CONC:-8}
@@ -98,3 +100,24 @@ printf '\n== ?archpath of a 10 KiB member of a %d MiB .tar (%d members) vs a pla
 printf '%-30s %12.0f req/s\n' "plain 10 KiB object" "$plain"
 printf '%-30s %12.0f req/s %8sx  0.8x %s\n' "archpath member" "$arch" "$r" "$(verdict "$r" 0.8)"
 [ -z "$abad" ] || echo "  archpath: $abad non-2xx answers" >&2
+
+# (3) a shard job packing loose samples against the disk's sequential
+# write (dd with fdatasync, as put.sh measures it)
+SH_N=${BENCH_SHARD_JOB_N:-4000}
+SH_SIZE=${BENCH_SHARD_JOB_SIZE:-65536}
+"$LOADER" --endpoint "$PROXY" --bucket bench --mode direct --pct-put 100 --epochs 1 \
+  --num-objects "$SH_N" --prefix "ds/s" --min-size "$SH_SIZE" --max-size "$SH_SIZE" \
+  --workers 16 --json >/dev/null
+curl -sf -X PUT "$PROXY/v1/buckets/benchshards" >/dev/null
+disk=$(disk_write_mibs 512)
+jid=$(curl -sf -X POST "$PROXY/v1/jobs" -d '{"kind": "shard", "bucket": "bench",
+  "prefix": "ds/", "to": "benchshards", "shard_size": 67108864,
+  "output_template": "train-{000000..999999}.tar"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+job=$(curl -sf "$PROXY/v1/jobs/$jid?wait=600")
+read -r state shards mibs <<<"$(python3 -c 'import json,sys; j=json.loads(sys.argv[1])
+print(j["state"], j["shards"], "%.1f" % (j["bytes"] / 1048576 / ((j["end_ns"] - j["start_ns"]) / 1e9)))' "$job")"
+r=$(ratio "$mibs" "$disk")
+printf '\n== shard job: %d objects of %d bytes into 64 MiB .tar shards, vs the disk ==\n' "$SH_N" "$SH_SIZE"
+printf '%-30s %10.1f MiB/s\n' "disk sequential write (dd)" "$disk"
+printf '%-30s %10.1f MiB/s %8sx  0.7x %s (%s, %s shards)\n' "shard job" "$mibs" "$r" \
+  "$(verdict "$r" 0.7)" "$state" "$shards"
