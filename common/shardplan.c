@@ -92,7 +92,7 @@ static size_t samples_of(struct shardplan *p, const struct shardplan_item *v, ui
 }
 
 int shardplan_make(struct shardplan *p, const struct shardplan_item *v, size_t n, int kind,
-                   uint64_t shard_size, int shuffle, uint64_t seed)
+                   uint64_t shard_size, size_t max_members, int shuffle, uint64_t seed)
 {
     memset(p, 0, sizeof(*p));
     if (n > UINT32_MAX)
@@ -116,7 +116,8 @@ int shardplan_make(struct shardplan *p, const struct shardplan_item *v, size_t n
     size_t at = 0;
     uint64_t in_shard = 0;
     for (size_t s = 0; s < ns; s++) {
-        if (s == 0 || in_shard >= shard_size) {
+        if (s == 0 || in_shard >= shard_size ||
+            at - p->cut[p->nshards - 1] + sv[s].count > max_members) {
             p->cut[p->nshards++] = at;
             in_shard = 0;
         }

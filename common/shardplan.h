@@ -12,7 +12,8 @@
  * twice (the first one stays), and cuts the order into shards of about
  * shard_size bytes as an archive of the kind would hold them: a shard
  * takes whole samples until it reaches shard_size, so a sample is never
- * split, and a sample larger than shard_size is a shard of its own.
+ * split, and a sample larger than shard_size is a shard of its own; nor
+ * more than max_members files, unless one sample has more.
  *
  * Thread: pure functions.
  */
@@ -48,7 +49,7 @@ uint64_t shardplan_member_bytes(int kind, size_t nlen, uint64_t size);
 /* Plan n items (at most UINT32_MAX) into p: 0, or -1 when n is too large.
  * shuffle orders the samples by seed's permutation. */
 int shardplan_make(struct shardplan *p, const struct shardplan_item *v, size_t n, int kind,
-                   uint64_t shard_size, int shuffle, uint64_t seed);
+                   uint64_t shard_size, size_t max_members, int shuffle, uint64_t seed);
 void shardplan_free(struct shardplan *p);
 
 #endif

@@ -34,6 +34,7 @@
 #define SHARD_PAR 2              /* shards written at once */
 #define ARCHLIST_PAR 4           /* a reshard's sources listed at once */
 #define ITEMS_MAX 4000000u       /* objects or members one job lays out */
+#define LISTED_MAX (2 * ITEMS_MAX)   /* names listed, copies on several targets included */
 #define PAGE_MAX 10000           /* names in one page of a target's listing */
 #define PIPE_HIGH (8u << 20)     /* a shard's bytes waiting for its PUT: the batch pauses */
 #define PIPE_LOW (2u << 20)      /* and goes on again */
@@ -41,6 +42,7 @@
 #define XFER_TIMEOUT_MS (6L * 3600 * 1000)
 #define MAP_WAITS 50             /* turns of 100 ms waiting for the proxy's map */
 #define SHARD_SIZE_DEFAULT (256ull << 20)
+#define SHARD_MEMBERS_MAX 100000 /* a shard's members at most: one batch's request */
 
 struct item {
     char *name;                  /* the object */
@@ -164,7 +166,7 @@ static void gathered_local(struct job *j, struct lcur *c, const char *body, size
         fail_job(j, c->url, err);
         return;
     }
-    for (size_t i = 0; i < pg.n && s->n < ITEMS_MAX; i++)
+    for (size_t i = 0; i < pg.n && s->n < LISTED_MAX; i++)
         if (selected(s, pg.v[i].name, pg.v[i].nlen))
             add_item(s, pg.v[i].name, pg.v[i].nlen, NULL, 0, pg.v[i].size);
     if (pg.n) {
@@ -192,7 +194,7 @@ static void gathered_remote(struct job *j, const char *body, size_t len)
     json_array_foreach(objs, i, o) {
         const char *nm = json_string_value(json_object_get(o, "name"));
         json_int_t sz = json_integer_value(json_object_get(o, "size"));
-        if (nm && sz >= 0 && s->n < ITEMS_MAX && selected(s, nm, strlen(nm)))
+        if (nm && sz >= 0 && s->n < LISTED_MAX && selected(s, nm, strlen(nm)))
             add_item(s, nm, strlen(nm), NULL, 0, (uint64_t)sz);
     }
     free(s->token);
@@ -221,7 +223,7 @@ static void listed(void *arg, int status, const char *body, size_t len, const ch
         gathered_remote(j, body, len);
     }
     free(q);
-    if (s->n >= ITEMS_MAX && !s->failed)
+    if (s->n >= LISTED_MAX && !s->failed)
         fail_job(j, "(the selection)", "more than 4,000,000 names: select fewer");
     pump(j);
 }
@@ -293,6 +295,8 @@ static void gathered(struct job *j)
         s->v[k++] = s->v[i];
     }
     s->n = k;
+    if (s->n > ITEMS_MAX)
+        fail_job(j, "(the selection)", "more than 4,000,000 names: select fewer");
     for (size_t i = 0; i < s->nnames; i++) {
         struct item key = {s->names[i], NULL, 0};
         if (!s->n || !bsearch(&key, s->v, s->n, sizeof(*s->v), item_cmp))
@@ -322,14 +326,14 @@ static void members_in(void *arg, int status, const char *body, size_t len, cons
         snprintf(why, sizeof(why), "its members: %s",
                  status ? (status == 200 ? "an answer Shoal could not read" : body)
                         : err ? err : "failed");
-        job_note_error(j, src->name, why);
+        fail_job(j, src->name, why);   /* its members would be missing from the shards */
     }
     size_t i;
     json_t *m;
     json_array_foreach(ms, i, m) {
         const char *nm = json_string_value(json_object_get(m, "name"));
         json_int_t sz = json_integer_value(json_object_get(m, "size"));
-        if (s->n >= ITEMS_MAX) {
+        if (s->n > ITEMS_MAX) {
             if (!s->failed)
                 fail_job(j, "(the selection)", "more than 4,000,000 members: select fewer");
             break;
@@ -363,6 +367,10 @@ static void members_next(struct job *j)
         nodeclient_request(j->hc, "GET", url, NULL, 0, NULL, REQ_TIMEOUT_MS, members_in, q);
         free(url);
         free(en);
+    }
+    if (!m) {                    /* not in a map for now: a turn later */
+        struct timeval tv = {0, 100000};
+        event_add(j->tick, &tv);
     }
     cmap_unref(m);
 }
@@ -432,7 +440,7 @@ static ssize_t put_read(void *arg, char *buf, size_t n)
     if (k < 0)
         return -1;
     w->bytes += (uint64_t)k;
-    if (w->get_paused && have - (size_t)k < PIPE_LOW) {
+    if (w->get_paused && !w->get_over && have - (size_t)k < PIPE_LOW) {
         w->get_paused = 0;
         nodeclient_resume(w->get);
     }
@@ -532,7 +540,8 @@ static void get_done(void *arg, struct nodeclient_xfer *x, int status, const cha
 {
     struct swr *w = arg;
     (void)x;
-    w->get_over = 1;
+    w->get_over = 1;             /* the transfer goes once this returns */
+    w->get_paused = 0;
     w->get_ok = status == 200;
     if (!w->get_ok) {
         char why[300];
@@ -584,8 +593,13 @@ static void swr_start(struct job *j, int slot, size_t k)
     w->j = j;
     w->shard = k;
     w->items = s->plan.cut[k + 1] - s->plan.cut[k];
-    tmpl_name(&s->out, k, w->name, sizeof(w->name));
     w->pipe = evbuffer_new();
+    if (tmpl_name(&s->out, k, w->name, sizeof(w->name)) <= 0) {
+        snprintf(w->name, sizeof(w->name), "%s #%zu", s->out_s, k);
+        swr_failed(w, "the template's name for it is too long");
+        swr_over(w);
+        return;
+    }
     w->body = batch_body(j, k, &w->blen);
     char query[8 + BATCHREQ_DIGEST_LEN] = "digest=";
     batchreq_digest(w->body, w->blen, query + 7);
@@ -607,7 +621,8 @@ static int plan(struct job *j)
         const char *nm = s->v[i].archpath ? s->v[i].archpath : s->v[i].name;
         pv[i] = (struct shardplan_item){nm, strlen(nm), s->v[i].size};
     }
-    int rc = shardplan_make(&s->plan, pv, s->n, s->okind, s->shard_size, s->shuffle, s->seed);
+    int rc = shardplan_make(&s->plan, pv, s->n, s->okind, s->shard_size, SHARD_MEMBERS_MAX,
+                            s->shuffle, s->seed);
     free(pv);
     if (rc) {
         fail_job(j, "(the selection)", "too many names to lay out");
@@ -684,11 +699,13 @@ static void pump(struct job *j)
 {
     struct shardjob *s = sj_of(j);
     if (s->st == ST_MAP) {
-        int l = leads(j);
+        int l = job_aborted(j) ? 0 : leads(j);
         if (l < 0)
             return;
         s->st = l ? ST_LIST : ST_OVER;
     }
+    if (__atomic_load_n(&j->waiting, __ATOMIC_RELAXED) && !job_aborted(j))
+        return;                  /* over job_max: job_ended of another job starts it */
     if (s->failed || job_aborted(j))
         for (int i = 0; i < SHARD_PAR; i++)
             if (s->w[i]) {
@@ -805,14 +822,16 @@ static int output_init(struct job *j, struct shardjob *s, json_t *spec, char *er
     if (tmpl_parse(&s->out, ot, err, errlen))
         return -1;
     s->out_s = xstrdup(ot);
-    char last[OBJNAME_MAX + 2];
-    int n = tmpl_name(&s->out, s->out.count - 1, last, sizeof(last));
-    s->okind = archidx_kind_of(ot, strlen(ot));
-    if (n < 0 || objname_valid(last, (size_t)n, err, errlen)) {
-        if (n < 0)
-            snprintf(err, errlen, "output_template: its names are too long");
-        return -1;
+    char nm[OBJNAME_MAX + 2];    /* the first and last names: the longest is one of them */
+    for (int k = 0; k < 2; k++) {
+        int n = tmpl_name(&s->out, k ? s->out.count - 1 : 0, nm, sizeof(nm));
+        if (n < 0 || objname_valid(nm, (size_t)n, err, errlen)) {
+            if (n < 0)
+                snprintf(err, errlen, "output_template: its names are too long");
+            return -1;
+        }
     }
+    s->okind = archidx_kind_of(ot, strlen(ot));
     if (s->okind != ARCHIDX_TAR && s->okind != ARCHIDX_TGZ && s->okind != ARCHIDX_ZIP) {
         snprintf(err, errlen, "output_template ends in .tar, .tar.gz, .tgz or .zip");
         return -1;

@@ -40,7 +40,7 @@ static void test_group(void)
     struct shardplan_item v[] = {item("a.z", 10), item("a.d/b.jpg", 10), item("a.e", 10),
                                  item("c.jpg", 10), item("b.cls", 10), item("b.jpg", 10)};
     struct shardplan p;
-    CHECK(shardplan_make(&p, v, 6, ARCHIDX_TAR, 1 << 20, 0, 0) == 0);
+    CHECK(shardplan_make(&p, v, 6, ARCHIDX_TAR, 1 << 20, 1000, 0, 0) == 0);
     CHECK(p.n == 6 && p.nshards == 1 && p.samples == 4 && p.ndups == 0);
     const char *want[] = {"a.e", "a.z", "a.d/b.jpg", "b.cls", "b.jpg", "c.jpg"};
     for (size_t k = 0; k < 6; k++)
@@ -59,7 +59,7 @@ static void test_cut(void)
         v[i] = item(names[i], 1000);
     }
     struct shardplan p;
-    CHECK(shardplan_make(&p, v, 20, ARCHIDX_TAR, 3 * 3072 - 1, 0, 0) == 0);
+    CHECK(shardplan_make(&p, v, 20, ARCHIDX_TAR, 3 * 3072 - 1, 1000, 0, 0) == 0);
     /* a shard takes samples until it reaches the size: 3 samples, 3, 3, then 1 */
     CHECK(p.nshards == 4 && p.samples == 10);
     CHECK(p.cut[1] == 6 && p.cut[2] == 12 && p.cut[3] == 18 && p.cut[4] == 20);
@@ -68,11 +68,18 @@ static void test_cut(void)
     shardplan_free(&p);
     /* a sample larger than the size is a shard of its own */
     struct shardplan_item big[] = {item("a.jpg", 5000), item("a.txt", 5000), item("b.jpg", 1)};
-    CHECK(shardplan_make(&p, big, 3, ARCHIDX_TAR, 1000, 0, 0) == 0);
+    CHECK(shardplan_make(&p, big, 3, ARCHIDX_TAR, 1000, 1000, 0, 0) == 0);
     CHECK(p.nshards == 2 && p.cut[1] == 2 && p.cut[2] == 3);
     shardplan_free(&p);
-    CHECK(shardplan_make(&p, big, 0, ARCHIDX_TAR, 1000, 0, 0) == 0);
+    CHECK(shardplan_make(&p, big, 0, ARCHIDX_TAR, 1000, 1000, 0, 0) == 0);
     CHECK(p.nshards == 0 && p.n == 0);
+    shardplan_free(&p);
+    /* a shard holds max_members files at most, samples whole */
+    CHECK(shardplan_make(&p, v, 20, ARCHIDX_TAR, 1 << 30, 5, 0, 0) == 0);
+    CHECK(p.nshards == 5 && p.cut[1] == 4 && p.cut[5] == 20);
+    shardplan_free(&p);
+    CHECK(shardplan_make(&p, v, 20, ARCHIDX_TAR, 1 << 30, 1, 0, 0) == 0);
+    CHECK(p.nshards == 10 && p.cut[1] == 2);   /* a sample larger than the cap: its own */
     shardplan_free(&p);
 }
 
@@ -86,9 +93,9 @@ static void test_shuffle(void)
         v[i] = item(names[i], 100);
     }
     struct shardplan a, b, c;
-    CHECK(shardplan_make(&a, v, N, ARCHIDX_TAR, 1 << 30, 1, 42) == 0);
-    CHECK(shardplan_make(&b, v, N, ARCHIDX_TAR, 1 << 30, 1, 42) == 0);
-    CHECK(shardplan_make(&c, v, N, ARCHIDX_TAR, 1 << 30, 1, 43) == 0);
+    CHECK(shardplan_make(&a, v, N, ARCHIDX_TAR, 1 << 30, 1000, 1, 42) == 0);
+    CHECK(shardplan_make(&b, v, N, ARCHIDX_TAR, 1 << 30, 1000, 1, 42) == 0);
+    CHECK(shardplan_make(&c, v, N, ARCHIDX_TAR, 1 << 30, 1000, 1, 43) == 0);
     CHECK(a.n == N && !memcmp(a.order, b.order, N * sizeof(*a.order)));   /* same seed */
     CHECK(memcmp(a.order, c.order, N * sizeof(*a.order)) != 0);           /* another */
     int moved = 0, seen[N] = {0};
@@ -113,7 +120,7 @@ static void test_dups(void)
 {
     struct shardplan_item v[] = {item("x.jpg", 1), item("y.jpg", 2), item("x.jpg", 3)};
     struct shardplan p;
-    CHECK(shardplan_make(&p, v, 3, ARCHIDX_ZIP, 100, 0, 0) == 0);
+    CHECK(shardplan_make(&p, v, 3, ARCHIDX_ZIP, 100, 1000, 0, 0) == 0);
     CHECK(p.n == 2 && p.ndups == 1 && p.dups[0] == 2);
     CHECK(p.order[0] == 0 && p.order[1] == 1);   /* the first x.jpg stays */
     shardplan_free(&p);
