@@ -320,7 +320,10 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
         check_failed(t, r, mkey, klen, m, flags, -EIO);
         return 0;
     }
-    vmap_plan(fd, &st, m, g->off, g->len, &p);
+    if (g->member)               /* a member: no read-ahead past it (vmap.h) */
+        vmap_plan_random(fd, &st, m, g->off, g->len, &p);
+    else
+        vmap_plan(fd, &st, m, g->off, g->len, &p);
     if (p.lo == p.hi)
         return 1;                /* checked since it was loaded */
     if (!p.resident || p.hi - p.lo > CHECK_INLINE) {

@@ -205,8 +205,28 @@ static void forget_dropped(int fd, const struct stat *st, const struct objmeta *
     pthread_mutex_unlock(&locks[i % VM_LOCKS]);
 }
 
+static void plan_ahead(int fd, const struct stat *st, const struct objmeta *m, uint64_t off,
+                       uint64_t len, uint64_t ahead_bytes, struct vmap_plan *p);
+
 void vmap_plan(int fd, const struct stat *st, const struct objmeta *m, uint64_t off, uint64_t len,
                struct vmap_plan *p)
+{
+    plan_ahead(fd, st, m, off, len, VM_SCAN_AHEAD, p);
+}
+
+int vmap_plan_random(int fd, const struct stat *st, const struct objmeta *m, uint64_t off,
+                     uint64_t len, struct vmap_plan *p)
+{
+    if (posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)) {
+        plan_ahead(fd, st, m, off, len, VM_SCAN_AHEAD, p);
+        return 0;
+    }
+    plan_ahead(fd, st, m, off, len, 0, p);
+    return 1;
+}
+
+static void plan_ahead(int fd, const struct stat *st, const struct objmeta *m, uint64_t off,
+                       uint64_t len, uint64_t ahead_bytes, struct vmap_plan *p)
 {
     memset(p, 0, sizeof(*p));
     if (!len || off >= m->size)
@@ -224,7 +244,7 @@ void vmap_plan(int fd, const struct stat *st, const struct objmeta *m, uint64_t 
         if (ent_is(&slots[i], st, m))
             memcpy(snap, slots[i].bits, sizeof(snap));
         pthread_mutex_unlock(&locks[i % VM_LOCKS]);
-        uint64_t ahead = (VM_SCAN_AHEAD + bsz - 1) / bsz;
+        uint64_t ahead = (ahead_bytes + bsz - 1) / bsz;
         uint32_t bend = (uint64_t)b1 + 1 + ahead < nb ? (uint32_t)(b1 + 1 + ahead) : nb;
         forget_dropped(fd, st, m, bsz, b0, bend, snap);
     }

@@ -31,6 +31,15 @@ int vmap_init(void);
 void vmap_plan(int fd, const struct stat *st, const struct objmeta *m, uint64_t off, uint64_t len,
                struct vmap_plan *p);
 
+/* The same for a read that brings in no page past its own: fd (an open
+ * file of its own, not shared) is set to POSIX_FADV_RANDOM, so the kernel
+ * reads exactly what is asked and nothing ahead, and the plan looks at
+ * the read's own blocks only, not at a read-ahead window (a small member
+ * of a large archive: a window of 16 MiB cost more than the read). 1, or
+ * 0 when the advice was refused (the plan is vmap_plan's). */
+int vmap_plan_random(int fd, const struct stat *st, const struct objmeta *m, uint64_t off,
+                     uint64_t len, struct vmap_plan *p);
+
 /* Check the blocks [lo, hi) of fd against m's sums, reading them into
  * buf (cap bytes, at least BSUM_LEAF: read in turns of cap).
  * 0: they match; -EUCLEAN: one does not; -EIO / -errno: unreadable or

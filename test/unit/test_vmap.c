@@ -139,6 +139,18 @@ static void test_plans(void)
     vmap_mark(fd, &st, &m, 0, n);
     vmap_plan(fd, &st, &m, 0, n, &pl);
     CHECK(pl.lo == pl.hi && !pl.resident);
+    /* a read of its own blocks only (a member): nothing is loaded past it */
+    int rfd = open(path, O_RDONLY);
+    drop(path, 0, 0);
+    CHECK(vmap_plan_random(rfd, &st, &m, 5 * BSUM_LEAF + 7, 10, &pl) == 1);
+    CHECK(pl.lo == 5 * BSUM_LEAF && pl.hi == 6 * BSUM_LEAF && !pl.resident);
+    CHECK(vmap_check(rfd, &m, pl.lo, pl.hi, buf, 1 << 20) == 0);
+    vmap_mark(rfd, &st, &m, pl.lo, pl.hi);
+    vmap_plan(fd, &st, &m, 5 * BSUM_LEAF, 10, &pl);
+    CHECK(pl.lo == pl.hi);                       /* block 5: checked, in memory */
+    vmap_plan(fd, &st, &m, 6 * BSUM_LEAF, 10, &pl);
+    CHECK(pl.lo == 6 * BSUM_LEAF && !pl.resident);   /* block 6 was not read ahead */
+    close(rfd);
     /* a byte written in place: a new ctime, nothing checked */
     usleep(20000);
     CHECK(pwrite(fd, p + 9, 1, 9) == 1);
