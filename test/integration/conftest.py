@@ -1,5 +1,6 @@
 """Fixtures that start real Shoal clusters on loopback with deploy/local/cluster.sh."""
 import contextlib
+import io
 import json
 import os
 import random
@@ -7,8 +8,10 @@ import re
 import shutil
 import socket
 import subprocess
+import tarfile
 import tempfile
 import time
+import urllib.parse
 
 import pytest
 import requests
@@ -302,3 +305,32 @@ class S3rver:
     def cleanup(self):
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def mkbucket(c, props=None):
+    """A new bucket of a random name on cluster c (201), with props."""
+    name = "bk%06d" % random.randrange(10**6)
+    r = c.http.put(c.url + "/v1/buckets/" + name, json=props) if props else \
+        c.http.put(c.url + "/v1/buckets/" + name)
+    assert r.status_code == 201, r.text
+    return name
+
+
+def put_object(c, b, name, data, provider=None):
+    """PUT data as b/name through the proxy (201)."""
+    u = "%s/v1/objects/%s/%s" % (c.url, b, urllib.parse.quote(name))
+    if provider:
+        u += "?provider=" + provider
+    r = c.http.put(u, data)
+    assert r.status_code == 201, r.text
+
+
+def make_tar(files, mode="w", fmt=tarfile.PAX_FORMAT):
+    """A tar (or, by mode, a compressed one) of {name: bytes}, in order."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode, format=fmt) as t:
+        for name, data in files.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()

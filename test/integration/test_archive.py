@@ -2,7 +2,6 @@
 .tar, .tar.gz, .tar.lz4 and .zip, on plain, mirrored, erasure-coded and
 backed buckets, through the native and the S3 API, and the bad input."""
 import io
-import json
 import os
 import random
 import subprocess
@@ -13,7 +12,7 @@ import zipfile
 import pytest
 import requests
 
-from conftest import Cluster, SigV4, running_s3rver
+from conftest import Cluster, SigV4, make_tar, mkbucket, running_s3rver
 
 AK, SK = "ARCHTESTKEY", "arch-test-secret"
 
@@ -32,12 +31,6 @@ def c(s3):
     assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
 
 
-def mkbucket(c, props=None):
-    name = "ar%06d" % random.randrange(10**6)
-    r = c.http.put(c.url + "/v1/buckets/" + name, json=props) if props else \
-        c.http.put(c.url + "/v1/buckets/" + name)
-    assert r.status_code == 201, r.text
-    return name
 
 
 def url(c, b, name, query="", provider=None):
@@ -59,14 +52,6 @@ def samples(n=30, seed=1):
     return out
 
 
-def make_tar(files, mode="w", fmt=tarfile.PAX_FORMAT):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode=mode, format=fmt) as t:
-        for name, data in files.items():
-            ti = tarfile.TarInfo(name)
-            ti.size = len(data)
-            t.addfile(ti, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def make_zip(files, method):

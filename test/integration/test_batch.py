@@ -9,14 +9,12 @@ import random
 import signal
 import subprocess
 import tarfile
-import time
-import urllib.parse
 import zipfile
 
 import pytest
 import requests
 
-from conftest import Cluster, running_s3rver
+from conftest import Cluster, make_tar, mkbucket, put_object as put, running_s3rver
 
 
 @pytest.fixture(scope="module")
@@ -32,20 +30,8 @@ def c(s3):
     assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
 
 
-def mkbucket(c, props=None):
-    name = "bt%06d" % random.randrange(10**6)
-    r = c.http.put(c.url + "/v1/buckets/" + name, json=props) if props else \
-        c.http.put(c.url + "/v1/buckets/" + name)
-    assert r.status_code == 201, r.text
-    return name
 
 
-def put(c, b, name, data, provider=None):
-    u = "%s/v1/objects/%s/%s" % (c.url, b, urllib.parse.quote(name))
-    if provider:
-        u += "?provider=" + provider
-    r = c.http.put(u, data)
-    assert r.status_code == 201, r.text
 
 
 def batch(c, req, stream=False, method="POST"):
@@ -60,14 +46,6 @@ def members(content, mode="r:"):
     return out
 
 
-def make_tar(files):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-        for name, data in files.items():
-            ti = tarfile.TarInfo(name)
-            ti.size = len(data)
-            t.addfile(ti, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def test_entries_in_order_across_buckets_and_targets(c):

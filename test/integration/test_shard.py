@@ -12,9 +12,8 @@ import urllib.parse
 import zipfile
 
 import pytest
-import requests
 
-from conftest import Cluster, running_s3rver
+from conftest import Cluster, mkbucket, put_object as put, running_s3rver
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +29,6 @@ def c(s3):
     assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
 
 
-def mkbucket(c):
-    name = "sh%06d" % random.randrange(10**6)
-    r = c.http.put(c.url + "/v1/buckets/" + name)
-    assert r.status_code == 201, r.text
-    return name
 
 
 def obj(c, b, name, provider=None):
@@ -42,9 +36,6 @@ def obj(c, b, name, provider=None):
     return u + ("?provider=" + provider if provider else "")
 
 
-def put(c, b, name, data):
-    r = c.http.put(obj(c, b, name), data)
-    assert r.status_code == 201, r.text
 
 
 def start_job(c, spec, want=201):
