@@ -91,6 +91,7 @@ struct shardjob {
     struct item *src;            /* a reshard's sources */
     size_t nsrc, next_src;
     struct shardplan plan;
+    size_t planned;              /* plan.nshards, for describe on other workers (atomic) */
     size_t next_shard;
     struct swr *w[SHARD_PAR];
 };
@@ -638,6 +639,7 @@ static int plan(struct job *j)
         return -1;
     }
     job_set_total(j, s->plan.n, 0);
+    __atomic_store_n(&s->planned, s->plan.nshards, __ATOMIC_RELAXED);
     job_add(j, JC_OWNED, s->plan.n, 0);
     if (s->plan.nshards > s->out.count) {
         char why[200];
@@ -912,8 +914,9 @@ static void shard_describe(const struct job *j, json_t *p)
         return;                  /* remembered from its record */
     json_object_set_new(p, "to", json_string(s->to));
     json_object_set_new(p, "output_template", json_string(s->out_s));
-    if (s->st >= ST_WRITE && s->plan.nshards)
-        json_object_set_new(p, "shards_planned", json_integer((json_int_t)s->plan.nshards));
+    size_t planned = __atomic_load_n(&s->planned, __ATOMIC_RELAXED);
+    if (planned)
+        json_object_set_new(p, "shards_planned", json_integer((json_int_t)planned));
 }
 
 const struct job_kind jobshard_shard = {
