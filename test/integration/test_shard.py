@@ -231,6 +231,10 @@ def test_bad_specs_and_failures(c):
     assert j["state"] == "failed" and j["shards"] == 1, j
     assert j["error_names"][0]["name"] == "x/nope.jpg"
     assert [n for n, _ in read_pipe_curl(c, dst, "n.tar")] == ["x/00001.jpg"]
+    # into its own bucket (a copy there would need a prepend; shards are new names)
+    j = wait_job(c, start_job(c, dict(base, to=src, prefix="x/", output_template="self.tar")))
+    assert j["state"] == "finished" and j["shards"] == 1, j
+    assert len(read_pipe_curl(c, src, "self.tar")) == j["done"] > 0
     # a reshard of something that is not a shard names it
     put(c, src, "notashard.tar", b"this is not a tar file" * 100)
     j = wait_job(c, start_job(c, {"kind": "reshard", "bucket": src, "to": dst,
