@@ -217,6 +217,19 @@ void job_ended(struct job *j)
     save(j, NULL, saved_free);   /* a copy of what is needed: j may go first */
 }
 
+struct cmap *job_map_wait(struct job *j, int64_t want, int *waits)
+{
+    struct cmap *m = cmap_current();
+    if (!m || (m->snap.version < want && (*waits)++ < JOB_MAP_WAITS)) {
+        cmap_unref(m);
+        struct timeval tv = {0, 100000};
+        event_add(j->tick, &tv);
+        return NULL;
+    }
+    __atomic_store_n(&j->map_version, m->snap.version, __ATOMIC_RELAXED);
+    return m;
+}
+
 void job_pump(struct job *j)
 {
     if (j->kind->start) {

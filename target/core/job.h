@@ -134,6 +134,15 @@ void job_abort_set(struct job *j);
 struct job *job_local_start(struct target *t, struct http_worker *w,
                             const struct job_kind *kind, const char *id);
 
+/* The map a job judges ownership by: the current one once it is as new
+ * as want (the proxy's map_version when it started the job), or after
+ * JOB_MAP_WAITS turns of waiting (*waits counts them); its version is
+ * j->map_version. NULL meanwhile, with j's tick armed for the next turn
+ * (100 ms). A new reference. On j's loop. */
+#define JOB_MAP_WAITS 50
+struct cmap;
+struct cmap *job_map_wait(struct job *j, int64_t want, int *waits);
+
 /* Let the kind take work (its pump, or its start once). On j's loop. */
 void job_pump(struct job *j);
 /* j's share is over (called once, on j's loop). */

@@ -316,24 +316,13 @@ static void consider(struct job *j, const struct cmap *m, const char *name, size
     s->one(j, name, n, url, mkey, klen, present, &held);
 }
 
-#define MAP_WAITS 50              /* turns of 100 ms for the proxy's map version */
-
-/* Hold the map names are judged by: the current one once it is as new as
- * the proxy's when it started the job (or after MAP_WAITS turns). 0 when
- * the pump should come back later (armed). */
+/* Hold the map names are judged by (job_map_wait). 0 when the pump
+ * should come back later (armed). */
 static int pin_map(struct job *j)
 {
     struct jobsel *s = j->kd;
-    struct cmap *m = cmap_current();
-    if (!m || (m->snap.version < s->want_map && s->map_waits++ < MAP_WAITS)) {
-        cmap_unref(m);
-        struct timeval tv = {0, 100000};
-        event_add(j->tick, &tv);
-        return 0;
-    }
-    s->map = m;
-    __atomic_store_n(&j->map_version, m->snap.version, __ATOMIC_RELAXED);
-    return 1;
+    s->map = job_map_wait(j, s->want_map, &s->map_waits);
+    return s->map != NULL;
 }
 
 void jobsel_over(struct job *j)

@@ -40,7 +40,6 @@
 #define PIPE_LOW (2u << 20)      /* and goes on again */
 #define REQ_TIMEOUT_MS 120000L
 #define XFER_TIMEOUT_MS (6L * 3600 * 1000)
-#define MAP_WAITS 50             /* turns of 100 ms waiting for the proxy's map */
 #define SHARD_SIZE_DEFAULT (256ull << 20)
 #define SHARD_MEMBERS_MAX 100000 /* a shard's members at most: one batch's request */
 
@@ -656,14 +655,9 @@ static int plan(struct job *j)
 static int leads(struct job *j)
 {
     struct shardjob *s = sj_of(j);
-    struct cmap *m = cmap_current();
-    if (!m || (m->snap.version < s->want_map && s->map_waits++ < MAP_WAITS)) {
-        cmap_unref(m);
-        struct timeval tv = {0, 100000};
-        event_add(j->tick, &tv);
+    struct cmap *m = job_map_wait(j, s->want_map, &s->map_waits);
+    if (!m)
         return -1;
-    }
-    __atomic_store_n(&j->map_version, m->snap.version, __ATOMIC_RELAXED);
     const struct cmap_node *o = cmap_owner(m, j->id, strlen(j->id));
     const struct cmap_node *me = cmap_find(m, j->t->node.id);
     int lead = o && me && o == me;
