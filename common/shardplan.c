@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "archidx.h"
+#include "listpage.h"
 #include "util.h"
 
 size_t shardplan_key(const char *name, size_t n)
@@ -33,20 +34,14 @@ uint64_t shardplan_member_bytes(int kind, size_t nlen, uint64_t size)
     return b;
 }
 
-static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-    int c = memcmp(a, b, al < bl ? al : bl);
-    return c ? c : al < bl ? -1 : al > bl;
-}
-
 static int item_cmp(const void *x, const void *y, void *arg)
 {
     const struct shardplan_item *v = arg;
     const struct shardplan_item *a = &v[*(const uint32_t *)x], *b = &v[*(const uint32_t *)y];
-    int c = bytes_cmp(a->name, shardplan_key(a->name, a->nlen), b->name,
+    int c = listpage_name_cmp(a->name, shardplan_key(a->name, a->nlen), b->name,
                       shardplan_key(b->name, b->nlen));
     if (!c)
-        c = bytes_cmp(a->name, a->nlen, b->name, b->nlen);
+        c = listpage_name_cmp(a->name, a->nlen, b->name, b->nlen);
     if (!c)                      /* the same name: the first given stays */
         c = *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
     return c;
@@ -76,11 +71,11 @@ static size_t samples_of(struct shardplan *p, const struct shardplan_item *v, ui
     for (size_t i = 0; i < n; i++) {
         const struct shardplan_item *it = &v[sorted[i]];
         size_t k = shardplan_key(it->name, it->nlen);
-        if (prev && !bytes_cmp(prev->name, prev->nlen, it->name, it->nlen)) {
+        if (prev && !listpage_name_cmp(prev->name, prev->nlen, it->name, it->nlen)) {
             p->dups[p->ndups++] = sorted[i];
             continue;
         }
-        if (!prev || bytes_cmp(prev->name, prev_key, it->name, k))
+        if (!prev || listpage_name_cmp(prev->name, prev_key, it->name, k))
             (*sv)[ns++] = (struct sample){kept, 0};
         (*sv)[ns - 1].count++;
         sorted[kept++] = sorted[i];
