@@ -12,7 +12,7 @@ import zipfile
 import pytest
 import requests
 
-from conftest import Cluster, SigV4, make_tar, mkbucket, running_s3rver
+from conftest import SigV4, make_tar, mkbucket, running_cluster, running_s3rver
 
 AK, SK = "ARCHTESTKEY", "arch-test-secret"
 
@@ -24,11 +24,8 @@ def s3():
 
 @pytest.fixture(scope="module")
 def c(s3):
-    cl = Cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK),
-                 env=s3.env()).start()
-    yield cl
-    bad = cl.cleanup()
-    assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
+    yield from running_cluster(targets=3, mountpaths=2, extra="--s3_api_keys %s:%s" % (AK, SK),
+                               env=s3.env())
 
 
 

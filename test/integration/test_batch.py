@@ -14,7 +14,8 @@ import zipfile
 import pytest
 import requests
 
-from conftest import Cluster, make_tar, mkbucket, put_object as put, running_s3rver
+from conftest import (Cluster, make_tar, mkbucket, put_object as put, running_cluster,
+                      running_s3rver)
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +25,7 @@ def s3():
 
 @pytest.fixture(scope="module")
 def c(s3):
-    cl = Cluster(targets=3, mountpaths=1, env=s3.env()).start()
-    yield cl
-    bad = cl.cleanup()
-    assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
+    yield from running_cluster(targets=3, mountpaths=1, env=s3.env())
 
 
 

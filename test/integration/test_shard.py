@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from conftest import Cluster, mkbucket, put_object as put, running_s3rver
+from conftest import mkbucket, put_object as put, running_cluster, running_s3rver
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,7 @@ def s3():
 
 @pytest.fixture(scope="module")
 def c(s3):
-    cl = Cluster(targets=3, mountpaths=1, env=s3.env()).start()
-    yield cl
-    bad = cl.cleanup()
-    assert not bad, "sanitizer reports in %s (kept in %s)" % (bad, cl.data)
+    yield from running_cluster(targets=3, mountpaths=1, env=s3.env())
 
 
 
