@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bprof.h"
 #include "util.h"
 
 static struct snap_holder holder = SNAP_HOLDER_INIT;
@@ -36,6 +37,7 @@ static const struct {
     {"mirror", JSON_OBJECT},     /* {"copies": N}: full copies on N targets */
     {"ec", JSON_OBJECT},         /* {"data", "parity", "objsize_limit"}: erasure coding */
     {"versioning", JSON_STRING}, /* "enabled" or "suspended" (S3 versioning; target/api/vers.h) */
+    {"profile", JSON_STRING},    /* the backend profile its backend is reached with (bprof.h) */
 };
 
 /* ec: data 1..BMD_EC_DATA_MAX, parity 1..BMD_EC_PARITY_MAX, objsize_limit
@@ -129,6 +131,7 @@ static void bmd_destroy(struct snap *s)
         json_decref(b->b[i].props);
     }
     free(b->b);
+    json_decref(b->profiles);
     free(b);
 }
 
@@ -142,6 +145,7 @@ struct bmd *bmd_new(int64_t version)
 {
     struct bmd *b = xcalloc(1, sizeof(*b));
     snap_init(&b->snap, version, bmd_destroy);
+    b->profiles = json_object();
     return b;
 }
 
@@ -156,6 +160,8 @@ struct bmd *bmd_clone(const struct bmd *src)
         b->b[i].props = json_deep_copy(src->b[i].props);
     }
     b->n = src->n;
+    json_decref(b->profiles);
+    b->profiles = json_deep_copy(src->profiles);
     return b;
 }
 
@@ -233,6 +239,53 @@ int bmd_patch(struct bmd *b, const char *provider, const char *name, const json_
     return 0;
 }
 
+const json_t *bmd_profile(const struct bmd *b, const char *name)
+{
+    return json_object_get(b->profiles, name);
+}
+
+void bmd_profile_set(struct bmd *b, const char *name, json_t *p)
+{
+    json_object_set(b->profiles, name, p);
+}
+
+int bmd_profile_del(struct bmd *b, const char *name)
+{
+    return json_object_del(b->profiles, name) ? -ENOENT : 0;
+}
+
+const struct bmd_bucket *bmd_profile_user(const struct bmd *b, const char *name)
+{
+    for (int i = 0; i < b->n; i++) {
+        const char *p = json_string_value(json_object_get(b->b[i].props, "profile"));
+        if (p && !strcmp(p, name))
+            return &b->b[i];
+    }
+    return NULL;
+}
+
+int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err,
+                     size_t errlen)
+{
+    const char *name = json_string_value(json_object_get(bk->props, "profile"));
+    if (!name)
+        return 0;
+    const json_t *p = bmd_profile(b, name);
+    if (!p) {
+        snprintf(err, errlen, "no backend profile '%s' (PUT /v1/backends/%s first)", name, name);
+        return -1;
+    }
+    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
+    int s3 = !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && !strncmp(spec, "s3://", 5));
+    if (!s3 || strcmp(bprof_str(p, "provider"), "s3")) {
+        snprintf(err, errlen, "backend profile '%s' is for %s backends; bucket '%s' has %s",
+                 name, bprof_str(p, "provider"), bk->name,
+                 s3 ? "an s3 backend" : spec ? "an HTTP origin" : "no backend");
+        return -1;
+    }
+    return 0;
+}
+
 int bmd_valid_name(const char *name, size_t n)
 {
     if (n < 1 || n > 63)
@@ -287,6 +340,12 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
                 snprintf(err, errlen, "backend '%s' names an invalid bucket", b);
                 return -1;
             }
+        }
+        if (!strcmp(k, "profile") &&
+            !bprof_valid_name(json_string_value(v), json_string_length(v))) {
+            snprintf(err, errlen, "profile must name a backend profile (1..63 of A-Z a-z 0-9 "
+                                  ". - _)");
+            return -1;
         }
         if (!strcmp(k, "addressing") && strcmp(json_string_value(v), "path") &&
             strcmp(json_string_value(v), "virtual")) {
@@ -362,7 +421,33 @@ json_t *bmd_to_json(const struct bmd *b)
     json_t *arr = json_array();
     for (int i = 0; i < b->n; i++)
         json_array_append_new(arr, bmd_bucket_json(&b->b[i]));
-    return json_pack("{s:I, s:o}", "version", (json_int_t)b->snap.version, "buckets", arr);
+    json_t *j = json_pack("{s:I, s:o}", "version", (json_int_t)b->snap.version, "buckets", arr);
+    if (json_object_size(b->profiles))
+        json_object_set(j, "backends", b->profiles);
+    return j;
+}
+
+/* b's profiles from j's "backends" (optional): 0, or -1 with err. */
+static int profiles_from_json(struct bmd *b, const json_t *j, char *err, size_t errlen)
+{
+    json_t *ps = json_object_get(j, "backends");
+    if (!ps)
+        return 0;
+    const char *name;
+    json_t *p;
+    char why[200];
+    if (!json_is_object(ps)) {
+        snprintf(err, errlen, "bucket metadata: backends is not an object");
+        return -1;
+    }
+    json_object_foreach(ps, name, p) {
+        if (!bprof_valid_name(name, strlen(name)) || bprof_check(p, why, sizeof(why))) {
+            snprintf(err, errlen, "bucket metadata: backend profile '%.63s' is invalid", name);
+            return -1;
+        }
+        bmd_profile_set(b, name, p);
+    }
+    return 0;
 }
 
 struct bmd *bmd_from_json(const json_t *j, char *err, size_t errlen)
@@ -392,6 +477,10 @@ struct bmd *bmd_from_json(const json_t *j, char *err, size_t errlen)
             bmd_unref(b);
             return NULL;
         }
+    }
+    if (profiles_from_json(b, j, err, errlen)) {
+        bmd_unref(b);
+        return NULL;
     }
     return b;
 }

@@ -27,6 +27,7 @@ struct bmd {
     struct snap snap;            /* must be first */
     int n;
     struct bmd_bucket *b;        /* sorted by provider, then name */
+    json_t *profiles;            /* object: name -> backend profile (bprof.h), with secrets */
 };
 
 struct bmd *bmd_new(int64_t version);
@@ -40,6 +41,18 @@ int bmd_add(struct bmd *b, const char *provider, const char *name, json_t *props
 int bmd_del(struct bmd *b, const char *provider, const char *name);
 /* Merge a validated patch into a bucket's properties. 0, or -ENOENT. */
 int bmd_patch(struct bmd *b, const char *provider, const char *name, const json_t *patch);
+
+/* Backend profiles (bprof.h). bmd_profile: borrowed, NULL when none of
+ * that name. bmd_profile_set takes a reference to p (checked). del: 0 or
+ * -ENOENT. bmd_profile_user: a bucket whose "profile" names it, or NULL. */
+const json_t *bmd_profile(const struct bmd *b, const char *name);
+void bmd_profile_set(struct bmd *b, const char *name, json_t *p);
+int bmd_profile_del(struct bmd *b, const char *name);
+const struct bmd_bucket *bmd_profile_user(const struct bmd *b, const char *name);
+/* Does bucket bk agree with the rest of b (its profile exists and fits
+ * its backend)? 0, or -1 with a message. */
+int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err,
+                     size_t errlen);
 
 /* Is this a valid bucket name: 1..63 of [A-Za-z0-9._-], starting with a
  * letter or digit, not "." or "..". */

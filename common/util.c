@@ -321,7 +321,7 @@ int file_write_atomic(const char *path, const void *data, size_t len, int sync)
     rand_bytes(&r, sizeof(r));
     if (snprintf(tmp, sizeof(tmp), "%s.tmp%08x", path, r) >= (int)sizeof(tmp))
         return -ENAMETOOLONG;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
     const char *p = data;

@@ -57,8 +57,9 @@ char *utf8_printable(const char *s);
 /* Read a whole file (at most max bytes); returns a NUL-terminated malloc'd
  * buffer or NULL with errno set. */
 char *file_read(const char *path, size_t max, size_t *len);
-/* Write through a temporary file and rename; fsync file and directory when
- * sync is set. Returns 0 or -errno. */
+/* Write through a temporary file (mode 0600: state files may hold
+ * secrets) and rename; fsync file and directory when sync is set.
+ * Returns 0 or -errno. */
 int file_write_atomic(const char *path, const void *data, size_t len, int sync);
 /* All n bytes of fd at off into buf: 0, -errno, or -EIO at a short file. */
 int pread_full(int fd, void *buf, size_t n, uint64_t off);

@@ -58,14 +58,10 @@ static char *ini_get(const char *text, const char *profile, const char *key)
     return NULL;
 }
 
-void s3_cfg_resolve(struct s3_cfg *out, const char *endpoint, const char *region,
-                    const char *addressing, const char *access_key, const char *secret_key,
-                    const char *token, const char *profile)
+/* out's region, endpoint and addressing from ep (NULL or "": AWS's
+ * regional one) and rg. */
+static void place(struct s3_cfg *out, const char *ep, const char *rg, const char *addressing)
 {
-    memset(out, 0, sizeof(*out));
-    const char *ep = first(endpoint, getenv("AWS_ENDPOINT_URL_S3"), getenv("AWS_ENDPOINT_URL"));
-    const char *rg = first(region, getenv("AWS_REGION"),
-                           first(getenv("AWS_DEFAULT_REGION"), NULL, "us-east-1"));
     out->region = xstrdup(rg);
     if (ep && ep[0]) {
         out->endpoint = xstrdup(ep);
@@ -77,6 +73,29 @@ void s3_cfg_resolve(struct s3_cfg *out, const char *endpoint, const char *region
     size_t el = strlen(out->endpoint);
     while (el > 0 && out->endpoint[el - 1] == '/')
         out->endpoint[--el] = '\0';
+}
+
+void s3_cfg_make(struct s3_cfg *out, const char *endpoint, const char *region,
+                 const char *addressing, const char *access_key, const char *secret_key,
+                 const char *token)
+{
+    memset(out, 0, sizeof(*out));
+    place(out, endpoint, region && region[0] ? region : "us-east-1", addressing);
+    int keys = access_key && access_key[0] && secret_key && secret_key[0];
+    out->access_key = xstrdup(keys ? access_key : "");
+    out->secret_key = xstrdup(keys ? secret_key : "");
+    out->token = xstrdup(keys && token ? token : "");
+}
+
+void s3_cfg_resolve(struct s3_cfg *out, const char *endpoint, const char *region,
+                    const char *addressing, const char *access_key, const char *secret_key,
+                    const char *token, const char *profile)
+{
+    memset(out, 0, sizeof(*out));
+    const char *ep = first(endpoint, getenv("AWS_ENDPOINT_URL_S3"), getenv("AWS_ENDPOINT_URL"));
+    const char *rg = first(region, getenv("AWS_REGION"),
+                           first(getenv("AWS_DEFAULT_REGION"), NULL, "us-east-1"));
+    place(out, ep, rg, addressing);
 
     const char *ak = first(access_key, getenv("AWS_ACCESS_KEY_ID"), NULL);
     const char *sk = first(secret_key, getenv("AWS_SECRET_ACCESS_KEY"), NULL);

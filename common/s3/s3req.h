@@ -29,6 +29,12 @@ struct s3_cfg {
 void s3_cfg_resolve(struct s3_cfg *out, const char *endpoint, const char *region,
                     const char *addressing, const char *access_key, const char *secret_key,
                     const char *token, const char *profile);
+/* The same from these settings alone (a backend profile's), reading
+ * nothing: no endpoint is AWS's regional one, no region us-east-1, no
+ * access and secret key anonymous requests. */
+void s3_cfg_make(struct s3_cfg *out, const char *endpoint, const char *region,
+                 const char *addressing, const char *access_key, const char *secret_key,
+                 const char *token);
 void s3_cfg_copy(struct s3_cfg *dst, const struct s3_cfg *src);
 void s3_cfg_free(struct s3_cfg *c);
 
