@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bprof.h"
 #include "log.h"
 #include "util.h"
 #include "version.h"
@@ -108,6 +109,7 @@ static const struct opt opts[] = {
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors", R_TARGET},
     {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated; on a command line every user sees them: use auth_keys_file); none: anonymous", R_BOTH},
     {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys", R_BOTH},
+    {"backends_file", OPT_STR, F(backends_file), 0, 0, "", "file (mode 0600, the daemon user's) of backend profiles, a JSON object NAME: PROFILE (endpoint, region, addressing, credentials); (re)applied to the cluster whenever a proxy becomes primary", R_PROXY},
     {"auth_keys_file", OPT_STR, F(auth_keys_file), 0, 0, "", "file (mode 0600, the daemon user's) of client credentials, one ACCESS_KEY:SECRET a line (# comments) or a JSON array; added to auth_keys", R_BOTH},
     {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through either API, whoever owns it (comma-separated)", R_BOTH},
     {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
@@ -461,31 +463,78 @@ static int keys_parse(struct conf *c, const char *path, const char *text, size_t
     return 0;
 }
 
+/* The text of private file path (private_open's checks; opt names the
+ * option), NUL-terminated, *n its length: the caller OPENSSL_cleanses and
+ * frees it. NULL with err. */
+static char *private_read(const char *opt, const char *path, size_t *n, char *err,
+                          size_t errlen)
+{
+    struct stat st;
+    int fd = private_open(opt, path, &st, err, errlen);
+    if (fd < 0)
+        return NULL;
+    if ((uint64_t)st.st_size > CONF_FILE_MAX) {
+        close(fd);
+        fail(err, errlen, "%s %s: larger than %u bytes", opt, path, CONF_FILE_MAX);
+        return NULL;
+    }
+    *n = (size_t)st.st_size;
+    char *text = xmalloc(*n + 1);
+    int rc = pread_full(fd, text, *n, 0);
+    close(fd);
+    text[*n] = '\0';
+    if (rc) {
+        fail(err, errlen, "%s %s: %s", opt, path, strerror(-rc));
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* auth_keys_file's keys added to c's auth_keys (private_open's checks). */
 static int conf_read_keys(struct conf *c, char *err, size_t errlen)
 {
-    const char *path = c->auth_keys_file;
-    struct stat st;
-    int fd = private_open("auth_keys_file", path, &st, err, errlen);
-    if (fd < 0)
+    size_t n;
+    char *text = private_read("auth_keys_file", c->auth_keys_file, &n, err, errlen);
+    if (!text)
         return -1;
-    if ((uint64_t)st.st_size > CONF_FILE_MAX) {
-        close(fd);
-        return fail(err, errlen, "auth_keys_file %s: larger than %u bytes", path,
-                    CONF_FILE_MAX);
-    }
-    size_t n = (size_t)st.st_size;
-    char *text = xmalloc(n + 1);
-    int rc = pread_full(fd, text, n, 0);
-    close(fd);
-    text[n] = '\0';
-    if (rc)
-        rc = fail(err, errlen, "auth_keys_file %s: %s", path, strerror(-rc));
-    else
-        rc = keys_parse(c, path, text, n, err, errlen);
+    int rc = keys_parse(c, c->auth_keys_file, text, n, err, errlen);
     OPENSSL_cleanse(text, n);
     free(text);
     return rc;
+}
+
+/* backends_file's profiles into c->backends: a JSON object of NAME:
+ * PROFILE, each valid (bprof_check). */
+static int conf_read_backends(struct conf *c, char *err, size_t errlen)
+{
+    size_t n;
+    const char *path = c->backends_file;
+    char *text = private_read("backends_file", path, &n, err, errlen);
+    if (!text)
+        return -1;
+    json_error_t je;
+    json_t *j = json_loadb(text, n, 0, &je);
+    OPENSSL_cleanse(text, n);
+    free(text);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return fail(err, errlen, "backends_file %s: line %d: not a JSON object of "
+                                 "NAME: PROFILE", path, j ? 1 : je.line);
+    }
+    const char *name;
+    json_t *p;
+    char why[200];
+    json_object_foreach(j, name, p) {
+        if (!bprof_valid_name(name, strlen(name)) || bprof_check(p, why, sizeof(why))) {
+            json_decref(j);
+            return fail(err, errlen, "backends_file %s: profile '%.63s': %s", path, name,
+                        bprof_valid_name(name, strlen(name)) ? why : "invalid name");
+        }
+    }
+    json_decref(c->backends);
+    c->backends = j;
+    return 0;
 }
 
 /* Every access key once: a second one's secret would never be checked. */
@@ -580,6 +629,8 @@ static int load(struct conf *c, int argc, char **argv, int as_given, char *err, 
         return -1;
     if (keys_distinct(c, err, errlen))
         return -1;
+    if (c->backends_file[0] && conf_read_backends(c, err, errlen))
+        return -1;
     if (c->cluster_secret_file[0])
         return conf_read_secret(c, err, errlen);
     return 0;
@@ -594,6 +645,8 @@ void conf_free(struct conf *c)
 {
     free(c->cluster_secret);
     c->cluster_secret = NULL;
+    json_decref(c->backends);
+    c->backends = NULL;
     for (size_t i = 0; i < ARRAY_LEN(opts); i++) {
         if (!opts[i].def)
             continue;

@@ -9,6 +9,7 @@
 #ifndef SHOAL_CONFIG_H
 #define SHOAL_CONFIG_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -78,6 +79,8 @@ struct conf {
                             * conf_load adds auth_keys_file's to them */
     int n_auth_keys;
     char *auth_keys_file;  /* more of them, from a file only the daemon's user reads */
+    char *backends_file;   /* proxies: backend profiles (bprof.h), a private file */
+    json_t *backends;      /* its profiles, checked (conf_load); NULL without */
     int auth_keys_argv;    /* auth_keys came from the command line, which every
                             * user of the host sees (ps): warned about at start */
     char **admin_keys;     /* access keys that may use every bucket (authz.h) */

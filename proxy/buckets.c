@@ -29,6 +29,7 @@
 #include "objname.h"
 #include "objlist.h"
 #include "backlog.h"
+#include "bprof.h"
 #include "proxy.h"
 #include "quorum.h"
 #include "route.h"
@@ -82,7 +83,12 @@ static void forwarded(void *arg, int status, const char *body, size_t len, const
     change_free(c);
 }
 
-static const char *const op_method[] = {"PUT", "PATCH", "DELETE"};
+static const char *const op_method[] = {"PUT", "PATCH", "DELETE", "PUT", "DELETE"};
+
+static int is_profile(enum buckets_op op)
+{
+    return op == BUCKETS_PROFILE_PUT || op == BUCKETS_PROFILE_DEL;
+}
 
 /* Send the change to the primary, signed as this proxy (it authenticated
  * its client). */
@@ -95,8 +101,11 @@ static void forward_change(struct change *c)
         return;
     }
     char *body = json_dumps(c->props ? c->props : json_object(), JSON_COMPACT);
-    char *url = node_signed_urlf(&c->p->node, op_method[c->op], primary,
-                                 "/v1/buckets/%s?provider=%s", c->name, c->provider);
+    char *url = is_profile(c->op)
+                    ? node_signed_urlf(&c->p->node, op_method[c->op], primary,
+                                       "/v1/backends/%s", c->name)
+                    : node_signed_urlf(&c->p->node, op_method[c->op], primary,
+                                       "/v1/buckets/%s?provider=%s", c->name, c->provider);
     nodeclient_request(c->hc, op_method[c->op], url, body, strlen(body), NULL, 15000, forwarded, c);
     free(url);
     free(body);
@@ -113,6 +122,33 @@ static void change_pushed(void *arg, int failures)
     change_free(c);
 }
 
+/* A profile change on the quorum thread (change_edit): 0, or the status
+ * of the refusal with qc->err. */
+static int profile_edit(struct change *c, struct bmd *b)
+{
+    struct quorum_change *qc = &c->qc;
+    const struct bmd_bucket *user = bmd_profile_user(b, c->name);
+    if (c->op == BUCKETS_PROFILE_DEL) {
+        if (user) {
+            snprintf(qc->err, sizeof(qc->err), "backend profile '%s' is in use by bucket '%s': change "
+                     "that bucket's profile first", c->name, user->name);
+            return 409;
+        }
+        if (bmd_profile_del(b, c->name)) {
+            snprintf(qc->err, sizeof(qc->err), "backend profile '%s' not found", c->name);
+            return 404;
+        }
+        return 0;
+    }
+    c->status = bmd_profile(b, c->name) ? 200 : 201;
+    bmd_profile_set(b, c->name, c->props);
+    for (int i = 0; i < b->n; i++)   /* its buckets still fit it */
+        if (bmd_bucket_check(b, &b->b[i], qc->err, sizeof(qc->err)))
+            return 409;
+    c->answer = bprof_public(c->name, c->props);
+    return 0;
+}
+
 /* The change on the quorum thread, against the newest BMD: 0 with b
  * changed, or the status of the refusal. */
 static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
@@ -120,6 +156,11 @@ static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
     struct change *c = (struct change *)qc;
     int refused = 500;
     (void)m;
+    if (is_profile(c->op)) {
+        int rc = profile_edit(c, b);
+        qc->changed = rc ? 0 : QUORUM_BMD;
+        return rc;
+    }
     switch (c->op) {
     case BUCKETS_CREATE:
         refused = bmd_add(b, c->provider, c->name, c->props, (int64_t)time(NULL)) ? 409 : 0;
@@ -134,14 +175,20 @@ static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
     case BUCKETS_DESTROY:
         refused = bmd_del(b, c->provider, c->name) ? 404 : 0;
         break;
+    default:
+        break;
     }
     if (refused) {
         snprintf(qc->err, sizeof(qc->err), refused == 409 ? "bucket '%s' already exists"
                                                           : "bucket '%s' not found", c->name);
         return refused;
     }
-    if (c->op != BUCKETS_DESTROY)
-        c->answer = bmd_bucket_json(bmd_find(b, c->provider, c->name));
+    if (c->op != BUCKETS_DESTROY) {
+        const struct bmd_bucket *bk = bmd_find(b, c->provider, c->name);
+        if (bmd_bucket_check(b, bk, qc->err, sizeof(qc->err)))
+            return 400;
+        c->answer = bmd_bucket_json(bk);
+    }
     qc->changed = QUORUM_BMD;
     return 0;
 }
@@ -159,6 +206,9 @@ static void change_committed(struct quorum_change *qc, int status, const char *e
     }
     if (c->op == BUCKETS_DESTROY)
         log_info("bucket %s/%s destroyed", c->provider, c->name);
+    else if (is_profile(c->op))
+        log_info("backend profile %s %s", c->name,
+                 c->op == BUCKETS_PROFILE_DEL ? "deleted" : "set");
     struct bmd *b = bmd_current();
     json_t *push = json_pack("{s:o}", "bmd", bmd_to_json(b));
     bmd_unref(b);
@@ -171,17 +221,25 @@ void buckets_change(struct http_req *r, enum buckets_op op, const char *provider
     char err[256];
     if (!bmd_valid_name(name, strlen(name))) {
         json_decref(props);
-        done(arg, 400, NULL, "invalid bucket name (1..63 of A-Z a-z 0-9 . - _)");
+        done(arg, 400, NULL, is_profile(op) ? "invalid backend profile name (1..63 of A-Z a-z "
+                                              "0-9 . - _)"
+                                            : "invalid bucket name (1..63 of A-Z a-z 0-9 . - _)");
         return;
     }
-    if (props && op != BUCKETS_DESTROY && bmd_props_check(props, err, sizeof(err))) {
+    if (op == BUCKETS_PROFILE_PUT && bprof_check(props, err, sizeof(err))) {
+        json_decref(props);
+        done(arg, 400, NULL, err);
+        return;
+    }
+    if (props && !is_profile(op) && op != BUCKETS_DESTROY &&
+        bmd_props_check(props, err, sizeof(err))) {
         json_decref(props);
         done(arg, 400, NULL, err);
         return;
     }
     if (op == BUCKETS_PATCH && !props)
         props = json_object();
-    static const int ok[] = {201, 200, 204};
+    static const int ok[] = {201, 200, 204, 201, 204};
     struct change *c = xcalloc(1, sizeof(*c));
     c->p = r->w->ctx;
     c->hc = worker_hc(r);
@@ -230,8 +288,7 @@ static int bucket_req_parse(struct http_req *r, const char *rest, size_t len,
     return 0;
 }
 
-/* The native API's answer to a change. */
-static void change_replied(void *arg, int status, json_t *answer, const char *err)
+void buckets_replied(void *arg, int status, json_t *answer, const char *err)
 {
     struct http_req *r = arg;
     if (status == 0 || status == 503)
@@ -263,6 +320,11 @@ static int gate(struct http_req *r, const struct authz_who *who, const struct bu
     return 0;
 }
 
+int buckets_profile_admin(const struct proxy *p, const struct authz_who *who)
+{
+    return !who->enforced || who->node || who->admin || (!p->conf.n_admin_keys && who->access);
+}
+
 /* A change of bucket br with props: a new bucket is its creator's (owner);
  * a change of an existing one is its owner's (or an admin key's); who owns
  * a bucket changes only by an admin key, and its ACL as any ACL (authz.h).
@@ -282,6 +344,10 @@ static int change_allowed(struct http_req *r, enum buckets_op op, const struct b
     }
     if (json_object_get(props, "owner") && !who.admin) {
         http_reply_error(r, 403, "a bucket's owner is set by an admin key only");
+        return 0;
+    }
+    if (json_object_get(props, "profile") && !buckets_profile_admin(p, &who)) {
+        http_reply_error(r, 403, "a bucket's backend profile is set by an admin key only");
         return 0;
     }
     if (op == BUCKETS_CREATE) {  /* one that exists is 409, whoever asks */
@@ -322,7 +388,7 @@ static void change_body(struct http_req *r, json_t *props)
         }
     }
     http_req_ref(r);
-    buckets_change(r, op, br.provider, br.name, props, change_replied, r);
+    buckets_change(r, op, br.provider, br.name, props, buckets_replied, r);
 }
 
 /* A write-back bucket is destroyed only once its backend has everything
@@ -342,7 +408,7 @@ static void destroy_checked(struct http_req *r, json_t *owed, void *arg)
     } else if (bucket_req_parse(r, r->path + pl, r->path_len - pl, &br) == 0) {
         http_req_ref(r);
         buckets_change(r, BUCKETS_DESTROY, br.provider, br.name, NULL,
-                       change_replied, r);
+                       buckets_replied, r);
     }
     json_decref(owed);
 }

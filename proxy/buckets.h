@@ -11,8 +11,17 @@
 
 struct http_req;
 struct proxy;
+struct authz_who;
 
-enum buckets_op { BUCKETS_CREATE, BUCKETS_PATCH, BUCKETS_DESTROY };
+/* A change of the BMD: of a bucket, or of a backend profile (bprof.h;
+ * provider is then ignored, name is the profile's). */
+enum buckets_op {
+    BUCKETS_CREATE,
+    BUCKETS_PATCH,
+    BUCKETS_DESTROY,
+    BUCKETS_PROFILE_PUT,         /* set (create or replace); 201 or 200 */
+    BUCKETS_PROFILE_DEL,         /* 204; 409 while a bucket names it */
+};
 
 /* status: 201 (created), 200 (patched) or 204 (destroyed) with answer the
  * bucket's JSON (NULL for 204; the callee's to keep), the refusal's status
@@ -31,6 +40,13 @@ typedef void (*buckets_done_fn)(void *arg, int status, json_t *answer, const cha
  */
 void buckets_change(struct http_req *r, enum buckets_op op, const char *provider,
                     const char *name, json_t *props, buckets_done_fn done, void *arg);
+
+/* done's answer to a native request (the request's reference is
+ * released): the JSON, or the error as JSON. */
+void buckets_replied(void *arg, int status, json_t *answer, const char *err);
+/* May who set or use backend profiles (an admin key where there are
+ * any, else any signed key, or any request without keys)? */
+int buckets_profile_admin(const struct proxy *p, const struct authz_who *who);
 
 /* Routes: /v1/buckets and /v1/buckets/...; rest is what follows
  * "/v1/buckets/" ("" for the list). Authenticates r first (403). */

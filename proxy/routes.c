@@ -2,6 +2,7 @@
  * routes: the proxy's route tables (see routes.h).
  */
 #include "routes.h"
+#include "backends.h"
 #include "batch.h"
 
 #include "buckets.h"
@@ -47,6 +48,8 @@ static const struct route routes[] = {
     {RM_GET, "/v1/cluster/quorum", quorum_route, "quorum"},
     {RM_ANY, "/v1/cluster/nodes/*", nodes_route, "node"},
     {RM_ANY, "/v1/targets/*", nodes_targets_route, "mountpaths"},
+    {RM_ANY, "/v1/backends", backends_route, "backend"},
+    {RM_ANY, "/v1/backends/*", backends_route, "backend"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
     {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
     {RM_ANY, "/v1/jobs", jobs_route, "job"},

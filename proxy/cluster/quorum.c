@@ -291,11 +291,29 @@ struct claim {
     uint64_t gen;
 };
 
+/* The profiles of this proxy's backends_file into b, where they differ:
+ * the cluster's configuration, applied by each new primary. 1 when b
+ * changed. */
+static int claim_profiles(struct quorum *q, struct bmd *b)
+{
+    const char *name;
+    json_t *p;
+    int ch = 0;
+    json_object_foreach(q->p->conf.backends, name, p) {
+        if (json_equal((json_t *)bmd_profile(b, name), p))
+            continue;
+        bmd_profile_set(b, name, p);
+        log_info("backend profile %s set from backends_file", name);
+        ch = 1;
+    }
+    return ch;
+}
+
 static int claim_edit(struct quorum_change *c, struct cmap *m, struct bmd *b)
 {
     struct quorum *q = ((struct claim *)c)->q;
     struct node *n = &q->p->node;
-    (void)b;
+    int chb = claim_profiles(q, b);
     int ch = cmap_put_node(m, n->id, NODE_PROXY, q->p->conf.public_url);
     ch |= cmap_set_raft(m, n->id, n->raft_addr);
     if (strcmp(m->primary, n->id)) {
@@ -303,7 +321,7 @@ static int claim_edit(struct quorum_change *c, struct cmap *m, struct bmd *b)
         m->primary = xstrdup(n->id);
         ch = 1;
     }
-    c->changed = ch ? QUORUM_CMAP : 0;
+    c->changed = (ch ? QUORUM_CMAP : 0) | (chb ? QUORUM_BMD : 0);
     return 0;
 }
 

@@ -53,6 +53,9 @@ int main(void)
     MAIN(GET, "/v1/targets/t1/mountpaths", "t1/mountpaths", "mountpaths");
     MAIN(GET, "/v1/buckets", "", "bucket");
     MAIN(DELETE, "/v1/buckets/b1", "b1", "bucket");
+    MAIN(GET, "/v1/backends", "", "backend");
+    MAIN(PUT, "/v1/backends/alpha", "alpha", "backend");
+    MAIN(GET, "/v1/backendsx", NULL, "");
     MAIN(POST, "/v1/jobs", "", "job");
     MAIN(POST, "/v1/batch", "", "batch");
     MAIN(GET, "/v1/batchx", NULL, "");
@@ -67,7 +70,7 @@ int main(void)
     S3PORT(GET, "/v1/jobs/abc", "v1/jobs/abc", "s3");   /* a bucket named v1, there */
     size_t n;
     routes_table(0, &n);
-    CHECK(n == 16);
+    CHECK(n == 18);
     CHECK(!routes_table(0, &n)[n - 1].op);              /* the catch-all comes last */
     return check_done("test_proxy_routes");
 }
