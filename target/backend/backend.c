@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "bprof.h"
 #include "curlclient.h"
 #include "log.h"
 #include "s3list.h"
@@ -27,6 +28,20 @@ static const char *prop_str(const json_t *props, const char *k)
 {
     const char *v = json_string_value(json_object_get(props, k));
     return v && v[0] ? v : NULL;
+}
+
+/* How to reach the store of profile name (bprof.h) of the current BMD:
+ * its settings alone (s3_cfg_make), never the default profile's. A
+ * profile that is gone (a bucket is never left naming one) signs
+ * anonymously to AWS's default endpoint, which fails visibly. */
+static void profile_cfg(const char *name, struct s3_cfg *c)
+{
+    struct bmd *bm = bmd_current();
+    const json_t *p = bm ? bmd_profile(bm, name) : NULL;
+    s3_cfg_make(c, bprof_str(p, "endpoint"), bprof_str(p, "region"),
+                bprof_str(p, "addressing"), bprof_str(p, "access_key"),
+                bprof_str(p, "secret_key"), bprof_str(p, "session_token"));
+    bmd_unref(bm);
 }
 
 void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b)
@@ -54,8 +69,14 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
     b->timeout_s = t->conf.backend_timeout_s;
     if (b->kind != BK_S3)
         return;
-    b->label = xasprintf("s3://%s", b->bucket);
-    s3_cfg_copy(&b->s3, &t->s3);
+    const char *pname = prop_str(bk->props, "profile");
+    if (pname) {
+        b->label = xasprintf("s3://%s (profile %s)", b->bucket, pname);
+        profile_cfg(pname, &b->s3);
+    } else {
+        b->label = xasprintf("s3://%s", b->bucket);
+        s3_cfg_copy(&b->s3, &t->s3);
+    }
     const char *ep = prop_str(bk->props, "endpoint");
     const char *rg = prop_str(bk->props, "region");
     const char *ad = prop_str(bk->props, "addressing");

@@ -261,7 +261,8 @@ NODE_DIR = os.path.join(ROOT, "test")
 class S3rver:
     """A real s3rver on loopback, with the exact log of requests it received."""
 
-    def __init__(self, buckets=("remote",)):
+    def __init__(self, buckets=("remote",), key=("S3RVER", "S3RVER")):
+        self.key = key
         self.port = free_port_block(1)
         self.dir = tempfile.mkdtemp(prefix="shoal-s3rver-")
         self.log = os.path.join(self.dir, "requests.log")
@@ -270,7 +271,8 @@ class S3rver:
         self.url = "http://127.0.0.1:%d" % self.port
 
     def start(self):
-        env = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider")
+        env = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider",
+                   S3RVER_KEY="%s:%s" % self.key)
         self.proc = subprocess.Popen(
             ["node", os.path.join(NODE_DIR, "s3rver.js"), str(self.port),
              os.path.join(self.dir, "data"), self.log, *self.buckets],
@@ -294,13 +296,13 @@ class S3rver:
     def client(self):
         import boto3
         from botocore.config import Config
-        return boto3.client("s3", endpoint_url=self.url, aws_access_key_id="S3RVER",
-                            aws_secret_access_key="S3RVER", region_name="us-east-1",
+        return boto3.client("s3", endpoint_url=self.url, aws_access_key_id=self.key[0],
+                            aws_secret_access_key=self.key[1], region_name="us-east-1",
                             config=Config(s3={"addressing_style": "path"}))
 
     def env(self):
-        return {"AWS_ENDPOINT_URL": self.url, "AWS_ACCESS_KEY_ID": "S3RVER",
-                "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1"}
+        return {"AWS_ENDPOINT_URL": self.url, "AWS_ACCESS_KEY_ID": self.key[0],
+                "AWS_SECRET_ACCESS_KEY": self.key[1], "AWS_REGION": "us-east-1"}
 
     def cleanup(self):
         self.stop()
