@@ -475,6 +475,12 @@ void objlist_start(struct http_req *r, const char *provider, const char *bucket,
     l->own = xcalloc(1, sizeof(*l->own));
     l->pg = xcalloc(1, sizeof(*l->pg));
     http_req_ref(r);
+    if (!(flags & OBJLIST_CACHED_ONLY) && objlist_http_origin(provider, bucket)) {
+        fail(l, 501, "bucket '%s' reads an HTTP origin, which has no listing: not "
+                     "implemented (cached=true lists what Shoal holds of it)", bucket);
+        finish(l);
+        return;
+    }
     char *ep = http_pct_encode(prefix, strlen(prefix), 0);
     l->base = xasprintf("provider=%s&bucket=%s&prefix=%s%s", provider, bucket, ep,
                         flags & OBJLIST_VERSIONS ? "&versions=1" : "");
@@ -491,6 +497,16 @@ void objlist_start(struct http_req *r, const char *provider, const char *bucket,
         free(query);
         free(et);
     }
+}
+
+int objlist_http_origin(const char *provider, const char *name)
+{
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, provider, name);
+    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
+    int origin = spec && (!strncmp(spec, "http://", 7) || !strncmp(spec, "https://", 8));
+    bmd_unref(b);
+    return origin;
 }
 
 int objlist_by_backend(const char *provider, const char *name)

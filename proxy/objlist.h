@@ -57,7 +57,9 @@ typedef void (*objlist_done_fn)(void *arg, struct objlist_page *pg, int status, 
                                   * (target/store/store.h: store_list) */
 
 /* Up to limit (1..OBJLIST_MAX) names of provider/bucket with prefix, after
- * token, as flags say. r is the request it is for (its worker's client). */
+ * token, as flags say. r is the request it is for (its worker's client).
+ * A bucket read from an HTTP origin, which has no listing, is 501 unless
+ * flags ask for OBJLIST_CACHED_ONLY. */
 void objlist_start(struct http_req *r, const char *provider, const char *bucket,
                    const char *prefix, const char *token, int limit, int flags,
                  objlist_done_fn done, void *arg);
@@ -67,5 +69,7 @@ void objlist_page_free(struct objlist_page *pg);
  * one), so that page tokens are the backend's, not names? 0 when it is not
  * in the BMD. */
 int objlist_by_backend(const char *provider, const char *name);
+/* Is provider/name read from an HTTP(S) origin (no listing)? */
+int objlist_http_origin(const char *provider, const char *name);
 
 #endif

@@ -31,6 +31,7 @@ struct summary {
     uint64_t present, present_bytes;    /* held by Shoal */
     int remote;
     int pages;
+    int flags;                   /* objlist_start's */
     json_t *reply;               /* the answer, while the debts are asked */
 };
 
@@ -109,7 +110,8 @@ static void page_in(void *arg, struct objlist_page *pg, int status, const char *
     }
     char *next = xstrdup(pg->next);
     objlist_page_free(pg);
-    objlist_start(s->r, s->provider, s->bucket, s->prefix, next, OBJLIST_MAX, 0, page_in, s);
+    objlist_start(s->r, s->provider, s->bucket, s->prefix, next, OBJLIST_MAX, s->flags, page_in,
+                  s);
     free(next);
 }
 
@@ -144,5 +146,7 @@ void summary_bucket(struct http_req *r, const char *provider, const char *bucket
     snprintf(s->provider, sizeof(s->provider), "%s", provider);
     snprintf(s->bucket, sizeof(s->bucket), "%s", bucket);
     s->prefix = xstrdup(pn < 0 ? "" : prefix);
-    objlist_start(r, s->provider, s->bucket, s->prefix, "", OBJLIST_MAX, 0, page_in, s);
+    /* an HTTP origin has no listing: what Shoal holds of it is all there is to count */
+    s->flags = objlist_http_origin(provider, bucket) ? OBJLIST_CACHED_ONLY : 0;
+    objlist_start(r, s->provider, s->bucket, s->prefix, "", OBJLIST_MAX, s->flags, page_in, s);
 }

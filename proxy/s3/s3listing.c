@@ -311,6 +311,8 @@ static void list_page(void *arg, struct objlist_page *pg, int status, const char
     if (!pg) {
         if (status == 404)
             s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
+        else if (status == 501)
+            s3_fail(r, S3E_NOT_IMPLEMENTED, "%.200s", err);
         else if (status >= 500)
             s3_fail(r, S3E_SERVICE_UNAVAILABLE, "listing failed: %.200s", err);
         else /* objlist's status, passed on */

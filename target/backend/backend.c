@@ -173,6 +173,10 @@ void backend_obj_from(struct backend_obj *o, struct curlclient_xfer *x, int stat
     copy_hdr(o->etag, sizeof(o->etag), curlclient_header(x, "ETag"));
     copy_hdr(o->version, sizeof(o->version), curlclient_header(x, "x-amz-version-id"));
     copy_hdr(o->last_modified, sizeof(o->last_modified), curlclient_header(x, "Last-Modified"));
+    /* An origin without ETags (a web server's "etag off") is validated by
+     * its Last-Modified, kept as a weak entity tag. */
+    if (!o->etag[0] && o->last_modified[0])
+        snprintf(o->etag, sizeof(o->etag), "W/\"%s\"", o->last_modified);
 }
 
 int backend_retryable(int status)
