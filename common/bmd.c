@@ -23,7 +23,7 @@ static const struct {
     json_type type;
 } props_known[] = {
     {"labels", JSON_OBJECT},     /* free-form string labels for operators */
-    {"backend", JSON_STRING},    /* "s3://bucket" or "http(s)://origin/base" */
+    {"backend", JSON_STRING},    /* "s3://bucket", "azure://container" or "http(s)://origin/base" */
     {"endpoint", JSON_STRING},   /* S3 endpoint URL for this bucket */
     {"region", JSON_STRING},     /* S3 region for this bucket */
     {"location", JSON_STRING},   /* the LocationConstraint an S3 client created it with */
@@ -111,8 +111,29 @@ static int mirror_check(const json_t *v, char *err, size_t errlen)
 
 int bmd_has_backend(const struct bmd_bucket *bk)
 {
+    return bmd_backend_scheme(bk, NULL) != NULL;
+}
+
+const char *bmd_backend_scheme(const struct bmd_bucket *bk, const char **remote)
+{
     const char *spec = json_string_value(json_object_get(bk->props, "backend"));
-    return !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && spec[0]);
+    const char *r = NULL, *scheme = NULL;
+    if (!strcmp(bk->provider, BMD_PROVIDER_S3) || !strcmp(bk->provider, BMD_PROVIDER_AZURE)) {
+        scheme = !strcmp(bk->provider, BMD_PROVIDER_S3) ? "s3" : "azure";
+        r = bk->name;
+    } else if (spec && !strncmp(spec, "s3://", 5)) {
+        scheme = "s3";
+        r = spec + 5;
+    } else if (spec && !strncmp(spec, "azure://", 8)) {
+        scheme = "azure";
+        r = spec + 8;
+    } else if (spec && spec[0]) {
+        scheme = "http";
+        r = spec;
+    }
+    if (remote)
+        *remote = r;
+    return scheme;
 }
 
 int bmd_copies(const struct bmd_bucket *bk)
@@ -267,6 +288,13 @@ const struct bmd_bucket *bmd_profile_user(const struct bmd *b, const char *name)
 int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err,
                      size_t errlen)
 {
+    const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
+    const char *sch = bmd_backend_scheme(bk, NULL);
+    if (wp && !strcmp(wp, "write-back") && sch && strcmp(sch, "s3")) {
+        snprintf(err, errlen, "write-back needs an S3 backend (an Azure container is written "
+                              "through, an HTTP origin is read-only)");
+        return -1;
+    }
     const char *name = json_string_value(json_object_get(bk->props, "profile"));
     if (!name)
         return 0;
@@ -275,12 +303,12 @@ int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err
         snprintf(err, errlen, "no backend profile '%s' (PUT /v1/backends/%s first)", name, name);
         return -1;
     }
-    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
-    int s3 = !strcmp(bk->provider, BMD_PROVIDER_S3) || (spec && !strncmp(spec, "s3://", 5));
-    if (!s3 || strcmp(bprof_str(p, "provider"), "s3")) {
-        snprintf(err, errlen, "backend profile '%s' is for %s backends; bucket '%s' has %s",
+    const char *scheme = bmd_backend_scheme(bk, NULL);
+    if (!scheme || strcmp(bprof_str(p, "provider"), scheme)) {
+        snprintf(err, errlen, "backend profile '%s' is for %s backends; bucket '%s' has %s%s",
                  name, bprof_str(p, "provider"), bk->name,
-                 s3 ? "an s3 backend" : spec ? "an HTTP origin" : "no backend");
+                 !scheme ? "no backend" : !strcmp(scheme, "http") ? "an HTTP origin" : "an ",
+                 scheme && strcmp(scheme, "http") ? scheme : "");
         return -1;
     }
     return 0;
@@ -305,7 +333,28 @@ int bmd_valid_name(const char *name, size_t n)
 
 int bmd_valid_provider(const char *provider)
 {
-    return !strcmp(provider, BMD_PROVIDER_SHOAL) || !strcmp(provider, BMD_PROVIDER_S3);
+    return !strcmp(provider, BMD_PROVIDER_SHOAL) || !strcmp(provider, BMD_PROVIDER_S3) ||
+           !strcmp(provider, BMD_PROVIDER_AZURE);
+}
+
+/* A backend property: s3://BUCKET, azure://CONTAINER or an http(s):// URL. */
+static int backend_check(const char *b, char *err, size_t errlen)
+{
+    if (strncmp(b, "s3://", 5) && strncmp(b, "azure://", 8) && strncmp(b, "http://", 7) &&
+        strncmp(b, "https://", 8)) {
+        snprintf(err, errlen, "backend must be s3://BUCKET, azure://CONTAINER or an "
+                              "http(s):// URL");
+        return -1;
+    }
+    if (!strncmp(b, "s3://", 5) && !bmd_valid_name(b + 5, strlen(b + 5))) {
+        snprintf(err, errlen, "backend '%.100s' names an invalid bucket", b);
+        return -1;
+    }
+    if (!strncmp(b, "azure://", 8) && !bmd_valid_name(b + 8, strlen(b + 8))) {
+        snprintf(err, errlen, "backend '%.100s' names an invalid container", b);
+        return -1;
+    }
+    return 0;
 }
 
 int bmd_props_check(const json_t *props, char *err, size_t errlen)
@@ -330,17 +379,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
             snprintf(err, errlen, "bucket property '%s' has the wrong type", k);
             return -1;
         }
-        if (!strcmp(k, "backend")) {
-            const char *b = json_string_value(v);
-            if (strncmp(b, "s3://", 5) && strncmp(b, "http://", 7) && strncmp(b, "https://", 8)) {
-                snprintf(err, errlen, "backend must be s3://BUCKET or an http(s):// URL");
-                return -1;
-            }
-            if (!strncmp(b, "s3://", 5) && !bmd_valid_name(b + 5, strlen(b + 5))) {
-                snprintf(err, errlen, "backend '%s' names an invalid bucket", b);
-                return -1;
-            }
-        }
+        if (!strcmp(k, "backend") && backend_check(json_string_value(v), err, errlen))
+            return -1;
         if (!strcmp(k, "profile") &&
             !bprof_valid_name(json_string_value(v), json_string_length(v))) {
             snprintf(err, errlen, "profile must name a backend profile (1..63 of A-Z a-z 0-9 "
@@ -365,7 +405,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         if (!strcmp(k, "write_policy") && !strcmp(json_string_value(v), "write-back")) {
             const char *b = json_string_value(json_object_get(props, "backend"));
             if (b && strncmp(b, "s3://", 5)) {
-                snprintf(err, errlen, "write-back needs an S3 backend, not a read-only origin");
+                snprintf(err, errlen, "write-back needs an S3 backend (an Azure container is "
+                                      "written through, an HTTP origin is read-only)");
                 return -1;
             }
         }

@@ -15,6 +15,7 @@
 
 #define BMD_PROVIDER_SHOAL "shoal"
 #define BMD_PROVIDER_S3 "s3"
+#define BMD_PROVIDER_AZURE "azure"
 
 struct bmd_bucket {
     char *provider;
@@ -78,6 +79,11 @@ int bmd_ec(const struct bmd_bucket *bk, struct bmd_ec *ec);
 /* Does the bucket read through to a backend (a cloud bucket, or one with
  * the backend property)? */
 int bmd_has_backend(const struct bmd_bucket *bk);
+/* The kind of store a bucket's backend is: "s3", "azure", "http" (an
+ * HTTP(S) origin), or NULL without one; *remote (may be NULL) its bucket
+ * or container there (the bucket's own name for a cloud bucket; for an
+ * origin its URL). */
+const char *bmd_backend_scheme(const struct bmd_bucket *bk, const char **remote);
 
 json_t *bmd_to_json(const struct bmd *b);
 json_t *bmd_bucket_json(const struct bmd_bucket *bk);

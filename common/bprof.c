@@ -15,14 +15,22 @@ static const struct {
     const char *name;
     int secret;
 } fields[] = {
-    {"provider", 0},             /* "s3" (S3, S3-compatible stores, GCS's XML API) */
-    {"endpoint", 0},             /* scheme://host[:port] */
+    {"provider", 0},             /* "s3" (S3, S3-compatible stores, GCS's XML API) or "azure" */
+    {"endpoint", 0},             /* scheme://host[:port]; Azure: the blob service URL */
     {"region", 0},
     {"addressing", 0},           /* "path" or "virtual" */
     {"access_key", 0},           /* an identifier, shown as AWS's console shows it */
     {"secret_key", 1},
     {"session_token", 1},
+    {"account", 0},              /* Azure: the storage account */
+    {"account_key", 1},          /* Azure: its key (base64), for SharedKey */
+    {"sas", 1},                  /* Azure: a SAS token instead of the key */
 };
+
+/* The fields each provider takes (beyond provider and endpoint). */
+static const char *const s3_fields[] = {"region", "addressing", "access_key", "secret_key",
+                                        "session_token"};
+static const char *const az_fields[] = {"account", "account_key", "sas"};
 
 static int field(const char *k)
 {
@@ -49,6 +57,33 @@ const char *bprof_str(const json_t *p, const char *k)
     return v && v[0] ? v : NULL;
 }
 
+/* An Azure profile: an account, and a base64 key or a SAS (or neither:
+ * anonymous reads of public containers). */
+static int az_check(const json_t *p, char *err, size_t errlen)
+{
+    const char *ep = bprof_str(p, "endpoint");
+    if (ep && strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)) {
+        snprintf(err, errlen, "a backend profile's endpoint must be an http:// or https:// URL");
+        return -1;
+    }
+    if (!bprof_str(p, "account")) {
+        snprintf(err, errlen, "an azure backend profile needs its storage account");
+        return -1;
+    }
+    const char *k = bprof_str(p, "account_key");
+    if (k && bprof_str(p, "sas")) {
+        snprintf(err, errlen, "an azure backend profile has an account_key or a sas, not both");
+        return -1;
+    }
+    size_t kl = k ? strlen(k) : 0;
+    if (k && (kl % 4 || strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789+/=") != kl)) {
+        snprintf(err, errlen, "an azure backend profile's account_key must be base64");
+        return -1;
+    }
+    return 0;
+}
+
 int bprof_check(const json_t *p, char *err, size_t errlen)
 {
     if (!json_is_object(p)) {
@@ -59,8 +94,9 @@ int bprof_check(const json_t *p, char *err, size_t errlen)
     json_t *v;
     json_object_foreach((json_t *)p, k, v) {
         if (field(k) < 0) {
-            snprintf(err, errlen, "unknown backend profile field '%.64s' (provider, endpoint, "
-                                  "region, addressing, access_key, secret_key, session_token)", k);
+            snprintf(err, errlen, "unknown backend profile field '%.64s' (provider, endpoint; "
+                                  "s3: region, addressing, access_key, secret_key, "
+                                  "session_token; azure: account, account_key, sas)", k);
             return -1;
         }
         if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
@@ -71,10 +107,21 @@ int bprof_check(const json_t *p, char *err, size_t errlen)
         }
     }
     const char *prov = bprof_str(p, "provider");
-    if (!prov || strcmp(prov, "s3")) {
-        snprintf(err, errlen, "a backend profile's provider must be \"s3\"");
+    if (!prov || (strcmp(prov, "s3") && strcmp(prov, "azure"))) {
+        snprintf(err, errlen, "a backend profile's provider must be \"s3\" or \"azure\"");
         return -1;
     }
+    int az = !strcmp(prov, "azure");
+    const char *const *other = az ? s3_fields : az_fields;
+    size_t no = az ? ARRAY_LEN(s3_fields) : ARRAY_LEN(az_fields);
+    for (size_t i = 0; i < no; i++)
+        if (json_object_get(p, other[i])) {
+            snprintf(err, errlen, "field '%s' is not for a backend profile of provider %s",
+                     other[i], prov);
+            return -1;
+        }
+    if (az)
+        return az_check(p, err, errlen);
     const char *ep = bprof_str(p, "endpoint");
     if (ep && strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)) {
         snprintf(err, errlen, "a backend profile's endpoint must be an http:// or https:// URL");

@@ -8,8 +8,12 @@
  *    "addressing": "path" | "virtual", "access_key": "...",
  *    "secret_key": "...", "session_token": "..."}
  *
- * Every field but provider is optional; an S3 profile without an endpoint
- * is AWS's regional one. The secret fields are never shown back:
+ * or {"provider": "azure", "endpoint": BLOB-SERVICE-URL, "account": "...",
+ *     "account_key": BASE64 | "sas": TOKEN}
+ *
+ * Every field but provider (and an Azure profile's account) is optional;
+ * an S3 profile without an endpoint is AWS's regional one, an Azure one
+ * https://ACCOUNT.blob.core.windows.net. The secret fields are never shown back:
  * bprof_public() is the only view of a profile that leaves the cluster.
  */
 #ifndef SHOAL_BPROF_H

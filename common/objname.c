@@ -99,8 +99,8 @@ int objname_provider(const struct http_req *r, char *out, char *err, size_t errl
         return 0;
     }
     if (n < 0 || !bmd_valid_provider(out)) {
-        snprintf(err, errlen, "unknown provider '%s' (this cluster knows: %s, %s)",
-                 n < 0 ? "?" : out, BMD_PROVIDER_SHOAL, BMD_PROVIDER_S3);
+        snprintf(err, errlen, "unknown provider '%s' (this cluster knows: %s, %s, %s)",
+                 n < 0 ? "?" : out, BMD_PROVIDER_SHOAL, BMD_PROVIDER_S3, BMD_PROVIDER_AZURE);
         return -1;
     }
     return 0;

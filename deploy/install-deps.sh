@@ -23,10 +23,13 @@ done
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-# The tests' third-party S3 server (s3rver) and the AWS SDK for JavaScript v3
-# client, pinned by test/package-lock.json, installed into test/node_modules.
+# The tests' third-party S3 server (s3rver), Azure Storage emulator
+# (azurite), the AWS SDK for JavaScript v3 and Azure's storage-blob client,
+# pinned by test/package-lock.json, installed into test/node_modules.
 npm_deps() {
   [ -x "$here/test/node_modules/.bin/s3rver" ] \
+    && [ -x "$here/test/node_modules/.bin/azurite-blob" ] \
+    && [ -f "$here/test/node_modules/@azure/storage-blob/package.json" ] \
     && [ -f "$here/test/node_modules/@aws-sdk/client-s3/package.json" ] \
     && [ -f "$here/test/node_modules/@aws-sdk/lib-storage/package.json" ] && return 0
   command -v npm >/dev/null || missing+=(npm)

@@ -503,8 +503,8 @@ int objlist_http_origin(const char *provider, const char *name)
 {
     struct bmd *b = bmd_current();
     const struct bmd_bucket *bk = bmd_find(b, provider, name);
-    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
-    int origin = spec && (!strncmp(spec, "http://", 7) || !strncmp(spec, "https://", 8));
+    const char *scheme = bk ? bmd_backend_scheme(bk, NULL) : NULL;
+    int origin = scheme && !strcmp(scheme, "http");
     bmd_unref(b);
     return origin;
 }
@@ -513,9 +513,8 @@ int objlist_by_backend(const char *provider, const char *name)
 {
     struct bmd *b = bmd_current();
     const struct bmd_bucket *bk = bmd_find(b, provider, name);
-    const char *spec = bk ? json_string_value(json_object_get(bk->props, "backend")) : NULL;
-    int remote = bk && (!strcmp(bk->provider, BMD_PROVIDER_S3) ||
-                        (spec && !strncmp(spec, "s3://", 5)));
+    const char *scheme = bk ? bmd_backend_scheme(bk, NULL) : NULL;
+    int remote = scheme && (!strcmp(scheme, "s3") || !strcmp(scheme, "azure"));
     bmd_unref(b);
     return remote;
 }

@@ -190,7 +190,24 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
         http_server_free(plain);
     store_close(&t->store);
     s3_cfg_free(&t->s3);
+    az_cfg_free(&t->az);
     conf_free(&t->conf);
+}
+
+/* The default backend profiles: the s3_* options and the environment
+ * (AWS_*, AZURE_STORAGE_*). */
+static void default_profiles(struct target *t)
+{
+    s3_cfg_resolve(&t->s3, t->conf.s3_endpoint, t->conf.s3_region, t->conf.s3_addressing,
+                   t->conf.s3_access_key, t->conf.s3_secret_key, t->conf.s3_session_token,
+                   t->conf.s3_profile);
+    az_cfg_from_env(&t->az);
+    if (t->az.account[0])
+        log_info("Azure backends: %s, account %s, %s", t->az.endpoint, t->az.account,
+                 t->az.sas[0] ? "SAS" : t->az.key[0] ? "SharedKey" : "anonymous requests");
+    log_info("S3 backends: endpoint %s, region %s, %s addressing, %s", t->s3.endpoint,
+             t->s3.region, t->s3.vhost ? "virtual-host" : "path",
+             t->s3.access_key[0] ? "signed requests" : "anonymous requests");
 }
 
 int main(int argc, char **argv)
@@ -239,12 +256,7 @@ int main(int argc, char **argv)
     t.node.owner = &t;
     t.node.on_bmd = purge_on_bmd;
     t.node.on_cmap = reb_on_cmap;
-    s3_cfg_resolve(&t.s3, t.conf.s3_endpoint, t.conf.s3_region, t.conf.s3_addressing,
-                   t.conf.s3_access_key, t.conf.s3_secret_key, t.conf.s3_session_token,
-                   t.conf.s3_profile);
-    log_info("S3 backends: endpoint %s, region %s, %s addressing, %s", t.s3.endpoint,
-             t.s3.region, t.s3.vhost ? "virtual-host" : "path",
-             t.s3.access_key[0] ? "signed requests" : "anonymous requests");
+    default_profiles(&t);
     ocache_init(t.conf.workers);
     vmap_init();
     t.io = iopool_new(t.conf.io_threads);

@@ -123,7 +123,7 @@ static void rlist_done(void *arg, const struct backend_obj *o, const char *body,
     if (o->status != 200) {
         int st = backend_status(&l->b, o, err, sizeof(err));
         http_reply_error(r, st, "%s", err);
-    } else if (s3list_parse(body, len, &sl, err, sizeof(err))) {
+    } else if (backend_list_parse(&l->b, body, len, &sl, err, sizeof(err))) {
         http_reply_error(r, 502, "backend %s sent a bad listing: %s", l->b.label, err);
     } else {
         json_t *arr = json_array();
@@ -165,7 +165,7 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
     }
     struct rlist *l = xcalloc(1, sizeof(*l));
     int known = backend_of(t, provider, bucket, &l->b) == 0;
-    if (l->b.kind != BK_S3) {
+    if (!backend_listable(&l->b) || (after[0] && l->b.kind != BK_S3)) {
         backend_free(&l->b);
         free(l);
         http_reply_error(r, known ? 400 : 404, known ? "bucket '%s' has no listable backend"

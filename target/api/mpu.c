@@ -810,7 +810,7 @@ static void assemble_done(void *arg)
         completion_free(j);
         return;
     }
-    if (j->b.kind == BK_S3 && !j->b.write_back)
+    if (backend_writable(&j->b) && !j->b.write_back)
         backend_put(target_cli(j->r), &j->b, j->name, j->fd, (int64_t)j->m.size,
                     complete_backend_done, j);
     else

@@ -86,9 +86,10 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
     }
     char flag[8];
     int evict = http_query_get(r, "evict", flag, sizeof(flag)) >= 0;
-    const char *spec = json_string_value(json_object_get(bk->props, "backend"));
-    int backed = bmd_has_backend(bk);
-    int read_only = spec && strncmp(spec, "s3://", 5) != 0; /* an HTTP origin */
+    const char *spec = NULL;
+    const char *scheme = bmd_backend_scheme(bk, &spec);
+    int backed = scheme != NULL;
+    int read_only = scheme && !strcmp(scheme, "http"); /* an HTTP origin */
     if (read_only && !evict && (r->method == HTTP_M_PUT || r->method == HTTP_M_DELETE)) {
         free(mkey);
         http_resp_header(r, "Allow", "GET, HEAD");

@@ -478,7 +478,7 @@ static void put_end(struct http_req *r)
 static void put_go(struct put *p)
 {
     struct http_req *r = p->r;
-    if (p->b.kind == BK_S3 && !p->part.num && !p->b.write_back)
+    if (backend_writable(&p->b) && !p->part.num && !p->b.write_back)
         backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
                     p);
     else

@@ -1,7 +1,8 @@
 /*
  * backend: the target's client of remote buckets (S3 and S3-compatible
- * stores, and read-only HTTP origins), on the worker's curlclient (libcurl multi
- * on the loop). Every operation here re-signs and retries by itself on
+ * stores, Azure Blob containers, and read-only HTTP origins), on the
+ * worker's curlclient (libcurl multi on the loop). What differs between
+ * kinds (URLs, signing, listing queries and pages) is one table, kinds[]. Every operation here re-signs and retries by itself on
  * 5xx, throttling (503 SlowDown) and connection errors, with exponential
  * backoff; the streaming GET that lands an object in the store lives in
  * fetch.c and uses backend_get_req() and the same retry rules.
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "azblock.h"
 #include "backend.h"
 #include "bprof.h"
 #include "curlclient.h"
@@ -30,53 +32,126 @@ static const char *prop_str(const json_t *props, const char *k)
     return v && v[0] ? v : NULL;
 }
 
-/* How to reach the store of profile name (bprof.h) of the current BMD:
- * its settings alone (s3_cfg_make), never the default profile's. A
- * profile that is gone (a bucket is never left naming one) signs
- * anonymously to AWS's default endpoint, which fails visibly. */
-static void profile_cfg(const char *name, struct s3_cfg *c)
+/* ---- the kinds ------------------------------------------------------------- */
+
+static time_t now_s(void)
+{
+    return (time_t)(wall_ns() / 1000000000u);
+}
+
+static void s3_build(const struct backend *b, const char *method, const char *key,
+                     const char *query, const char *payload_hash, const char *const *extra,
+                     int n_extra, struct s3_req *out)
+{
+    s3_req_build(out, &b->s3, method, b->bucket, key, query, payload_hash, extra, n_extra,
+                 now_s());
+}
+
+static void az_build(const struct backend *b, const char *method, const char *key,
+                     const char *query, const char *payload_hash, const char *const *extra,
+                     int n_extra, struct s3_req *out)
+{
+    (void)payload_hash;
+    az_req_build(out, &b->az, method, b->bucket, key, query, extra, n_extra, now_s());
+}
+
+static void http_build(const struct backend *b, const char *method, const char *key,
+                       const char *query, const char *payload_hash, const char *const *extra,
+                       int n_extra, struct s3_req *out)
+{
+    (void)method;
+    (void)query;
+    (void)payload_hash;
+    memset(out, 0, sizeof(*out));
+    if (key && key[0]) {
+        char *ek = sigv4_uri_encode(key, strlen(key), 1);
+        out->url = xasprintf("%s/%s", b->base_url, ek);
+        free(ek);
+    } else {                     /* the URL whole (a download job's) */
+        out->url = xstrdup(b->base_url);
+    }
+    for (int i = 0; i < n_extra; i++)
+        out->hdrs[out->n++] = xstrdup(extra[i]);
+}
+
+/* One listing page's query: prefix, and token (a continuation) or after
+ * (a name to start after), both percent-encoded. */
+static char *s3_list_query(const char *ep, const char *et, int after, int limit)
+{
+    return xasprintf("list-type=2&max-keys=%d&prefix=%s%s%s", limit, ep,
+                     et[0] ? (after ? "&start-after=" : "&continuation-token=") : "", et);
+}
+
+static char *az_list_query(const char *ep, const char *et, int after, int limit)
+{
+    (void)after;                 /* refused before: markers are opaque */
+    return xasprintf("restype=container&comp=list&maxresults=%d&prefix=%s%s%s", limit, ep,
+                     et[0] ? "&marker=" : "", et);
+}
+
+/* What differs between kinds of store; the rest of this file is theirs
+ * in common. */
+static const struct kind {
+    const char *scheme;          /* of labels: "s3://bucket" */
+    int writable;
+    void (*build)(const struct backend *b, const char *method, const char *key,
+                  const char *query, const char *payload_hash, const char *const *extra,
+                  int n_extra, struct s3_req *out);
+    char *(*list_query)(const char *ep, const char *et, int after, int limit);
+    const struct s3list_dialect *list;
+    const char *put_hdr;         /* a whole object's PUT adds it, or NULL */
+} kinds[] = {
+    [BK_NONE] = {"", 0, http_build, NULL, NULL, NULL},
+    [BK_S3] = {"s3", 1, s3_build, s3_list_query, &s3list_s3, NULL},
+    [BK_HTTP] = {"http", 0, http_build, NULL, NULL, NULL},
+    [BK_AZURE] = {"azure", 1, az_build, az_list_query, &s3list_azure,
+                  "x-ms-blob-type: BlockBlob"},
+};
+
+int backend_writable(const struct backend *b)
+{
+    return kinds[b->kind].writable;
+}
+
+int backend_listable(const struct backend *b)
+{
+    return kinds[b->kind].list != NULL;
+}
+
+int backend_list_parse(const struct backend *b, const char *body, size_t len,
+                       struct s3list *out, char *err, size_t errlen)
+{
+    if (!kinds[b->kind].list) {
+        memset(out, 0, sizeof(*out));
+        snprintf(err, errlen, "backend %s has no listing", b->label);
+        return -1;
+    }
+    return s3list_parse_as(kinds[b->kind].list, body, len, out, err, errlen);
+}
+
+/* ---- a bucket's backend ------------------------------------------------------ */
+
+/* b's store and credentials from profile name (bprof.h) of the current
+ * BMD: its settings alone (s3_cfg_make, az_cfg_make), never the default
+ * profile's. A profile that is gone (a bucket is never left naming one)
+ * signs nothing, which fails visibly. */
+static void profile_cfg(const char *name, struct backend *b)
 {
     struct bmd *bm = bmd_current();
     const json_t *p = bm ? bmd_profile(bm, name) : NULL;
-    s3_cfg_make(c, bprof_str(p, "endpoint"), bprof_str(p, "region"),
-                bprof_str(p, "addressing"), bprof_str(p, "access_key"),
-                bprof_str(p, "secret_key"), bprof_str(p, "session_token"));
+    if (b->kind == BK_AZURE)
+        az_cfg_make(&b->az, bprof_str(p, "endpoint"), bprof_str(p, "account"),
+                    bprof_str(p, "account_key"), bprof_str(p, "sas"));
+    else
+        s3_cfg_make(&b->s3, bprof_str(p, "endpoint"), bprof_str(p, "region"),
+                    bprof_str(p, "addressing"), bprof_str(p, "access_key"),
+                    bprof_str(p, "secret_key"), bprof_str(p, "session_token"));
     bmd_unref(bm);
 }
 
-void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b)
+/* A bucket's own endpoint, region and addressing over its S3 profile's. */
+static void s3_props(const struct bmd_bucket *bk, struct backend *b)
 {
-    memset(b, 0, sizeof(*b));
-    const char *spec = prop_str(bk->props, "backend");
-    if (!strcmp(bk->provider, BMD_PROVIDER_S3)) {
-        b->kind = BK_S3;
-        b->bucket = xstrdup(bk->name);
-    } else if (spec && !strncmp(spec, "s3://", 5)) {
-        b->kind = BK_S3;
-        b->bucket = xstrdup(spec + 5);
-    } else if (spec) {
-        b->kind = BK_HTTP;
-        b->base_url = xstrdup(spec);
-        size_t n = strlen(b->base_url);
-        while (n > 0 && b->base_url[n - 1] == '/')
-            b->base_url[--n] = '\0';
-        b->label = xstrdup(b->base_url);
-    }
-    b->validate_warm_get = json_is_true(json_object_get(bk->props, "validate_warm_get"));
-    const char *wp = prop_str(bk->props, "write_policy");
-    b->write_back = b->kind == BK_S3 && wp && !strcmp(wp, "write-back");
-    b->retries = t->conf.backend_retries;
-    b->timeout_s = t->conf.backend_timeout_s;
-    if (b->kind != BK_S3)
-        return;
-    const char *pname = prop_str(bk->props, "profile");
-    if (pname) {
-        b->label = xasprintf("s3://%s (profile %s)", b->bucket, pname);
-        profile_cfg(pname, &b->s3);
-    } else {
-        b->label = xasprintf("s3://%s", b->bucket);
-        s3_cfg_copy(&b->s3, &t->s3);
-    }
     const char *ep = prop_str(bk->props, "endpoint");
     const char *rg = prop_str(bk->props, "region");
     const char *ad = prop_str(bk->props, "addressing");
@@ -91,6 +166,46 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
     }
     if (ad)
         b->s3.vhost = !strcmp(ad, "virtual");
+}
+
+void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct backend *b)
+{
+    memset(b, 0, sizeof(*b));
+    const char *remote = NULL;
+    const char *scheme = bmd_backend_scheme(bk, &remote);
+    b->kind = !scheme                    ? BK_NONE
+              : !strcmp(scheme, "s3")    ? BK_S3
+              : !strcmp(scheme, "azure") ? BK_AZURE
+                                         : BK_HTTP;
+    b->validate_warm_get = json_is_true(json_object_get(bk->props, "validate_warm_get"));
+    const char *wp = prop_str(bk->props, "write_policy");
+    b->write_back = b->kind == BK_S3 && wp && !strcmp(wp, "write-back");
+    b->retries = t->conf.backend_retries;
+    b->timeout_s = t->conf.backend_timeout_s;
+    if (b->kind == BK_NONE)
+        return;
+    if (b->kind == BK_HTTP) {
+        b->base_url = xstrdup(remote);
+        size_t n = strlen(b->base_url);
+        while (n > 0 && b->base_url[n - 1] == '/')
+            b->base_url[--n] = '\0';
+        b->label = xstrdup(b->base_url);
+        return;
+    }
+    b->bucket = xstrdup(remote);
+    const char *pname = prop_str(bk->props, "profile");
+    if (pname) {
+        b->label = xasprintf("%s://%s (profile %s)", kinds[b->kind].scheme, b->bucket, pname);
+        profile_cfg(pname, b);
+    } else {
+        b->label = xasprintf("%s://%s", kinds[b->kind].scheme, b->bucket);
+        if (b->kind == BK_AZURE)
+            az_cfg_copy(&b->az, &t->az);
+        else
+            s3_cfg_copy(&b->s3, &t->s3);
+    }
+    if (b->kind == BK_S3)
+        s3_props(bk, b);
 }
 
 int backend_of(const struct target *t, const char *provider, const char *name,
@@ -114,6 +229,8 @@ void backend_copy(struct backend *d, const struct backend *s)
     d->base_url = s->base_url ? xstrdup(s->base_url) : NULL;
     if (s->kind == BK_S3)
         s3_cfg_copy(&d->s3, &s->s3);
+    if (s->kind == BK_AZURE)
+        az_cfg_copy(&d->az, &s->az);
 }
 
 void backend_free(struct backend *b)
@@ -123,6 +240,8 @@ void backend_free(struct backend *b)
     free(b->base_url);
     if (b->kind == BK_S3)
         s3_cfg_free(&b->s3);
+    if (b->kind == BK_AZURE)
+        az_cfg_free(&b->az);
     memset(b, 0, sizeof(*b));
 }
 
@@ -130,26 +249,17 @@ static void build(const struct backend *b, const char *method, const char *key,
                   const char *query, const char *payload_hash, const char *const *extra,
                   int n_extra, struct s3_req *out)
 {
-    if (b->kind == BK_S3) {
-        s3_req_build(out, &b->s3, method, b->bucket, key, query, payload_hash, extra, n_extra,
-                     (time_t)(wall_ns() / 1000000000u));
-        return;
-    }
-    memset(out, 0, sizeof(*out));
-    if (key[0]) {
-        char *ek = sigv4_uri_encode(key, strlen(key), 1);
-        out->url = xasprintf("%s/%s", b->base_url, ek);
-        free(ek);
-    } else {                     /* the URL whole (a download job's) */
-        out->url = xstrdup(b->base_url);
-    }
-    for (int i = 0; i < n_extra; i++)
-        out->hdrs[out->n++] = xstrdup(extra[i]);
+    kinds[b->kind].build(b, method, key, query, payload_hash, extra, n_extra, out);
 }
 
-void backend_get_req(const struct backend *b, const char *key, struct s3_req *out)
+void backend_get_req(const struct backend *b, const char *key, const char *range,
+                     struct s3_req *out)
 {
-    build(b, "GET", key, "", SIGV4_EMPTY_SHA256, NULL, 0, out);
+    char line[300];
+    const char *extra[1] = {line};
+    if (range)
+        snprintf(line, sizeof(line), "Range: %.280s", range);
+    build(b, "GET", key, "", SIGV4_EMPTY_SHA256, extra, range ? 1 : 0, out);
 }
 
 static void copy_hdr(char *dst, size_t n, const char *v)
@@ -248,6 +358,7 @@ struct bop {
     void *arg;
     char body[512];              /* start of an error body, for messages */
     size_t body_len;
+    int whole_put;               /* a whole object's PUT (the kind's put_hdr) */
 };
 
 static void bop_start(struct bop *o);
@@ -296,12 +407,7 @@ static void bop_retry_cb(evutil_socket_t fd, short what, void *arg)
 
 void backend_err_code(const char *body, char *out, size_t n)
 {
-    const char *c = strstr(body, "<Code>");
-    const char *e = c ? strstr(c, "</Code>") : NULL;
-    if (c && e)
-        snprintf(out, n, "%.*s", (int)(e - c - 6), c + 6);
-    else
-        out[0] = '\0';
+    s3list_err_code(body, strlen(body), out, n);
 }
 
 static void bop_done(void *arg, struct curlclient_xfer *x, int status, const char *err)
@@ -339,7 +445,7 @@ static void bop_start(struct bop *o)
 {
     struct s3_req q;
     char len_hdr[64];
-    const char *extra[1];
+    const char *extra[2];
     int n_extra = 0;
     o->attempt++;
     o->off = 0;
@@ -350,6 +456,8 @@ static void bop_start(struct bop *o)
         snprintf(len_hdr, sizeof(len_hdr), "Content-Length: %lld", (long long)o->size);
         extra[n_extra++] = len_hdr;
     }
+    if (o->whole_put && kinds[o->b.kind].put_hdr)
+        extra[n_extra++] = kinds[o->b.kind].put_hdr;
     build(&o->b, o->method, o->key, o->query ? o->query : "",
           body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra, n_extra, &q);
     curlclient_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
@@ -361,14 +469,13 @@ static struct bop *bop_make(struct curlclient *cli, const struct backend *b, con
                             const char *key, int fd, int64_t size, backend_done_fn cb, void *arg);
 
 static void list_start(struct curlclient *cli, const struct backend *b, const char *prefix,
-                       const char *param, const char *value, int limit, backend_list_fn cb,
-                       void *arg)
+                       const char *value, int after, int limit, backend_list_fn cb, void *arg)
 {
     char *ep = sigv4_uri_encode(prefix, strlen(prefix), 0);
     char *et = sigv4_uri_encode(value, strlen(value), 0);
     struct bop *o = bop_make(cli, b, "GET", NULL, -1, 0, NULL, arg);
-    o->query = xasprintf("list-type=2&max-keys=%d&prefix=%s%s%s%s", limit, ep,
-                         value[0] ? "&" : "", value[0] ? param : "", value[0] ? et : "");
+    o->query = kinds[b->kind].list_query ? kinds[b->kind].list_query(ep, et, after, limit)
+                                         : xstrdup("");
     o->list_cb = cb;
     free(ep);
     free(et);
@@ -393,13 +500,13 @@ void backend_call(struct curlclient *cli, const struct backend *b, const struct 
 void backend_list(struct curlclient *cli, const struct backend *b, const char *prefix,
                   const char *token, int limit, backend_list_fn cb, void *arg)
 {
-    list_start(cli, b, prefix, "continuation-token=", token, limit, cb, arg);
+    list_start(cli, b, prefix, token, 0, limit, cb, arg);
 }
 
 void backend_list_after(struct curlclient *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg)
 {
-    list_start(cli, b, prefix, "start-after=", after, limit, cb, arg);
+    list_start(cli, b, prefix, after, 1, limit, cb, arg);
 }
 
 static void bop_new(struct curlclient *cli, const struct backend *b, const char *method,
@@ -432,7 +539,13 @@ void backend_head(struct curlclient *cli, const struct backend *b, const char *k
 void backend_put(struct curlclient *cli, const struct backend *b, const char *key, int fd,
                  int64_t size, backend_done_fn cb, void *arg)
 {
-    bop_new(cli, b, "PUT", key, fd, size, cb, arg);
+    if (b->kind == BK_AZURE && size >= (int64_t)AZBLOCK_FROM) {
+        azblock_put(cli, b, key, fd, size, cb, arg);
+        return;
+    }
+    struct bop *o = bop_make(cli, b, "PUT", key, fd, size, cb, arg);
+    o->whole_put = 1;
+    bop_start(o);
 }
 
 void backend_delete(struct curlclient *cli, const struct backend *b, const char *key,

@@ -1,6 +1,7 @@
 /*
  * backend: the target's client of remote buckets: S3 and S3-compatible
- * stores, and read-only HTTP origins (backend.c). Each call runs on the
+ * stores, Azure Blob Storage containers, and read-only HTTP origins
+ * (backend.c, one table entry per kind). Each call runs on the
  * loop of the curlclient it is given and retries by itself; its callback fires
  * once, later, on that loop.
  */
@@ -11,23 +12,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "azreq.h"
 #include "bmd.h"
 #include "objmeta.h"
+#include "s3list.h"
 #include "s3req.h"
 
 struct target;
 struct curlclient;
 struct curlclient_xfer;
 
-enum backend_kind { BK_NONE, BK_S3, BK_HTTP };
+enum backend_kind { BK_NONE, BK_S3, BK_HTTP, BK_AZURE };
 
 /* Where a bucket's objects live remotely, resolved from the BMD. */
 struct backend {
     enum backend_kind kind;
     char *label;                 /* "s3://bucket" or the origin URL, for messages */
-    char *bucket;                /* S3 bucket */
+    char *bucket;                /* S3 bucket or Azure container */
     char *base_url;              /* HTTP origin, no trailing slash */
-    struct s3_cfg s3;
+    struct s3_cfg s3;            /* BK_S3's */
+    struct az_cfg az;            /* BK_AZURE's */
     int validate_warm_get;
     int write_back;              /* PUTs acknowledged once local, uploaded later (writeback.h) */
     int retries;                 /* attempts after the first */
@@ -41,6 +45,13 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
  * (backend_free) either way. */
 int backend_of(const struct target *t, const char *provider, const char *name,
                struct backend *b);
+/* Can the backend take writes (PUT, DELETE), and be listed? */
+int backend_writable(const struct backend *b);
+int backend_listable(const struct backend *b);
+/* One listing page's body (backend_list's) parsed as its kind writes it. */
+int backend_list_parse(const struct backend *b, const char *body, size_t len,
+                       struct s3list *out, char *err, size_t errlen);
+
 /* d becomes a copy of s that owns its own strings (backend_free it). */
 void backend_copy(struct backend *d, const struct backend *s);
 void backend_free(struct backend *b);
@@ -65,13 +76,15 @@ void backend_put(struct curlclient *cli, const struct backend *b, const char *ke
                  int64_t size, backend_done_fn cb, void *arg);
 void backend_delete(struct curlclient *cli, const struct backend *b, const char *key,
                     backend_done_fn cb, void *arg);
-/* ListObjectsV2: one page (at most limit keys) after token; cb gets the
- * outcome and the raw XML body. */
+/* One listing page (at most limit keys) after token (ListObjectsV2, or
+ * Azure's List Blobs); cb gets the outcome and the raw XML body, for
+ * backend_list_parse. */
 typedef void (*backend_list_fn)(void *arg, const struct backend_obj *o, const char *body,
                                 size_t len);
 void backend_list(struct curlclient *cli, const struct backend *b, const char *prefix,
                   const char *token, int limit, backend_list_fn cb, void *arg);
-/* The same from the names after `after` (StartAfter) instead of a token. */
+/* The same from the names after `after` (S3's StartAfter) instead of a
+ * token (S3 only: Azure's markers are opaque). */
 void backend_list_after(struct curlclient *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg);
 /* A request of backend_call's: method key?query, with a body of size
@@ -90,8 +103,10 @@ struct backend_req {
  * the outcome and the body (at most S3LIST_MAX_DOC bytes of it). */
 void backend_call(struct curlclient *cli, const struct backend *b, const struct backend_req *rq,
                   backend_list_fn cb, void *arg);
-/* URL and signed header lines of a GET (for the streaming fetch). */
-void backend_get_req(const struct backend *b, const char *key, struct s3_req *out);
+/* URL and signed header lines of a GET (for the streaming fetch), with
+ * range (a Range header's value, signed where the kind signs it) or NULL. */
+void backend_get_req(const struct backend *b, const char *key, const char *range,
+                     struct s3_req *out);
 /* Fill o from a finished exchange's headers. */
 void backend_obj_from(struct backend_obj *o, struct curlclient_xfer *x, int status,
                       const char *err);

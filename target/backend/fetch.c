@@ -437,7 +437,7 @@ static void fetch_attempt(struct fetch *f)
     f->attempt++;
     f->status = 0;
     f->errlen = 0;
-    backend_get_req(&f->b, f->name, &q);
+    backend_get_req(&f->b, f->name, NULL, &q);
     f->x = curlclient_start(f->cli, "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
                             (long)f->b.timeout_s * 1000, &fetch_ops, f);
     s3_req_free(&q);

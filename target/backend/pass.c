@@ -145,13 +145,7 @@ void pass_get(struct http_req *r, const struct backend *b, const char *name)
     r->on_drain = drained;
     metrics_add(passed(), 1);
     struct s3_req q;
-    backend_get_req(&p->b, name, &q);
-    const char *range = http_req_header(r, "Range");
-    char rline[300];
-    if (range && q.n < S3_REQ_MAX_HDRS) {   /* not signed: S3 signs only what it lists */
-        snprintf(rline, sizeof(rline), "Range: %.280s", range);
-        q.hdrs[q.n++] = xstrdup(rline);
-    }
+    backend_get_req(&p->b, name, http_req_header(r, "Range"), &q);
     p->x = curlclient_start(target_cli(r), "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
                             (long)p->b.timeout_s * 1000, &ops, p);
     s3_req_free(&q);

@@ -27,6 +27,7 @@
 #ifndef SHOAL_TARGET_H
 #define SHOAL_TARGET_H
 
+#include "azreq.h"
 #include "config.h"
 #include "node.h"
 #include "s3ck.h"
@@ -77,6 +78,7 @@ struct target {
     struct store store;
     struct iopool *io;
     struct s3_cfg s3;            /* node-wide S3 defaults */
+    struct az_cfg az;            /* node-wide Azure defaults (the environment's) */
     /* the subsystems' own state, each made by its start function and
      * known here only by name */
     struct scrub_sched *scrub;   /* scrub.c: the schedule */

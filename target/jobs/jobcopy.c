@@ -445,7 +445,7 @@ static int download_init(struct job *j, json_t *spec, char *err, size_t errlen)
         return -1;
     struct copy_opts *o = xcalloc(1, sizeof(*o));
     jobsel_of(j)->opts = o;
-    o->to_backed = jobsel_of(j)->b.kind == BK_S3;
+    o->to_backed = backend_writable(&jobsel_of(j)->b);
     if (jobsel_of(j)->b.kind == BK_HTTP) {
         snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", j->bucket);
         return -1;

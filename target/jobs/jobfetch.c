@@ -179,7 +179,7 @@ static void prefetch_one(struct job *j, const char *name, size_t n, const char *
     (void)url;
     struct jobsel *s = jobsel_of(j);
     const struct prefetch_opts *o = s->opts;
-    if (held && !(o->latest && s->b.kind == BK_S3)) {
+    if (held && !(o->latest && backend_listable(&s->b))) {
         job_add(j, JC_DONE, 1, 0);
         free(mkey);
         return;

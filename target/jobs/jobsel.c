@@ -57,13 +57,13 @@ static int select_of(struct job *j, struct jobsel *s, json_t *spec, char *err, s
         snprintf(err, errlen, "a download names its \"urls\" or a URL \"template\"");
         return -1;
     }
-    if (s->b.kind == BK_HTTP) {
+    if (s->b.kind != BK_NONE && !backend_listable(&s->b)) {
         snprintf(err, errlen, "this bucket's backend cannot be listed: select its objects by "
                               "names or a template");
         return -1;
     }
     /* a prefix, or the whole bucket: the backend's listing, or the drives' */
-    s->listed = s->b.kind == BK_S3 ? JL_BACKEND : JL_LOCAL;
+    s->listed = backend_listable(&s->b) ? JL_BACKEND : JL_LOCAL;
     s->prefix = xstrdup(prefix ? prefix : "");
     s->token = xstrdup("");
     j->unsized = 1;
@@ -146,7 +146,7 @@ static void page_in(void *arg, const struct backend_obj *o, const char *body, si
     if (o->status != 200) {
         backend_status(&s->b, o, err, sizeof(err));
         page_failed(j, err);
-    } else if (s3list_parse(body, len, &s->page, err, sizeof(err))) {
+    } else if (backend_list_parse(&s->b, body, len, &s->page, err, sizeof(err))) {
         page_failed(j, err);
     } else {
         const char *next = s->page.truncated && s->page.next_token ? s->page.next_token : "";

@@ -309,6 +309,80 @@ class S3rver:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Azurite:
+    """A real Azure Storage emulator (Azurite's blob service) on loopback,
+    with accounts {name: base64 key}; client() runs Azure's own client
+    (@azure/storage-blob, test/azblob.mjs) against it."""
+
+    DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+               "K1SZFPTOtr/KBHBeksoGMGw==")
+
+    def __init__(self, accounts=None):
+        self.accounts = accounts or {"devstoreaccount1": self.DEV_KEY}
+        self.port = free_port_block(1)
+        self.dir = tempfile.mkdtemp(prefix="shoal-azurite-")
+        self.proc = None
+
+    def endpoint(self, account=None):
+        return "http://127.0.0.1:%d/%s" % (self.port, account or next(iter(self.accounts)))
+
+    def start(self):
+        env = dict(os.environ, AZURITE_ACCOUNTS=";".join(
+            "%s:%s" % kv for kv in self.accounts.items()))
+        self.proc = subprocess.Popen(
+            [os.path.join(NODE_DIR, "node_modules", ".bin", "azurite-blob"), "--blobHost",
+             "127.0.0.1", "--blobPort", str(self.port), "--location", self.dir,
+             "--skipApiVersionCheck", "--loose", "--silent", "--debug",
+             os.path.join(self.dir, "debug.log")],
+            cwd=NODE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for _ in range(100):
+            line = self.proc.stdout.readline().decode()
+            if "listens on" in line or not line:
+                break
+        assert "listens on" in line, line
+        return self
+
+    def requests(self):
+        """The method and URL path of each request it received, in order."""
+        try:
+            text = open(os.path.join(self.dir, "debug.log"), errors="replace").read()
+        except FileNotFoundError:
+            return []
+        return re.findall(r"RequestMethod=(\w+) RequestURL=https?://[^/]+(\S*)", text)
+
+    def env(self, account=None):
+        a = account or next(iter(self.accounts))
+        return {"AZURE_STORAGE_ACCOUNT": a, "AZURE_STORAGE_KEY": self.accounts[a],
+                "AZURE_STORAGE_ENDPOINT": self.endpoint(a)}
+
+    def client(self, op, container, name=None, data=None, account=None):
+        a = account or next(iter(self.accounts))
+        args = ["node", os.path.join(NODE_DIR, "azblob.mjs"), self.endpoint(a), a,
+                self.accounts[a], op, container] + ([name] if name else [])
+        if data is not None:
+            path = os.path.join(self.dir, "upload.bin")
+            with open(path, "wb") as f:
+                f.write(data)
+            args.append(path)
+        r = subprocess.run(args, capture_output=True, timeout=60, cwd=NODE_DIR)
+        assert r.returncode == 0, r.stderr.decode()
+        return r.stdout
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:   # it waits on open connections
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            self.proc = None
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def mkbucket(c, props=None):
     """A new bucket of a random name on cluster c (201), with props."""
     name = "bk%06d" % random.randrange(10**6)

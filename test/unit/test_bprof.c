@@ -24,9 +24,18 @@ static void checks(void)
              "\"region\": \"auto\", \"access_key\": \"GOOG1E\", \"secret_key\": \"s\"}"));
     CHECK(ok("{\"provider\": \"s3\", \"addressing\": \"virtual\", \"access_key\": \"a\", "
              "\"secret_key\": \"s\", \"session_token\": \"t\"}"));
+    CHECK(ok("{\"provider\": \"azure\", \"account\": \"a\", \"account_key\": \"a2V5\"}"));
+    CHECK(ok("{\"provider\": \"azure\", \"account\": \"a\", \"sas\": \"sv=1&sig=x\", "
+             "\"endpoint\": \"http://127.0.0.1:10000/a\"}"));
+    CHECK(!ok("{\"provider\": \"azure\", \"account_key\": \"a2V5\"}"));   /* no account */
+    CHECK(!ok("{\"provider\": \"azure\", \"account\": \"a\", \"account_key\": \"a2V\"}"));
+    CHECK(!ok("{\"provider\": \"azure\", \"account\": \"a\", \"account_key\": \"a2V5\", "
+              "\"sas\": \"x\"}"));
+    CHECK(!ok("{\"provider\": \"azure\", \"account\": \"a\", \"region\": \"r\"}"));
+    CHECK(!ok("{\"provider\": \"s3\", \"account\": \"a\"}"));
     CHECK(!ok("{}"));
     CHECK(!ok("[]"));
-    CHECK(!ok("{\"provider\": \"azure\"}"));
+    CHECK(!ok("{\"provider\": \"gcs\"}"));
     CHECK(!ok("{\"provider\": \"s3\", \"secret_kye\": \"x\"}"));
     CHECK(!ok("{\"provider\": \"s3\", \"region\": 5}"));
     CHECK(!ok("{\"provider\": \"s3\", \"endpoint\": \"ftp://x\"}"));
@@ -42,6 +51,7 @@ static void checks(void)
     json_decref(j);
     CHECK(bprof_valid_name("gcs-1", 5) && !bprof_valid_name("", 0) &&
           !bprof_valid_name("a/b", 3) && !bprof_valid_name("..", 2));
+    CHECK(bprof_is_secret("account_key") && bprof_is_secret("sas") && !bprof_is_secret("account"));
     CHECK(bprof_is_secret("secret_key") && bprof_is_secret("session_token") &&
           !bprof_is_secret("access_key") && !bprof_is_secret("nope"));
 }
@@ -104,6 +114,17 @@ static void in_the_bmd(void)
                         json_string("x"));
     CHECK(bmd_from_json(j, err, sizeof(err)) == NULL && strstr(err, "alpha"));
     json_decref(j);
+    /* the kinds of backend a bucket can have */
+    CHECK(bmd_add(c, "azure", "cont", NULL, 1) == 0 &&
+          bmd_add(c, "shoal", "az", json_pack("{s:s}", "backend", "azure://c2"), 1) == 0);
+    const char *remote;
+    CHECK(!strcmp(bmd_backend_scheme(bmd_find(c, "azure", "cont"), &remote), "azure") &&
+          !strcmp(remote, "cont"));
+    CHECK(!strcmp(bmd_backend_scheme(bmd_find(c, "shoal", "az"), &remote), "azure") &&
+          !strcmp(remote, "c2"));
+    CHECK(!strcmp(bmd_backend_scheme(bmd_find(c, "shoal", "ph"), &remote), "http") &&
+          !strcmp(remote, "http://o/x"));
+    CHECK(bmd_backend_scheme(bmd_find(c, "shoal", "plain"), &remote) == NULL);
     json_t *props = json_pack("{s:s}", "profile", "no/slash");
     CHECK(bmd_props_check(props, err, sizeof(err)) == -1);
     json_decref(props);
