@@ -70,6 +70,14 @@ static void public_view(void)
     json_decref(p);
 }
 
+/* bmd_add takes its own reference: the caller's is dropped here. */
+static int add(struct bmd *b, const char *provider, const char *name, json_t *props)
+{
+    int rc = bmd_add(b, provider, name, props, 1);
+    json_decref(props);
+    return rc;
+}
+
 static struct bmd *roundtrip(const struct bmd *b)
 {
     char err[256];
@@ -88,8 +96,8 @@ static void in_the_bmd(void)
     CHECK(!json_object_get(none, "backends"));   /* old encodings stay as they were */
     json_decref(none);
     bmd_profile_set(b, "alpha", p);
-    CHECK(bmd_add(b, "shoal", "pa", json_pack("{s:s, s:s}", "backend", "s3://r", "profile",
-                                              "alpha"), 1) == 0);
+    CHECK(add(b, "shoal", "pa", json_pack("{s:s, s:s}", "backend", "s3://r", "profile",
+                                              "alpha")) == 0);
     CHECK(bmd_add(b, "shoal", "plain", NULL, 1) == 0);
     struct bmd *o = roundtrip(b);
     CHECK(o && json_equal((json_t *)bmd_profile(o, "alpha"), p));
@@ -103,8 +111,8 @@ static void in_the_bmd(void)
     CHECK(bmd_profile_del(c, "alpha") == 0 && bmd_profile_del(c, "alpha") == -ENOENT);
     CHECK(bmd_bucket_check(c, bmd_find(c, "shoal", "pa"), err, sizeof(err)) == -1 &&
           strstr(err, "no backend profile 'alpha'"));
-    CHECK(bmd_add(c, "shoal", "ph", json_pack("{s:s, s:s}", "backend", "http://o/x",
-                                              "profile", "alpha"), 1) == 0);
+    CHECK(add(c, "shoal", "ph", json_pack("{s:s, s:s}", "backend", "http://o/x",
+                                              "profile", "alpha")) == 0);
     bmd_profile_set(c, "alpha", p);
     CHECK(bmd_bucket_check(c, bmd_find(c, "shoal", "ph"), err, sizeof(err)) == -1 &&
           strstr(err, "HTTP origin"));
@@ -116,7 +124,7 @@ static void in_the_bmd(void)
     json_decref(j);
     /* the kinds of backend a bucket can have */
     CHECK(bmd_add(c, "azure", "cont", NULL, 1) == 0 &&
-          bmd_add(c, "shoal", "az", json_pack("{s:s}", "backend", "azure://c2"), 1) == 0);
+          add(c, "shoal", "az", json_pack("{s:s}", "backend", "azure://c2")) == 0);
     const char *remote;
     CHECK(!strcmp(bmd_backend_scheme(bmd_find(c, "azure", "cont"), &remote), "azure") &&
           !strcmp(remote, "cont"));
