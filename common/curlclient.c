@@ -48,7 +48,8 @@ struct curlclient_xfer {
     int stopped;                 /* a callback asked to stop */
     int pause_bits;              /* CURLPAUSE_RECV when in force */
     char errbuf[CURL_ERROR_SIZE];
-    char labels[160];            /* "backend,op" of the metrics */
+    char labels[180];            /* "backend,provider,op" of the metrics */
+    char where[150];             /* "backend,provider" */
 };
 
 static struct metric_family *m_req, *m_err, *m_bytes, *m_lat;
@@ -58,23 +59,39 @@ static void metrics_register(void)
     static const double bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                     0.5,   1,      2.5,   5,    10,   30,   60,  300};
     m_req = metrics_family(METRIC_COUNTER, "shoal_backend_requests_total",
-                           "Requests to remote backends, by backend (host:port) and operation.",
-                           "backend,op", NULL, 0);
+                           "Requests to remote backends, by backend (host:port), provider "
+                           "(s3, azure, http) and operation.",
+                           "backend,provider,op", NULL, 0);
     m_err = metrics_family(METRIC_COUNTER, "shoal_backend_errors_total",
                            "Backend requests that failed: no answer, 5xx, or a 4xx other than "
                            "404 and 412.",
-                           "backend,op", NULL, 0);
+                           "backend,provider,op", NULL, 0);
     m_bytes = metrics_family(METRIC_COUNTER, "shoal_backend_bytes_total",
                              "Bytes to and from remote backends (bodies), by backend and "
                              "direction (in: received, out: sent).",
-                             "backend,direction", NULL, 0);
+                             "backend,provider,direction", NULL, 0);
     m_lat = metrics_family(METRIC_HISTOGRAM, "shoal_backend_request_duration_seconds",
                            "Backend requests from start to end, by backend and operation.",
-                           "backend,op", bounds, (int)ARRAY_LEN(bounds));
+                           "backend,provider,op", bounds, (int)ARRAY_LEN(bounds));
 }
 
-/* "host[:port],method" of url, lower-case method. */
-static void labels_of(char *out, size_t n, const char *method, const char *url)
+/* The protocol a request speaks, by how it is signed: Azure's x-ms-version,
+ * S3's x-amz-date (every S3 request has one, signed or not), else a
+ * plain HTTP origin's. */
+static const char *provider_of(const char *const *hdrs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!strncasecmp(hdrs[i], "x-ms-version:", 13))
+            return "azure";
+        if (!strncasecmp(hdrs[i], "x-amz-date:", 11))
+            return "s3";
+    }
+    return "http";
+}
+
+/* x's labels: "host[:port],provider" and that with ",method" (lower-case). */
+static void labels_of(struct curlclient_xfer *x, const char *method, const char *url,
+                      const char *const *hdrs, int n)
 {
     const char *h = strstr(url, "://");
     h = h ? h + 3 : url;
@@ -84,7 +101,9 @@ static void labels_of(char *out, size_t n, const char *method, const char *url)
     for (; method[ml] && ml < sizeof(m) - 1; ml++)
         m[ml] = (char)(method[ml] >= 'A' && method[ml] <= 'Z' ? method[ml] + 32 : method[ml]);
     m[ml] = '\0';
-    snprintf(out, n, "%.*s,%s", (int)(hl < 120 ? hl : 120), h, m);
+    snprintf(x->where, sizeof(x->where), "%.*s,%s", (int)(hl < 120 ? hl : 120), h,
+             provider_of(hdrs, n));
+    snprintf(x->labels, sizeof(x->labels), "%s,%s", x->where, m);
 }
 
 /* x ended with status (0: no answer): counted. */
@@ -98,11 +117,10 @@ static void count(struct curlclient_xfer *x, long status)
     if (status == 0 || status >= 500 || (status >= 400 && status != 404 && status != 412))
         metrics_add(metrics_series(m_err, x->labels), 1);
     metrics_observe(metrics_series(m_lat, x->labels), (double)us / 1e6);
-    char l[160];
-    size_t bl = strcspn(x->labels, ",");
-    snprintf(l, sizeof(l), "%.*s,in", (int)bl, x->labels);
+    char l[180];
+    snprintf(l, sizeof(l), "%s,in", x->where);
     metrics_add(metrics_series(m_bytes, l), (uint64_t)down);
-    snprintf(l, sizeof(l), "%.*s,out", (int)bl, x->labels);
+    snprintf(l, sizeof(l), "%s,out", x->where);
     metrics_add(metrics_series(m_bytes, l), (uint64_t)up);
 }
 
@@ -323,7 +341,7 @@ struct curlclient_xfer *curlclient_start(struct curlclient *c, const char *metho
     x->c = c;
     x->ops = ops;
     x->arg = arg;
-    labels_of(x->labels, sizeof(x->labels), method, url);
+    labels_of(x, method, url, hdrs, n);
     x->easy = curl_easy_init();
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, url);

@@ -11,6 +11,7 @@ unreachable account 502."""
 import concurrent.futures
 import hashlib
 import os
+import re
 
 import pytest
 
@@ -149,6 +150,17 @@ def test_profiles_shared_key_and_sas(ac, az):
     assert r.status_code == 400 and "base64" in r.text
     r = ac.http.put(ac.url + "/v1/buckets/mix", json={"backend": "s3://data", "profile": "second"})
     assert r.status_code == 400 and "azure" in r.text
+
+
+def test_metrics_name_the_provider(ac, az):
+    az.client("put", "data", "m/x", b"metered")
+    assert ac.http.get(obj(ac, "data", "m/x")).content == b"metered"
+    text = "".join(ac.http.get(ac.node_url(t) + "/metrics").text for t in ac.target_names())
+    host = "127.0.0.1:%d" % az.port
+    assert re.search(r'shoal_backend_requests_total\{[^}]*backend="%s",provider="azure",'
+                     r'op="get"\} [1-9]' % re.escape(host), text)
+    assert re.search(r'shoal_backend_bytes_total\{[^}]*backend="%s",provider="azure",'
+                     r'direction="in"\} [1-9]' % re.escape(host), text)
 
 
 def test_jobs_prefetch_and_copy(ac, az):

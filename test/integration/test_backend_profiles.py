@@ -94,6 +94,9 @@ def test_two_endpoints_two_keys_at_once(env):
              c.http.get(c.url + "/v1/buckets/pa/objects").json()["objects"]]
     assert names == ["same/name", "written"]
     assert any("GET /remote/same/name" in line for line in srv_gcs.requests())
+    text = "".join(c.http.get(c.node_url(t) + "/metrics").text for t in c.target_names())
+    for srv in (srv_alpha, srv_gcs, srv_default):     # each endpoint its own series
+        assert 'backend="127.0.0.1:%d",provider="s3",op="get"' % srv.port in text
 
 
 def test_bad_credentials_are_403_naming_the_profile(env):

@@ -119,6 +119,8 @@ def test_cold_then_warm_one_origin_get(oc, web):
         got = list(ex.map(lambda _: get(oc, "web", "dir/x.bin"), range(8)))
     assert all(r.status_code == 200 and r.content == body for r in got)
     assert web.gets("data/dir/x.bin") == 1
+    text = "".join(oc.http.get(oc.node_url(t) + "/metrics").text for t in oc.target_names())
+    assert 'backend="127.0.0.1:%d",provider="http",op="get"' % web.port in text
     r = get(oc, "web", "dir/x.bin")
     assert r.content == body and r.headers["X-Shoal-Cache"] == "hit"
     assert web.gets("data/dir/x.bin") == 1          # validated by HEAD, not fetched
