@@ -5,7 +5,9 @@
 //
 // OP: mk (create the container), put (NAME from FILE), get
 // (NAME to stdout), ls (one "NAME SIZE" line per blob), rm (NAME),
-// sas (an account SAS token, NAME its permissions, e.g. "rl", to stdout).
+// sas (an account SAS token, NAME its permissions, e.g. "rl", to stdout),
+// public (create the container readable without a key), putdir (every
+// file of directory NAME, as blobs named by their file names).
 import fs from 'fs';
 import {
   AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, BlobServiceClient,
@@ -27,6 +29,16 @@ if (op === 'mk') {
   for await (const b of c.listBlobsFlat()) console.log(`${b.name} ${b.properties.contentLength}`);
 } else if (op === 'rm') {
   await c.getBlobClient(name).delete();
+} else if (op === 'public') {
+  await c.createIfNotExists({ access: 'blob' });
+} else if (op === 'putdir') {
+  const files = fs.readdirSync(name);
+  for (let i = 0; i < files.length; i += 8) {
+    await Promise.all(files.slice(i, i + 8).map((f) => {
+      const data = fs.readFileSync(`${name}/${f}`);
+      return c.getBlockBlobClient(f).upload(data, data.length);
+    }));
+  }
 } else if (op === 'sas') {
   process.stdout.write(generateAccountSASQueryParameters({
     expiresOn: new Date(Date.now() + 3600 * 1000),
