@@ -527,9 +527,10 @@ static int conf_read_backends(struct conf *c, char *err, size_t errlen)
     char why[200];
     json_object_foreach(j, name, p) {
         if (!bprof_valid_name(name, strlen(name)) || bprof_check(p, why, sizeof(why))) {
-            json_decref(j);
-            return fail(err, errlen, "backends_file %s: profile '%.63s': %s", path, name,
-                        bprof_valid_name(name, strlen(name)) ? why : "invalid name");
+            fail(err, errlen, "backends_file %s: profile '%.63s': %s", path, name,
+                 bprof_valid_name(name, strlen(name)) ? why : "invalid name");
+            json_decref(j);      /* name was j's */
+            return -1;
         }
     }
     json_decref(c->backends);
