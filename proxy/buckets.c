@@ -100,7 +100,7 @@ static void forward_change(struct change *c)
         change_free(c);
         return;
     }
-    char *body = json_dumps(c->props ? c->props : json_object(), JSON_COMPACT);
+    char *body = c->props ? json_dumps(c->props, JSON_COMPACT) : xstrdup("{}");
     char *url = is_profile(c->op)
                     ? node_signed_urlf(&c->p->node, op_method[c->op], primary,
                                        "/v1/backends/%s", c->name)
@@ -320,6 +320,27 @@ static int gate(struct http_req *r, const struct authz_who *who, const struct bu
     return 0;
 }
 
+/* Does bucket br name a backend profile now? */
+static int profiled(const struct bucket_req *br)
+{
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = bmd_find(b, br->provider, br->name);
+    int has = bk && json_object_get(bk->props, "profile");
+    bmd_unref(b);
+    return has;
+}
+
+/* Does a change set where a bucket's backend is (a profile's keys would
+ * sign for it)? */
+static int where_to(const json_t *props)
+{
+    static const char *const keys[] = {"backend", "endpoint", "region", "addressing"};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
+        if (json_object_get(props, keys[i]))
+            return 1;
+    return 0;
+}
+
 int buckets_profile_admin(const struct proxy *p, const struct authz_who *who)
 {
     return !who->enforced || who->node || who->admin || (!p->conf.n_admin_keys && who->access);
@@ -348,6 +369,11 @@ static int change_allowed(struct http_req *r, enum buckets_op op, const struct b
     }
     if (json_object_get(props, "profile") && !buckets_profile_admin(p, &who)) {
         http_reply_error(r, 403, "a bucket's backend profile is set by an admin key only");
+        return 0;
+    }
+    if (profiled(br) && where_to(props) && !buckets_profile_admin(p, &who)) {
+        http_reply_error(r, 403, "bucket '%s' reaches its backend with a profile's credentials: "
+                                 "where it points is changed by an admin key only", br->name);
         return 0;
     }
     if (op == BUCKETS_CREATE) {  /* one that exists is 409, whoever asks */

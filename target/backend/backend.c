@@ -204,7 +204,7 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
         else
             s3_cfg_copy(&b->s3, &t->s3);
     }
-    if (b->kind == BK_S3)
+    if (b->kind == BK_S3 && !pname)   /* a profile's keys go only where it says */
         s3_props(bk, b);
 }
 

@@ -186,6 +186,14 @@ def test_profile_rules(env):
     assert alice.put(c.url + "/v1/buckets/alices").status_code == 201
     r = alice.patch(c.url + "/v1/buckets/alices", json={"profile": "gcs"})
     assert r.status_code == 403 and "admin" in r.text
+    # once an admin gives alice's bucket a profile, where it points is theirs too
+    r = c.http.patch(c.url + "/v1/buckets/alices", json={"backend": "s3://remote",
+                                                          "profile": "gcs"})
+    assert r.status_code == 200, r.text
+    for change in ({"backend": "s3://elsewhere"}, {"endpoint": "http://127.0.0.1:9"}):
+        r = alice.patch(c.url + "/v1/buckets/alices", json=change)
+        assert r.status_code == 403 and "admin" in r.text, r.text
+    assert alice.patch(c.url + "/v1/buckets/alices", json={"labels": {"a": "b"}}).status_code == 200
 
 
 def test_backends_file_is_checked(env):
