@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bprof.h"
+#include "log.h"
 #include "util.h"
 
 static struct snap_holder holder = SNAP_HOLDER_INIT;
@@ -476,15 +477,18 @@ static int profiles_from_json(struct bmd *b, const json_t *j, char *err, size_t 
         return 0;
     const char *name;
     json_t *p;
-    char why[200];
+    char why[200] = "invalid name";
     if (!json_is_object(ps)) {
         snprintf(err, errlen, "bucket metadata: backends is not an object");
         return -1;
     }
+    (void)err;
+    (void)errlen;
     json_object_foreach(ps, name, p) {
+        /* one profile this node cannot read (a newer version's field) leaves the rest */
         if (!bprof_valid_name(name, strlen(name)) || bprof_check(p, why, sizeof(why))) {
-            snprintf(err, errlen, "bucket metadata: backend profile '%.63s' is invalid", name);
-            return -1;
+            log_warn("bucket metadata: backend profile '%.63s' left out: %s", name, why);
+            continue;
         }
         bmd_profile_set(b, name, p);
     }

@@ -291,20 +291,42 @@ struct claim {
     uint64_t gen;
 };
 
+/* Does every bucket of b still fit its profile? 0, or -1 with err. */
+static int buckets_fit(const struct bmd *b, char *err, size_t errlen)
+{
+    for (int i = 0; i < b->n; i++)
+        if (bmd_bucket_check(b, &b->b[i], err, errlen))
+            return -1;
+    return 0;
+}
+
 /* The profiles of this proxy's backends_file into b, where they differ:
- * the cluster's configuration, applied by each new primary. 1 when b
- * changed. */
+ * the cluster's configuration, applied by each new primary (a profile
+ * that no longer fits a bucket naming it is left as it was, with a
+ * warning). 1 when b changed. */
 static int claim_profiles(struct quorum *q, struct bmd *b)
 {
     const char *name;
     json_t *p;
     int ch = 0;
+    char err[200];
     json_object_foreach(q->p->conf.backends, name, p) {
-        if (json_equal((json_t *)bmd_profile(b, name), p))
+        json_t *was = (json_t *)bmd_profile(b, name);
+        if (json_equal(was, p))
             continue;
+        json_incref(was);        /* NULL-safe */
         bmd_profile_set(b, name, p);
-        log_info("backend profile %s set from backends_file", name);
-        ch = 1;
+        if (buckets_fit(b, err, sizeof(err))) {
+            log_warn("backend profile %s of backends_file not applied: %s", name, err);
+            if (was)
+                bmd_profile_set(b, name, was);
+            else
+                bmd_profile_del(b, name);
+        } else {
+            log_info("backend profile %s set from backends_file", name);
+            ch = 1;
+        }
+        json_decref(was);
     }
     return ch;
 }

@@ -33,6 +33,12 @@ static void checks(void)
               "\"sas\": \"x\"}"));
     CHECK(!ok("{\"provider\": \"azure\", \"account\": \"a\", \"region\": \"r\"}"));
     CHECK(!ok("{\"provider\": \"s3\", \"account\": \"a\"}"));
+    CHECK(!ok("{\"provider\": \"s3\", \"endpoint\": \"http://u:p@h:1\"}"));   /* shown back */
+    CHECK(!ok("{\"provider\": \"s3\", \"endpoint\": \"http://h:1/?x=1\"}"));
+    CHECK(!ok("{\"provider\": \"s3\", \"endpoint\": \"http://\"}"));
+    CHECK(ok("{\"provider\": \"s3\", \"endpoint\": \"http://h:1/s3\"}"));
+    CHECK(!ok("{\"provider\": \"azure\", \"account\": \"a\", \"account_key\": \"a=V5\"}"));
+    CHECK(ok("{\"provider\": \"azure\", \"account\": \"a\", \"account_key\": \"a2U=\"}"));
     CHECK(!ok("{}"));
     CHECK(!ok("[]"));
     CHECK(!ok("{\"provider\": \"gcs\"}"));
@@ -116,11 +122,13 @@ static void in_the_bmd(void)
     bmd_profile_set(c, "alpha", p);
     CHECK(bmd_bucket_check(c, bmd_find(c, "shoal", "ph"), err, sizeof(err)) == -1 &&
           strstr(err, "HTTP origin"));
-    /* a profile that fails its checks makes the whole BMD invalid */
+    /* a profile that fails its checks is left out, not the whole BMD */
     json_t *j = bmd_to_json(b);
     json_object_set_new(json_object_get(json_object_get(j, "backends"), "alpha"), "bad",
                         json_string("x"));
-    CHECK(bmd_from_json(j, err, sizeof(err)) == NULL && strstr(err, "alpha"));
+    struct bmd *dropped = bmd_from_json(j, err, sizeof(err));   /* the rest is kept */
+    CHECK(dropped && !bmd_profile(dropped, "alpha") && bmd_find(dropped, "shoal", "pa"));
+    bmd_unref(dropped);
     json_decref(j);
     /* the kinds of backend a bucket can have */
     CHECK(bmd_add(c, "azure", "cont", NULL, 1) == 0 &&
