@@ -6,11 +6,13 @@
  */
 #include "azblock.h"
 
+#include <event2/event.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "curlclient.h"
 #include "log.h"
 #include "sigv4.h"
 #include "util.h"
@@ -21,6 +23,7 @@ struct azup {
     char *key;
     int fd;
     int64_t size;
+    int64_t bsize;               /* bytes a block (the last one: what is left) */
     int n;                       /* blocks */
     int next;                    /* the next block to send */
     int inflight;
@@ -100,8 +103,8 @@ static void send_more(struct azup *u)
         char *eid = sigv4_uri_encode(id, strlen(id), 0);
         snprintf(query, sizeof(query), "comp=block&blockid=%s", eid);
         free(eid);
-        int64_t off = (int64_t)i * AZBLOCK_SIZE;
-        int64_t n = u->size - off < AZBLOCK_SIZE ? u->size - off : AZBLOCK_SIZE;
+        int64_t off = (int64_t)i * u->bsize;
+        int64_t n = u->size - off < u->bsize ? u->size - off : u->bsize;
         struct backend_req rq = {"PUT", u->key, query, u->fd, off, n, NULL, 0};
         u->inflight++;
         backend_call(u->cli, &u->b, &rq, block_sent, u);
@@ -118,16 +121,49 @@ static void send_more(struct azup *u)
     }
 }
 
+/* Too large for one block blob: answered on the loop, as the contract
+ * wants. */
+struct too_big {
+    backend_done_fn cb;
+    void *arg;
+    struct event *ev;
+};
+
+static void too_big_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct too_big *t = arg;
+    (void)fd;
+    (void)what;
+    struct backend_obj o = {.status = 413, .size = -1};
+    snprintf(o.err, sizeof(o.err), "an Azure block blob holds at most %d blocks of %llu MiB",
+             AZBLOCK_MAX_BLOCKS, (unsigned long long)(AZBLOCK_MAX_SIZE >> 20));
+    t->cb(t->arg, &o);
+    event_free(t->ev);
+    free(t);
+}
+
 void azblock_put(struct curlclient *cli, const struct backend *b, const char *key, int fd,
                  int64_t size, backend_done_fn cb, void *arg)
 {
+    if ((uint64_t)size > (uint64_t)AZBLOCK_MAX_BLOCKS * AZBLOCK_MAX_SIZE) {
+        struct too_big *t = xcalloc(1, sizeof(*t));
+        t->cb = cb;
+        t->arg = arg;
+        t->ev = event_new(curlclient_base(cli), -1, 0, too_big_cb, t);
+        event_active(t->ev, 0, 0);
+        return;
+    }
     struct azup *u = xcalloc(1, sizeof(*u));
     u->cli = cli;
     backend_copy(&u->b, b);
     u->key = xstrdup(key);
     u->fd = fd;
     u->size = size;
-    u->n = (int)((size + AZBLOCK_SIZE - 1) / AZBLOCK_SIZE);
+    /* 8 MiB blocks, or whole MiBs as large as 50,000 of them need */
+    int64_t per = (size + AZBLOCK_MAX_BLOCKS - 1) / AZBLOCK_MAX_BLOCKS;
+    per = (per + (1 << 20) - 1) / (1 << 20) * (1 << 20);
+    u->bsize = per > (int64_t)AZBLOCK_SIZE ? per : (int64_t)AZBLOCK_SIZE;
+    u->n = (int)((size + u->bsize - 1) / u->bsize);
     uint64_t r;
     rand_bytes(&r, sizeof(r));
     snprintf(u->prefix, sizeof(u->prefix), "%016llx", (unsigned long long)r);

@@ -17,9 +17,11 @@
 
 #include "backend.h"
 
-#define AZBLOCK_SIZE (8u << 20)
+#define AZBLOCK_SIZE (8u << 20)   /* larger where 50,000 of them would not hold it */
 #define AZBLOCK_FROM (16u << 20)
 #define AZBLOCK_PAR 4
+#define AZBLOCK_MAX_BLOCKS 50000   /* Azure's limit of blocks in one blob */
+#define AZBLOCK_MAX_SIZE (4000ull << 20)   /* and of one block */
 
 /* As backend_put: size bytes of fd to key of b (BK_AZURE); cb fires once,
  * on cli's loop, with the commit's answer or the first failure. */
