@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "http.h"
+#include "log.h"
 #include "sigv4.h"
 #include "util.h"
 
@@ -324,6 +325,9 @@ void az_req_build(struct s3_req *out, const struct az_cfg *c, const char *method
         char sig[64];
         if (sign(c->key, sts, sig) == 0)
             out->hdrs[out->n++] = xasprintf("Authorization: SharedKey %s:%s", c->account, sig);
+        else
+            log_warn_rl("Azure account %s: its key is not base64; the request goes unsigned",
+                        c->account);
         free(sts);
     }
     free(path);

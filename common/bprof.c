@@ -57,15 +57,41 @@ const char *bprof_str(const json_t *p, const char *k)
     return v && v[0] ? v : NULL;
 }
 
+/* An endpoint: http(s)://host[:port][/path], no user information (it
+ * would be shown back and in metrics) and no query. 0, or -1 with err. */
+static int endpoint_check(const char *ep, char *err, size_t errlen)
+{
+    if (!ep)
+        return 0;
+    const char *h = !strncmp(ep, "http://", 7) ? ep + 7 : !strncmp(ep, "https://", 8) ? ep + 8
+                                                                                     : NULL;
+    size_t auth = h ? strcspn(h, "/") : 0;
+    if (!h || !auth || memchr(h, '@', auth) || strpbrk(ep, "?# ")) {
+        snprintf(err, errlen, "a backend profile's endpoint must be an http:// or https:// URL "
+                              "without user information or query");
+        return -1;
+    }
+    return 0;
+}
+
+/* base64 as Azure gives keys: groups of 4, '=' only as the last group's
+ * padding. */
+static int is_base64(const char *k)
+{
+    size_t n = strlen(k), pad = 0;
+    while (pad < n && pad < 2 && k[n - 1 - pad] == '=')
+        pad++;
+    return n && n % 4 == 0 &&
+           strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") ==
+               n - pad;
+}
+
 /* An Azure profile: an account, and a base64 key or a SAS (or neither:
  * anonymous reads of public containers). */
 static int az_check(const json_t *p, char *err, size_t errlen)
 {
-    const char *ep = bprof_str(p, "endpoint");
-    if (ep && strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)) {
-        snprintf(err, errlen, "a backend profile's endpoint must be an http:// or https:// URL");
+    if (endpoint_check(bprof_str(p, "endpoint"), err, errlen))
         return -1;
-    }
     if (!bprof_str(p, "account")) {
         snprintf(err, errlen, "an azure backend profile needs its storage account");
         return -1;
@@ -75,9 +101,7 @@ static int az_check(const json_t *p, char *err, size_t errlen)
         snprintf(err, errlen, "an azure backend profile has an account_key or a sas, not both");
         return -1;
     }
-    size_t kl = k ? strlen(k) : 0;
-    if (k && (kl % 4 || strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                   "0123456789+/=") != kl)) {
+    if (k && !is_base64(k)) {
         snprintf(err, errlen, "an azure backend profile's account_key must be base64");
         return -1;
     }
@@ -122,11 +146,8 @@ int bprof_check(const json_t *p, char *err, size_t errlen)
         }
     if (az)
         return az_check(p, err, errlen);
-    const char *ep = bprof_str(p, "endpoint");
-    if (ep && strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)) {
-        snprintf(err, errlen, "a backend profile's endpoint must be an http:// or https:// URL");
+    if (endpoint_check(bprof_str(p, "endpoint"), err, errlen))
         return -1;
-    }
     const char *ad = bprof_str(p, "addressing");
     if (ad && strcmp(ad, "path") && strcmp(ad, "virtual")) {
         snprintf(err, errlen, "a backend profile's addressing must be path or virtual");
