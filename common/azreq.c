@@ -261,8 +261,7 @@ char *az_string_to_sign(const char *method, const char *account, const char *pat
     gbuf_str(&b, account);
     gbuf_str(&b, path);
     canon_query(&b, query);
-    gbuf_add(&b, "", 1);
-    return b.p;
+    return gbuf_take(&b);
 }
 
 /* base64(HMAC-SHA256(base64-decoded key, msg)) into out (45 bytes), or

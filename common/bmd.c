@@ -315,6 +315,14 @@ int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err
     return 0;
 }
 
+int bmd_buckets_check(const struct bmd *b, char *err, size_t errlen)
+{
+    for (int i = 0; i < b->n; i++)
+        if (bmd_bucket_check(b, &b->b[i], err, errlen))
+            return -1;
+    return 0;
+}
+
 int bmd_valid_name(const char *name, size_t n)
 {
     if (n < 1 || n > 63)

@@ -54,6 +54,9 @@ const struct bmd_bucket *bmd_profile_user(const struct bmd *b, const char *name)
  * its backend)? 0, or -1 with a message. */
 int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err,
                      size_t errlen);
+/* The same for every bucket of b (after a profile changed): 0, or -1
+ * with the first one's message. */
+int bmd_buckets_check(const struct bmd *b, char *err, size_t errlen);
 
 /* Is this a valid bucket name: 1..63 of [A-Za-z0-9._-], starting with a
  * letter or digit, not "." or "..". */
@@ -79,7 +82,7 @@ int bmd_ec(const struct bmd_bucket *bk, struct bmd_ec *ec);
 /* Does the bucket read through to a backend (a cloud bucket, or one with
  * the backend property)? */
 int bmd_has_backend(const struct bmd_bucket *bk);
-/* The kind of store a bucket's backend is: "s3", "azure", "http" (an
+/* The kind of store a bucket's backend is (a literal): "s3", "azure", "http" (an
  * HTTP(S) origin), or NULL without one; *remote (may be NULL) its bucket
  * or container there (the bucket's own name for a cloud bucket; for an
  * origin its URL). */

@@ -127,8 +127,8 @@ static void change_pushed(void *arg, int failures)
 static int profile_edit(struct change *c, struct bmd *b)
 {
     struct quorum_change *qc = &c->qc;
-    const struct bmd_bucket *user = bmd_profile_user(b, c->name);
     if (c->op == BUCKETS_PROFILE_DEL) {
+        const struct bmd_bucket *user = bmd_profile_user(b, c->name);
         if (user) {
             snprintf(qc->err, sizeof(qc->err), "backend profile '%s' is in use by bucket '%s': change "
                      "that bucket's profile first", c->name, user->name);
@@ -142,9 +142,8 @@ static int profile_edit(struct change *c, struct bmd *b)
     }
     c->status = bmd_profile(b, c->name) ? 200 : 201;
     bmd_profile_set(b, c->name, c->props);
-    for (int i = 0; i < b->n; i++)   /* its buckets still fit it */
-        if (bmd_bucket_check(b, &b->b[i], qc->err, sizeof(qc->err)))
-            return 409;
+    if (bmd_buckets_check(b, qc->err, sizeof(qc->err)))   /* its buckets still fit it */
+        return 409;
     c->answer = bprof_public(c->name, c->props);
     return 0;
 }

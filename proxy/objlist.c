@@ -499,22 +499,25 @@ void objlist_start(struct http_req *r, const char *provider, const char *bucket,
     }
 }
 
-int objlist_http_origin(const char *provider, const char *name)
+/* The kind of provider/name's backend (bmd_backend_scheme: a literal), or
+ * NULL without one or when it is not in the BMD. */
+static const char *scheme_of(const char *provider, const char *name)
 {
     struct bmd *b = bmd_current();
     const struct bmd_bucket *bk = bmd_find(b, provider, name);
     const char *scheme = bk ? bmd_backend_scheme(bk, NULL) : NULL;
-    int origin = scheme && !strcmp(scheme, "http");
     bmd_unref(b);
-    return origin;
+    return scheme;
+}
+
+int objlist_http_origin(const char *provider, const char *name)
+{
+    const char *scheme = scheme_of(provider, name);
+    return scheme && !strcmp(scheme, "http");
 }
 
 int objlist_by_backend(const char *provider, const char *name)
 {
-    struct bmd *b = bmd_current();
-    const struct bmd_bucket *bk = bmd_find(b, provider, name);
-    const char *scheme = bk ? bmd_backend_scheme(bk, NULL) : NULL;
-    int remote = scheme && (!strcmp(scheme, "s3") || !strcmp(scheme, "azure"));
-    bmd_unref(b);
-    return remote;
+    const char *scheme = scheme_of(provider, name);
+    return scheme && (!strcmp(scheme, "s3") || !strcmp(scheme, "azure"));
 }

@@ -291,15 +291,6 @@ struct claim {
     uint64_t gen;
 };
 
-/* Does every bucket of b still fit its profile? 0, or -1 with err. */
-static int buckets_fit(const struct bmd *b, char *err, size_t errlen)
-{
-    for (int i = 0; i < b->n; i++)
-        if (bmd_bucket_check(b, &b->b[i], err, errlen))
-            return -1;
-    return 0;
-}
-
 /* The profiles of this proxy's backends_file into b, where they differ:
  * the cluster's configuration, applied by each new primary (a profile
  * that no longer fits a bucket naming it is left as it was, with a
@@ -316,7 +307,7 @@ static int claim_profiles(struct quorum *q, struct bmd *b)
             continue;
         json_incref(was);        /* NULL-safe */
         bmd_profile_set(b, name, p);
-        if (buckets_fit(b, err, sizeof(err))) {
+        if (bmd_buckets_check(b, err, sizeof(err))) {
             log_warn("backend profile %s of backends_file not applied: %s", name, err);
             if (was)
                 bmd_profile_set(b, name, was);
