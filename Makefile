@@ -181,11 +181,12 @@ test-integration: all $(BUILD)/bin/faultfs
 # leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
-FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query archidx batchreq
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query archidx batchreq nativelist
 FUZZ_HTTP_SRC = common/http.c common/httplisten.c common/httpresp.c common/httptake.c common/httpstop.c common/headblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
 FUZZ_s3xml_SRC = common/s3/s3xml.c common/util.c
+FUZZ_nativelist_SRC = common/nativelist.c common/s3/s3list.c common/util.c
 FUZZ_awschunk_SRC = common/s3/awschunk.c common/util.c
 FUZZ_http_SRC = $(FUZZ_HTTP_SRC)
 FUZZ_hdrparse_SRC = common/hdrparse.c common/util.c
