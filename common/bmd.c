@@ -24,7 +24,8 @@ static const struct {
     json_type type;
 } props_known[] = {
     {"labels", JSON_OBJECT},     /* free-form string labels for operators */
-    {"backend", JSON_STRING},    /* "s3://bucket", "azure://container" or "http(s)://origin/base" */
+    {"backend", JSON_STRING},    /* "s3://bucket", "azure://container", "shoal://bucket" or
+                                    "http(s)://origin/base" */
     {"endpoint", JSON_STRING},   /* S3 endpoint URL for this bucket */
     {"region", JSON_STRING},     /* S3 region for this bucket */
     {"location", JSON_STRING},   /* the LocationConstraint an S3 client created it with */
@@ -115,19 +116,38 @@ int bmd_has_backend(const struct bmd_bucket *bk)
     return bmd_backend_scheme(bk, NULL) != NULL;
 }
 
+/* The backends a bucket's backend property can name, besides an
+ * http(s):// origin: its prefix, the kind of store, what it names there,
+ * and whether it takes write-back (its listings can start after a name,
+ * which the upload queue's pages need). */
+static const struct scheme {
+    const char *prefix, *name, *what;
+    int write_back;
+} schemes[] = {
+    {"s3://", "s3", "bucket", 1},
+    {"azure://", "azure", "container", 0},
+    {"shoal://", "shoal", "bucket (or PROVIDER/BUCKET) of another Shoal cluster", 1},
+};
+
+static const struct scheme *scheme_of(const char *spec)
+{
+    for (size_t i = 0; spec && i < ARRAY_LEN(schemes); i++)
+        if (!strncmp(spec, schemes[i].prefix, strlen(schemes[i].prefix)))
+            return &schemes[i];
+    return NULL;
+}
+
 const char *bmd_backend_scheme(const struct bmd_bucket *bk, const char **remote)
 {
     const char *spec = json_string_value(json_object_get(bk->props, "backend"));
     const char *r = NULL, *scheme = NULL;
+    const struct scheme *sc = scheme_of(spec);
     if (!strcmp(bk->provider, BMD_PROVIDER_S3) || !strcmp(bk->provider, BMD_PROVIDER_AZURE)) {
         scheme = !strcmp(bk->provider, BMD_PROVIDER_S3) ? "s3" : "azure";
         r = bk->name;
-    } else if (spec && !strncmp(spec, "s3://", 5)) {
-        scheme = "s3";
-        r = spec + 5;
-    } else if (spec && !strncmp(spec, "azure://", 8)) {
-        scheme = "azure";
-        r = spec + 8;
+    } else if (sc) {
+        scheme = sc->name;
+        r = spec + strlen(sc->prefix);
     } else if (spec && spec[0]) {
         scheme = "http";
         r = spec;
@@ -135,6 +155,15 @@ const char *bmd_backend_scheme(const struct bmd_bucket *bk, const char **remote)
     if (remote)
         *remote = r;
     return scheme;
+}
+
+/* Does a bucket of this backend scheme (NULL: none) take write-back? */
+static int scheme_writes_back(const char *scheme)
+{
+    for (size_t i = 0; scheme && i < ARRAY_LEN(schemes); i++)
+        if (!strcmp(scheme, schemes[i].name))
+            return schemes[i].write_back;
+    return !scheme;
 }
 
 int bmd_copies(const struct bmd_bucket *bk)
@@ -291,12 +320,17 @@ int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err
 {
     const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
     const char *sch = bmd_backend_scheme(bk, NULL);
-    if (wp && !strcmp(wp, "write-back") && sch && strcmp(sch, "s3")) {
-        snprintf(err, errlen, "write-back needs an S3 backend (an Azure container is written "
-                              "through, an HTTP origin is read-only)");
+    if (wp && !strcmp(wp, "write-back") && !scheme_writes_back(sch)) {
+        snprintf(err, errlen, "write-back needs an S3 or Shoal backend (an Azure container is "
+                              "written through, an HTTP origin is read-only)");
         return -1;
     }
     const char *name = json_string_value(json_object_get(bk->props, "profile"));
+    if (!name && sch && !strcmp(sch, "shoal")) {
+        snprintf(err, errlen, "a shoal:// backend names the other cluster by a profile "
+                              "(\"profile\": a backend profile of provider shoal)");
+        return -1;
+    }
     if (!name)
         return 0;
     const json_t *p = bmd_profile(b, name);
@@ -346,21 +380,35 @@ int bmd_valid_provider(const char *provider)
            !strcmp(provider, BMD_PROVIDER_AZURE);
 }
 
-/* A backend property: s3://BUCKET, azure://CONTAINER or an http(s):// URL. */
+/* A shoal:// backend's BUCKET or PROVIDER/BUCKET. */
+static int shoal_remote_valid(const char *r)
+{
+    const char *slash = strchr(r, '/');
+    if (!slash)
+        return bmd_valid_name(r, strlen(r));
+    char prov[16];
+    size_t pl = (size_t)(slash - r);
+    if (pl >= sizeof(prov))
+        return 0;
+    memcpy(prov, r, pl);
+    prov[pl] = '\0';
+    return bmd_valid_provider(prov) && bmd_valid_name(slash + 1, strlen(slash + 1));
+}
+
+/* A backend property: s3://BUCKET, azure://CONTAINER, shoal://[PROVIDER/]BUCKET
+ * or an http(s):// URL. */
 static int backend_check(const char *b, char *err, size_t errlen)
 {
-    if (strncmp(b, "s3://", 5) && strncmp(b, "azure://", 8) && strncmp(b, "http://", 7) &&
-        strncmp(b, "https://", 8)) {
-        snprintf(err, errlen, "backend must be s3://BUCKET, azure://CONTAINER or an "
-                              "http(s):// URL");
+    const struct scheme *sc = scheme_of(b);
+    if (!sc && strncmp(b, "http://", 7) && strncmp(b, "https://", 8)) {
+        snprintf(err, errlen, "backend must be s3://BUCKET, azure://CONTAINER, "
+                              "shoal://[PROVIDER/]BUCKET or an http(s):// URL");
         return -1;
     }
-    if (!strncmp(b, "s3://", 5) && !bmd_valid_name(b + 5, strlen(b + 5))) {
-        snprintf(err, errlen, "backend '%.100s' names an invalid bucket", b);
-        return -1;
-    }
-    if (!strncmp(b, "azure://", 8) && !bmd_valid_name(b + 8, strlen(b + 8))) {
-        snprintf(err, errlen, "backend '%.100s' names an invalid container", b);
+    const char *r = sc ? b + strlen(sc->prefix) : NULL;
+    if (sc && !(!strcmp(sc->name, "shoal") ? shoal_remote_valid(r)
+                                           : bmd_valid_name(r, strlen(r)))) {
+        snprintf(err, errlen, "backend '%.100s' names an invalid %s", b, sc->what);
         return -1;
     }
     return 0;
@@ -413,9 +461,11 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         }
         if (!strcmp(k, "write_policy") && !strcmp(json_string_value(v), "write-back")) {
             const char *b = json_string_value(json_object_get(props, "backend"));
-            if (b && strncmp(b, "s3://", 5)) {
-                snprintf(err, errlen, "write-back needs an S3 backend (an Azure container is "
-                                      "written through, an HTTP origin is read-only)");
+            const struct scheme *sc = scheme_of(b);
+            if (b && !(sc && sc->write_back)) {
+                snprintf(err, errlen, "write-back needs an S3 or Shoal backend (an Azure "
+                                      "container is written through, an HTTP origin is "
+                                      "read-only)");
                 return -1;
             }
         }

@@ -82,8 +82,8 @@ int bmd_ec(const struct bmd_bucket *bk, struct bmd_ec *ec);
 /* Does the bucket read through to a backend (a cloud bucket, or one with
  * the backend property)? */
 int bmd_has_backend(const struct bmd_bucket *bk);
-/* The kind of store a bucket's backend is (a literal): "s3", "azure", "http" (an
- * HTTP(S) origin), or NULL without one; *remote (may be NULL) its bucket
+/* The kind of store a bucket's backend is (a literal): "s3", "azure", "shoal"
+ * (another Shoal cluster), "http" (an HTTP(S) origin), or NULL without one; *remote (may be NULL) its bucket
  * or container there (the bucket's own name for a cloud bucket; for an
  * origin its URL). */
 const char *bmd_backend_scheme(const struct bmd_bucket *bk, const char **remote);

@@ -15,8 +15,10 @@ static const struct {
     const char *name;
     int secret;
 } fields[] = {
-    {"provider", 0},             /* "s3" (S3, S3-compatible stores, GCS's XML API) or "azure" */
-    {"endpoint", 0},             /* scheme://host[:port]; Azure: the blob service URL */
+    /* "s3" (S3, S3-compatible stores, GCS's XML API), "azure" or "shoal" */
+    {"provider", 0},
+    {"endpoint", 0},             /* scheme://host[:port]; Azure: the blob service URL;
+                                    shoal: a proxy's */
     {"region", 0},
     {"addressing", 0},           /* "path" or "virtual" */
     {"access_key", 0},           /* an identifier, shown as AWS's console shows it */
@@ -26,11 +28,6 @@ static const struct {
     {"account_key", 1},          /* Azure: its key (base64), for SharedKey */
     {"sas", 1},                  /* Azure: a SAS token instead of the key */
 };
-
-/* The fields each provider takes (beyond provider and endpoint). */
-static const char *const s3_fields[] = {"region", "addressing", "access_key", "secret_key",
-                                        "session_token"};
-static const char *const az_fields[] = {"account", "account_key", "sas"};
 
 static int field(const char *k)
 {
@@ -108,44 +105,10 @@ static int az_check(const json_t *p, char *err, size_t errlen)
     return 0;
 }
 
-int bprof_check(const json_t *p, char *err, size_t errlen)
+/* An S3 profile: path or virtual addressing, a secret with its access
+ * key, a session token with both. */
+static int s3_check(const json_t *p, char *err, size_t errlen)
 {
-    if (!json_is_object(p)) {
-        snprintf(err, errlen, "a backend profile is a JSON object");
-        return -1;
-    }
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)p, k, v) {
-        if (field(k) < 0) {
-            snprintf(err, errlen, "unknown backend profile field '%.64s' (provider, endpoint; "
-                                  "s3: region, addressing, access_key, secret_key, "
-                                  "session_token; azure: account, account_key, sas)", k);
-            return -1;
-        }
-        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
-            json_string_length(v) > 4096) {
-            snprintf(err, errlen, "backend profile field '%s' must be a string of at most "
-                                  "4096 bytes", k);
-            return -1;
-        }
-    }
-    const char *prov = bprof_str(p, "provider");
-    if (!prov || (strcmp(prov, "s3") && strcmp(prov, "azure"))) {
-        snprintf(err, errlen, "a backend profile's provider must be \"s3\" or \"azure\"");
-        return -1;
-    }
-    int az = !strcmp(prov, "azure");
-    const char *const *other = az ? s3_fields : az_fields;
-    size_t no = az ? ARRAY_LEN(s3_fields) : ARRAY_LEN(az_fields);
-    for (size_t i = 0; i < no; i++)
-        if (json_object_get(p, other[i])) {
-            snprintf(err, errlen, "field '%s' is not for a backend profile of provider %s",
-                     other[i], prov);
-            return -1;
-        }
-    if (az)
-        return az_check(p, err, errlen);
     if (endpoint_check(bprof_str(p, "endpoint"), err, errlen))
         return -1;
     const char *ad = bprof_str(p, "addressing");
@@ -164,6 +127,83 @@ int bprof_check(const json_t *p, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* Another Shoal cluster: a proxy's URL (there is no default one), and an
+ * access key of that cluster with its secret, or neither. */
+static int shoal_check(const json_t *p, char *err, size_t errlen)
+{
+    if (!bprof_str(p, "endpoint")) {
+        snprintf(err, errlen, "a shoal backend profile needs the endpoint of one of the "
+                              "other cluster's proxies");
+        return -1;
+    }
+    return s3_check(p, err, errlen);
+}
+
+/* The providers a profile can be for, each with the fields it takes
+ * beyond provider and endpoint. */
+static const struct provider {
+    const char *name;
+    const char *fields[5];
+    int (*check)(const json_t *p, char *err, size_t errlen);
+} providers[] = {
+    {"s3", {"region", "addressing", "access_key", "secret_key", "session_token"}, s3_check},
+    {"azure", {"account", "account_key", "sas"}, az_check},
+    {"shoal", {"access_key", "secret_key"}, shoal_check},
+};
+
+static int takes(const struct provider *pv, const char *k)
+{
+    if (!strcmp(k, "provider") || !strcmp(k, "endpoint"))
+        return 1;
+    for (size_t i = 0; i < ARRAY_LEN(pv->fields) && pv->fields[i]; i++)
+        if (!strcmp(k, pv->fields[i]))
+            return 1;
+    return 0;
+}
+
+int bprof_check(const json_t *p, char *err, size_t errlen)
+{
+    if (!json_is_object(p)) {
+        snprintf(err, errlen, "a backend profile is a JSON object");
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)p, k, v) {
+        if (field(k) < 0) {
+            snprintf(err, errlen, "unknown backend profile field '%.64s' (provider, endpoint; "
+                                  "s3: region, addressing, access_key, secret_key, "
+                                  "session_token; azure: account, account_key, sas; "
+                                  "shoal: access_key, secret_key)", k);
+            return -1;
+        }
+        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
+            json_string_length(v) > 4096) {
+            snprintf(err, errlen, "backend profile field '%s' must be a string of at most "
+                                  "4096 bytes", k);
+            return -1;
+        }
+    }
+    const char *prov = bprof_str(p, "provider");
+    const struct provider *pv = NULL;
+    for (size_t i = 0; prov && i < ARRAY_LEN(providers); i++)
+        if (!strcmp(prov, providers[i].name))
+            pv = &providers[i];
+    if (!pv) {
+        snprintf(err, errlen, "a backend profile's provider must be \"s3\", \"azure\" or "
+                              "\"shoal\"");
+        return -1;
+    }
+    json_object_foreach((json_t *)p, k, v) {
+        if (!takes(pv, k)) {
+            snprintf(err, errlen, "field '%s' is not for a backend profile of provider %s",
+                     k, prov);
+            return -1;
+        }
+    }
+    return pv->check(p, err, errlen);
 }
 
 json_t *bprof_public(const char *name, const json_t *p)

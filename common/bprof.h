@@ -11,7 +11,11 @@
  * or {"provider": "azure", "endpoint": BLOB-SERVICE-URL, "account": "...",
  *     "account_key": BASE64 | "sas": TOKEN}
  *
- * Every field but provider (and an Azure profile's account) is optional;
+ * or {"provider": "shoal", "endpoint": A-PROXY'S-URL, "access_key": "...",
+ *     "secret_key": "..."} (another Shoal cluster, through its native API)
+ *
+ * Every field but provider (an Azure profile's account, a shoal one's
+ * endpoint) is optional;
  * an S3 profile without an endpoint is AWS's regional one, an Azure one
  * https://ACCOUNT.blob.core.windows.net. The secret fields are never shown back:
  * bprof_public() is the only view of a profile that leaves the cluster.
