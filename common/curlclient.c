@@ -45,6 +45,7 @@ struct curlclient_xfer {
     char **rh;                   /* response header lines, "name\0value" */
     int n_rh;
     int headers_done;
+    int follow;                  /* redirects are followed: theirs are not the answer */
     int stopped;                 /* a callback asked to stop */
     int pause_bits;              /* CURLPAUSE_RECV when in force */
     char errbuf[CURL_ERROR_SIZE];
@@ -60,7 +61,7 @@ static void metrics_register(void)
                                     0.5,   1,      2.5,   5,    10,   30,   60,  300};
     m_req = metrics_family(METRIC_COUNTER, "shoal_backend_requests_total",
                            "Requests to remote backends, by backend (host:port), provider "
-                           "(s3, azure, http) and operation.",
+                           "(s3, azure, shoal, http) and operation.",
                            "backend,provider,op", NULL, 0);
     m_err = metrics_family(METRIC_COUNTER, "shoal_backend_errors_total",
                            "Backend requests that failed: no answer, 5xx, or a 4xx other than "
@@ -75,23 +76,9 @@ static void metrics_register(void)
                            "backend,provider,op", bounds, (int)ARRAY_LEN(bounds));
 }
 
-/* The protocol a request speaks, by how it is signed: Azure's x-ms-version,
- * S3's x-amz-date (every S3 request has one, signed or not), else a
- * plain HTTP origin's. */
-static const char *provider_of(const char *const *hdrs, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (!strncasecmp(hdrs[i], "x-ms-version:", 13))
-            return "azure";
-        if (!strncasecmp(hdrs[i], "x-amz-date:", 11))
-            return "s3";
-    }
-    return "http";
-}
-
 /* x's labels: "host[:port],provider" and that with ",method" (lower-case). */
 static void labels_of(struct curlclient_xfer *x, const char *method, const char *url,
-                      const char *const *hdrs, int n)
+                      const char *provider)
 {
     const char *h = strstr(url, "://");
     h = h ? h + 3 : url;
@@ -102,7 +89,7 @@ static void labels_of(struct curlclient_xfer *x, const char *method, const char 
         m[ml] = (char)(method[ml] >= 'A' && method[ml] <= 'Z' ? method[ml] + 32 : method[ml]);
     m[ml] = '\0';
     snprintf(x->where, sizeof(x->where), "%.*s,%s", (int)(hl < 120 ? hl : 120), h,
-             provider_of(hdrs, n));
+             provider ? provider : "http");
     snprintf(x->labels, sizeof(x->labels), "%s,%s", x->where, m);
 }
 
@@ -251,6 +238,8 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
     if (l == 0) {
         long status = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (x->follow && status >= 300 && status < 400 && curlclient_header(x, "Location"))
+            return len;          /* curl goes on to where it points */
         if (status >= 200 && !x->headers_done) {
             x->headers_done = 1;
             if (x->ops->on_headers && x->ops->on_headers(x->arg, x, (int)status)) {
@@ -295,6 +284,15 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
     return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
 }
 
+/* curl rewinds the upload to send it again after a redirect (always to 0). */
+static int seek_cb(void *arg, curl_off_t off, int origin)
+{
+    struct curlclient_xfer *x = arg;
+    if (off != 0 || origin != SEEK_SET || x->ops->on_rewind(x->arg))
+        return CURL_SEEKFUNC_CANTSEEK;
+    return CURL_SEEKFUNC_OK;
+}
+
 static void global_init(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -334,14 +332,16 @@ void curlclient_free(struct curlclient *c)
 }
 
 struct curlclient_xfer *curlclient_start(struct curlclient *c, const char *method, const char *url,
-                                         const char *const *hdrs, int n, int64_t upload_len,
-                             long timeout_ms, const struct curlclient_ops *ops, void *arg)
+                                         const char *const *hdrs, int n,
+                                         const struct curlclient_opt *opt,
+                                         const struct curlclient_ops *ops, void *arg)
 {
+    long timeout_ms = opt->timeout_ms;
     struct curlclient_xfer *x = xcalloc(1, sizeof(*x));
     x->c = c;
     x->ops = ops;
     x->arg = arg;
-    labels_of(x, method, url, hdrs, n);
+    labels_of(x, method, url, opt->provider);
     x->easy = curl_easy_init();
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, url);
@@ -365,11 +365,21 @@ struct curlclient_xfer *curlclient_start(struct curlclient *c, const char *metho
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     else if (strcmp(method, "GET"))
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    if (upload_len >= 0) {
+    if (opt->upload_len >= 0) {
         curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)upload_len);
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)opt->upload_len);
         curl_easy_setopt(e, CURLOPT_READFUNCTION, read_cb);
         curl_easy_setopt(e, CURLOPT_READDATA, x);
+        if (ops->on_rewind) {
+            curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, seek_cb);
+            curl_easy_setopt(e, CURLOPT_SEEKDATA, x);
+        }
+    }
+    if (opt->follow > 0) {
+        x->follow = 1;
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)opt->follow);
+        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     }
     x->hdrs = curl_slist_append(x->hdrs, "Expect:");
     for (int i = 0; i < n; i++)

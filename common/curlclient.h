@@ -33,6 +33,17 @@ struct curlclient_ops {
     ssize_t (*on_read)(void *arg, char *buf, size_t n);
     /* status: the HTTP status, or 0 when the transfer failed (err says why). */
     void (*on_done)(void *arg, struct curlclient_xfer *x, int status, const char *err);
+    /* Upload source back to its start (a redirect sends the body again):
+     * 0, or -1 when it cannot be; NULL when it never can. */
+    int (*on_rewind)(void *arg);
+};
+
+/* How a transfer goes. */
+struct curlclient_opt {
+    int64_t upload_len;          /* >= 0: upload that many bytes from on_read */
+    long timeout_ms;             /* the whole transfer */
+    int follow;                  /* redirects to follow (the method and body kept), or 0 */
+    const char *provider;        /* the metrics' provider label: "s3", "azure", ... */
 };
 
 struct curlclient *curlclient_new(struct event_base *base);
@@ -41,13 +52,16 @@ struct event_base *curlclient_base(const struct curlclient *c);
 void curlclient_free(struct curlclient *c);
 
 /*
- * Start a transfer. hdrs: n full header lines ("Name: value"), copied.
- * upload_len >= 0 uploads that many bytes from on_read. Returns the
- * transfer, valid until on_done returns.
+ * Start a transfer. hdrs: n full header lines ("Name: value"), copied; an
+ * Authorization among them is not sent on to another host or port when
+ * a redirect is followed (the redirect carries its own). Returns the
+ * transfer, valid until on_done returns. on_headers sees only the final
+ * response's headers, not a followed redirect's.
  */
 struct curlclient_xfer *curlclient_start(struct curlclient *c, const char *method, const char *url,
-                                         const char *const *hdrs, int n, int64_t upload_len,
-                             long timeout_ms, const struct curlclient_ops *ops, void *arg);
+                                         const char *const *hdrs, int n,
+                                         const struct curlclient_opt *opt,
+                                         const struct curlclient_ops *ops, void *arg);
 /* A response header's value (trimmed), or NULL. Valid from on_headers on. */
 const char *curlclient_header(const struct curlclient_xfer *x, const char *name);
 /* Stop and restart the delivery of body pieces (on_data). */

@@ -519,5 +519,5 @@ int objlist_http_origin(const char *provider, const char *name)
 int objlist_by_backend(const char *provider, const char *name)
 {
     const char *scheme = scheme_of(provider, name);
-    return scheme && (!strcmp(scheme, "s3") || !strcmp(scheme, "azure"));
+    return scheme && strcmp(scheme, "http");   /* every kind but an origin lists */
 }

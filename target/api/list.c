@@ -165,7 +165,7 @@ void list_remote(struct http_req *r, const char *rest, size_t rlen)
     }
     struct rlist *l = xcalloc(1, sizeof(*l));
     int known = backend_of(t, provider, bucket, &l->b) == 0;
-    if (!backend_listable(&l->b) || (after[0] && l->b.kind != BK_S3)) {
+    if (!backend_listable(&l->b) || (after[0] && !backend_lists_by_name(&l->b))) {
         backend_free(&l->b);
         free(l);
         http_reply_error(r, known ? 400 : 404, known ? "bucket '%s' has no listable backend"

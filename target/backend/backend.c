@@ -21,6 +21,7 @@
 #include "bprof.h"
 #include "curlclient.h"
 #include "log.h"
+#include "nativelist.h"
 #include "s3list.h"
 #include "sigv4.h"
 #include "target.h"
@@ -55,6 +56,27 @@ static void az_build(const struct backend *b, const char *method, const char *ke
     az_req_build(out, &b->az, method, b->bucket, key, query, extra, n_extra, now_s());
 }
 
+/* Another Shoal cluster's native API: objects under /v1/objects, a
+ * bucket's listing under /v1/buckets, signed with SigV4 as its clients
+ * sign (the profile's endpoint is one of its proxies, which redirects
+ * object requests to their owners: followed, see kinds[]). */
+static void shoal_build(const struct backend *b, const char *method, const char *key,
+                        const char *query, const char *payload_hash, const char *const *extra,
+                        int n_extra, struct s3_req *out)
+{
+    struct s3_cfg c = b->s3;
+    c.endpoint = xasprintf("%s%s", b->s3.endpoint, key ? "/v1/objects" : "/v1/buckets");
+    c.vhost = 0;
+    char *q = !b->rprov ? xstrdup(query)
+              : query[0] ? xasprintf("%s&provider=%s", query, b->rprov)
+                         : xasprintf("provider=%s", b->rprov);
+    /* its one bucket-level request is the listing, /v1/buckets/B/objects */
+    s3_req_build(out, &c, method, b->bucket, key ? key : "objects", q, payload_hash, extra,
+                 n_extra, now_s());
+    free(q);
+    free(c.endpoint);
+}
+
 static void http_build(const struct backend *b, const char *method, const char *key,
                        const char *query, const char *payload_hash, const char *const *extra,
                        int n_extra, struct s3_req *out)
@@ -82,6 +104,12 @@ static char *s3_list_query(const char *ep, const char *et, int after, int limit)
                      et[0] ? (after ? "&start-after=" : "&continuation-token=") : "", et);
 }
 
+static char *shoal_list_query(const char *ep, const char *et, int after, int limit)
+{
+    (void)after;                 /* its token is the last name given */
+    return xasprintf("limit=%d&prefix=%s%s%s", limit, ep, et[0] ? "&token=" : "", et);
+}
+
 static char *az_list_query(const char *ep, const char *et, int after, int limit)
 {
     (void)after;                 /* refused before: markers are opaque */
@@ -89,24 +117,46 @@ static char *az_list_query(const char *ep, const char *et, int after, int limit)
                      et[0] ? "&marker=" : "", et);
 }
 
+static int s3_parse(const char *body, size_t len, struct s3list *out, char *err, size_t errlen)
+{
+    return s3list_parse_as(&s3list_s3, body, len, out, err, errlen);
+}
+
+static int az_parse(const char *body, size_t len, struct s3list *out, char *err, size_t errlen)
+{
+    return s3list_parse_as(&s3list_azure, body, len, out, err, errlen);
+}
+
 /* What differs between kinds of store; the rest of this file is theirs
  * in common. */
 static const struct kind {
     const char *scheme;          /* of labels: "s3://bucket" */
     int writable;
+    int by_name;                 /* a listing can start after a name (write-back's pages) */
+    int follow;                  /* redirects to follow */
     void (*build)(const struct backend *b, const char *method, const char *key,
                   const char *query, const char *payload_hash, const char *const *extra,
                   int n_extra, struct s3_req *out);
     char *(*list_query)(const char *ep, const char *et, int after, int limit);
-    const struct s3list_dialect *list;
+    int (*list_parse)(const char *body, size_t len, struct s3list *out, char *err,
+                      size_t errlen);
+    void (*err_code)(const char *body, size_t len, char *out, size_t n);
     const char *put_hdr;         /* a whole object's PUT adds it, or NULL */
 } kinds[] = {
-    [BK_NONE] = {"", 0, http_build, NULL, NULL, NULL},
-    [BK_S3] = {"s3", 1, s3_build, s3_list_query, &s3list_s3, NULL},
-    [BK_HTTP] = {"http", 0, http_build, NULL, NULL, NULL},
-    [BK_AZURE] = {"azure", 1, az_build, az_list_query, &s3list_azure,
+    [BK_NONE] = {"", 0, 0, 0, http_build, NULL, NULL, s3list_err_code, NULL},
+    [BK_S3] = {"s3", 1, 1, 0, s3_build, s3_list_query, s3_parse, s3list_err_code, NULL},
+    [BK_HTTP] = {"http", 0, 0, 0, http_build, NULL, NULL, s3list_err_code, NULL},
+    [BK_AZURE] = {"azure", 1, 0, 0, az_build, az_list_query, az_parse, s3list_err_code,
                   "x-ms-blob-type: BlockBlob"},
+    [BK_SHOAL] = {"shoal", 1, 1, 3, shoal_build, shoal_list_query, nativelist_parse,
+                  nativelist_err, NULL},
 };
+
+/* The metrics' provider label. */
+static const char *provider(const struct backend *b)
+{
+    return b->kind == BK_NONE ? "http" : kinds[b->kind].scheme;
+}
 
 int backend_writable(const struct backend *b)
 {
@@ -115,18 +165,28 @@ int backend_writable(const struct backend *b)
 
 int backend_listable(const struct backend *b)
 {
-    return kinds[b->kind].list != NULL;
+    return kinds[b->kind].list_parse != NULL;
+}
+
+int backend_lists_by_name(const struct backend *b)
+{
+    return kinds[b->kind].by_name;
+}
+
+int backend_multipart(const struct backend *b)
+{
+    return b->kind == BK_S3;
 }
 
 int backend_list_parse(const struct backend *b, const char *body, size_t len,
                        struct s3list *out, char *err, size_t errlen)
 {
-    if (!kinds[b->kind].list) {
+    if (!kinds[b->kind].list_parse) {
         memset(out, 0, sizeof(*out));
         snprintf(err, errlen, "backend %s has no listing", b->label);
         return -1;
     }
-    return s3list_parse_as(kinds[b->kind].list, body, len, out, err, errlen);
+    return kinds[b->kind].list_parse(body, len, out, err, errlen);
 }
 
 /* ---- a bucket's backend ------------------------------------------------------ */
@@ -142,6 +202,10 @@ static void profile_cfg(const char *name, struct backend *b)
     if (b->kind == BK_AZURE)
         az_cfg_make(&b->az, bprof_str(p, "endpoint"), bprof_str(p, "account"),
                     bprof_str(p, "account_key"), bprof_str(p, "sas"));
+    else if (b->kind == BK_SHOAL)   /* no default endpoint: none fails, unreachable */
+        s3_cfg_make(&b->s3, bprof_str(p, "endpoint") ?: "http://profile-missing.invalid",
+                    NULL, "path", bprof_str(p, "access_key"), bprof_str(p, "secret_key"),
+                    NULL);
     else
         s3_cfg_make(&b->s3, bprof_str(p, "endpoint"), bprof_str(p, "region"),
                     bprof_str(p, "addressing"), bprof_str(p, "access_key"),
@@ -173,13 +237,14 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
     memset(b, 0, sizeof(*b));
     const char *remote = NULL;
     const char *scheme = bmd_backend_scheme(bk, &remote);
-    b->kind = !scheme                    ? BK_NONE
-              : !strcmp(scheme, "s3")    ? BK_S3
-              : !strcmp(scheme, "azure") ? BK_AZURE
-                                         : BK_HTTP;
+    b->kind = BK_NONE;
+    for (size_t i = 1; scheme && i < ARRAY_LEN(kinds); i++)
+        if (!strcmp(scheme, kinds[i].scheme))
+            b->kind = (enum backend_kind)i;
     b->validate_warm_get = json_is_true(json_object_get(bk->props, "validate_warm_get"));
     const char *wp = prop_str(bk->props, "write_policy");
-    b->write_back = b->kind == BK_S3 && wp && !strcmp(wp, "write-back");
+    b->write_back = kinds[b->kind].writable && kinds[b->kind].by_name && wp &&
+                    !strcmp(wp, "write-back");
     b->retries = t->conf.backend_retries;
     b->timeout_s = t->conf.backend_timeout_s;
     if (b->kind == BK_NONE)
@@ -192,11 +257,14 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
         b->label = xstrdup(b->base_url);
         return;
     }
-    b->bucket = xstrdup(remote);
+    const char *slash = b->kind == BK_SHOAL ? strchr(remote, '/') : NULL;
+    b->rprov = slash ? xstrndup(remote, (size_t)(slash - remote)) : NULL;
+    b->bucket = xstrdup(slash ? slash + 1 : remote);
     const char *pname = prop_str(bk->props, "profile");
-    if (pname) {
-        b->label = xasprintf("%s://%s (profile %s)", kinds[b->kind].scheme, b->bucket, pname);
-        profile_cfg(pname, b);
+    if (pname || b->kind == BK_SHOAL) {  /* another cluster is only ever a profile's */
+        b->label = xasprintf("%s://%s (profile %s)", kinds[b->kind].scheme, remote,
+                             pname ? pname : "none");
+        profile_cfg(pname ? pname : "", b);
     } else {
         b->label = xasprintf("%s://%s", kinds[b->kind].scheme, b->bucket);
         if (b->kind == BK_AZURE)
@@ -227,7 +295,8 @@ void backend_copy(struct backend *d, const struct backend *s)
     d->label = s->label ? xstrdup(s->label) : NULL;
     d->bucket = s->bucket ? xstrdup(s->bucket) : NULL;
     d->base_url = s->base_url ? xstrdup(s->base_url) : NULL;
-    if (s->kind == BK_S3)
+    d->rprov = s->rprov ? xstrdup(s->rprov) : NULL;
+    if (s->kind == BK_S3 || s->kind == BK_SHOAL)
         s3_cfg_copy(&d->s3, &s->s3);
     if (s->kind == BK_AZURE)
         az_cfg_copy(&d->az, &s->az);
@@ -238,7 +307,8 @@ void backend_free(struct backend *b)
     free(b->label);
     free(b->bucket);
     free(b->base_url);
-    if (b->kind == BK_S3)
+    free(b->rprov);
+    if (b->kind == BK_S3 || b->kind == BK_SHOAL)
         s3_cfg_free(&b->s3);
     if (b->kind == BK_AZURE)
         az_cfg_free(&b->az);
@@ -260,6 +330,20 @@ void backend_get_req(const struct backend *b, const char *key, const char *range
     if (range)
         snprintf(line, sizeof(line), "Range: %.280s", range);
     build(b, "GET", key, "", SIGV4_EMPTY_SHA256, extra, range ? 1 : 0, out);
+}
+
+struct curlclient_xfer *backend_get_start(struct curlclient *cli, const struct backend *b,
+                                          const char *key, const char *range,
+                                          const struct curlclient_ops *ops, void *arg)
+{
+    struct s3_req q;
+    backend_get_req(b, key, range, &q);
+    struct curlclient_opt opt = {-1, (long)b->timeout_s * 1000, kinds[b->kind].follow,
+                                 provider(b)};
+    struct curlclient_xfer *x =
+        curlclient_start(cli, "GET", q.url, (const char *const *)q.hdrs, q.n, &opt, ops, arg);
+    s3_req_free(&q);
+    return x;
 }
 
 static void copy_hdr(char *dst, size_t n, const char *v)
@@ -405,9 +489,9 @@ static void bop_retry_cb(evutil_socket_t fd, short what, void *arg)
     bop_start(arg);
 }
 
-void backend_err_code(const char *body, char *out, size_t n)
+void backend_err_code(const struct backend *b, const char *body, char *out, size_t n)
 {
-    s3list_err_code(body, strlen(body), out, n);
+    kinds[b->kind].err_code(body, strlen(body), out, n);
 }
 
 static void bop_done(void *arg, struct curlclient_xfer *x, int status, const char *err)
@@ -423,7 +507,7 @@ static void bop_done(void *arg, struct curlclient_xfer *x, int status, const cha
     struct backend_obj r;
     backend_obj_from(&r, x, status, err);
     if (status >= 300 && o->body_len)
-        backend_err_code(o->body, r.err, sizeof(r.err));
+        backend_err_code(&o->b, o->body, r.err, sizeof(r.err));
     if (o->list_cb)
         o->list_cb(o->arg, &r, o->resp.p ? o->resp.p : "", o->resp.n);
     else
@@ -439,7 +523,14 @@ static void bop_done(void *arg, struct curlclient_xfer *x, int status, const cha
     free(o);
 }
 
-static const struct curlclient_ops bop_ops = {NULL, bop_data, bop_read, bop_done};
+static int bop_rewind(void *arg)
+{
+    struct bop *o = arg;
+    o->off = 0;
+    return 0;
+}
+
+static const struct curlclient_ops bop_ops = {NULL, bop_data, bop_read, bop_done, bop_rewind};
 
 static void bop_start(struct bop *o)
 {
@@ -460,8 +551,10 @@ static void bop_start(struct bop *o)
         extra[n_extra++] = kinds[o->b.kind].put_hdr;
     build(&o->b, o->method, o->key, o->query ? o->query : "",
           body ? SIGV4_UNSIGNED : SIGV4_EMPTY_SHA256, extra, n_extra, &q);
-    curlclient_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n,
-                     body ? o->size : -1, (long)o->b.timeout_s * 1000, &bop_ops, o);
+    struct curlclient_opt opt = {body ? o->size : -1, (long)o->b.timeout_s * 1000,
+                                 kinds[o->b.kind].follow, provider(&o->b)};
+    curlclient_start(o->cli, o->method, q.url, (const char *const *)q.hdrs, q.n, &opt,
+                     &bop_ops, o);
     s3_req_free(&q);
 }
 

@@ -21,16 +21,18 @@
 struct target;
 struct curlclient;
 struct curlclient_xfer;
+struct curlclient_ops;
 
-enum backend_kind { BK_NONE, BK_S3, BK_HTTP, BK_AZURE };
+enum backend_kind { BK_NONE, BK_S3, BK_HTTP, BK_AZURE, BK_SHOAL };
 
 /* Where a bucket's objects live remotely, resolved from the BMD. */
 struct backend {
     enum backend_kind kind;
     char *label;                 /* "s3://bucket" or the origin URL, for messages */
-    char *bucket;                /* S3 bucket or Azure container */
+    char *bucket;                /* S3 bucket, Azure container, another cluster's bucket */
+    char *rprov;                 /* that bucket's provider there (shoal), or NULL */
     char *base_url;              /* HTTP origin, no trailing slash */
-    struct s3_cfg s3;            /* BK_S3's */
+    struct s3_cfg s3;            /* BK_S3's, and BK_SHOAL's endpoint and keys */
     struct az_cfg az;            /* BK_AZURE's */
     int validate_warm_get;
     int write_back;              /* PUTs acknowledged once local, uploaded later (writeback.h) */
@@ -45,9 +47,14 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
  * (backend_free) either way. */
 int backend_of(const struct target *t, const char *provider, const char *name,
                struct backend *b);
-/* Can the backend take writes (PUT, DELETE), and be listed? */
+/* Can the backend take writes (PUT, DELETE), be listed, and be listed
+ * from a name on (backend_list_after)? */
 int backend_writable(const struct backend *b);
 int backend_listable(const struct backend *b);
+int backend_lists_by_name(const struct backend *b);
+/* Does it take S3's multipart uploads (backendmpu.h)? Another cluster
+ * takes a whole object in one streamed PUT of any size. */
+int backend_multipart(const struct backend *b);
 /* One listing page's body (backend_list's) parsed as its kind writes it. */
 int backend_list_parse(const struct backend *b, const char *body, size_t len,
                        struct s3list *out, char *err, size_t errlen);
@@ -84,7 +91,7 @@ typedef void (*backend_list_fn)(void *arg, const struct backend_obj *o, const ch
 void backend_list(struct curlclient *cli, const struct backend *b, const char *prefix,
                   const char *token, int limit, backend_list_fn cb, void *arg);
 /* The same from the names after `after` (S3's StartAfter) instead of a
- * token (S3 only: Azure's markers are opaque). */
+ * token (where backend_lists_by_name: Azure's markers are opaque). */
 void backend_list_after(struct curlclient *cli, const struct backend *b, const char *prefix,
                         const char *after, int limit, backend_list_fn cb, void *arg);
 /* A request of backend_call's: method key?query, with a body of size
@@ -107,11 +114,17 @@ void backend_call(struct curlclient *cli, const struct backend *b, const struct 
  * range (a Range header's value, signed where the kind signs it) or NULL. */
 void backend_get_req(const struct backend *b, const char *key, const char *range,
                      struct s3_req *out);
+/* That GET started on cli (redirects followed where the kind has them):
+ * curlclient_start's transfer. */
+struct curlclient_xfer *backend_get_start(struct curlclient *cli, const struct backend *b,
+                                          const char *key, const char *range,
+                                          const struct curlclient_ops *ops, void *arg);
 /* Fill o from a finished exchange's headers. */
 void backend_obj_from(struct backend_obj *o, struct curlclient_xfer *x, int status,
                       const char *err);
-/* The <Code> of an S3 XML error body into out ("" when there is none). */
-void backend_err_code(const char *body, char *out, size_t n);
+/* What an error body says, as b's kind writes it: S3's and Azure's
+ * <Code>, another cluster's "error" ("" when there is none). */
+void backend_err_code(const struct backend *b, const char *body, char *out, size_t n);
 /* The client status for a backend failure, and a message naming it. */
 int backend_status(const struct backend *b, const struct backend_obj *o, char *msg, size_t len);
 /* Is this failure worth another attempt. */

@@ -424,23 +424,19 @@ static void on_done(void *arg, struct curlclient_xfer *x, int status, const char
     if (!status)
         snprintf(o.err, sizeof(o.err), "%.250s", err ? err : msg);
     else if (f->errlen)
-        backend_err_code(f->errbody, o.err, sizeof(o.err));
+        backend_err_code(&f->b, f->errbody, o.err, sizeof(o.err));
     int st = backend_status(&f->b, &o, msg, sizeof(msg));
     fetch_fail(f, st, msg);
 }
 
-static const struct curlclient_ops fetch_ops = {on_headers, on_data, NULL, on_done};
+static const struct curlclient_ops fetch_ops = {on_headers, on_data, NULL, on_done, NULL};
 
 static void fetch_attempt(struct fetch *f)
 {
-    struct s3_req q;
     f->attempt++;
     f->status = 0;
     f->errlen = 0;
-    backend_get_req(&f->b, f->name, NULL, &q);
-    f->x = curlclient_start(f->cli, "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
-                            (long)f->b.timeout_s * 1000, &fetch_ops, f);
-    s3_req_free(&q);
+    f->x = backend_get_start(f->cli, &f->b, f->name, NULL, &fetch_ops, f);
 }
 
 /* The work file could not be made (f->rc); told on the loop, as the

@@ -132,7 +132,7 @@ static void on_done(void *arg, struct curlclient_xfer *x, int status, const char
     free(p);
 }
 
-static const struct curlclient_ops ops = {on_headers, on_data, NULL, on_done};
+static const struct curlclient_ops ops = {on_headers, on_data, NULL, on_done, NULL};
 
 void pass_get(struct http_req *r, const struct backend *b, const char *name)
 {
@@ -144,9 +144,5 @@ void pass_get(struct http_req *r, const struct backend *b, const char *name)
     r->on_abort = client_gone;
     r->on_drain = drained;
     metrics_add(passed(), 1);
-    struct s3_req q;
-    backend_get_req(&p->b, name, http_req_header(r, "Range"), &q);
-    p->x = curlclient_start(target_cli(r), "GET", q.url, (const char *const *)q.hdrs, q.n, -1,
-                            (long)p->b.timeout_s * 1000, &ops, p);
-    s3_req_free(&q);
+    p->x = backend_get_start(target_cli(r), &p->b, name, http_req_header(r, "Range"), &ops, p);
 }

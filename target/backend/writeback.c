@@ -241,7 +241,7 @@ static void opened(void *arg)
     uint64_t mib = 1u << 20, part = (uint64_t)q->t->conf.wbq_part_mb * mib;
     if ((u->size + part - 1) / part > 10000)     /* S3 takes 10,000 parts at most */
         part = (u->size + 9999) / 10000;
-    if (u->size > (uint64_t)q->t->conf.wbq_multipart_mb * mib)   /* in parts */
+    if (u->size > (uint64_t)q->t->conf.wbq_multipart_mb * mib && backend_multipart(&u->b))
         backendmpu_put(tw->cli, &u->b, u->name, u->fd, u->size, part, backend_done, u);
     else
         backend_put(tw->cli, &u->b, u->name, u->fd, (int64_t)u->size, backend_done, u);
@@ -255,10 +255,11 @@ static void up_start(struct writeback *q, const char *mkey, size_t klen, const c
 {
     struct backend b;
     const char *prov = mkey + 1, *bucket = prov + strlen(prov) + 1;
-    if (backend_of(q->t, prov, bucket, &b) || b.kind != BK_S3) {
+    if (backend_of(q->t, prov, bucket, &b) || !backend_writable(&b) ||
+        !backend_lists_by_name(&b)) {
         backend_free(&b);
-        log_warn_rl("write-back of a %s/%s object waits: the bucket has no S3 backend here",
-                    prov, bucket);
+        log_warn_rl("write-back of a %s/%s object waits: the bucket has no S3 or Shoal "
+                    "backend here", prov, bucket);
         return;
     }
     struct up *u = xcalloc(1, sizeof(*u));
