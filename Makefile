@@ -190,7 +190,7 @@ FUZZ_nativelist_SRC = common/nativelist.c common/s3/s3list.c common/util.c
 FUZZ_awschunk_SRC = common/s3/awschunk.c common/util.c
 FUZZ_http_SRC = $(FUZZ_HTTP_SRC)
 FUZZ_hdrparse_SRC = common/hdrparse.c common/util.c
-FUZZ_objname_SRC = common/objname.c common/bmd.c common/bprof.c common/snap.c $(FUZZ_HTTP_SRC)
+FUZZ_objname_SRC = common/objname.c common/bmd.c common/bprof.c common/xform.c common/snap.c $(FUZZ_HTTP_SRC)
 FUZZ_s3auth_SRC = common/s3/s3auth.c common/s3/s3.c common/s3/sigv4.c common/s3/awschunk.c \
                   common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_tmpl_SRC = common/tmpl.c common/util.c

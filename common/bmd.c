@@ -15,6 +15,7 @@
 #include "bprof.h"
 #include "log.h"
 #include "util.h"
+#include "xform.h"
 
 static struct snap_holder holder = SNAP_HOLDER_INIT;
 
@@ -183,6 +184,7 @@ static void bmd_destroy(struct snap *s)
     }
     free(b->b);
     json_decref(b->profiles);
+    json_decref(b->transforms);
     free(b);
 }
 
@@ -197,6 +199,7 @@ struct bmd *bmd_new(int64_t version)
     struct bmd *b = xcalloc(1, sizeof(*b));
     snap_init(&b->snap, version, bmd_destroy);
     b->profiles = json_object();
+    b->transforms = json_object();
     return b;
 }
 
@@ -213,6 +216,8 @@ struct bmd *bmd_clone(const struct bmd *src)
     b->n = src->n;
     json_decref(b->profiles);
     b->profiles = json_deep_copy(src->profiles);
+    json_decref(b->transforms);
+    b->transforms = json_deep_copy(src->transforms);
     return b;
 }
 
@@ -303,6 +308,21 @@ void bmd_profile_set(struct bmd *b, const char *name, json_t *p)
 int bmd_profile_del(struct bmd *b, const char *name)
 {
     return json_object_del(b->profiles, name) ? -ENOENT : 0;
+}
+
+const json_t *bmd_transform(const struct bmd *b, const char *name)
+{
+    return json_object_get(b->transforms, name);
+}
+
+void bmd_transform_set(struct bmd *b, const char *name, json_t *t)
+{
+    json_object_set(b->transforms, name, t);
+}
+
+int bmd_transform_del(struct bmd *b, const char *name)
+{
+    return json_object_del(b->transforms, name) ? -ENOENT : 0;
 }
 
 const struct bmd_bucket *bmd_profile_user(const struct bmd *b, const char *name)
@@ -524,6 +544,8 @@ json_t *bmd_to_json(const struct bmd *b)
     json_t *j = json_pack("{s:I, s:o}", "version", (json_int_t)b->snap.version, "buckets", arr);
     if (json_object_size(b->profiles))
         json_object_set(j, "backends", b->profiles);
+    if (json_object_size(b->transforms))
+        json_object_set(j, "transforms", b->transforms);
     return j;
 }
 
@@ -551,6 +573,27 @@ static int profiles_from_json(struct bmd *b, const json_t *j, char *err, size_t 
         bmd_profile_set(b, name, p);
     }
     return 0;
+}
+
+/* b's transforms from j's "transforms" (optional); one this node cannot
+ * read is left out with a warning, as a profile is. */
+static void transforms_from_json(struct bmd *b, const json_t *j)
+{
+    json_t *ts = json_object_get(j, "transforms");
+    const char *name;
+    json_t *t;
+    char why[200] = "invalid name";
+    if (ts && !json_is_object(ts))
+        log_warn("bucket metadata: transforms is not an object; left out");
+    if (!json_is_object(ts))
+        return;
+    json_object_foreach(ts, name, t) {
+        if (!xform_valid_name(name, strlen(name)) || xform_check(t, why, sizeof(why))) {
+            log_warn("bucket metadata: transform '%.63s' left out: %s", name, why);
+            continue;
+        }
+        bmd_transform_set(b, name, t);
+    }
 }
 
 struct bmd *bmd_from_json(const json_t *j, char *err, size_t errlen)
@@ -585,6 +628,7 @@ struct bmd *bmd_from_json(const json_t *j, char *err, size_t errlen)
         bmd_unref(b);
         return NULL;
     }
+    transforms_from_json(b, j);
     return b;
 }
 

@@ -29,6 +29,7 @@ struct bmd {
     int n;
     struct bmd_bucket *b;        /* sorted by provider, then name */
     json_t *profiles;            /* object: name -> backend profile (bprof.h), with secrets */
+    json_t *transforms;          /* object: name -> transform (xform.h) */
 };
 
 struct bmd *bmd_new(int64_t version);
@@ -50,6 +51,11 @@ const json_t *bmd_profile(const struct bmd *b, const char *name);
 void bmd_profile_set(struct bmd *b, const char *name, json_t *p);
 int bmd_profile_del(struct bmd *b, const char *name);
 const struct bmd_bucket *bmd_profile_user(const struct bmd *b, const char *name);
+/* Transforms (xform.h), as profiles: bmd_transform borrowed or NULL;
+ * _set takes a reference to t (checked); _del 0 or -ENOENT. */
+const json_t *bmd_transform(const struct bmd *b, const char *name);
+void bmd_transform_set(struct bmd *b, const char *name, json_t *t);
+int bmd_transform_del(struct bmd *b, const char *name);
 /* Does bucket bk agree with the rest of b (its profile exists and fits
  * its backend)? 0, or -1 with a message. */
 int bmd_bucket_check(const struct bmd *b, const struct bmd_bucket *bk, char *err,

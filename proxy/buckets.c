@@ -30,6 +30,7 @@
 #include "objlist.h"
 #include "backlog.h"
 #include "bprof.h"
+#include "xform.h"
 #include "proxy.h"
 #include "quorum.h"
 #include "route.h"
@@ -83,11 +84,23 @@ static void forwarded(void *arg, int status, const char *body, size_t len, const
     change_free(c);
 }
 
-static const char *const op_method[] = {"PUT", "PATCH", "DELETE", "PUT", "DELETE"};
+static const char *const op_method[] = {"PUT", "PATCH", "DELETE", "PUT", "DELETE", "PUT",
+                                        "DELETE"};
 
 static int is_profile(enum buckets_op op)
 {
     return op == BUCKETS_PROFILE_PUT || op == BUCKETS_PROFILE_DEL;
+}
+
+static int is_transform(enum buckets_op op)
+{
+    return op == BUCKETS_TRANSFORM_PUT || op == BUCKETS_TRANSFORM_DEL;
+}
+
+/* A change of something named in the BMD other than a bucket. */
+static int is_named(enum buckets_op op)
+{
+    return is_profile(op) || is_transform(op);
 }
 
 /* Send the change to the primary, signed as this proxy (it authenticated
@@ -101,9 +114,9 @@ static void forward_change(struct change *c)
         return;
     }
     char *body = c->props ? json_dumps(c->props, JSON_COMPACT) : xstrdup("{}");
-    char *url = is_profile(c->op)
-                    ? node_signed_urlf(&c->p->node, op_method[c->op], primary,
-                                       "/v1/backends/%s", c->name)
+    char *url = is_named(c->op)
+                    ? node_signed_urlf(&c->p->node, op_method[c->op], primary, "/v1/%s/%s",
+                                       is_profile(c->op) ? "backends" : "transforms", c->name)
                     : node_signed_urlf(&c->p->node, op_method[c->op], primary,
                                        "/v1/buckets/%s?provider=%s", c->name, c->provider);
     nodeclient_request(c->hc, op_method[c->op], url, body, strlen(body), NULL, 15000, forwarded, c);
@@ -148,6 +161,21 @@ static int profile_edit(struct change *c, struct bmd *b)
     return 0;
 }
 
+/* A transform change on the quorum thread: 0, or 404 with qc->err. */
+static int transform_edit(struct change *c, struct bmd *b)
+{
+    if (c->op == BUCKETS_TRANSFORM_DEL) {
+        if (!bmd_transform_del(b, c->name))
+            return 0;
+        snprintf(c->qc.err, sizeof(c->qc.err), "transform '%s' not found", c->name);
+        return 404;
+    }
+    c->status = bmd_transform(b, c->name) ? 200 : 201;
+    bmd_transform_set(b, c->name, c->props);
+    c->answer = xform_public(c->name, c->props);
+    return 0;
+}
+
 /* The change on the quorum thread, against the newest BMD: 0 with b
  * changed, or the status of the refusal. */
 static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
@@ -155,8 +183,8 @@ static int change_edit(struct quorum_change *qc, struct cmap *m, struct bmd *b)
     struct change *c = (struct change *)qc;
     int refused = 500;
     (void)m;
-    if (is_profile(c->op)) {
-        int rc = profile_edit(c, b);
+    if (is_named(c->op)) {
+        int rc = is_profile(c->op) ? profile_edit(c, b) : transform_edit(c, b);
         qc->changed = rc ? 0 : QUORUM_BMD;
         return rc;
     }
@@ -205,9 +233,10 @@ static void change_committed(struct quorum_change *qc, int status, const char *e
     }
     if (c->op == BUCKETS_DESTROY)
         log_info("bucket %s/%s destroyed", c->provider, c->name);
-    else if (is_profile(c->op))
-        log_info("backend profile %s %s", c->name,
-                 c->op == BUCKETS_PROFILE_DEL ? "deleted" : "set");
+    else if (is_named(c->op))
+        log_info("%s %s %s", is_profile(c->op) ? "backend profile" : "transform", c->name,
+                 c->op == BUCKETS_PROFILE_DEL || c->op == BUCKETS_TRANSFORM_DEL ? "deleted"
+                                                                             : "set");
     struct bmd *b = bmd_current();
     json_t *push = json_pack("{s:o}", "bmd", bmd_to_json(b));
     bmd_unref(b);
@@ -220,9 +249,11 @@ void buckets_change(struct http_req *r, enum buckets_op op, const char *provider
     char err[256];
     if (!bmd_valid_name(name, strlen(name))) {
         json_decref(props);
-        done(arg, 400, NULL, is_profile(op) ? "invalid backend profile name (1..63 of A-Z a-z "
-                                              "0-9 . - _)"
-                                            : "invalid bucket name (1..63 of A-Z a-z 0-9 . - _)");
+        done(arg, 400, NULL, is_profile(op)     ? "invalid backend profile name (1..63 of A-Z a-z "
+                                                  "0-9 . - _)"
+                             : is_transform(op) ? "invalid transform name (1..63 of A-Z a-z "
+                                                  "0-9 . - _)"
+                                                : "invalid bucket name (1..63 of A-Z a-z 0-9 . - _)");
         return;
     }
     if (op == BUCKETS_PROFILE_PUT && bprof_check(props, err, sizeof(err))) {
@@ -230,7 +261,12 @@ void buckets_change(struct http_req *r, enum buckets_op op, const char *provider
         done(arg, 400, NULL, err);
         return;
     }
-    if (props && !is_profile(op) && op != BUCKETS_DESTROY &&
+    if (op == BUCKETS_TRANSFORM_PUT && xform_check(props, err, sizeof(err))) {
+        json_decref(props);
+        done(arg, 400, NULL, err);
+        return;
+    }
+    if (props && !is_named(op) && op != BUCKETS_DESTROY &&
         bmd_props_check(props, err, sizeof(err))) {
         json_decref(props);
         done(arg, 400, NULL, err);
@@ -238,7 +274,7 @@ void buckets_change(struct http_req *r, enum buckets_op op, const char *provider
     }
     if (op == BUCKETS_PATCH && !props)
         props = json_object();
-    static const int ok[] = {201, 200, 204, 201, 204};
+    static const int ok[] = {201, 200, 204, 201, 204, 201, 204};
     struct change *c = xcalloc(1, sizeof(*c));
     c->p = r->w->ctx;
     c->hc = worker_hc(r);

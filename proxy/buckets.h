@@ -13,14 +13,16 @@ struct http_req;
 struct proxy;
 struct authz_who;
 
-/* A change of the BMD: of a bucket, or of a backend profile (bprof.h;
- * provider is then ignored, name is the profile's). */
+/* A change of the BMD: of a bucket, or of a backend profile (bprof.h) or a
+ * transform (xform.h), whose provider is then ignored and name is theirs. */
 enum buckets_op {
     BUCKETS_CREATE,
     BUCKETS_PATCH,
     BUCKETS_DESTROY,
     BUCKETS_PROFILE_PUT,         /* set (create or replace); 201 or 200 */
     BUCKETS_PROFILE_DEL,         /* 204; 409 while a bucket names it */
+    BUCKETS_TRANSFORM_PUT,       /* a transform (xform.h): 201 or 200 */
+    BUCKETS_TRANSFORM_DEL,       /* 204, or 404 */
 };
 
 /* status: 201 (created), 200 (patched) or 204 (destroyed) with answer the

@@ -16,6 +16,7 @@
 #include "quorum.h"
 #include "s3route.h"
 #include "space.h"
+#include "transforms.h"
 #include "util.h"
 
 /* Everything no route serves: 404 to a client that may read the
@@ -50,6 +51,8 @@ static const struct route routes[] = {
     {RM_ANY, "/v1/targets/*", nodes_targets_route, "mountpaths"},
     {RM_ANY, "/v1/backends", backends_route, "backend"},
     {RM_ANY, "/v1/backends/*", backends_route, "backend"},
+    {RM_ANY, "/v1/transforms", transforms_route, "transform"},
+    {RM_ANY, "/v1/transforms/*", transforms_route, "transform"},
     {RM_ANY, "/v1/buckets", buckets_route, "bucket"},
     {RM_ANY, "/v1/buckets/*", buckets_route, "bucket"},
     {RM_ANY, "/v1/jobs", jobs_route, "job"},

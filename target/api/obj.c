@@ -85,6 +85,13 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
         return;
     }
     char flag[8];
+    char xf[64];
+    if (http_query_get(r, "transform", xf, sizeof(xf)) != -1) {
+        free(mkey);              /* never the untransformed bytes in its stead */
+        http_reply_error(r, 501, "transforms are registered but not run yet: ?transform is "
+                                 "not implemented");
+        return;
+    }
     int evict = http_query_get(r, "evict", flag, sizeof(flag)) >= 0;
     const char *spec = NULL;
     const char *scheme = bmd_backend_scheme(bk, &spec);

@@ -56,6 +56,8 @@ int main(void)
     MAIN(GET, "/v1/backends", "", "backend");
     MAIN(PUT, "/v1/backends/alpha", "alpha", "backend");
     MAIN(GET, "/v1/backendsx", NULL, "");
+    MAIN(GET, "/v1/transforms", "", "transform");
+    MAIN(DELETE, "/v1/transforms/resize", "resize", "transform");
     MAIN(POST, "/v1/jobs", "", "job");
     MAIN(POST, "/v1/batch", "", "batch");
     MAIN(GET, "/v1/batchx", NULL, "");
@@ -70,7 +72,7 @@ int main(void)
     S3PORT(GET, "/v1/jobs/abc", "v1/jobs/abc", "s3");   /* a bucket named v1, there */
     size_t n;
     routes_table(0, &n);
-    CHECK(n == 18);
+    CHECK(n == 20);
     CHECK(!routes_table(0, &n)[n - 1].op);              /* the catch-all comes last */
     return check_done("test_proxy_routes");
 }
