@@ -164,6 +164,8 @@ install: all
 	    install -m 0640 deploy/config/$$c.json $(DESTDIR)$(SYSCONFDIR)/shoal/$$c.json || exit 1; \
 	done
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/shoal/README.md
+	install -d $(DESTDIR)$(PREFIX)/share/shoal/transforms
+	install -m 0755 deploy/transforms/* $(DESTDIR)$(PREFIX)/share/shoal/transforms/
 
 stop:
 	./deploy/local/cluster.sh stop

@@ -83,8 +83,8 @@ def test_example_configs_are_current_and_valid():
 
 def test_make_install_and_systemd_units():
     """make install lays out binaries, units, the sysusers entry, configs
-    (an existing one is kept) and the README; systemd-analyze verify
-    accepts both units with no warning."""
+    (an existing one is kept), the README and the example transforms;
+    systemd-analyze verify accepts both units with no warning."""
     if not shutil.which("systemd-analyze"):
         pytest.skip("systemd-analyze is not installed")
     with tempfile.TemporaryDirectory() as d:
@@ -103,6 +103,7 @@ def test_make_install_and_systemd_units():
             open(ROOT + "/deploy/config/target.json").read()
         assert os.path.exists(prefix + "/lib/sysusers.d/shoal.conf")
         assert os.path.exists(prefix + "/share/doc/shoal/README.md")
+        assert os.access(prefix + "/share/shoal/transforms/hash.py", os.X_OK)
         units = prefix + "/lib/systemd/system/"
         proxy = open(units + "shoal-proxy.service").read()
         assert "ExecStart=%s/bin/shoal-proxy --config %s/shoal/proxy.json" % (prefix, etc) in proxy
