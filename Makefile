@@ -34,7 +34,7 @@ LIBS = -levent_core -levent_extra -levent_pthreads -levent_openssl -ljansson -lx
 
 COMMON_SRC = $(wildcard common/*.c common/s3/*.c)
 # the target's subsystems, bottom layer first (test/lint/layers.sh)
-TARGET_LAYERS = store core space backend cluster redundancy jobs api
+TARGET_LAYERS = store core space backend cluster redundancy xform jobs api
 TARGET_SRC = $(wildcard target/*.c $(TARGET_LAYERS:%=target/%/*.c))
 TARGET_INC = $(TARGET_LAYERS:%=-Itarget/%)
 # the proxy's folders: the API's handlers at the top, the S3 front end,

@@ -19,7 +19,7 @@ static void put_body(struct http_req *r, json_t *profile);
 
 static const struct registry profiles = {
     "/v1/backends/", "backend profile", "backends", BUCKETS_PROFILE_PUT, BUCKETS_PROFILE_DEL,
-    1, all, bprof_public, put_body,
+    1, all, bprof_public, put_body, NULL,
 };
 
 static void put_body(struct http_req *r, json_t *profile)

@@ -8,6 +8,7 @@
 
 #include "authz.h"
 #include "bmd.h"
+#include "fan.h"
 #include "http.h"
 #include "httpbody.h"
 #include "node.h"
@@ -57,16 +58,56 @@ void registry_put(const struct registry *g, struct http_req *r, json_t *spec)
     buckets_change(r, g->put, "", name, spec, buckets_replied, r);
 }
 
-static void list(const struct registry *g, struct http_req *r)
+/* The list, each with its state on every target that answered (states
+ * NULL: none asked); a target that did not answer is named in
+ * "unreached". */
+static void answer_list(const struct registry *g, struct http_req *r, const json_t *states)
 {
     struct bmd *b = bmd_current();
-    json_t *arr = json_array();
+    json_t *arr = json_array(), *unreached = json_array();
     const char *name;
     json_t *v;
-    json_object_foreach((json_t *)g->all(b), name, v)
-        json_array_append_new(arr, g->public_view(name, v));
+    json_object_foreach((json_t *)g->all(b), name, v) {
+        json_t *o = g->public_view(name, v);
+        if (states) {
+            json_t *per = json_object();
+            size_t i;
+            json_t *a;
+            json_array_foreach(states, i, a) {
+                json_t *st = json_object_get(json_object_get(json_object_get(a, "body"),
+                                                             g->list_key), name);
+                json_object_set(per, json_string_value(json_object_get(a, "target")) ?: "?",
+                                st ? st : json_null());
+            }
+            json_object_set_new(o, "targets", per);
+        }
+        json_array_append_new(arr, o);
+    }
     bmd_unref(b);
-    http_reply_json(r, 200, json_pack("{s:o}", g->list_key, arr));
+    size_t i;
+    json_t *a;
+    json_array_foreach(states, i, a)
+        if (json_integer_value(json_object_get(a, "status")) != 200)
+            json_array_append(unreached, json_object_get(a, "target"));
+    json_t *ans = json_pack("{s:o}", g->list_key, arr);
+    if (json_array_size(unreached))
+        json_object_set(ans, "unreached", unreached);
+    json_decref(unreached);
+    http_reply_json(r, 200, ans);
+}
+
+static void gathered(struct fan *f)
+{
+    answer_list(f->ctx, f->r, f->answers);
+    fan_free(f);
+}
+
+static void list(const struct registry *g, struct http_req *r)
+{
+    if (g->state_path)
+        fan_start(r, "GET", g->state_path, NULL, gathered, (void *)g);
+    else
+        answer_list(g, r, NULL);
 }
 
 static void show(const struct registry *g, struct http_req *r, const char *name)

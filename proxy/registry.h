@@ -34,6 +34,9 @@ struct registry {
     json_t *(*public_view)(const char *name, const json_t *spec);
     /* a PUT's parsed body: the entry's wrapper of registry_put */
     void (*put_body)(struct http_req *r, json_t *spec);
+    /* where each target reports its state of them ({LIST_KEY: {NAME:
+     * state}}), given in the list as "targets": {ID: state}; or NULL */
+    const char *state_path;
 };
 
 /* Route r for g; rlen is the length of what follows g->prefix (0: the list). */

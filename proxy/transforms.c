@@ -18,7 +18,7 @@ static void put_body(struct http_req *r, json_t *spec);
 
 static const struct registry transforms = {
     "/v1/transforms/", "transform", "transforms", BUCKETS_TRANSFORM_PUT, BUCKETS_TRANSFORM_DEL,
-    0, all, xform_public, put_body,
+    0, all, xform_public, put_body, "/v1/internal/transforms",
 };
 
 static void put_body(struct http_req *r, json_t *spec)

@@ -61,6 +61,7 @@
 #include "vmap.h"
 #include "writeback.h"
 #include "xfer.h"
+#include "xfsup.h"
 
 static void internal(struct http_req *r, const char *rest, size_t rlen);
 
@@ -105,6 +106,7 @@ static const struct route internal_routes[] = {
     {RM_GET, "/v1/internal/space", space_report, "space"},
     {RM_GET, "/v1/internal/damaged", scrub_damaged_report, "damaged"},
     {RM_GET, "/v1/internal/wbq", writeback_report, "wbq"},
+    {RM_GET, "/v1/internal/transforms", xfsup_report, "transforms"},
     {RM_ANY, "/v1/internal/xfer/*", xfer_handle, "xfer"},
     {RM_POST, "/v1/internal/batch", bsend_handle, "batch.send"},
     {RM_ANY, "/v1/internal/slice/*", slice_handle, "slice"},
@@ -184,6 +186,7 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
     if (plain)
         http_server_halt(plain);
     node_stop(&t->node);
+    xfsup_stop();                /* the transforms' children go with the target */
     iopool_free(t->io);
     http_server_free(srv);
     if (plain)
@@ -299,6 +302,8 @@ int main(int argc, char **argv)
     mpath_start(&t, http_server_worker(srv, 0));
     scrub_start(&t, http_server_worker(srv, 0));
     mpu_expire_start(&t, http_server_worker(srv, 0));
+    if (xfsup_start(t.conf.state_dir, err, sizeof(err)))
+        log_warn("transforms will not run here: %s", err);
     log_info("target %s listening on %s:%d with %d mountpaths", t.node.id, t.conf.host,
              t.conf.port, t.store.n);
     shut_down(&t, node_wait_signal(), srv, plain);

@@ -5,7 +5,7 @@
 #
 # The target's subsystems are folders in layers, bottom first, as the
 # Makefile's TARGET_LAYERS lists them (store core space backend cluster
-# redundancy jobs api); target/main.c sits above them all, and common/
+# redundancy xform jobs api); target/main.c sits above them all, and common/
 # and ec/ below. A file may include headers of its own layer and of the
 # layers below it. Every include of a header from a layer above is
 # listed ("path: includes header (layer L over layer K)") and the exit
