@@ -167,6 +167,13 @@ static int scheme_writes_back(const char *scheme)
     return !scheme;
 }
 
+int bmd_write_back(const struct bmd_bucket *bk)
+{
+    const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
+    const char *sch = bmd_backend_scheme(bk, NULL);
+    return sch && wp && !strcmp(wp, "write-back") && scheme_writes_back(sch);
+}
+
 int bmd_copies(const struct bmd_bucket *bk)
 {
     json_int_t c = json_integer_value(json_object_get(json_object_get(bk->props, "mirror"),

@@ -88,6 +88,9 @@ int bmd_ec(const struct bmd_bucket *bk, struct bmd_ec *ec);
 /* Does the bucket read through to a backend (a cloud bucket, or one with
  * the backend property)? */
 int bmd_has_backend(const struct bmd_bucket *bk);
+/* Does the bucket write back (write_policy "write-back" on a backend that
+ * takes it: S3, another Shoal cluster)? */
+int bmd_write_back(const struct bmd_bucket *bk);
 /* The kind of store a bucket's backend is (a literal): "s3", "azure", "shoal"
  * (another Shoal cluster), "http" (an HTTP(S) origin), or NULL without one; *remote (may be NULL) its bucket
  * or container there (the bucket's own name for a cloud bucket; for an

@@ -133,6 +133,7 @@ static const struct kind {
     const char *scheme;          /* of labels: "s3://bucket" */
     int writable;
     int by_name;                 /* a listing can start after a name (write-back's pages) */
+    int multipart;               /* takes S3's multipart uploads (backendmpu.h) */
     int follow;                  /* redirects to follow */
     void (*build)(const struct backend *b, const char *method, const char *key,
                   const char *query, const char *payload_hash, const char *const *extra,
@@ -143,12 +144,12 @@ static const struct kind {
     void (*err_code)(const char *body, size_t len, char *out, size_t n);
     const char *put_hdr;         /* a whole object's PUT adds it, or NULL */
 } kinds[] = {
-    [BK_NONE] = {"", 0, 0, 0, http_build, NULL, NULL, s3list_err_code, NULL},
-    [BK_S3] = {"s3", 1, 1, 0, s3_build, s3_list_query, s3_parse, s3list_err_code, NULL},
-    [BK_HTTP] = {"http", 0, 0, 0, http_build, NULL, NULL, s3list_err_code, NULL},
-    [BK_AZURE] = {"azure", 1, 0, 0, az_build, az_list_query, az_parse, s3list_err_code,
+    [BK_NONE] = {"", 0, 0, 0, 0, http_build, NULL, NULL, s3list_err_code, NULL},
+    [BK_S3] = {"s3", 1, 1, 1, 0, s3_build, s3_list_query, s3_parse, s3list_err_code, NULL},
+    [BK_HTTP] = {"http", 0, 0, 0, 0, http_build, NULL, NULL, s3list_err_code, NULL},
+    [BK_AZURE] = {"azure", 1, 0, 0, 0, az_build, az_list_query, az_parse, s3list_err_code,
                   "x-ms-blob-type: BlockBlob"},
-    [BK_SHOAL] = {"shoal", 1, 1, 3, shoal_build, shoal_list_query, nativelist_parse,
+    [BK_SHOAL] = {"shoal", 1, 1, 0, 3, shoal_build, shoal_list_query, nativelist_parse,
                   nativelist_err, NULL},
 };
 
@@ -175,7 +176,7 @@ int backend_lists_by_name(const struct backend *b)
 
 int backend_multipart(const struct backend *b)
 {
-    return b->kind == BK_S3;
+    return kinds[b->kind].multipart;
 }
 
 int backend_list_parse(const struct backend *b, const char *body, size_t len,
@@ -242,9 +243,7 @@ void backend_resolve(const struct target *t, const struct bmd_bucket *bk, struct
         if (!strcmp(scheme, kinds[i].scheme))
             b->kind = (enum backend_kind)i;
     b->validate_warm_get = json_is_true(json_object_get(bk->props, "validate_warm_get"));
-    const char *wp = prop_str(bk->props, "write_policy");
-    b->write_back = kinds[b->kind].writable && kinds[b->kind].by_name && wp &&
-                    !strcmp(wp, "write-back");
+    b->write_back = bmd_write_back(bk);
     b->retries = t->conf.backend_retries;
     b->timeout_s = t->conf.backend_timeout_s;
     if (b->kind == BK_NONE)
