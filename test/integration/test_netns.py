@@ -49,6 +49,11 @@ class NetCluster:
         r = subprocess.run([SCRIPT, *args], env=self.env, capture_output=True, text=True,
                            timeout=120)
         assert r.returncode == 0, r.stderr + r.stdout
+        if args[0] in ("kill-host", "start-host") and hasattr(self, "http"):
+            # A killed host's FIN may be lost with its link and arrive once
+            # the link is back: drop the pooled connections to it, as a
+            # client that saw the host go would.
+            self.http.close()
         return r.stdout.strip()
 
     def start(self):
