@@ -34,6 +34,12 @@ static int command_check(const json_t *c, char *err, size_t errlen)
             return -1;
         }
     }
+    const char *prog = json_string_value(json_array_get(c, 0));
+    if (prog[0] != '/' && strchr(prog, '/')) {   /* it runs in its own working directory */
+        snprintf(err, errlen, "a transform's program is an absolute path or a name looked up "
+                              "in PATH, not a relative path ('%.200s')", prog);
+        return -1;
+    }
     return 0;
 }
 

@@ -25,7 +25,8 @@
 /* Is this a valid transform name (as a bucket's: 1..63 of [A-Za-z0-9._-]). */
 int xform_valid_name(const char *name, size_t n);
 /* Validate spec: an object with a command (1..64 strings without NUL,
- * each at most 4096 bytes, the first, the program, not empty) or an
+ * each at most 4096 bytes, the first, the program, not empty and either
+ * an absolute path or a name looked up in PATH) or an
  * http(s):// url without user information, not both, and
  * nothing else. 0, or -1 with err. */
 int xform_check(const json_t *spec, char *err, size_t errlen);

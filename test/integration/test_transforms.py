@@ -2,8 +2,8 @@
 cluster of two proxies with keys on: set through the second proxy
 (forwarded to the primary, committed, pushed), listed by both, replaced,
 deleted; admin keys only for changes, signed requests for reads; bad
-specs and names 400; a GET asking for a transform 501 on both APIs
-(transforms are not run inline yet), never the plain bytes; kept across
+specs and names 400; a GET asking for an unknown transform 404 on both
+APIs, never the plain bytes; kept across
 a restart of the whole cluster (the bucket metadata on every node's
 drive). A command transform (deploy/transforms/hash.py) runs on every
 target, listed with its state per target, answers the contract when
@@ -67,6 +67,7 @@ def test_set_list_replace_delete(c):
     ({"url": "ftp://h/"}, "http"),
     ({"url": "http://u:p@h/"}, "user information"),
     ({"comand": ["/bin/cat"]}, "unknown transform field"),
+    ({"command": ["build/bin/x"]}, "not a relative path"),
 ])
 def test_bad_specs(c, spec, why):
     r = c.http.put(c.url + "/v1/transforms/bad", json=spec)
@@ -82,13 +83,15 @@ def test_bad_name_and_method(c):
     assert r.status_code == 400
 
 
-def test_inline_use_is_not_implemented_yet(c):
+def test_inline_use_of_an_unknown_transform(c):
     assert c.http.put(c.url + "/v1/buckets/tb").status_code == 201
     assert c.http.put(c.url + "/v1/objects/tb/x", data=b"plain").status_code == 201
     r = c.http.get(c.url + "/v1/objects/tb/x?transform=ident")
-    assert r.status_code == 501 and b"plain" not in r.content, r.text
+    assert r.status_code == 404 and b"plain" not in r.content, r.text
+    assert "transform 'ident' not found" in r.json()["error"]
     s3 = c.http.get(c.url + "/s3/tb/x?transform=ident")
-    assert s3.status_code == 501 and b"plain" not in s3.content, s3.text
+    assert s3.status_code == 404 and b"plain" not in s3.content, s3.text
+    assert b"<Error>" in s3.content
     assert c.http.get(c.url + "/v1/objects/tb/x").content == b"plain"
 
 

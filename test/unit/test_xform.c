@@ -26,6 +26,8 @@ int main(void)
     CHECK(!ok("{\"command\": \"/bin/cat\"}"));
     CHECK(!ok("{\"command\": [\"\"]}"));
     CHECK(!ok("{\"command\": [\"/bin/cat\", 3]}"));
+    CHECK(!ok("{\"command\": [\"./run.sh\"]}"));   /* relative: it runs elsewhere */
+    CHECK(ok("{\"command\": [\"python3\", \"x.py\"]}"));   /* a name, from PATH */
     CHECK(!ok("{\"command\": [\"/bin/c\\u0000at\"]}"));
     CHECK(!ok("{\"url\": \"ftp://h/\"}"));
     CHECK(!ok("{\"url\": \"http://user:pw@h/\"}"));
