@@ -67,7 +67,7 @@ DEPS_STAMP = .deps-ok
 .PHONY: all deps run stop install test test-unit test-integration fuzz bench clean FORCE
 
 all: $(DEPS_STAMP) $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader \
-     $(BUILD)/bin/shoal
+     $(BUILD)/bin/shoal $(BUILD)/bin/shoal-transform-identity
 
 # Installs what is missing; re-checked when the script changes.
 $(DEPS_STAMP): deploy/install-deps.sh
@@ -114,6 +114,11 @@ $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lraft -luv
 
+# the example transform in C (deploy/transforms/identity.c)
+$(BUILD)/bin/shoal-transform-identity: $(BUILD)/deploy/transforms/identity.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -levent
+
 # faultfs (test/faultfs/): the FUSE file system the power-cut tests run
 # targets on; a test tool, built with the tests and never installed
 $(FAULTFS_OBJ): CFLAGS += $(shell pkg-config --cflags fuse3 2>/dev/null)
@@ -153,7 +158,7 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/doc/shoal
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/shoal
 	install -m 0755 $(BUILD)/bin/shoal-proxy $(BUILD)/bin/shoal-target $(BUILD)/bin/shoal-loader \
-	    $(BUILD)/bin/shoal $(DESTDIR)$(PREFIX)/bin/
+	    $(BUILD)/bin/shoal $(BUILD)/bin/shoal-transform-identity $(DESTDIR)$(PREFIX)/bin/
 	for u in shoal-proxy.service shoal-target@.service; do \
 	  sed '$(UNIT_PATHS)' deploy/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
@@ -165,7 +170,8 @@ install: all
 	done
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/shoal/README.md
 	install -d $(DESTDIR)$(PREFIX)/share/shoal/transforms
-	install -m 0755 deploy/transforms/* $(DESTDIR)$(PREFIX)/share/shoal/transforms/
+	install -m 0755 deploy/transforms/*.py $(DESTDIR)$(PREFIX)/share/shoal/transforms/
+	install -m 0644 deploy/transforms/*.c $(DESTDIR)$(PREFIX)/share/shoal/transforms/
 
 stop:
 	./deploy/local/cluster.sh stop
