@@ -106,6 +106,7 @@ static const struct opt opts[] = {
     {"s3_session_token", OPT_STR, F(s3_session_token), 0, 0, "", "S3 session token (else AWS_SESSION_TOKEN)", R_TARGET},
     {"s3_profile", OPT_STR, F(s3_profile), 0, 0, "", "profile in ~/.aws/credentials (else AWS_PROFILE, default)", R_TARGET},
     {"backend_timeout_s", OPT_INT, F(backend_timeout_s), 1, 86400, "600", "limit on one backend request", R_TARGET},
+    {"transform_timeout_s", OPT_INT, F(transform_timeout_s), 1, 86400, "300", "limit on one object's transform (inline GET or job): a slower one is 504", R_TARGET},
     {"backend_retries", OPT_INT, F(backend_retries), 0, 10, "3", "retries on 5xx, throttling and connection errors", R_TARGET},
     {"auth_keys", OPT_LIST, F(auth_keys), 0, 0, "", "client credentials for the native and S3 APIs, ACCESS_KEY:SECRET (comma-separated; on a command line every user sees them: use auth_keys_file); none: anonymous", R_BOTH},
     {"s3_api_keys", OPT_LIST, F(auth_keys), 0, 0, NULL, "alias of auth_keys", R_BOTH},

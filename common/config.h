@@ -73,6 +73,7 @@ struct conf {
     char *s3_session_token;
     char *s3_profile;
     int backend_timeout_s; /* one backend request, start to end */
+    int transform_timeout_s; /* one object through a transform, start to end */
     int backend_retries;   /* attempts after the first on 5xx, 503 SlowDown, connection errors */
     /* client credentials for both APIs, every node */
     char **auth_keys;      /* "ACCESS_KEY:SECRET" each; none: anonymous access;
