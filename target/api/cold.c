@@ -18,9 +18,10 @@
  * and are served from the drives once it is committed. A full or failing
  * drive never cuts the stream: the fetch drops its local copy and the
  * rest goes out from memory (fetch.h, lost), and the GETs that waited
- * read the backend themselves (pass.c). A fetch that fails mid-stream (the
- * backend's fault) closes the client's connection, so the client sees a
- * truncated body, never a short one that looks whole. A client that
+ * read the backend themselves (pass.c). A read inside an archive, or a
+ * transform, waits for the whole object and is served from the drives.
+ * A fetch that fails mid-stream (the backend's fault) closes the
+ * client's connection, so the client sees a truncated body, never a short one that looks whole. A client that
  * leaves does not stop the fetch: the object is still worth caching.
  *
  * Thread: the request's worker (the fetch it starts runs there too).
@@ -48,6 +49,7 @@
 #include "targetmetrics.h"
 #include "util.h"
 #include "writeback.h"
+#include "xfget.h"
 
 #define COLD_HIGH (8u << 20)
 
@@ -239,8 +241,8 @@ static void fetched(void *arg, const struct fetch_result *res)
         if (res->status == 0)
             get_local(c->t, r, c->mkey, c->klen, res->late ? "hit" : "miss", c->verify);
         else if (res->uncached && c->whole)
-            err_reply(r, S3E_SERVICE_UNAVAILABLE, "no room to cache the archive for a read "
-                                                  "inside it");
+            err_reply(r, S3E_SERVICE_UNAVAILABLE, "no room to cache the object for a read "
+                                                  "inside it or a transform of it");
         else if (res->uncached)  /* no room to keep it: straight from the backend */
             pass_get(r, &c->b, c->name);
         else
@@ -269,12 +271,14 @@ static void go_cold(struct cold *c)
 {
     struct http_req *r = c->r;
     char full[512];
+    /* a read inside waits for the whole shard, a transform for the whole object */
+    c->whole = arch_asked(r) || xfget_asked(r);
     if (r->method == HTTP_M_GET &&
         space_admit(c->t, store_pick(&c->t->store, c->mkey, c->klen), 0, full, sizeof(full))) {
         lru_kick(c->t);          /* room for the next one, if anything can go */
-        if (arch_asked(r))
-            err_reply(r, S3E_SERVICE_UNAVAILABLE, "no room to cache the archive for a read "
-                                                  "inside it: %s", full);
+        if (c->whole)
+            err_reply(r, S3E_SERVICE_UNAVAILABLE, "no room to cache the object for a read "
+                                                  "inside it or a transform of it: %s", full);
         else
             pass_get(r, &c->b, c->name);
         cold_free(c);
@@ -282,7 +286,6 @@ static void go_cold(struct cold *c)
     }
     struct fetch_req fr = {c->t, target_cli(r), r->w->q, &c->b, c->name, c->mkey, c->klen};
     c->size = -1;
-    c->whole = arch_asked(r);    /* a read inside waits for the whole shard */
     c->f = fetch_get(&fr, c->whole ? NULL : &cold_tap, c, fetched, c);
     if (c->f && !c->whole) {
         r->data = c;

@@ -43,6 +43,7 @@
 #include "util.h"
 #include "vmap.h"
 #include "xfer.h"
+#include "xfget.h"
 
 /* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
 static int check_conditions(const struct http_req *r, const struct objmeta *m, const char *etag)
@@ -501,6 +502,12 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
 {
     uint64_t off = g->off, len = g->len;
     int status = 200;
+    if (r->method == HTTP_M_GET && xfget_asked(r)) {   /* the transform's answer instead */
+        if (cache)
+            atime_touch(mkey, klen);
+        xfget_send(t, r, mkey, klen, cache, m, fd, off, len, mem);
+        return;
+    }
     if (g->member) {             /* a member: its ETag, the archive's time and cache */
         if (cache)
             http_resp_header(r, "X-Shoal-Cache", "%s", cache);

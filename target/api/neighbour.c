@@ -26,6 +26,7 @@
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
+#include "xfget.h"
 
 #define RANKED 8                 /* targets looked at, best first */
 #define ASK_MAX 6                /* neighbours asked, at most */
@@ -180,7 +181,7 @@ static int relayable(struct http_req *r)
 {
     static const char *const no[] = {"Range", "If-Match", "If-None-Match",
                                      "If-Modified-Since", "If-Unmodified-Since"};
-    if (r->method != HTTP_M_GET || target_is_s3(r))
+    if (r->method != HTTP_M_GET || target_is_s3(r) || xfget_asked(r))
         return 0;
     for (size_t i = 0; i < ARRAY_LEN(no); i++)
         if (http_req_header(r, no[i]))

@@ -12,6 +12,7 @@
  *
  *   a subresource (?tagging, ?acl, ...)   subres.c (501 for the unknown)
  *   a multipart upload (?uploads, ...)    mpu.c
+ *   ?transform= (GET only)                checked by xfget.c, then read as any GET
  *   GET, HEAD                             neighbour.c (a neighbour's newer copy
  *                                         first), then cold.c in a backed
  *                                         bucket (warm or cold), else get.c
@@ -45,6 +46,7 @@
 #include "target.h"
 #include "util.h"
 #include "vers.h"
+#include "xfget.h"
 
 /* A DELETE once the neighbours sent what they had newer (neighbour.h). */
 static void del_next(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
@@ -85,11 +87,8 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
         return;
     }
     char flag[8];
-    char xf[64];
-    if (http_query_get(r, "transform", xf, sizeof(xf)) != -1) {
+    if (xfget_asked(r) && xfget_refused(r)) {
         free(mkey);              /* never the untransformed bytes in its stead */
-        http_reply_error(r, 501, "transforms are registered but not run yet: ?transform is "
-                                 "not implemented");
         return;
     }
     int evict = http_query_get(r, "evict", flag, sizeof(flag)) >= 0;

@@ -1,0 +1,211 @@
+"""Inline transforms: GET ?transform=NAME[&args] answers what the
+transform makes of the object, on the target that holds it, streamed.
+Three transforms on two targets with keys on: the C example
+(shoal-transform-identity), the Python hash example and a test transform
+of many modes (xform_modes.py). Covered: plain buckets, objects from 0
+bytes to a few MiB (the in-memory and the file paths), an archive's
+member, a cold object of a backed bucket (fetched whole, then cached),
+the S3 API (boto3), the contract's headers, an answer 50 times its input,
+and every failure a transform can have: unknown 404, error status 502
+quoting it, too slow 504, a body cut short never whole, a crashed child
+502 then 503 until it is back; HEAD and Range 501, bad use 400; read
+access to the object needed."""
+import hashlib
+import os
+import time
+
+import boto3
+import pytest
+import requests
+from botocore.config import Config
+
+from conftest import BUILD, ROOT, Cluster, S3rver, SigV4, make_tar
+
+KEYS = {"ops": "ops-secret-555", "alice": "alice-secret-3"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPECS = {
+    "ident": {"command": [os.path.join(ROOT, BUILD, "bin", "shoal-transform-identity")]},
+    "hash": {"command": ["/usr/bin/python3", os.path.join(ROOT, "deploy", "transforms",
+                                                          "hash.py")]},
+    "modes": {"command": ["/usr/bin/python3", os.path.join(HERE, "xform_modes.py")]},
+}
+
+
+def running(c, name):
+    r = c.http.get(c.url + "/v1/transforms")
+    got = [t for t in r.json()["transforms"] if t["name"] == name]
+    return got and len(got[0]["targets"]) == 2 and \
+        all(v["state"] == "running" for v in got[0]["targets"].values())
+
+
+def wait_running(c, names, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end and not all(running(c, n) for n in names):
+        time.sleep(0.2)
+    assert all(running(c, n) for n in names), c.http.get(c.url + "/v1/transforms").text
+
+
+@pytest.fixture(scope="module")
+def s3():
+    srv = S3rver(buckets=("remote",)).start()
+    yield srv
+    srv.cleanup()
+
+
+@pytest.fixture(scope="module")
+def c(s3):
+    c = Cluster(proxies=1, targets=2, mountpaths=1, env=s3.env(),
+                extra="--auth_keys %s --admin_keys ops --transform_timeout_s 2" %
+                      ",".join("%s:%s" % kv for kv in KEYS.items())).start()
+    c.http.auth = SigV4("ops", KEYS["ops"])
+    for name, spec in SPECS.items():
+        assert c.http.put(c.url + "/v1/transforms/" + name, json=spec).status_code == 201
+    assert c.http.put(c.url + "/v1/buckets/tg").status_code == 201
+    wait_running(c, SPECS)
+    yield c
+    assert not c.cleanup()
+
+
+def get(c, name, query, **kw):
+    return c.http.get(c.url + "/v1/objects/tg/" + name, params=query, **kw)
+
+
+def test_objects_of_every_size_through_each_transform(c):
+    for i, n in enumerate((0, 1, 10 << 10, 40 << 10, (3 << 20) + 5)):
+        data = os.urandom(n)
+        name = "sz/%d" % i
+        assert c.http.put(c.url + "/v1/objects/tg/" + name, data=data).status_code == 201
+        r = get(c, name, {"transform": "modes"})
+        assert r.status_code == 200, r.text
+        assert r.content == data[::-1], (n, len(r.content))
+        assert r.headers["Content-Type"] == "text/x-reversed"
+        assert r.headers["X-Shoal-Transform"] == "modes"
+        assert "ETag" not in r.headers        # not the object's bytes
+        r = get(c, name, {"transform": "ident"})
+        assert r.status_code == 200 and r.content == data, (n, r.status_code)
+        r = get(c, name, {"transform": "hash", "algo": "md5"})
+        assert r.text == hashlib.md5(data).hexdigest() + "\n", r.text
+    # the object itself is untouched
+    assert get(c, "sz/2", {}).content != get(c, "sz/2", {"transform": "modes"}).content
+
+
+def test_the_contract_headers(c):
+    name = "dir/a b+c.bin"
+    assert c.http.put(c.url + "/v1/objects/tg/dir/a%20b%2Bc.bin",
+                      data=b"x" * 1234).status_code == 201
+    r = c.http.get(c.url + "/v1/objects/tg/dir/a%20b%2Bc.bin",
+                   params={"transform": "modes", "mode": "echo", "size": "224x224"})
+    assert r.status_code == 200, r.text
+    got = {k.lower(): v for k, v in r.json().items()}
+    assert got["x-shoal-bucket"] == "tg"
+    assert got["x-shoal-name"] == "dir/a%20b%2Bc.bin", got
+    assert got["x-shoal-size"] == "1234" and got["body"] == 1234
+    assert got["x-shoal-args"] == "mode=echo&size=224x224", got
+    assert name
+
+
+def test_answers_larger_than_the_object_stream(c):
+    data = os.urandom(1 << 20)
+    assert c.http.put(c.url + "/v1/objects/tg/big", data=data).status_code == 201
+    r = get(c, "big", {"transform": "modes", "mode": "big"}, stream=True)
+    assert r.status_code == 200 and "Content-Length" not in r.headers
+    h, n = hashlib.sha256(), 0
+    for chunk in r.iter_content(1 << 20):
+        h.update(chunk)
+        n += len(chunk)
+    assert n == 50 << 20 and h.hexdigest() == hashlib.sha256(data * 50).hexdigest()
+    r = get(c, "big", {"transform": "ident", "repeat": "3"})
+    assert r.content == data * 3
+
+
+def test_a_member_of_an_archive(c):
+    tar = make_tar({"a.txt": b"hello member", "b.bin": os.urandom(5000)})
+    assert c.http.put(c.url + "/v1/objects/tg/shard.tar", data=tar).status_code == 201
+    r = get(c, "shard.tar", {"archpath": "a.txt", "transform": "modes"})
+    assert r.status_code == 200 and r.content == b"rebmem olleh", r.text
+
+
+def test_a_cold_object_is_fetched_whole_first(c, s3):
+    assert c.http.put(c.url + "/v1/buckets/tcold",
+                      json={"backend": "s3://remote"}).status_code == 201
+    data = os.urandom((2 << 20) + 3)
+    s3.client().put_object(Bucket="remote", Key="far/obj", Body=data)
+    r = c.http.get(c.url + "/v1/objects/tcold/far/obj", params={"transform": "modes"})
+    assert r.status_code == 200 and r.content == data[::-1], r.text[:200]
+    assert r.headers["X-Shoal-Cache"] == "miss"
+    r = c.http.get(c.url + "/v1/objects/tcold/far/obj")
+    assert r.headers["X-Shoal-Cache"] == "hit" and r.content == data
+
+
+def test_through_the_s3_api(c):
+    data = b"through boto3 " * 1000
+    assert c.http.put(c.url + "/v1/objects/tg/s3obj", data=data).status_code == 201
+    cli = boto3.client("s3", endpoint_url=c.url + "/s3", aws_access_key_id="ops",
+                       aws_secret_access_key=KEYS["ops"], region_name="us-east-1",
+                       config=Config(s3={"addressing_style": "path"}))
+
+    def add_transform(request, **kw):
+        request.url += ("&" if "?" in request.url else "?") + "transform=modes"
+    cli.meta.events.register("before-sign.s3.GetObject", add_transform)
+    got = cli.get_object(Bucket="tg", Key="s3obj")
+    assert got["Body"].read() == data[::-1]
+    assert got["ContentType"] == "text/x-reversed"
+
+
+def test_failures_are_named_and_never_look_whole(c):
+    assert c.http.put(c.url + "/v1/objects/tg/f", data=os.urandom(300000)).status_code == 201
+    r = get(c, "f", {"transform": "nosuch"})
+    assert r.status_code == 404 and "nosuch" in r.json()["error"], r.text
+    r = get(c, "f", {"transform": "modes", "mode": "error"})
+    assert r.status_code == 502, r.text
+    assert "modes" in r.json()["error"] and "cannot transform this" in r.json()["error"]
+    t0 = time.time()
+    r = get(c, "f", {"transform": "modes", "mode": "slow"})
+    assert r.status_code == 504 and "modes" in r.json()["error"], r.text
+    assert time.time() - t0 < 4.5               # transform_timeout_s 2, not the 5 s it takes
+    try:                         # never a body that looks whole: cut short of its length
+        r = get(c, "f", {"transform": "modes", "mode": "cut"})
+        assert r.status_code == 200 and len(r.content) < int(r.headers["Content-Length"])
+    except requests.exceptions.RequestException:
+        pass
+    # a child that crashes mid-object: 502, then 503 until it is back
+    r = get(c, "f", {"transform": "modes", "mode": "exit"})
+    assert r.status_code == 502 and "modes" in r.json()["error"], r.text
+    seen = set()
+    end = time.time() + 30
+    while time.time() < end:
+        r = get(c, "f", {"transform": "modes"})
+        seen.add(r.status_code)
+        if r.status_code == 200:
+            break
+        assert r.status_code == 503 and r.headers.get("Retry-After"), r.text
+        time.sleep(0.1)
+    assert r.status_code == 200 and 503 in seen, seen
+
+
+def test_bad_use(c):
+    assert c.http.put(c.url + "/v1/objects/tg/u", data=b"use").status_code == 201
+    u = c.url + "/v1/objects/tg/u"
+    r = c.http.head(u, params={"transform": "modes"}, allow_redirects=True)
+    assert r.status_code == 501
+    r = c.http.get(u, params={"transform": "modes"}, headers={"Range": "bytes=0-1"})
+    assert r.status_code == 501 and "Range" in r.text
+    r = c.http.put(u, params={"transform": "modes"}, data=b"x")
+    assert r.status_code == 400 and "GET" in r.text
+    assert c.http.get(u).content == b"use"      # the PUT stored nothing
+    r = c.http.get(u, params={"transform": "x" * 64})
+    assert r.status_code == 400
+
+
+def test_reading_needs_read_access(c):
+    assert c.http.put(c.url + "/v1/objects/tg/secret", data=b"ops only").status_code == 201
+    alice = SigV4("alice", KEYS["alice"])
+    r = requests.get(c.url + "/v1/objects/tg/secret", params={"transform": "modes"}, auth=alice)
+    assert r.status_code == 403 and b"ylno" not in r.content
+    r = requests.get(c.url + "/v1/objects/tg/secret", params={"transform": "modes"})
+    assert r.status_code == 403
+    # in her own bucket, she may
+    assert requests.put(c.url + "/v1/buckets/alices", auth=alice).status_code == 201
+    assert requests.put(c.url + "/v1/objects/alices/o", data=b"hers", auth=alice).status_code == 201
+    r = requests.get(c.url + "/v1/objects/alices/o", params={"transform": "modes"}, auth=alice)
+    assert r.status_code == 200 and r.content == b"sreh", r.text
