@@ -48,10 +48,7 @@
 #define SEND_TIMEOUT_MS (6L * 3600 * 1000)
 
 struct copy_opts {
-    char to_provider[16];        /* copy: the destination bucket, */
-    char to[64];
-    char prepend[OBJNAME_MAX + 1];   /* and what its names begin with ("" none) */
-    int dry_run;                 /* copy: count only */
+    struct jobsel_dest d;        /* copy: the destination */
     int to_backed;               /* download: the bucket writes through */
 };
 
@@ -184,49 +181,26 @@ static const struct nodeclient_ops send_ops = {
 static void open_work(void *arg)
 {
     struct send *s = arg;
-    struct store *st = &s->j->t->store;
-    struct store_mp *mp = store_pick(st, s->mkey, s->klen);
-    for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
-        s->rc = store_get(st, mp, s->mkey, s->klen, &s->m);
-        if (!s->rc && store_is_marker(&s->m))
-            s->rc = -ENOENT;     /* a versioned bucket's deleted name */
-        if (!s->rc && (s->m.flags & OBJMETA_F_DAMAGED))
-            s->rc = -EBADMSG;    /* a copy marked damaged is never handed on */
-        if (s->rc)
-            return;
-        s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
-        if (s->fd >= 0) {
-            s->rc = 0;
-            return;
-        }
-        s->rc = s->fd;
+    s->fd = jobsel_open(&s->j->t->store, s->mkey, s->klen, &s->m);
+    s->rc = s->fd < 0 ? s->fd : 0;
+    if (s->fd < 0)
         s->fd = -1;
-    }
 }
 
 static void opened(void *arg)
 {
     struct send *s = arg;
     struct job *j = s->j;
+    char err[128];
     if (s->rc) {
         send_failed(s, s->rc == -ENOENT ? "gone before it could be sent" : strerror(-s->rc));
         return;
     }
-    struct cmap *m = cmap_current();
-    size_t kl;
-    char *hkey = node_obj_key(s->to_provider, s->to, s->dname, &kl);
-    const struct cmap_node *owner = m ? cmap_owner(m, hkey, kl) : NULL;
-    free(hkey);
-    if (!owner) {
-        cmap_unref(m);
-        send_failed(s, "no target owns the destination: not in a cluster map");
+    char *url = jobsel_put_url(j, s->to_provider, s->to, s->dname, err, sizeof(err));
+    if (!url) {
+        send_failed(s, err);
         return;
     }
-    char *en = http_pct_encode(s->dname, strlen(s->dname), 1);
-    char *url = node_signed_urlf(&j->t->node, "PUT", owner->url, "/v1/objects/%s/%s?provider=%s",
-                                 s->to, en, s->to_provider);
-    cmap_unref(m);
-    free(en);
     char ctype[OBJMETA_CTYPE_MAX + 32];
     const char *hdrs[1] = {ctype};
     snprintf(ctype, sizeof(ctype), "Content-Type: %s", s->m.ctype);
@@ -309,7 +283,7 @@ static void cfetched(void *arg, const struct fetch_result *res)
         job_add(j, JC_DONE, 1, 0);
     } else {
         send_start(j, c->name, c->mkey, c->klen, c->dname,
-                   c->download ? j->provider : o->to_provider, c->download ? j->bucket : o->to,
+                   c->download ? j->provider : o->d.provider, c->download ? j->bucket : o->d.bucket,
                    c->download ? JC_DOWNLOADED : JC_COPIED);
         c->mkey = NULL;
     }
@@ -339,17 +313,17 @@ static void copy_one(struct job *j, const char *name, size_t n, const char *url,
     const struct copy_opts *o = opts_of(j);
     char dname[OBJNAME_MAX + 1], err[256];
     char *nm = xstrndup(name, n);
-    int dn = snprintf(dname, sizeof(dname), "%s%s", o->prepend, nm);
+    int dn = snprintf(dname, sizeof(dname), "%s%s", o->d.prepend, nm);
     int sent = 0;
     if (dn >= (int)sizeof(dname) || objname_valid(dname, (size_t)dn, err, sizeof(err))) {
         job_note_error(j, nm, dn >= (int)sizeof(dname) ? "the destination name is too long"
                                                         : err);
     } else if (!held && jobsel_of(j)->b.kind == BK_NONE) {
         job_note_error(j, nm, "no such object");
-    } else if (o->dry_run) {     /* what would be copied (the size of what is held) */
+    } else if (o->d.dry_run) {   /* what would be copied (the size of what is held) */
         job_add(j, JC_COPIED, 1, held ? m->size : 0);
     } else if (held) {
-        send_start(j, nm, mkey, klen, dname, o->to_provider, o->to, JC_COPIED);
+        send_start(j, nm, mkey, klen, dname, o->d.provider, o->d.bucket, JC_COPIED);
         mkey = NULL;
         sent = 1;
     } else {
@@ -368,28 +342,7 @@ static int copy_init(struct job *j, json_t *spec, char *err, size_t errlen)
         return -1;
     struct copy_opts *o = xcalloc(1, sizeof(*o));
     jobsel_of(j)->opts = o;
-    const char *to = json_string_value(json_object_get(spec, "to"));
-    const char *tprov = json_string_value(json_object_get(spec, "to_provider"));
-    const char *prepend = json_string_value(json_object_get(spec, "prepend"));
-    o->dry_run = json_is_true(json_object_get(spec, "dry_run"));
-    snprintf(o->prepend, sizeof(o->prepend), "%s", prepend ? prepend : "");
-    snprintf(o->to_provider, sizeof(o->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
-    snprintf(o->to, sizeof(o->to), "%s", to ? to : "");
-    struct backend db;
-    int known = to && !backend_of(j->t, o->to_provider, to, &db);
-    int ro = known && db.kind == BK_HTTP;
-    if (known)
-        backend_free(&db);
-    if (!known) {
-        snprintf(err, errlen, "the destination bucket %s/%s is not known here", o->to_provider,
-                 to ? to : "(none)");
-        return -1;
-    }
-    if (ro) {
-        snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", to);
-        return -1;
-    }
-    return 0;
+    return jobsel_dest_init(j, spec, &o->d, err, errlen);
 }
 
 static void copy_describe(const struct job *j, json_t *p)
@@ -397,8 +350,8 @@ static void copy_describe(const struct job *j, json_t *p)
     const struct copy_opts *o = jobsel_of(j) ? opts_of(j) : NULL;
     if (!o)
         return;                  /* remembered from its record */
-    json_object_set_new(p, "to", json_string(o->to));
-    if (o->dry_run)
+    json_object_set_new(p, "to", json_string(o->d.bucket));
+    if (o->d.dry_run)
         json_object_set_new(p, "dry_run", json_true());
 }
 

@@ -10,12 +10,14 @@
  * names) or, for a bucket with no backend, the names the target's own
  * drives hold (store_list on the I/O pool).
  */
+#include <errno.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "bmd.h"
 #include "cmap.h"
 #include "http.h"
 #include "iopool.h"
@@ -25,6 +27,7 @@
 #include "objname.h"
 #include "store.h"
 #include "target.h"
+#include "nodesig.h"
 #include "util.h"
 
 #define JOB_BATCH 1000           /* names looked at per loop pass */
@@ -78,6 +81,8 @@ int jobsel_init(struct job *j, json_t *spec, jobsel_one_fn one, int urls, char *
     s->one = one;
     s->urls = urls;
     s->want_map = json_integer_value(json_object_get(spec, "map_version"));
+    json_int_t cc = json_integer_value(json_object_get(spec, "concurrency"));
+    s->workers = cc >= 1 && cc <= JOBSEL_CONCURRENCY_MAX ? (int)cc : j->t->conf.job_workers;
     if (backend_of(j->t, j->provider, j->bucket, &s->b)) {   /* gone since job_new looked */
         snprintf(err, errlen, "bucket %s/%s is not known here", j->provider, j->bucket);
         return -1;
@@ -341,7 +346,7 @@ void jobsel_pump(struct job *j)
     struct cmap *m = s->map;
     int looked = 0, n = 0;
     while (!job_aborted(j) && !__atomic_load_n(&j->waiting, __ATOMIC_RELAXED) &&
-           j->inflight < j->t->conf.job_workers) {
+           j->inflight < s->workers) {
         if (++looked > JOB_BATCH) {
             event_active(j->tick, EV_TIMEOUT, 0);   /* the rest after other work */
             return;
@@ -367,4 +372,72 @@ void jobsel_pump(struct job *j)
     int over = n == JOBSEL_END || (!s->listed && j->pos >= j->total) || job_aborted(j);
     if (over && j->inflight == 0 && !j->end_ns)
         job_ended(j);
+}
+
+int jobsel_open(struct store *st, const char *mkey, size_t klen, struct objmeta *m)
+{
+    struct store_mp *mp = store_pick(st, mkey, klen);
+    int rc = -ENOENT;
+    for (int tries = 0; tries < 3; tries++) {   /* a new version may land in between */
+        rc = store_get(st, mp, mkey, klen, m);
+        if (!rc && store_is_marker(m))
+            rc = -ENOENT;        /* a versioned bucket's deleted name */
+        if (!rc && (m->flags & OBJMETA_F_DAMAGED))
+            rc = -EBADMSG;       /* a copy marked damaged is never handed on */
+        if (rc)
+            return rc;
+        int fd = store_data_open(mp, mkey, klen, m->uid);
+        if (fd >= 0)
+            return fd;
+        rc = fd;
+    }
+    return rc;
+}
+
+char *jobsel_put_url(struct job *j, const char *provider, const char *bucket, const char *name,
+                     char *err, size_t errlen)
+{
+    struct cmap *m = cmap_current();
+    size_t kl;
+    char *hkey = node_obj_key(provider, bucket, name, &kl);
+    const struct cmap_node *owner = m ? cmap_owner(m, hkey, kl) : NULL;
+    free(hkey);
+    if (!owner) {
+        cmap_unref(m);
+        snprintf(err, errlen, "no target owns the destination: not in a cluster map");
+        return NULL;
+    }
+    char *en = http_pct_encode(name, strlen(name), 1);
+    char *url = node_signed_urlf(&j->t->node, "PUT", owner->url, "/v1/objects/%s/%s?provider=%s",
+                                 bucket, en, provider);
+    cmap_unref(m);
+    free(en);
+    return url;
+}
+
+int jobsel_dest_init(struct job *j, json_t *spec, struct jobsel_dest *d, char *err,
+                     size_t errlen)
+{
+    const char *to = json_string_value(json_object_get(spec, "to"));
+    const char *tprov = json_string_value(json_object_get(spec, "to_provider"));
+    const char *prepend = json_string_value(json_object_get(spec, "prepend"));
+    d->dry_run = json_is_true(json_object_get(spec, "dry_run"));
+    snprintf(d->prepend, sizeof(d->prepend), "%s", prepend ? prepend : "");
+    snprintf(d->provider, sizeof(d->provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
+    snprintf(d->bucket, sizeof(d->bucket), "%s", to ? to : "");
+    struct backend db;
+    int known = to && !backend_of(j->t, d->provider, to, &db);
+    int ro = known && db.kind == BK_HTTP;
+    if (known)
+        backend_free(&db);
+    if (!known) {
+        snprintf(err, errlen, "the destination bucket %s/%s is not known here", d->provider,
+                 to ? to : "(none)");
+        return -1;
+    }
+    if (ro) {
+        snprintf(err, errlen, "bucket %s reads a read-only HTTP origin", to);
+        return -1;
+    }
+    return 0;
 }

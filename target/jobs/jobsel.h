@@ -12,7 +12,7 @@
  * names this target owns under one cluster map (the proxy's at the start,
  * held for the whole job), counts each as owned and, when the target
  * holds it, present, and hands it to the kind's one(), at most
- * job_workers (config) at a time.
+ * "concurrency" (the spec's, 1..256) or job_workers (config) at a time.
  *
  * Thread: the job's loop.
  */
@@ -25,11 +25,13 @@
 
 #include "backend.h"
 #include "job.h"
+#include "objname.h"
 #include "s3list.h"
 #include "tmpl.h"
 
 struct cmap;
 struct objmeta;
+struct store;
 
 /* What a listed selection pages through: the backend's listing, or (a
  * bucket with no backend) the names this target's drives hold. */
@@ -66,6 +68,8 @@ struct jobsel {                  /* a walking kind's j->kd */
                                   * name on: targets that judge by different maps would
                                   * leave names between them (a change mid-job waits for
                                   * a walk) */
+    int workers;                 /* names worked on at once: the spec's "concurrency",
+                                  * else job_workers (config) */
     int64_t want_map;            /* the proxy's map version at the start */
     int map_waits;               /* turns waited for that version */
 };
@@ -88,6 +92,30 @@ void jobsel_free(struct job *j);
 /* An owned name's work is over: counted done, and the walk goes on. */
 void jobsel_over(struct job *j);
 
+/* The held object mkey's record (into m) and data file, of one version:
+ * the fd, or -ENOENT (not here, or a versioned bucket's deleted name),
+ * -EBADMSG (a copy marked damaged, never handed on), another -errno.
+ * Blocks: the I/O pool. */
+int jobsel_open(struct store *st, const char *mkey, size_t klen, struct objmeta *m);
+/* The signed URL (a new string) of a PUT of name into provider/bucket at
+ * the target that owns it now, or NULL with err. */
+char *jobsel_put_url(struct job *j, const char *provider, const char *bucket, const char *name,
+                     char *err, size_t errlen);
+
+/* A job's destination, as a copy or transform names it. */
+struct jobsel_dest {
+    char provider[16];           /* "to_provider", shoal by default */
+    char bucket[64];             /* "to" */
+    char prepend[OBJNAME_MAX + 1];   /* what the new names begin with ("" none) */
+    int dry_run;                 /* count only */
+};
+
+/* d from spec: 0, or -1 with err (the bucket not known here, or a
+ * read-only HTTP origin). */
+int jobsel_dest_init(struct job *j, json_t *spec, struct jobsel_dest *d, char *err,
+                     size_t errlen);
+
+#define JOBSEL_CONCURRENCY_MAX 256
 #define JOBSEL_END (-2)           /* the selection is walked */
 #define JOBSEL_WAIT (-3)          /* the next page of the listing is on its way */
 
