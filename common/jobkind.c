@@ -28,13 +28,16 @@ static const struct jobkind kinds[] = {
     {"ec-encode", JKF_API | JKF_DRIVES, JC_EVERY | B(JC_FOUND) | B(JC_FIXED) | B(JC_LOST), NULL},
     {"shard", JKF_API | JKF_READS | JKF_TO | JKF_PACK, JC_EVERY | B(JC_SHARDS), NULL},
     {"reshard", JKF_API | JKF_READS | JKF_TO | JKF_PACK, JC_EVERY | B(JC_SHARDS), NULL},
+    {"transform", JKF_API | JKF_READS | JKF_TO | JKF_XFORM,
+     JC_EVERY | B(JC_PRESENT) | B(JC_TRANSFORMED), NULL},
 };
 
 static const char *const ctr_names[JC_N] = {
     [JC_OWNED] = "owned",     [JC_PRESENT] = "present", [JC_FETCHED] = "fetched",
     [JC_EVICTED] = "evicted", [JC_COPIED] = "copied",   [JC_DOWNLOADED] = "downloaded",
     [JC_MOVED] = "moved",     [JC_FOUND] = "found",     [JC_FIXED] = "fixed",
-    [JC_LOST] = "lost",       [JC_SHARDS] = "shards",   [JC_DONE] = "done",       [JC_BYTES] = "bytes",
+    [JC_LOST] = "lost",       [JC_SHARDS] = "shards",   [JC_TRANSFORMED] = "transformed",
+    [JC_DONE] = "done",       [JC_BYTES] = "bytes",
     [JC_ERRORS] = "errors",
 };
 
@@ -76,7 +79,7 @@ const char *jobkind_ctr_name(enum job_ctr c)
 
 /* each name a job looks at ends in one of these */
 #define OUTCOMES (B(JC_PRESENT) | B(JC_FETCHED) | B(JC_EVICTED) | B(JC_COPIED) | \
-                  B(JC_DOWNLOADED) | B(JC_ERRORS))
+                  B(JC_DOWNLOADED) | B(JC_TRANSFORMED) | B(JC_ERRORS))
 
 int jobkind_ctr_outcome(enum job_ctr c)
 {

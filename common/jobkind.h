@@ -19,7 +19,7 @@
 
 enum job_ctr {
     JC_OWNED, JC_PRESENT, JC_FETCHED, JC_EVICTED, JC_COPIED, JC_DOWNLOADED, JC_MOVED,
-    JC_FOUND, JC_FIXED, JC_LOST, JC_SHARDS, JC_DONE, JC_BYTES, JC_ERRORS, JC_N
+    JC_FOUND, JC_FIXED, JC_LOST, JC_SHARDS, JC_TRANSFORMED, JC_DONE, JC_BYTES, JC_ERRORS, JC_N
 };
 
 #define JC_BIT(c) (1u << (c))
@@ -35,6 +35,7 @@ enum job_ctr {
 #define JKF_DRIVES 0x20   /* walks the drives: a bucket's objects, or a "prefix" of them */
 #define JKF_EVERY 0x40    /* without a bucket: every bucket's */
 #define JKF_PACK 0x80     /* packs what it selects into archives of "to" (may be its own bucket) */
+#define JKF_XFORM 0x100   /* runs a "transform" on what it selects ("ext" renames) */
 
 struct jobkind {
     const char *name;

@@ -33,6 +33,7 @@
 #include "tmpl.h"
 #include "util.h"
 #include "worker.h"
+#include "xform.h"
 
 #define JOBS_KEEP 256            /* jobs remembered, newest first */
 #define JOB_WAIT_MAX_S 3600      /* ?wait, at most */
@@ -182,6 +183,45 @@ static int bad(struct http_req *r, const char *msg)
     return 400;
 }
 
+/* A transform job's transform (registered), its "args" and renaming
+ * ("ext": {".from": ".to", ...}); none for the other kinds: 0, or 400
+ * (404) answered. */
+static int xform_check_job(struct http_req *r, json_t *j, const struct jobkind *kind)
+{
+    json_t *xf = json_object_get(j, "transform"), *ext = json_object_get(j, "ext");
+    if (!(kind->flags & JKF_XFORM))
+        return xf || ext || json_object_get(j, "args")
+                   ? bad(r, "only a transform job takes \"transform\", \"args\" and \"ext\"")
+                   : 0;
+    const char *name = json_string_value(xf);
+    if (!name || !xform_valid_name(name, strlen(name)))
+        return bad(r, "a transform job names its transform: \"transform\"");
+    struct bmd *b = bmd_current();
+    int known = b && bmd_transform(b, name);
+    bmd_unref(b);
+    if (!known) {
+        http_reply_error(r, 404, "transform '%s' not found", name);
+        return 404;
+    }
+    json_t *args = json_object_get(j, "args");
+    if (args && (!json_is_string(args) || json_string_length(args) > 1024 ||
+                 strpbrk(json_string_value(args), " \r\n\t")))
+        return bad(r, "\"args\" is the transform's arguments, URL-encoded (\"a=1&b=2\"), "
+                      "at most 1024 bytes");
+    const char *from;
+    json_t *to;
+    if (ext && (!json_is_object(ext) || json_object_size(ext) > 16))
+        return bad(r, "\"ext\" maps up to 16 extensions to others: {\".jpg\": \".png\"}");
+    json_object_foreach(ext, from, to) {
+        if (from[0] != '.' || strlen(from) > 32 || !json_is_string(to) ||
+            json_string_length(to) > 32 || strchr(json_string_value(to), '/') ||
+            strchr(from + 1, '/'))
+            return bad(r, "\"ext\" maps an extension (\".jpg\") to another (\".png\", or "
+                          "\"\" to drop it), at most 32 bytes each, without '/'");
+    }
+    return 0;
+}
+
 /* A download's URLs (and the names given for them), a copy's destination,
  * the flags: 0, or 400 answered. */
 static int kind_check(struct http_req *r, json_t *j, const struct jobkind *kind)
@@ -200,10 +240,17 @@ static int kind_check(struct http_req *r, json_t *j, const struct jobkind *kind)
         return bad(r, "\"pin_ttl_s\" is a number of seconds");
     if ((json_object_get(j, "pin") || ttl) && !(kind->flags & JKF_PIN))
         return bad(r, "only a prefetch job pins what it selects");
+    json_t *cc = json_object_get(j, "concurrency");
+    if (cc && (!json_is_integer(cc) || json_integer_value(cc) < 1 ||
+               json_integer_value(cc) > 256))
+        return bad(r, "\"concurrency\" is a number of objects at once per target, 1..256");
+    if (xform_check_job(r, j, kind))
+        return 400;
     if (kind->flags & JKF_TO) {
         json_t *pre = json_object_get(j, "prepend");
         if (!json_is_string(to) || !bmd_valid_name(json_string_value(to), json_string_length(to)))
-            return bad(r, "a copy or a sharding job names its destination bucket: \"to\"");
+            return bad(r, "a copy, sharding or transform job names its destination bucket: "
+                          "\"to\"");
         if (pre && (!json_is_string(pre) || json_string_length(pre) > OBJNAME_MAX))
             return bad(r, "\"prepend\" is a string");
         return 0;
@@ -317,7 +364,8 @@ static int spec_check(struct http_req *r, json_t *j, struct pjob *pj)
     snprintf(pj->to_provider, sizeof(pj->to_provider), "%s", tprov ? tprov : BMD_PROVIDER_SHOAL);
     const char *pre = json_string_value(json_object_get(j, "prepend"));
     if (to && !strcmp(to, bucket) && !strcmp(pj->to_provider, pj->provider) &&
-        (!pre || !pre[0]) && !(kind->flags & JKF_PACK)) {
+        (!pre || !pre[0]) && !(kind->flags & JKF_PACK) &&
+        !json_object_size(json_object_get(j, "ext"))) {
         http_reply_error(r, 400, "a copy onto itself: give another bucket or a \"prepend\"");
         return 400;
     }

@@ -33,6 +33,7 @@
 #include "iopool.h"
 #include "job.h"
 #include "jobcopy.h"
+#include "jobxform.h"
 #include "jobshard.h"
 #include "jobfetch.h"
 #include "localcopy.h"
@@ -81,6 +82,7 @@ static const struct job_kind *const job_kinds[] = {
     &jobfetch_prefetch,    &jobfetch_evict, &jobcopy_copy,        &jobcopy_download,
     &lru_job_kind,         &reb_job_kind,   &mpath_resilver_kind, &writeback_flush_kind,
     &scrub_kind,           &scrub_encode_kind, &jobshard_shard,    &jobshard_reshard,
+    &jobxform_transform,
 };
 static void not_found(struct http_req *r, const char *rest, size_t rlen);
 

@@ -9,6 +9,7 @@ whose argument mode picks how it answers:
   cut      half of what its Content-Length promises, then the connection closed
   exit     the process exits at once (the supervisor restarts it)
   slow     answers after 5 s
+  picky    error for a name with "bad" in it, cut for one with "cut", else reversed
 """
 import http.server
 import json
@@ -25,6 +26,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         args = urllib.parse.parse_qs(self.headers.get("X-Shoal-Args", ""))
         mode = args.get("mode", [""])[0]
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        name = self.headers.get("X-Shoal-Name", "")
+        if mode == "picky":
+            mode = "error" if "bad" in name else "cut" if "cut" in name else ""
         if mode == "exit":
             os._exit(7)
         if mode == "slow":

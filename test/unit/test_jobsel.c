@@ -152,9 +152,9 @@ static void kinds(void)
         CHECK(jobkind_find(k->name) == k);
         api += (k->flags & JKF_API) != 0;
     }
-    CHECK(n == 12 && api == 9);
+    CHECK(n == 13 && api == 10);
     CHECK(!strcmp(jobkind_api_names(),
-                  "prefetch, evict, copy, download, flush, scrub, ec-encode, shard, reshard"));
+                  "prefetch, evict, copy, download, flush, scrub, ec-encode, shard, reshard, transform"));
     CHECK(jobkind_find("lru") && !(jobkind_find("lru")->flags & JKF_API));
     CHECK(jobkind_find("nope") == NULL && jobkind_find(NULL) == NULL);
     CHECK(jobkind_find("prefetch")->unbacked && !jobkind_find("copy")->unbacked);
@@ -168,7 +168,7 @@ static void kinds(void)
         for (int d = 0; d < c; d++)
             CHECK(strcmp(jobkind_ctr_name((enum job_ctr)c), jobkind_ctr_name((enum job_ctr)d)));
     }
-    CHECK(outcomes == 6 && !jobkind_ctr_outcome(JC_DONE) && jobkind_ctr_outcome(JC_ERRORS));
+    CHECK(outcomes == 7 && !jobkind_ctr_outcome(JC_DONE) && jobkind_ctr_outcome(JC_ERRORS));
 }
 
 int main(void)
