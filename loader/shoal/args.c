@@ -71,6 +71,10 @@ static const struct optdef opts[] = {
     {"shard-size", S(shard_size), "N", "bytes a shard holds, about (suffix K, M or G: KiB...)"},
     {"shuffle", F(shuffle), "", "lay the samples out in a shuffled order"},
     {"seed", S(seed), "N", "the shuffle's seed (the same seed, the same order)"},
+    {"transform", S(transform), "NAME", "the transform each object goes through"},
+    {"args", S(xargs), "A", "the transform's arguments, URL-encoded (a=1&b=2)"},
+    {"ext", S(ext), ".a=.b,...", "rename: a name's last extension .a becomes .b"},
+    {"concurrency", S(concurrency), "N", "objects at once per target (1..256)"},
 };
 
 /* The one-letter forms: "-o FILE" is "--out FILE" (the value is always

@@ -41,6 +41,7 @@ struct args {
     const char *provider, *backend, *props, *prefix, *tmpl, *names, *key, *prepend;
     const char *kind, *bucket, *state, *timeout, *limit;
     const char *out, *extract, *format, *otmpl, *shard_size, *seed;
+    const char *transform, *xargs, *ext, *concurrency;
     int latest, dry_run, wait, cached, evict, off, shuffle;
     int continue_on_error, name_only, manifest;
 };

@@ -244,12 +244,46 @@ static int pack_args(const struct args *a, const char *kind, json_t *spec)
     return 0;
 }
 
+/* A transform job's: the transform, its args and the renaming (--ext
+ * .jpg=.png,.jpeg=.png). 0, or RC_USAGE. */
+static int xform_args(const struct args *a, json_t *spec)
+{
+    if (a->npos != 3 || !a->transform)
+        return args_usage_error("usage: shoal job start transform SRC DST --transform NAME "
+                                "[options]");
+    json_object_set_new(spec, "to", json_string(a->pos[2]));
+    json_object_set_new(spec, "transform", json_string(a->transform));
+    if (a->xargs)
+        json_object_set_new(spec, "args", json_string(a->xargs));
+    json_t *ext = json_object();
+    for (const char *p = a->ext ? a->ext : ""; *p;) {
+        size_t n = strcspn(p, ","), eq = strcspn(p, "=,");
+        if (eq == n) {
+            json_decref(ext);
+            return args_usage_error("--ext takes .FROM=.TO pairs, comma-separated");
+        }
+        char *from = strndup(p, eq), *to = strndup(p + eq + 1, n - eq - 1);
+        json_object_set_new(ext, from, json_string(to));
+        free(from);
+        free(to);
+        p += n + (p[n] == ',');
+    }
+    if (json_object_size(ext))
+        json_object_set(spec, "ext", ext);
+    json_decref(ext);
+    return 0;
+}
+
 /* The kind's positional arguments into spec. 0, or RC_USAGE. */
 static int kind_args(const struct args *a, const char *kind, json_t *spec)
 {
     json_object_set_new(spec, "kind", json_string(kind));
     json_object_set_new(spec, "bucket", json_string(a->pos[1]));
-    if (!strcmp(kind, "copy")) {
+    if (a->concurrency)
+        json_object_set_new(spec, "concurrency", json_integer(atoi(a->concurrency)));
+    if (!strcmp(kind, "transform") && xform_args(a, spec))
+        return RC_USAGE;
+    if (!strcmp(kind, "copy") || !strcmp(kind, "transform")) {
         if (a->npos != 3)
             return args_usage_error("usage: shoal job start copy SRC DST [options]");
         json_object_set_new(spec, "to", json_string(a->pos[2]));

@@ -101,8 +101,9 @@ static const struct cmd cmds[] = {
      "short (an entry failed after it began) exits 1 and keeps nothing. A summary\n"
      "(entries, bytes, seconds) goes to stderr unless --quiet."},
     {"job", "start", cmd_job_start, 2, -1,
-     SEL " latest key prepend dry-run wait timeout output-template shard-size shuffle seed",
-     "job start prefetch|evict|copy|download|shard|reshard ARGS [--wait]",
+     SEL " latest key prepend dry-run wait timeout output-template shard-size shuffle seed "
+         "transform args ext concurrency",
+     "job start prefetch|evict|copy|download|shard|reshard|transform ARGS [--wait]",
      "Start a batch job on every target:\n"
      "  shoal job start prefetch|evict BUCKET [--prefix P | --template T | --names a,b,c]\n"
      "                 [--latest] [--key K]\n"
@@ -110,6 +111,9 @@ static const struct cmd cmds[] = {
      "  shoal job start download BUCKET (URL... | --template URLTEMPLATE) [--names n1,n2]\n"
      "  shoal job start shard|reshard SRC DST --output-template T [--shard-size N]\n"
      "                 [--shuffle [--seed S]] [selection flags]\n"
+     "  shoal job start transform SRC DST --transform NAME [--args A=1&B=2]\n"
+     "                 [--ext .jpg=.png,...] [--prepend P] [--dry-run] [selection flags]\n"
+     "Every walking kind takes --concurrency N (objects at once per target).\n"
      "No selection means the whole bucket. With --wait it waits as job wait does\n"
      "(and --timeout S bounds the wait)."},
     {"job", "ls", cmd_job_ls, 0, 0, "kind bucket state",
