@@ -40,7 +40,8 @@ int xfget_refused(struct http_req *r)
     char name[XFORM_NAME_MAX + 2], url[512];
     int n = http_query_get(r, "transform", name, sizeof(name));
     if (n < 0 || !xform_valid_name(name, (size_t)n)) {
-        http_reply_error(r, 400, "?transform= takes a transform's name (1..63 of A-Z a-z 0-9 . _ -)");
+        http_reply_error(r, 400, "?transform= takes a transform's name (1..63 of A-Z a-z 0-9 "
+                                 ". _ -)");
         return 1;
     }
     if (r->method != HTTP_M_GET) {
