@@ -117,7 +117,7 @@ $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 # the example transform in C (deploy/transforms/identity.c)
 $(BUILD)/bin/shoal-transform-identity: $(BUILD)/deploy/transforms/identity.o
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -levent
+	$(CC) $(LDFLAGS) -o $@ $^ -levent_core -levent_extra
 
 # faultfs (test/faultfs/): the FUSE file system the power-cut tests run
 # targets on; a test tool, built with the tests and never installed

@@ -3,7 +3,8 @@
  * Transforms): answers each object's bytes as they are, or, with the
  * argument repeat=N (1..1000), N times over. It speaks the contract with
  * libevent's HTTP server: listen on 127.0.0.1 at the port in $PORT (or
- * the first argument), take POST / with the object as the body and
+ * the first argument; a second one is the address, for a pod of its own:
+ * deploy/k8s/transforms), take POST / with the object as the body and
  * X-Shoal-Args (the caller's extra query arguments, URL-encoded), answer
  * the transformed bytes with status 200, or an error status with a line
  * that says why.
@@ -90,8 +91,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 int main(int argc, char **argv)
 {
     const char *port = argc > 1 ? argv[1] : getenv("PORT");
+    const char *addr = argc > 2 ? argv[2] : "127.0.0.1";
     if (!port || !atoi(port)) {
-        fprintf(stderr, "usage: %s PORT (or PORT in the environment)\n", argv[0]);
+        fprintf(stderr, "usage: %s [PORT [ADDRESS]] (or PORT in the environment)\n", argv[0]);
         return 2;
     }
     struct event_base *base = event_base_new();
@@ -103,8 +105,8 @@ int main(int argc, char **argv)
     evhttp_set_max_body_size(http, BODY_MAX);
     evhttp_set_allowed_methods(http, EVHTTP_REQ_POST | EVHTTP_REQ_GET);
     evhttp_set_gencb(http, on_request, NULL);
-    if (evhttp_bind_socket(http, "127.0.0.1", (unsigned short)atoi(port))) {
-        fprintf(stderr, "cannot listen on 127.0.0.1:%s\n", port);
+    if (evhttp_bind_socket(http, addr, (unsigned short)atoi(port))) {
+        fprintf(stderr, "cannot listen on %s:%s\n", addr, port);
         return 1;
     }
     printf("identity transform on port %s\n", port);

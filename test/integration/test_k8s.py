@@ -133,6 +133,51 @@ def test_secrets_reach_the_daemons_as_files_only():
         assert {"/secrets/cluster.secret", "/secrets/auth_keys"} <= set(init)
 
 
+def test_the_transform_daemonset_fits_together_and_answers():
+    d = os.path.join(K8S, "transforms")
+    objs = [o for o in yaml.safe_load_all(open(os.path.join(d, "identity.yaml"))) if o]
+    assert sorted(o["kind"] for o in objs) == ["DaemonSet", "Service"]
+    svc = next(o for o in objs if o["kind"] == "Service")
+    ds = next(o for o in objs if o["kind"] == "DaemonSet")
+    labels = ds["spec"]["template"]["metadata"]["labels"]
+    assert ds["spec"]["selector"]["matchLabels"] == labels == svc["spec"]["selector"]
+    assert svc["spec"]["internalTrafficPolicy"] == "Local"   # each target its own node's pod
+    c = ds["spec"]["template"]["spec"]["containers"][0]
+    port = svc["spec"]["ports"][0]
+    assert port["targetPort"] == c["ports"][0]["name"]
+    kz = yaml.safe_load(open(os.path.join(d, "kustomization.yaml")))
+    assert kz["resources"] == ["identity.yaml"] and kz["namespace"] == "shoal"
+    assert "shoal-transform-identity.shoal.svc:%d" % port["port"] in \
+        open(os.path.join(d, "kustomization.yaml")).read()
+    binary = c["command"][0]
+    assert os.path.basename(binary) in open(os.path.join(K8S, "Dockerfile")).read()
+    # the container's command, run here on loopback, speaks the contract
+    import socket
+    import time
+    import urllib.request
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    free = s.getsockname()[1]
+    s.close()
+    args = [os.path.join(ROOT, BUILD, "bin", os.path.basename(binary)), str(free), "127.0.0.1"]
+    assert c["command"][1:] == ["8000", "0.0.0.0"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE)
+    try:
+        assert b"identity transform" in p.stdout.readline()
+        for _ in range(50):
+            try:
+                req = urllib.request.Request("http://127.0.0.1:%d/" % free, data=b"abc" * 1000,
+                                             headers={"X-Shoal-Args": "repeat=2"})
+                body = urllib.request.urlopen(req, timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert body == b"abc" * 2000
+    finally:
+        p.kill()
+        p.wait()
+
+
 def test_kustomize_renders_both_variants():
     if not shutil.which("kubectl"):
         pytest.skip("kubectl is not installed: kustomize rendering not checked")
