@@ -1,8 +1,8 @@
 """Inline transforms: GET ?transform=NAME[&args] answers what the
 transform makes of the object, on the target that holds it, streamed.
-Three transforms on two targets with keys on: the C example
-(shoal-transform-identity), the Python hash example and a test transform
-of many modes (xform_modes.py). Covered: plain buckets, objects from 0
+Four transforms on two targets with keys on: the C example
+(shoal-transform-identity), the Python hash and Pillow examples and a
+test transform of many modes (xform_modes.py). Covered: plain buckets, objects from 0
 bytes to a few MiB (the in-memory and the file paths), an archive's
 member, a cold object of a backed bucket (fetched whole, then cached),
 the S3 API (boto3), the contract's headers, an answer 50 times its input,
@@ -11,6 +11,7 @@ quoting it, too slow 504, a body cut short never whole, a crashed child
 502 then 503 until it is back; HEAD and Range 501, bad use 400; read
 access to the object needed."""
 import hashlib
+import io
 import os
 import time
 
@@ -28,6 +29,8 @@ SPECS = {
     "hash": {"command": ["/usr/bin/python3", os.path.join(ROOT, "deploy", "transforms",
                                                           "hash.py")]},
     "modes": {"command": ["/usr/bin/python3", os.path.join(HERE, "xform_modes.py")]},
+    "resize": {"command": ["/usr/bin/python3", os.path.join(ROOT, "deploy", "transforms",
+                                                            "resize.py")]},
 }
 
 
@@ -87,6 +90,21 @@ def test_objects_of_every_size_through_each_transform(c):
         assert r.text == hashlib.md5(data).hexdigest() + "\n", r.text
     # the object itself is untouched
     assert get(c, "sz/2", {}).content != get(c, "sz/2", {"transform": "modes"}).content
+
+
+def test_images_reencoded_by_the_pillow_example(c):
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.new("RGB", (120, 80), (200, 30, 60)).save(buf, "PNG")
+    assert c.http.put(c.url + "/v1/objects/tg/cat.png", data=buf.getvalue()).status_code == 201
+    r = get(c, "cat.png", {"transform": "resize", "size": "30x30", "format": "jpeg"})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "image/jpeg", r.text
+    img = Image.open(io.BytesIO(r.content))
+    assert img.format == "JPEG" and img.size == (30, 20)
+    r = get(c, "sz/2", {"transform": "resize"})    # random bytes: not an image
+    assert r.status_code == 502 and "not an image" in r.json()["error"], r.text
+    r = get(c, "cat.png", {"transform": "resize", "size": "big"})
+    assert r.status_code == 502 and "bad argument" in r.json()["error"], r.text
 
 
 def test_the_contract_headers(c):
