@@ -206,7 +206,8 @@ FUZZ_listpage_SRC = common/listpage.c common/util.c
 FUZZ_url_SRC = common/url.c common/util.c
 FUZZ_objmeta_SRC = target/store/objmeta.c
 FUZZ_archidx_SRC = common/archidx.c common/util.c
-FUZZ_batchreq_SRC = common/batchreq.c common/archidx.c $(FUZZ_HTTP_SRC)
+FUZZ_batchreq_SRC = common/batchreq.c common/archidx.c common/xform.c common/bmd.c common/bprof.c \
+                    common/snap.c $(FUZZ_HTTP_SRC)
 FUZZ_query_SRC = common/s3/s3sub.c common/s3/s3.c common/s3/s3xml.c common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
               -I$(LLHTTP_INC) -Icommon -Icommon/s3 $(TARGET_INC) -MMD -MP

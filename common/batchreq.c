@@ -1,6 +1,7 @@
 /*
  * batchreq: GetBatch requests (see batchreq.h), with jansson.
  */
+#include <ctype.h>
 #include <jansson.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "batchreq.h"
 #include "http.h"
 #include "util.h"
+#include "xform.h"
 
 static int bad(char *err, size_t errlen, const char *fmt, size_t i)
 {
@@ -20,6 +22,18 @@ static int bad(char *err, size_t errlen, const char *fmt, size_t i)
 static int name_ok(const char *s, size_t n)
 {
     return n && n <= BATCHREQ_NAME_MAX && !memchr(s, 0, n);
+}
+
+/* A transform's args as a URL's query carries them: up to
+ * BATCHREQ_ARGS_MAX of unreserved characters, %, = & and +. */
+static int args_ok(const char *s, size_t n)
+{
+    if (n > BATCHREQ_ARGS_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("-._~%=&+", s[i]))
+            return 0;
+    return 1;
 }
 
 /* Copy s (n bytes) into the arena at *at. */
@@ -40,25 +54,34 @@ static int entry_size(json_t *e, size_t i, size_t *bytes, char *err, size_t errl
     json_t *v;
     json_object_foreach(e, k, v) {
         int str = !strcmp(k, "bucket") || !strcmp(k, "provider") || !strcmp(k, "name") ||
-                  !strcmp(k, "archpath");
+                  !strcmp(k, "archpath") || !strcmp(k, "transform") || !strcmp(k, "args");
         int num = !strcmp(k, "start") || !strcmp(k, "length");
         if (!str && !num)
             return bad(err, errlen, "entries[%zu] has a key Shoal does not know", i);
         if (str && !json_is_string(v))
-            return bad(err, errlen, "entries[%zu]: bucket, provider, name and archpath are "
-                                    "strings", i);
+            return bad(err, errlen, "entries[%zu]: bucket, provider, name, archpath, transform "
+                                    "and args are strings", i);
         if (num && (!json_is_integer(v) || json_integer_value(v) < 0 ||
                     json_integer_value(v) > (1LL << 62)))
             return bad(err, errlen, "entries[%zu]: start and length are integers from 0", i);
         if (str) {
             size_t n = json_string_length(v);
             const char *s = json_string_value(v);
-            if (!strcmp(k, "archpath") ? !archidx_name_ok(s, n) : !name_ok(s, n))
-                return bad(err, errlen, "entries[%zu] has an empty, too long or malformed name",
-                           i);
+            if (!strcmp(k, "transform") ? !xform_valid_name(s, n)
+                : !strcmp(k, "args")      ? !args_ok(s, n)
+                : !strcmp(k, "archpath")  ? !archidx_name_ok(s, n)
+                                          : !name_ok(s, n))
+                return bad(err, errlen, "entries[%zu] has an empty, too long or malformed name, "
+                                        "transform or args", i);
             *bytes += n + 1;
         }
     }
+    json_t *xf = json_object_get(e, "transform");
+    if (xf && (json_object_get(e, "start") || json_object_get(e, "length")))
+        return bad(err, errlen, "entries[%zu]: a range of a transformed entry is not "
+                                "implemented (start, length)", i);
+    if (!xf && json_object_get(e, "args"))
+        return bad(err, errlen, "entries[%zu]: args go with a transform", i);
     if (!json_is_string(json_object_get(e, "bucket")) ||
         !json_is_string(json_object_get(e, "name")))
         return bad(err, errlen, "entries[%zu] needs a bucket and a name", i);
@@ -101,12 +124,12 @@ static int options(struct batch_req *q, json_t *j, char *err, size_t errlen)
 int batchreq_parse(struct batch_req *q, const char *body, size_t len, char *err, size_t errlen)
 {
     memset(q, 0, sizeof(*q));
-    /* a bound before the tree is built: an entry with every field holds 7
+    /* a bound before the tree is built: an entry with every field holds 9
      * commas, and a body of bare numbers must not become 60 million values */
     size_t commas = 0;
     for (size_t i = 0; i < len; i++)
         commas += body[i] == ',';
-    if (commas > 8u * BATCHREQ_MAX) {
+    if (commas > 10u * BATCHREQ_MAX) {
         snprintf(err, errlen, "a batch has at most %u entries", (unsigned)BATCHREQ_MAX);
         return -1;
     }
@@ -146,6 +169,8 @@ int batchreq_parse(struct batch_req *q, const char *body, size_t len, char *err,
         b->name = STR("name");
         b->provider = STR("provider");
         b->archpath = STR("archpath");
+        b->transform = STR("transform");
+        b->args = STR("args");
 #undef STR
         if (!b->provider)
             b->provider = dflt;
@@ -181,6 +206,10 @@ char *batchreq_encode(const struct batch_req *q, const uint32_t *idx, size_t n, 
             json_object_set_new(e, "start", json_integer(b->start));
         if (b->length >= 0)
             json_object_set_new(e, "length", json_integer(b->length));
+        if (b->transform)
+            json_object_set_new(e, "transform", json_string(b->transform));
+        if (b->args)
+            json_object_set_new(e, "args", json_string(b->args));
         json_array_append_new(es, e);
     }
     json_t *j = json_pack("{s:o, s:b}", "entries", es, "continue_on_error", q->continue_on_error);

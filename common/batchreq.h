@@ -2,7 +2,7 @@
  * batchreq: a GetBatch request (POST /v1/batch), parsed and checked:
  *
  *   {"entries": [{"bucket": B, "provider": P?, "name": N, "archpath": A?,
- *                 "start": S?, "length": L?}, ...],
+ *                 "start": S?, "length": L?, "transform": T?, "args": A?}, ...],
  *    "output": ".tar" | ".tar.gz" | ".tgz" | ".zip",
  *    "continue_on_error": bool, "names": "with-bucket" | "name-only" | "member-only",
  *    "manifest": bool}
@@ -10,7 +10,11 @@
  * Refused, with a message for a 400: anything but that shape, no entry
  * or more than BATCHREQ_MAX, a bucket or name that is empty, over
  * BATCHREQ_NAME_MAX bytes or holds a NUL, an archpath archidx would not
- * take, a start or length that is negative or past 2^62, an unknown
+ * take, a start or length that is negative or past 2^62, a transform
+ * that is not a transform's name or that comes with a start or length
+ * (a range of a transformed entry is not served), args without a
+ * transform or beyond BATCHREQ_ARGS_MAX bytes of a URL query's
+ * characters (unreserved, % = & +), an unknown
  * output or names, an unknown key (a typo must not be ignored).
  *
  * Thread: any; a parsed request is read-only.
@@ -24,10 +28,13 @@
 #define BATCHREQ_MAX 1000000
 #define BATCHREQ_BODY_MAX (128u << 20)
 #define BATCHREQ_NAME_MAX 1024
+#define BATCHREQ_ARGS_MAX 1024
 
 struct batch_entry {
     const char *bucket, *provider, *name; /* provider: "shoal" when not given */
     const char *archpath;        /* NULL: the whole object */
+    const char *transform;       /* NULL: the bytes as they are (xform.h) */
+    const char *args;            /* the transform's, URL-encoded, or NULL */
     int64_t start, length;       /* -1: not given */
 };
 

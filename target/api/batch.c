@@ -416,8 +416,11 @@ static void ask_start(struct batch *b, const char *owner_url)
     char *en = http_pct_encode(e->name, strlen(e->name), 1);
     char *ap = e->archpath ? http_pct_encode(e->archpath, strlen(e->archpath), 0) : NULL;
     char *url = node_signed_urlf(&b->t->node, "GET", owner_url,
-                                 "/v1/objects/%s/%s?provider=%s%s%s", e->bucket, en, e->provider,
-                                 ap ? "&archpath=" : "", ap ? ap : "");
+                                 "/v1/objects/%s/%s?provider=%s%s%s%s%s%s%s", e->bucket, en,
+                                 e->provider, ap ? "&archpath=" : "", ap ? ap : "",
+                                 e->transform ? "&transform=" : "",
+                                 e->transform ? e->transform : "", e->args ? "&" : "",
+                                 e->args ? e->args : "");
     char range[80];
     const char *hdrs[1];
     int nh = 0;

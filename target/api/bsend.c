@@ -155,6 +155,10 @@ static void open_entry(struct bsend *s, const struct batch_entry *e, struct evbu
         message(out, BSEND_MISSING, "no such bucket");
         return;
     }
+    if (e->transform) {          /* the object API runs it (xfget.h) */
+        message(out, BSEND_ASK, "transformed through the object API");
+        return;
+    }
     size_t klen;
     char *mkey = store_mkey(e->provider, e->bucket, e->name, strlen(e->name), &klen);
     struct store *st = &s->t->store;

@@ -8,8 +8,8 @@
  * endian), 4 zero bytes, the length that follows (u64); then that many
  * bytes: the entry's (BSEND_OK), or a message. BSEND_ASK means "not
  * read here": the object is not on the drives (cold, on a neighbour,
- * deleted), or damaged here, or a member read only by decompressing; the
- * assembler then reads the entry through the object API, which knows
+ * deleted), or damaged here, or a member read only by decompressing, or
+ * an entry with a transform; the assembler then reads the entry through the object API, which knows
  * all that. An entry's bytes are checked against their sums before they
  * go (the bucket's verify_reads), as a GET's are.
  */

@@ -61,10 +61,14 @@ def c(s3):
                 extra="--auth_keys %s --admin_keys ops --transform_timeout_s 2" %
                       ",".join("%s:%s" % kv for kv in KEYS.items())).start()
     c.http.auth = SigV4("ops", KEYS["ops"])
-    for name, spec in SPECS.items():
-        assert c.http.put(c.url + "/v1/transforms/" + name, json=spec).status_code == 201
-    assert c.http.put(c.url + "/v1/buckets/tg").status_code == 201
-    wait_running(c, SPECS)
+    try:
+        for name, spec in SPECS.items():
+            assert c.http.put(c.url + "/v1/transforms/" + name, json=spec).status_code == 201
+        assert c.http.put(c.url + "/v1/buckets/tg").status_code == 201
+        wait_running(c, SPECS)
+    except BaseException:
+        c.cleanup()              # no daemons left behind by a setup that failed
+        raise
     yield c
     assert not c.cleanup()
 
@@ -332,3 +336,50 @@ def test_the_cli_starts_a_transform_job(c):
                                "modes", "--ext", ".jpg"], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 2 and "--ext" in p.stderr, p.stderr
+
+
+def test_getbatch_entries_with_their_own_transforms(c):
+    import json
+    import tarfile
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.new("RGB", (60, 40)).save(buf, "PNG")
+    objs = {"gb/2": os.urandom(50000), "gb/3": os.urandom(70000), "gb/1": b"x",
+            "gb/cat.png": buf.getvalue(), "gb/shard.tar": make_tar({"a.txt": b"hello member"})}
+    for n, v in objs.items():
+        assert c.http.put(c.url + "/v1/objects/tg/" + n, data=v).status_code == 201
+    entries = [{"bucket": "tg", "name": "gb/2", "transform": "modes"},
+               {"bucket": "tg", "name": "gb/3"},
+               {"bucket": "tg", "name": "gb/cat.png", "transform": "resize",
+                "args": "size=12x12&format=png"},
+               {"bucket": "tg", "name": "gb/shard.tar", "archpath": "a.txt",
+                "transform": "modes"},
+               {"bucket": "tg", "name": "gb/1", "transform": "hash", "args": "algo=md5"}]
+    r = c.http.post(c.url + "/v1/batch", data=json.dumps({"entries": entries}))
+    assert r.status_code == 200, r.text
+    with tarfile.open(fileobj=io.BytesIO(r.content)) as t:
+        got = [(m.name, t.extractfile(m).read()) for m in t]
+    assert [n for n, _ in got] == ["tg/gb/2", "tg/gb/3", "tg/gb/cat.png",
+                                   "tg/gb/shard.tar/a.txt", "tg/gb/1"]
+    assert got[0][1] == objs["gb/2"][::-1] and got[1][1] == objs["gb/3"]
+    assert Image.open(io.BytesIO(got[2][1])).size == (12, 8)
+    assert got[3][1] == b"rebmem olleh"
+    assert got[4][1] == (hashlib.md5(b"x").hexdigest() + "\n").encode()
+    # a failing transform fails its entry (or, continuing, names it)
+    bad = [{"bucket": "tg", "name": "gb/3", "transform": "modes", "args": "mode=error"},
+           {"bucket": "tg", "name": "gb/2"}]
+    r = c.http.post(c.url + "/v1/batch", data=json.dumps({"entries": bad,
+                                                          "continue_on_error": True}))
+    assert r.status_code == 200, r.text
+    with tarfile.open(fileobj=io.BytesIO(r.content)) as t:
+        names = [m.name for m in t]
+    assert names == ["__404__/tg/gb/3", "tg/gb/2"], names
+    r = c.http.post(c.url + "/v1/batch", data=json.dumps({"entries": bad}))
+    assert r.status_code == 502 and "modes" in r.text, r.text
+    for e, why in (({"transform": "modes", "start": 1}, "not implemented"),
+                   ({"args": "a=1"}, "args go with a transform"),
+                   ({"transform": "modes", "args": "a b"}, "malformed"),
+                   ({"transform": "no such"}, "malformed")):
+        r = c.http.post(c.url + "/v1/batch", data=json.dumps(
+            {"entries": [dict({"bucket": "tg", "name": "gb/3"}, **e)]}))
+        assert r.status_code == 400 and why in r.text, (e, r.text)
