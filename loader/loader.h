@@ -62,6 +62,7 @@ struct loader_opts {
     int list_names;
     FILE *csv;                   /* --csv: a line per op and second (opened by opts.c) */
     int names_exist;             /* --names-exist: a mixed run may GET any generated name */
+    char *query;                 /* --query: appended to every GET's URL, or NULL */
     enum mode mode;
     int workers, threads, pct_put, epochs, sequential, verify, cleanup, json;
     double duration, stats_interval;

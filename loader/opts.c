@@ -70,6 +70,8 @@ static void usage(FILE *f)
             "                               s3: path-style S3 with SigV4 (AWS_* variables);\n"
             "                               http: GET/PUT <endpoint>/<bucket>/<name>\n"
             "  --provider NAME            remote bucket's provider (e.g. s3) in shoal/direct modes\n"
+            "  --query Q                  append Q (a=1&b=2, URL-encoded) to every GET's URL,\n"
+            "                               e.g. transform=NAME\n"
             "  --ca FILE                  https endpoint: verify it with these CAs (PEM; default:\n"
             "                               the system's)\n"
             "  --access-key K --secret-key S  sign every request (SigV4) with this key; default:\n"
@@ -132,7 +134,7 @@ static int parse_args(int argc, char **argv)
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
         {"access-key", 1, 0, 'A'}, {"secret-key", 1, 0, 'K'}, {"region", 1, 0, 'R'},
         {"ca", 1, 0, 'C'}, {"csv", 1, 0, 'V'}, {"names-exist", 0, 0, 'X'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"query", 1, 0, 'Q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     uint64_t u;
     double d;
@@ -178,6 +180,7 @@ static int parse_args(int argc, char **argv)
                 die("--csv: cannot write %s: %s", optarg, strerror(errno));
             break;
         case 'X': opt.names_exist = 1; break;
+        case 'Q': opt.query = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

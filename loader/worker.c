@@ -165,6 +165,11 @@ void worker_next(struct worker *w)
     w->hops = 0;
     w->start_us = now_us();
     char *url = op_url(w->name);
+    if (opt.query && w->op != OP_PUT) {   /* --query: the GETs' own arguments */
+        char *q = xasprintf("%s%c%s", url, strchr(url, '?') ? '&' : '?', opt.query);
+        free(url);
+        url = q;
+    }
     client_send(w, url, w->op == OP_PUT);
     free(url);
 }

@@ -19,6 +19,7 @@
  * against.
  */
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -88,6 +89,19 @@ static void on_request(struct evhttp_request *req, void *arg)
     evbuffer_free(out);
 }
 
+/* Each connection's buffers move up to 1 MiB a read or write (libevent's
+ * default is 16 KiB): objects are large. */
+static struct bufferevent *make_bev(struct event_base *base, void *arg)
+{
+    (void)arg;
+    struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (bev) {
+        bufferevent_set_max_single_read(bev, 1 << 20);
+        bufferevent_set_max_single_write(bev, 1 << 20);
+    }
+    return bev;
+}
+
 int main(int argc, char **argv)
 {
     const char *port = argc > 1 ? argv[1] : getenv("PORT");
@@ -105,6 +119,7 @@ int main(int argc, char **argv)
     evhttp_set_max_body_size(http, BODY_MAX);
     evhttp_set_allowed_methods(http, EVHTTP_REQ_POST | EVHTTP_REQ_GET);
     evhttp_set_gencb(http, on_request, NULL);
+    evhttp_set_bevcb(http, make_bev, NULL);
     if (evhttp_bind_socket(http, addr, (unsigned short)atoi(port))) {
         fprintf(stderr, "cannot listen on %s:%s\n", addr, port);
         return 1;
