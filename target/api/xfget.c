@@ -2,7 +2,9 @@
  * xfget: an inline transform on GET (see xfget.h). The transform's
  * answer is streamed to the client as it comes, with backpressure (the
  * transform is paused while the client's unsent bytes are past
- * XF_HIGH); an answer that breaks off after the head closes the
+ * XF_HIGH), or, a large one with a length over plain HTTP, spliced from
+ * the transform's socket into the client's once the head is out; an
+ * answer that breaks off after the head closes the
  * connection (http_resp_abort), so the client never takes a partial
  * body for a whole one.
  *
@@ -18,7 +20,9 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "nodeclient.h"
 #include "objname.h"
+#include "pump.h"
 #include "target.h"
 #include "targetmetrics.h"
 #include "util.h"
@@ -28,6 +32,7 @@
 #include "xfsup.h"
 
 #define XF_HIGH (8u << 20)       /* the client's unsent bytes that pause the transform */
+#define XF_IDLE_S 30             /* a splice without progress for this long fails */
 
 int xfget_asked(const struct http_req *r)
 {
@@ -100,7 +105,9 @@ static char *caller_args(const struct http_req *r)
 struct xfget {
     struct target *t;
     struct http_req *r;          /* NULL once the client left */
-    struct xfrun *x;
+    struct xfrun *x;             /* while the answer comes through xfrun */
+    struct nodeclient_body *b;   /* or its socket, taken */
+    struct pump *pump;           /* spliced into the client's */
     char name[XFORM_NAME_MAX + 1];
     const char *cache;           /* a literal, or NULL */
     int64_t mtime_s;
@@ -118,18 +125,31 @@ static void xg_unhook(struct xfget *g)
     http_req_unref(r);
 }
 
+static void xg_free(struct xfget *g, int whole)
+{
+    pump_free(g->pump);
+    if (g->b)
+        nodeclient_body_end(g->b, whole);
+    free(g);
+}
+
 static void xg_gone(struct http_req *r)
 {
     struct xfget *g = r->data;
     xg_unhook(g);
-    xfrun_cancel(g->x);          /* no on_done comes: g goes here */
-    free(g);
+    if (g->x)
+        xfrun_cancel(g->x);      /* no on_done comes: g goes here */
+    xg_free(g, 0);
 }
+
+static void xg_splice(struct xfget *g);
 
 static void xg_drained(struct http_req *r)
 {
     struct xfget *g = r->data;
-    if (http_resp_pending(r) < XF_HIGH / 2)
+    if (g->b && !g->pump)
+        xg_splice(g);            /* the head and the first bytes are out */
+    else if (g->x && http_resp_pending(r) < XF_HIGH / 2)
         xfrun_resume(g->x);
 }
 
@@ -165,6 +185,7 @@ static void xg_done(void *arg, int status, const char *msg)
 {
     struct xfget *g = arg;
     struct http_req *r = g->r;
+    g->x = NULL;
     if (!status) {
         http_resp_end(r);
         node_count_bytes(&g->t->node, 0, g->sent);
@@ -177,10 +198,56 @@ static void xg_done(void *arg, int status, const char *msg)
         http_reply_error(r, status, "%s", msg);
     }
     xg_unhook(g);
-    free(g);
+    xg_free(g, 0);
 }
 
-static const struct xfrun_ops xg_ops = {xg_head, xg_data, xg_done};
+/* ---- the answer's socket spliced into the client's ----------------------------------- */
+
+static void xg_pumped(void *arg, const char *err, enum pump_side side)
+{
+    struct xfget *g = arg;
+    (void)side;
+    struct http_req *r = g->r;
+    uint64_t n = g->b->pre_len + g->b->left;
+    if (err) {
+        http_resp_abort(r);      /* never a body that looks whole */
+    } else {
+        http_resp_end(r);
+        node_count_bytes(&g->t->node, 0, n);
+        targetmetrics_get(g->cache && !strcmp(g->cache, "miss"), n);
+    }
+    xg_unhook(g);
+    xg_free(g, err == NULL);
+}
+
+/* Once nothing is queued for the client, the rest goes socket to socket. */
+static void xg_splice(struct xfget *g)
+{
+    int cfd = http_resp_fd(g->r);
+    if (cfd < 0)
+        return;                  /* output still queued: xg_drained comes back */
+    g->pump = pump_start(g->r->w->base, g->b->fd, cfd, g->b->left, XF_IDLE_S, xg_pumped, g);
+    if (!g->pump) {
+        http_resp_abort(g->r);
+        xg_unhook(g);
+        xg_free(g, 0);
+    }
+}
+
+static void xg_body(void *arg, struct nodeclient_body *b)
+{
+    struct xfget *g = arg;
+    g->x = NULL;                 /* the run is over: the socket is ours */
+    g->b = b;
+    http_resp_write(g->r, b->pre, b->pre_len);
+    if (!b->left) {
+        xg_pumped(g, NULL, PUMP_IN);
+        return;
+    }
+    xg_splice(g);
+}
+
+static const struct xfrun_ops xg_ops = {xg_head, xg_data, xg_done, xg_body};
 
 void xfget_send(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 const char *cache, const struct objmeta *m, int fd, uint64_t off, uint64_t len,
@@ -201,7 +268,8 @@ void xfget_send(struct target *t, struct http_req *r, const char *mkey, size_t k
     http_query_get(r, "transform", g->name, sizeof(g->name));
     char *oname = xstrndup(name, objname_base_len(name, nl));
     char *args = caller_args(r);
-    struct xfrun_src src = {g->name, bucket, oname, args, mem ? -1 : fd, off, len, mem};
+    struct xfrun_src src = {g->name, bucket, oname, args, mem ? -1 : fd, off, len, mem,
+                            !http_req_tls(r)};
     if (mem)
         close(fd);
     http_req_ref(r);
@@ -210,8 +278,8 @@ void xfget_send(struct target *t, struct http_req *r, const char *mkey, size_t k
     r->on_drain = xg_drained;
     char msg[300];
     int status;
-    g->x = xfrun_start(target_cli(r), (long)t->conf.transform_timeout_s * 1000, &src, &xg_ops, g,
-                       &status, msg, sizeof(msg));
+    g->x = xfrun_start(target_hc(r), r->w->base, (long)t->conf.transform_timeout_s * 1000, &src,
+                       &xg_ops, g, &status, msg, sizeof(msg));
     free(oname);
     free(args);
     if (!g->x)

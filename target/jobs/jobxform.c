@@ -4,7 +4,9 @@
  * while the buffer holds XF_HIGH bytes, and the PUT to the destination's
  * owner (nodeclient), whose upload takes from the buffer and waits when
  * it is empty. The PUT starts once the transform has answered 2xx, with
- * the answer's length when it gives one, else chunked; a transform that
+ * the answer's length when it gives one, else chunked; a large answer
+ * with a length is spliced from the transform's socket into the PUT's
+ * (over plain HTTP) instead of passing the buffer; a transform that
  * fails after that fails the upload, so the PUT never ends and nothing is
  * committed.
  *
@@ -26,6 +28,7 @@
 #include "jobsel.h"
 #include "nodeclient.h"
 #include "objname.h"
+#include "pump.h"
 #include "store.h"
 #include "target.h"
 #include "util.h"
@@ -34,6 +37,7 @@
 
 #define XF_HIGH (4u << 20)       /* buffered answer that pauses the transform */
 #define PUT_TIMEOUT_MS (6L * 3600 * 1000)
+#define PUT_IDLE_S 30            /* a splice without progress for this long fails */
 
 struct xf_opts {
     struct jobsel_dest d;
@@ -61,6 +65,9 @@ struct one {
     struct objmeta m;
     int fd, rc;
     struct xfrun *x;             /* the transform's answer, while it comes */
+    struct nodeclient_body *b;   /* or its socket, taken, */
+    struct pump *pump;           /* spliced into the PUT's */
+    char *url;                   /* the PUT's, signed */
     struct nodeclient_xfer *put; /* the PUT, while it goes */
     struct evbuffer *buf;        /* answered, not yet sent */
     int begun;                   /* the PUT was started */
@@ -88,6 +95,10 @@ static void one_over(struct one *o)
     }
     if (o->fd >= 0)
         close(o->fd);
+    pump_free(o->pump);
+    if (o->b)
+        nodeclient_body_end(o->b, 0);
+    free(o->url);
     evbuffer_free(o->buf);
     free(o->name);
     free(o->dname);
@@ -108,6 +119,8 @@ static ssize_t put_read(void *arg, char *p, size_t n)
         xfrun_resume(o->x);
     if (got > 0)
         return got;
+    if (o->b)
+        return NODECLIENT_READ_SOCKET;   /* the rest from the transform's socket */
     if (o->answered)
         return 0;
     o->put_waits = 1;
@@ -132,6 +145,32 @@ static int put_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t 
     return 0;
 }
 
+/* The transform's answer spliced into the PUT. */
+static void put_pumped(void *arg, const char *err, enum pump_side side)
+{
+    struct one *o = arg;
+    pump_free(o->pump);
+    o->pump = NULL;
+    const struct xf_opts *op = opts_of(o->j);
+    if (err && !o->why[0] && side == PUMP_IN)
+        snprintf(o->why, sizeof(o->why), "transform '%s' failed in the middle of its answer: %s",
+                 op->transform, err);
+    else if (err && !o->why[0])
+        snprintf(o->why, sizeof(o->why), "%s/%s: %s", op->d.bucket, o->dname, err);
+    nodeclient_body_end(o->b, err == NULL);
+    o->b = NULL;
+    nodeclient_upload_moved(o->put, err == NULL);
+}
+
+static void put_socket(void *arg, struct nodeclient_xfer *x, int fd)
+{
+    struct one *o = arg;
+    (void)x;
+    o->pump = pump_start(o->j->base, o->b->fd, fd, o->b->left, PUT_IDLE_S, put_pumped, o);
+    if (!o->pump)
+        put_pumped(o, strerror(errno), PUMP_OUT);
+}
+
 static void put_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct one *o = arg;
@@ -153,6 +192,7 @@ static const struct nodeclient_ops put_ops = {
     .on_data = put_data,
     .on_read = put_read,
     .on_done = put_done,
+    .on_socket = put_socket,
 };
 
 static void wake_put(struct one *o)
@@ -169,19 +209,30 @@ static int xf_head(void *arg, const char *ctype, int64_t len)
 {
     struct one *o = arg;
     struct job *j = o->j;
-    const struct xf_opts *op = opts_of(j);
-    char *url = jobsel_put_url(j, op->d.provider, op->d.bucket, o->dname, o->why, sizeof(o->why));
-    if (!url)
-        return -1;
     char ct[160];
     const char *hdrs[1] = {ct};
     snprintf(ct, sizeof(ct), "Content-Type: %.120s", ctype && *ctype ? ctype
                                                                      : "application/octet-stream");
     o->begun = 1;
-    o->put = nodeclient_start(j->hc, "PUT", url, hdrs, 1, len >= 0 ? len : NODECLIENT_UP_CHUNKED,
-                              PUT_TIMEOUT_MS, &put_ops, o);
-    free(url);
+    o->put = nodeclient_start(j->hc, "PUT", o->url, hdrs, 1,
+                              len >= 0 ? len : NODECLIENT_UP_CHUNKED, PUT_TIMEOUT_MS, &put_ops, o);
     return 0;
+}
+
+/* The answer's socket: what came with the head first, then spliced. */
+static void xf_body(void *arg, struct nodeclient_body *b)
+{
+    struct one *o = arg;
+    o->x = NULL;                 /* the run is over */
+    evbuffer_add(o->buf, b->pre, b->pre_len);
+    o->out = b->pre_len + b->left;
+    if (b->left) {
+        o->b = b;
+    } else {                     /* all of it came with the head */
+        nodeclient_body_end(b, 1);
+        o->answered = 1;
+    }
+    wake_put(o);
 }
 
 static int xf_data(void *arg, const char *p, size_t n)
@@ -208,7 +259,7 @@ static void xf_done(void *arg, int status, const char *msg)
         one_over(o);             /* no PUT to wait for */
 }
 
-static const struct xfrun_ops xf_ops = {xf_head, xf_data, xf_done};
+static const struct xfrun_ops xf_ops = {xf_head, xf_data, xf_done, xf_body};
 
 /* ---- the source ------------------------------------------------------------------------- */
 
@@ -232,12 +283,18 @@ static void opened(void *arg)
         return;
     }
     const struct xf_opts *op = opts_of(j);
+    o->url = jobsel_put_url(j, op->d.provider, op->d.bucket, o->dname, o->why, sizeof(o->why));
+    if (!o->url) {
+        one_over(o);
+        return;
+    }
+    /* the answer's socket is spliced into the PUT's, which over HTTPS it cannot be */
     struct xfrun_src src = {op->transform, j->bucket, o->name, op->args, o->fd, 0, o->m.size,
-                            NULL};
+                            NULL, strncmp(o->url, "https:", 6) != 0};
     o->fd = -1;                  /* xfrun's now */
     int status;
-    o->x = xfrun_start(j->cli, (long)j->t->conf.transform_timeout_s * 1000, &src, &xf_ops, o,
-                       &status, o->why, sizeof(o->why));
+    o->x = xfrun_start(j->hc, j->base, (long)j->t->conf.transform_timeout_s * 1000, &src,
+                       &xf_ops, o, &status, o->why, sizeof(o->why));
     if (!o->x)
         one_over(o);
 }

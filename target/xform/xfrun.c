@@ -1,11 +1,13 @@
 /*
  * xfrun: an object POSTed to a transform and its answer streamed back
- * (see xfrun.h). The upload is read from the object's data file with
- * pread as curl asks for it (the pages a GET checked are in memory); the
- * answer's pieces go to the caller, and an error answer's first bytes
- * into its message.
+ * (see xfrun.h), with the cluster's own HTTP client (nodeclient). The
+ * upload is the data file spliced into the socket (pump_start_file), or
+ * read by nodeclient itself over HTTPS (on_file), or copied from memory
+ * for a small object; the answer's pieces go to the caller, its socket
+ * when the caller takes it, and an error answer's first bytes into its
+ * message.
  *
- * Thread: the curlclient's loop.
+ * Thread: the loop given.
  */
 #include "xfrun.h"
 
@@ -15,83 +17,106 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "curlclient.h"
 #include "http.h"
+#include "nodeclient.h"
+#include "pump.h"
 #include "util.h"
 #include "xfsup.h"
 
 #define ERR_QUOTE 200            /* an error answer's bytes quoted in the message */
+#define UP_IDLE_S 30             /* a transform that takes nothing for this long fails */
+#define TAKE_MIN (64u << 10)     /* smaller answers come as pieces: a splice costs more */
 
 struct xfrun {
-    struct curlclient_xfer *x;
+    struct nodeclient_xfer *x;
+    struct event_base *base;
+    struct pump *pump;           /* the upload, while it is spliced */
     const struct xfrun_ops *ops;
-    void *arg;                   /* NULL once cancelled */
+    void *arg;
     char name[64];
     int fd;
     char *mem;
     uint64_t off, len, sent;     /* the upload: where, how much, how much went */
+    int up_done;                 /* every byte of it went */
+    int take_body;
     int ok;                      /* a 2xx answer */
     int stopped;                 /* the caller's on_head or on_data said stop */
-    int paused;
     char err[ERR_QUOTE + 1];     /* an error answer's start */
     size_t elen;
 };
 
 static void xfrun_free(struct xfrun *f)
 {
+    pump_free(f->pump);
     if (f->fd >= 0)
         close(f->fd);
     free(f->mem);
     free(f);
 }
 
+/* ---- the upload ---------------------------------------------------------------------- */
+
 static ssize_t up_read(void *arg, char *buf, size_t n)
 {
     struct xfrun *f = arg;
-    if (!f->arg)
-        return -1;               /* cancelled */
+    if (!f->mem)
+        return NODECLIENT_READ_SOCKET;   /* the file, spliced (or read by nodeclient) */
     uint64_t left = f->len - f->sent;
     size_t k = n < left ? n : (size_t)left;
-    if (!k)
-        return 0;
-    if (f->mem) {
-        memcpy(buf, f->mem + f->sent, k);
-    } else {
-        ssize_t got;
-        do
-            got = pread(f->fd, buf, k, (off_t)(f->off + f->sent));
-        while (got < 0 && errno == EINTR);
-        if (got <= 0)
-            return -1;           /* a file shorter than its record: the answer fails */
-        k = (size_t)got;
-    }
+    memcpy(buf, f->mem + f->sent, k);
     f->sent += k;
+    f->up_done = f->sent == f->len;
     return (ssize_t)k;
 }
 
-static int on_headers(void *arg, struct curlclient_xfer *x, int status)
+static void up_pumped(void *arg, const char *err, enum pump_side side)
 {
     struct xfrun *f = arg;
-    if (!f->arg)
-        return -1;
-    if (status < 200 || status > 299)
-        return 0;                /* its message comes in the body */
-    f->ok = 1;
-    const char *len = curlclient_header(x, "Content-Length");
-    if (f->ops->on_head(f->arg, curlclient_header(x, "Content-Type"),
-                        len ? strtoll(len, NULL, 10) : -1)) {
-        f->stopped = 1;
-        return -1;
-    }
+    (void)side;
+    pump_free(f->pump);
+    f->pump = NULL;
+    f->up_done = err == NULL;
+    nodeclient_upload_moved(f->x, err == NULL);
+}
+
+static void up_socket(void *arg, struct nodeclient_xfer *x, int fd)
+{
+    struct xfrun *f = arg;
+    f->pump = pump_start_file(f->base, f->fd, f->off, fd, f->len, UP_IDLE_S, up_pumped, f);
+    if (!f->pump)
+        nodeclient_upload_moved(x, 0);
+}
+
+static int up_file(void *arg, int *fd, uint64_t *off)
+{
+    struct xfrun *f = arg;
+    *fd = f->fd;
+    *off = f->off;
     return 0;
 }
 
-static int on_data(void *arg, struct curlclient_xfer *x, const char *p, size_t n)
+/* ---- the answer ---------------------------------------------------------------------- */
+
+static int on_headers(void *arg, struct nodeclient_xfer *x, int status)
+{
+    struct xfrun *f = arg;
+    if (status < 200 || status > 299)
+        return 0;                /* its message comes in the body */
+    f->ok = 1;
+    const char *len = nodeclient_header(x, "Content-Length");
+    int64_t n = len ? strtoll(len, NULL, 10) : -1;
+    if (f->ops->on_head(f->arg, nodeclient_header(x, "Content-Type"), n)) {
+        f->stopped = 1;
+        return -1;
+    }
+    /* the socket is the caller's only once the upload is all in it */
+    return f->take_body && f->up_done && n >= (int64_t)TAKE_MIN ? NODECLIENT_TAKE_BODY : 0;
+}
+
+static int on_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct xfrun *f = arg;
     (void)x;
-    if (!f->arg)
-        return -1;
     if (!f->ok) {
         size_t k = n < ERR_QUOTE - f->elen ? n : ERR_QUOTE - f->elen;
         memcpy(f->err + f->elen, p, k);
@@ -103,6 +128,13 @@ static int on_data(void *arg, struct curlclient_xfer *x, const char *p, size_t n
         return -1;
     }
     return 0;
+}
+
+static void on_taken(void *arg, struct nodeclient_body *b)
+{
+    struct xfrun *f = arg;
+    f->ops->on_body(f->arg, b);
+    xfrun_free(f);
 }
 
 /* The message of an error answer: its first line, printable. */
@@ -118,16 +150,12 @@ static void quote_err(struct xfrun *f)
         }
 }
 
-static void on_done(void *arg, struct curlclient_xfer *x, int status, const char *err)
+static void on_done(void *arg, struct nodeclient_xfer *x, int status, const char *err)
 {
     struct xfrun *f = arg;
     char msg[400];
-    int st = 0;
-    if (!f->arg) {
-        xfrun_free(f);
-        return;
-    }
-    enum curlclient_fail how = curlclient_failure(x);
+    int st;
+    enum nodeclient_fail how = status ? NODECLIENT_FAIL_NONE : nodeclient_failure(x);
     if (status >= 200 && status <= 299 && !f->stopped) {
         st = 0;
         msg[0] = '\0';
@@ -135,10 +163,10 @@ static void on_done(void *arg, struct curlclient_xfer *x, int status, const char
         quote_err(f);
         st = 502;
         snprintf(msg, sizeof(msg), "transform '%s' answered %d: %s", f->name, status, f->err);
-    } else if (how == CCF_TIMEOUT) {
+    } else if (how == NODECLIENT_FAIL_TIMEOUT) {
         st = 504;
         snprintf(msg, sizeof(msg), "transform '%s' took too long: %s", f->name, err);
-    } else if (how == CCF_CONNECT && !f->ok) {
+    } else if (how == NODECLIENT_FAIL_CONNECT && !f->ok) {
         st = 503;
         snprintf(msg, sizeof(msg), "transform '%s' is not listening: %s", f->name, err);
     } else {
@@ -147,15 +175,24 @@ static void on_done(void *arg, struct curlclient_xfer *x, int status, const char
                  f->ok ? "in the middle of its answer" : "before it answered",
                  f->stopped ? "stopped" : err ? err : "no answer");
     }
+    f->x = NULL;
     f->ops->on_done(f->arg, st, msg);
     xfrun_free(f);
 }
 
-static const struct curlclient_ops ops = {on_headers, on_data, up_read, on_done, NULL};
+static const struct nodeclient_ops ops = {
+    .on_headers = on_headers,
+    .on_data = on_data,
+    .on_read = up_read,
+    .on_done = on_done,
+    .on_taken = on_taken,
+    .on_socket = up_socket,
+    .on_file = up_file,
+};
 
-struct xfrun *xfrun_start(struct curlclient *cli, long timeout_ms, const struct xfrun_src *src,
-                          const struct xfrun_ops *xops, void *arg, int *status, char *msg,
-                          size_t msglen)
+struct xfrun *xfrun_start(struct nodeclient *hc, struct event_base *base, long timeout_ms,
+                          const struct xfrun_src *src, const struct xfrun_ops *xops, void *arg,
+                          int *status, char *msg, size_t msglen)
 {
     char url[512];
     int rc = xfsup_url(src->transform, url, sizeof(url));
@@ -172,9 +209,12 @@ struct xfrun *xfrun_start(struct curlclient *cli, long timeout_ms, const struct 
     snprintf(f->name, sizeof(f->name), "%s", src->transform);
     f->ops = xops;
     f->arg = arg;
+    f->base = base;
     f->fd = src->fd;
     f->off = src->off;
     f->len = src->len;
+    f->up_done = src->len == 0;
+    f->take_body = src->take_body && xops->on_body;
     if (src->mem) {
         f->mem = xmalloc(src->len ? src->len : 1);
         memcpy(f->mem, src->mem + src->off, src->len);
@@ -188,29 +228,25 @@ struct xfrun *xfrun_start(struct curlclient *cli, long timeout_ms, const struct 
     snprintf(hb[3], sizeof(hb[3]), "X-Shoal-Args: %.1024s", src->args);
     free(en);
     const char *hdrs[5] = {hb[0], hb[1], hb[2], hb[3], "Content-Type: application/octet-stream"};
-    struct curlclient_opt opt = {(int64_t)src->len, timeout_ms, 0, "transform"};
-    f->x = curlclient_start(cli, "POST", url, hdrs, 5, &opt, &ops, f);
+    f->x = nodeclient_start(hc, "POST", url, hdrs, 5, (int64_t)src->len, timeout_ms, &ops, f);
     return f;
 }
 
 void xfrun_pause(struct xfrun *f)
 {
-    if (!f->paused) {
-        f->paused = 1;
-        curlclient_pause(f->x);
-    }
+    if (f->x)
+        nodeclient_pause(f->x);
 }
 
 void xfrun_resume(struct xfrun *f)
 {
-    if (f->paused) {
-        f->paused = 0;
-        curlclient_resume(f->x);
-    }
+    if (f->x)
+        nodeclient_resume(f->x);
 }
 
 void xfrun_cancel(struct xfrun *f)
 {
-    f->arg = NULL;
-    xfrun_resume(f);             /* its next piece sees it and stops */
+    if (f->x)
+        nodeclient_cancel(f->x);
+    xfrun_free(f);
 }

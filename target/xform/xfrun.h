@@ -6,7 +6,10 @@
  * headers; a 2xx answer's body is the transformed object, streamed to the
  * caller piece by piece (never held whole), any other status is the
  * transform's error. Shared by the inline GET (target/api/xfget.c) and
- * the transform job (target/jobs/jobxform.c).
+ * the transform job (target/jobs/jobxform.c). Over plain HTTP the data
+ * file is spliced into the transform's socket, and a caller that can may
+ * take the answer's body as a socket to splice on (on_body): the bytes
+ * then never pass through the target's memory.
  *
  * How it can fail, as a status the caller answers with (each message
  * names the transform):
@@ -17,7 +20,8 @@
  *   502  it answered an error status (its message quoted), or its answer
  *        broke off (the connection closed mid-body, a crash)
  *
- * Thread: the loop of the curlclient given; callbacks come there, later.
+ * Thread: the loop of the nodeclient given (base); callbacks come there,
+ * later.
  */
 #ifndef SHOAL_TARGET_XFRUN_H
 #define SHOAL_TARGET_XFRUN_H
@@ -25,7 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct curlclient;
+struct event_base;
+struct nodeclient;
+struct nodeclient_body;
 struct xfrun;
 
 struct xfrun_src {
@@ -35,6 +41,8 @@ struct xfrun_src {
     int fd;                      /* the bytes: [off, off + len) of fd (taken), */
     uint64_t off, len;
     const char *mem;             /* or from mem, when not NULL (copied; fd then -1) */
+    int take_body;               /* a 2xx answer with a length may be handed over as its
+                                  * socket (on_body) */
 };
 
 struct xfrun_ops {
@@ -45,13 +53,18 @@ struct xfrun_ops {
     int (*on_data)(void *arg, const char *p, size_t n);
     /* status 0: the answer came whole; else 502, 503 or 504 with msg. */
     void (*on_done)(void *arg, int status, const char *msg);
+    /* After on_head, with take_body: the answer's body as its socket, b's
+     * pre bytes and then left more from b->fd (non-blocking), the caller's
+     * to move (splice) and end with nodeclient_body_end(b, whole); no
+     * on_data or on_done follows, and the run is over. */
+    void (*on_body)(void *arg, struct nodeclient_body *b);
 };
 
 /* Start src through its transform, timeout_ms for the whole of it. NULL
  * when it cannot start, with *status (404, 503) and msg (src.fd closed). */
-struct xfrun *xfrun_start(struct curlclient *cli, long timeout_ms, const struct xfrun_src *src,
-                          const struct xfrun_ops *ops, void *arg, int *status, char *msg,
-                          size_t msglen);
+struct xfrun *xfrun_start(struct nodeclient *hc, struct event_base *base, long timeout_ms,
+                          const struct xfrun_src *src, const struct xfrun_ops *ops, void *arg,
+                          int *status, char *msg, size_t msglen);
 /* Stop and restart the delivery of pieces (backpressure). */
 void xfrun_pause(struct xfrun *x);
 void xfrun_resume(struct xfrun *x);
