@@ -10,7 +10,8 @@
  * that says why.
  *
  * The body is taken whole before the answer starts (libevent's server
- * reads a request whole), up to 1 GiB. Register it with
+ * reads a request whole), up to 1 GiB. A process per CPU serves the one
+ * listening socket; the others die with the first. Register it with
  *
  *   PUT /v1/transforms/identity  {"command": ["/usr/local/bin/shoal-transform-identity"]}
  *
@@ -23,9 +24,15 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+#include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define BODY_MAX (1LL << 30)
 #define REPEAT_MAX 1000
@@ -102,6 +109,41 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
     return bev;
 }
 
+/* The listening socket, bound in the first process before the others fork. */
+static int listen_on(const char *addr, const char *port)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST}, *ai;
+    if (getaddrinfo(addr, port, &hints, &ai))
+        return -1;
+    int fd = socket(ai->ai_family, SOCK_STREAM, 0), one = 1;
+    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+                    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1024) ||
+                    evutil_make_socket_nonblocking(fd))) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+/* One process's server on the shared socket, until it is stopped. */
+static int serve(int fd)
+{
+    struct event_base *base = event_base_new();
+    struct evhttp *http = base ? evhttp_new(base) : NULL;
+    if (!http || evhttp_accept_socket(http, fd)) {
+        fprintf(stderr, "cannot make an HTTP server\n");
+        return 1;
+    }
+    evhttp_set_max_body_size(http, BODY_MAX);
+    evhttp_set_allowed_methods(http, EVHTTP_REQ_POST | EVHTTP_REQ_GET);
+    evhttp_set_gencb(http, on_request, NULL);
+    evhttp_set_bevcb(http, make_bev, NULL);
+    event_base_dispatch(base);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *port = argc > 1 ? argv[1] : getenv("PORT");
@@ -110,22 +152,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [PORT [ADDRESS]] (or PORT in the environment)\n", argv[0]);
         return 2;
     }
-    struct event_base *base = event_base_new();
-    struct evhttp *http = base ? evhttp_new(base) : NULL;
-    if (!http) {
-        fprintf(stderr, "cannot make an HTTP server\n");
-        return 1;
-    }
-    evhttp_set_max_body_size(http, BODY_MAX);
-    evhttp_set_allowed_methods(http, EVHTTP_REQ_POST | EVHTTP_REQ_GET);
-    evhttp_set_gencb(http, on_request, NULL);
-    evhttp_set_bevcb(http, make_bev, NULL);
-    if (evhttp_bind_socket(http, addr, (unsigned short)atoi(port))) {
+    int fd = listen_on(addr, port);
+    if (fd < 0) {
         fprintf(stderr, "cannot listen on %s:%s\n", addr, port);
         return 1;
     }
-    printf("identity transform on port %s\n", port);
+    /* a process per CPU on the one socket; the others go with the first */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long i = 1; i < cpus && i < 64; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            return serve(fd);
+        }
+    }
+    printf("identity transform on port %s, %ld processes\n", port, cpus < 1 ? 1 : cpus);
     fflush(stdout);
-    event_base_dispatch(base);
-    return 0;
+    return serve(fd);
 }
