@@ -48,7 +48,6 @@ struct curlclient_xfer {
     int follow;                  /* redirects are followed: theirs are not the answer */
     int stopped;                 /* a callback asked to stop */
     int pause_bits;              /* CURLPAUSE_RECV when in force */
-    enum curlclient_fail fail;   /* how it failed, once done */
     char errbuf[CURL_ERROR_SIZE];
     char labels[180];            /* "backend,provider,op" of the metrics */
     char where[150];             /* "backend,provider" */
@@ -153,10 +152,6 @@ static void check_done(struct curlclient *c)
                 x->stopped = 1;
         }
         count(x, x->stopped || res != CURLE_OK ? 0 : status);
-        x->fail = res == CURLE_OK                    ? CCF_NONE
-                  : res == CURLE_OPERATION_TIMEDOUT  ? CCF_TIMEOUT
-                  : res == CURLE_COULDNT_CONNECT     ? CCF_CONNECT
-                                                     : CCF_OTHER;
         const char *err = x->stopped        ? "cancelled"
                           : res == CURLE_OK ? NULL
                           : x->errbuf[0]    ? x->errbuf
@@ -406,11 +401,6 @@ const char *curlclient_header(const struct curlclient_xfer *x, const char *name)
         if (!strcasecmp(x->rh[i], name))
             return x->rh[i] + strlen(x->rh[i]) + 1;
     return NULL;
-}
-
-enum curlclient_fail curlclient_failure(const struct curlclient_xfer *x)
-{
-    return x->fail;
 }
 
 /* Pausing may happen inside curl's callbacks; unpausing happens from the

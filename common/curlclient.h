@@ -64,9 +64,6 @@ struct curlclient_xfer *curlclient_start(struct curlclient *c, const char *metho
                                          const struct curlclient_ops *ops, void *arg);
 /* A response header's value (trimmed), or NULL. Valid from on_headers on. */
 const char *curlclient_header(const struct curlclient_xfer *x, const char *name);
-/* How a transfer that failed (on_done's status 0) failed: from on_done on. */
-enum curlclient_fail { CCF_NONE, CCF_TIMEOUT, CCF_CONNECT, CCF_OTHER };
-enum curlclient_fail curlclient_failure(const struct curlclient_xfer *x);
 /* Stop and restart the delivery of body pieces (on_data). */
 void curlclient_pause(struct curlclient_xfer *x);
 void curlclient_resume(struct curlclient_xfer *x);
