@@ -12,6 +12,7 @@ import requests
 
 from conftest import Cluster
 from test_mirror import owner_of, url
+from test_rebalance import wait_rebalanced
 
 NAMES = 60
 
@@ -23,6 +24,7 @@ BUCKETS = {"plain": {}, "mir": {"mirror": {"copies": 2}},
 def fill(c):
     """BUCKETS, NAMES objects each (a third of them sliced in "ec"): the
     bodies, and the owner of each name (the same in every bucket)."""
+    wait_rebalanced(c)           # the start-up walk over: no write waits on it
     for b, props in BUCKETS.items():
         r = c.http.put(c.url + "/v1/buckets/" + b, json=props or None)
         assert r.status_code == 201, r.text
@@ -30,7 +32,8 @@ def fill(c):
             for i in range(NAMES)}
     for b in BUCKETS:
         for k, v in data.items():
-            assert c.http.put(url(c, b, k), v).status_code == 201
+            r = c.http.put(url(c, b, k), v)
+            assert r.status_code == 201, (b, k, r.status_code, r.text)
     return data, {k: owner_of(c, "plain", k) for k in data}
 
 
