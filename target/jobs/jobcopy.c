@@ -65,8 +65,7 @@ struct send {
     size_t klen;
     const char *to_provider, *to;
     struct objmeta m;            /* the source's, as opened */
-    int fd;                      /* its data file, -1 before */
-    int rc;
+    int fd;                      /* its data file, -1 before, or -errno from its open */
     struct nodeclient_xfer *x;
     struct pump *pump;
     char answer[200];            /* the start of an error answer's body */
@@ -122,14 +121,6 @@ static void send_socket(void *arg, struct nodeclient_xfer *x, int fd)
         nodeclient_upload_moved(x, 0);
 }
 
-static int send_headers(void *arg, struct nodeclient_xfer *x, int status)
-{
-    (void)arg;
-    (void)x;
-    (void)status;
-    return 0;
-}
-
 static int send_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct send *s = arg;
@@ -169,7 +160,6 @@ static int send_file(void *arg, int *fd, uint64_t *off)
 }
 
 static const struct nodeclient_ops send_ops = {
-    .on_headers = send_headers,
     .on_data = send_data,
     .on_read = send_read,
     .on_done = send_done,
@@ -182,9 +172,6 @@ static void open_work(void *arg)
 {
     struct send *s = arg;
     s->fd = jobsel_open(&s->j->t->store, s->mkey, s->klen, &s->m);
-    s->rc = s->fd < 0 ? s->fd : 0;
-    if (s->fd < 0)
-        s->fd = -1;
 }
 
 static void opened(void *arg)
@@ -192,8 +179,10 @@ static void opened(void *arg)
     struct send *s = arg;
     struct job *j = s->j;
     char err[128];
-    if (s->rc) {
-        send_failed(s, s->rc == -ENOENT ? "gone before it could be sent" : strerror(-s->rc));
+    if (s->fd < 0) {
+        int rc = s->fd;
+        s->fd = -1;
+        send_failed(s, rc == -ENOENT ? "gone before it could be sent" : strerror(-rc));
         return;
     }
     char *url = jobsel_put_url(j, s->to_provider, s->to, s->dname, err, sizeof(err));

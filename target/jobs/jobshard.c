@@ -447,14 +447,6 @@ static ssize_t put_read(void *arg, char *buf, size_t n)
     return k;
 }
 
-static int put_headers(void *arg, struct nodeclient_xfer *x, int status)
-{
-    (void)arg;
-    (void)x;
-    (void)status;
-    return 0;
-}
-
 static int put_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     (void)x;
@@ -482,7 +474,6 @@ static void put_done(void *arg, struct nodeclient_xfer *x, int status, const cha
 }
 
 static const struct nodeclient_ops put_ops = {
-    .on_headers = put_headers,
     .on_data = put_data,
     .on_read = put_read,
     .on_done = put_done,

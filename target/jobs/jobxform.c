@@ -63,14 +63,13 @@ struct one {
     char *name, *dname, *mkey;
     size_t klen;
     struct objmeta m;
-    int fd, rc;
+    int fd;                      /* the data file, or -errno from its open */
     struct xfrun *x;             /* the transform's answer, while it comes */
     struct nodeclient_body *b;   /* or its socket, taken, */
     struct pump *pump;           /* spliced into the PUT's */
     char *url;                   /* the PUT's, signed */
     struct nodeclient_xfer *put; /* the PUT, while it goes */
     struct evbuffer *buf;        /* answered, not yet sent */
-    int begun;                   /* the PUT was started */
     int answered;                /* the transform's answer is whole */
     int put_waits;               /* the upload waits for bytes */
     int put_status;
@@ -127,14 +126,6 @@ static ssize_t put_read(void *arg, char *p, size_t n)
     return NODECLIENT_READ_PAUSE;
 }
 
-static int put_headers(void *arg, struct nodeclient_xfer *x, int status)
-{
-    (void)arg;
-    (void)x;
-    (void)status;
-    return 0;
-}
-
 static int put_data(void *arg, struct nodeclient_xfer *x, const char *p, size_t n)
 {
     struct one *o = arg;
@@ -188,7 +179,6 @@ static void put_done(void *arg, struct nodeclient_xfer *x, int status, const cha
 }
 
 static const struct nodeclient_ops put_ops = {
-    .on_headers = put_headers,
     .on_data = put_data,
     .on_read = put_read,
     .on_done = put_done,
@@ -213,7 +203,6 @@ static int xf_head(void *arg, const char *ctype, int64_t len)
     const char *hdrs[1] = {ct};
     snprintf(ct, sizeof(ct), "Content-Type: %.120s", ctype && *ctype ? ctype
                                                                      : "application/octet-stream");
-    o->begun = 1;
     o->put = nodeclient_start(j->hc, "PUT", o->url, hdrs, 1,
                               len >= 0 ? len : NODECLIENT_UP_CHUNKED, PUT_TIMEOUT_MS, &put_ops, o);
     return 0;
@@ -255,8 +244,8 @@ static void xf_done(void *arg, int status, const char *msg)
     o->answered = !status;
     if (o->put)
         wake_put(o);             /* its end, or (failed) its failure */
-    else if (!o->begun || o->why[0])
-        one_over(o);             /* no PUT to wait for */
+    else
+        one_over(o);             /* no PUT to wait for: it never began */
 }
 
 static const struct xfrun_ops xf_ops = {xf_head, xf_data, xf_done, xf_body};
@@ -267,18 +256,16 @@ static void open_work(void *arg)
 {
     struct one *o = arg;
     o->fd = jobsel_open(&o->j->t->store, o->mkey, o->klen, &o->m);
-    o->rc = o->fd < 0 ? o->fd : 0;
-    if (o->fd < 0)
-        o->fd = -1;
 }
 
 static void opened(void *arg)
 {
     struct one *o = arg;
     struct job *j = o->j;
-    if (o->rc) {
+    if (o->fd < 0) {
         snprintf(o->why, sizeof(o->why), "%s",
-                 o->rc == -ENOENT ? "gone before it could be transformed" : strerror(-o->rc));
+                 o->fd == -ENOENT ? "gone before it could be transformed" : strerror(-o->fd));
+        o->fd = -1;
         one_over(o);
         return;
     }
