@@ -1,7 +1,6 @@
 /*
  * batchreq: GetBatch requests (see batchreq.h), with jansson.
  */
-#include <ctype.h>
 #include <jansson.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -22,18 +21,6 @@ static int bad(char *err, size_t errlen, const char *fmt, size_t i)
 static int name_ok(const char *s, size_t n)
 {
     return n && n <= BATCHREQ_NAME_MAX && !memchr(s, 0, n);
-}
-
-/* A transform's args as a URL's query carries them: up to
- * BATCHREQ_ARGS_MAX of unreserved characters, %, = & and +. */
-static int args_ok(const char *s, size_t n)
-{
-    if (n > BATCHREQ_ARGS_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr("-._~%=&+", s[i]))
-            return 0;
-    return 1;
 }
 
 /* Copy s (n bytes) into the arena at *at. */
@@ -68,7 +55,7 @@ static int entry_size(json_t *e, size_t i, size_t *bytes, char *err, size_t errl
             size_t n = json_string_length(v);
             const char *s = json_string_value(v);
             if (!strcmp(k, "transform") ? !xform_valid_name(s, n)
-                : !strcmp(k, "args")      ? !args_ok(s, n)
+                : !strcmp(k, "args")      ? !xform_args_ok(s, n)
                 : !strcmp(k, "archpath")  ? !archidx_name_ok(s, n)
                                           : !name_ok(s, n))
                 return bad(err, errlen, "entries[%zu] has an empty, too long or malformed name, "

@@ -13,8 +13,7 @@
  * take, a start or length that is negative or past 2^62, a transform
  * that is not a transform's name or that comes with a start or length
  * (a range of a transformed entry is not served), args without a
- * transform or beyond BATCHREQ_ARGS_MAX bytes of a URL query's
- * characters (unreserved, % = & +), an unknown
+ * transform or that xform_args_ok refuses, an unknown
  * output or names, an unknown key (a typo must not be ignored).
  *
  * Thread: any; a parsed request is read-only.
@@ -28,7 +27,6 @@
 #define BATCHREQ_MAX 1000000
 #define BATCHREQ_BODY_MAX (128u << 20)
 #define BATCHREQ_NAME_MAX 1024
-#define BATCHREQ_ARGS_MAX 1024
 
 struct batch_entry {
     const char *bucket, *provider, *name; /* provider: "shoal" when not given */

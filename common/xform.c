@@ -5,6 +5,7 @@
  */
 #include "xform.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,16 @@
 int xform_valid_name(const char *name, size_t n)
 {
     return bmd_valid_name(name, n);
+}
+
+int xform_args_ok(const char *s, size_t n)
+{
+    if (n > XFORM_QUERY_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("-._~%=&+", s[i]))
+            return 0;
+    return 1;
 }
 
 /* A command: an array of 1..XFORM_ARGS_MAX strings without NUL. */

@@ -22,6 +22,11 @@
 #define XFORM_NAME_MAX 63
 #define XFORM_ARGS_MAX 64
 
+/* A transform's arguments as a URL's query carries them (a GET's
+ * ?transform=NAME&args, a job's or a GetBatch entry's "args"): up to
+ * XFORM_QUERY_MAX bytes of unreserved characters, %, = & and +. */
+#define XFORM_QUERY_MAX 1024
+int xform_args_ok(const char *s, size_t n);
 /* Is this a valid transform name (as a bucket's: 1..63 of [A-Za-z0-9._-]). */
 int xform_valid_name(const char *name, size_t n);
 /* Validate spec: an object with a command (1..64 strings without NUL,

@@ -204,8 +204,8 @@ static int xform_check_job(struct http_req *r, json_t *j, const struct jobkind *
         return 404;
     }
     json_t *args = json_object_get(j, "args");
-    if (args && (!json_is_string(args) || json_string_length(args) > 1024 ||
-                 strpbrk(json_string_value(args), " \r\n\t")))
+    if (args && (!json_is_string(args) ||
+                 !xform_args_ok(json_string_value(args), json_string_length(args))))
         return bad(r, "\"args\" is the transform's arguments, URL-encoded (\"a=1&b=2\"), "
                       "at most 1024 bytes");
     const char *from;

@@ -43,7 +43,7 @@ struct xf_opts {
     struct jobsel_dest d;
     char transform[XFORM_NAME_MAX + 1];
     json_t *ext;                 /* {".from": ".to"}, or NULL */
-    char args[1025];             /* for the transform, URL-encoded */
+    char args[XFORM_QUERY_MAX + 1];   /* for the transform, URL-encoded */
 };
 
 static struct xf_opts *opts_of(const struct job *j)

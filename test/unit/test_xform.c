@@ -41,6 +41,13 @@ int main(void)
     CHECK(!ok(many));
     CHECK(xform_valid_name("resize-256", 10) && !xform_valid_name("a/b", 3) &&
           !xform_valid_name("", 0));
+    /* arguments as a query carries them */
+    CHECK(xform_args_ok("size=224x224&fmt=a%20b+c", 24) && xform_args_ok("", 0));
+    CHECK(!xform_args_ok("a b", 3) && !xform_args_ok("a=\"x\"", 5) &&
+          !xform_args_ok("a\r\nX: y", 8) && !xform_args_ok("a#b", 3));
+    char big[XFORM_QUERY_MAX + 2];
+    memset(big, 'a', sizeof(big));
+    CHECK(xform_args_ok(big, XFORM_QUERY_MAX) && !xform_args_ok(big, XFORM_QUERY_MAX + 1));
     json_t *spec = json_loads("{\"url\": \"http://h:1/\"}", 0, NULL);
     json_t *pub = xform_public("id", spec);
     CHECK(!strcmp(json_string_value(json_object_get(pub, "name")), "id") &&
