@@ -368,8 +368,6 @@ struct curlclient_xfer *curlclient_start(struct curlclient *c, const char *metho
     if (opt->upload_len >= 0) {
         curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)opt->upload_len);
-        /* and sent in large pieces too (curl's default is 64 KiB) */
-        curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
         curl_easy_setopt(e, CURLOPT_READFUNCTION, read_cb);
         curl_easy_setopt(e, CURLOPT_READDATA, x);
         if (ops->on_rewind) {
