@@ -346,7 +346,6 @@ void cluster_tick(struct node *n)
         p->was_primary = 0;
         return;
     }
-    uint64_t now = mono_ms();
     pthread_mutex_lock(&p->mu);
     struct cmap *cur = cmap_current();
     if (!p->was_primary) {
@@ -354,6 +353,10 @@ void cluster_tick(struct node *n)
         for (int i = 0; cur && i < cur->n; i++)
             seen_touch(p, cur->nodes[i].id);
     }
+    /* read after every touch above and under the lock: a time read
+     * before a keepalive's touch is older than it, and the difference
+     * would wrap to a silence of centuries */
+    uint64_t now = mono_ms();
     for (int i = 0; i < p->n_seen; i++) {
         if (!strcmp(p->seen[i].id, n->id))
             continue;
