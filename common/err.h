@@ -40,7 +40,7 @@ enum s3e {
     S3E_INVALID_DIGEST,                 /* 400 InvalidDigest */
     S3E_INVALID_OBJECT_NAME,            /* 400 InvalidObjectName */
     S3E_INVALID_PART,                   /* 400 InvalidPart */
-    S3E_INVALID_PART_NUMBER,            /* 416 InvalidPartNumber */
+    S3E_INVALID_PART_NUMBER,            /* 400 InvalidPartNumber */
     S3E_INVALID_PART_ORDER,             /* 400 InvalidPartOrder */
     S3E_INVALID_RANGE,                  /* 416 InvalidRange */
     S3E_INVALID_REQUEST,                /* 400 InvalidRequest */

@@ -2,8 +2,9 @@
  * partsizes: a multipart object's part sizes, kept among its metadata (under
  * ":parts", as "size*count,size*count...", a run per stretch of equal
  * sizes) so that GET and HEAD serve ?partNumber= as S3 does: that part's
- * bytes (206, x-amz-mp-parts-count), 416 InvalidPartNumber past the last,
- * and part 1 of an object not uploaded in parts as the whole object.
+ * bytes (206, x-amz-mp-parts-count), 400 InvalidPartNumber past the last
+ * (a plain object's part 2 too), and part 1 of an object not uploaded in
+ * parts as the whole object.
  * An object whose sizes do not fit PARTSIZES_MAX keeps none; ?partNumber= on
  * it is answered 501.
  */
@@ -21,8 +22,9 @@ struct objmeta;
 void partsizes_keep(struct objmeta *m, const uint64_t *sizes, int n);
 /* r's ?partNumber= against m: 0 when r names none; 1 with [*off, *off +
  * *len) the part's bytes (the parts count answered); 2 for part 1 of an
- * object not in parts (the whole object) or an empty part (nothing); -1 with r answered (400 with a
- * Range too, or a bad number; 416; 501). */
+ * object not in parts (the whole object) or an empty part (nothing); -1
+ * with r answered (400 with a Range too, a bad number, or past the parts;
+ * 501). */
 int partsizes_range(struct http_req *r, const struct objmeta *m, uint64_t *off, uint64_t *len);
 
 #endif
