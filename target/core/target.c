@@ -63,12 +63,14 @@ static const char *kept_name(const char *name)
     return NULL;
 }
 
-/* value's codings but aws-chunked (which framed the body only), into out. */
+/* value's codings but aws-chunked (which framed the body only), into
+ * out, each kept as it was sent: with the separator that came before it
+ * ("deflate, gzip" stays so). */
 static void strip_aws_chunked(const char *value, char *out, size_t outlen)
 {
     size_t n = 0;
     out[0] = '\0';
-    for (const char *p = value; *p;) {
+    for (const char *p = value, *sep = value; *p;) {
         size_t l = strcspn(p, ",");
         const char *s = p, *e = p + l;
         while (s < e && (*s == ' ' || *s == '\t'))
@@ -76,9 +78,10 @@ static void strip_aws_chunked(const char *value, char *out, size_t outlen)
         while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
             e--;
         int skip = e == s || ((size_t)(e - s) == 11 && !strncasecmp(s, "aws-chunked", 11));
-        if (!skip && n + (size_t)(e - s) + 2 < outlen)
-            n += (size_t)snprintf(out + n, outlen - n, "%s%.*s", n ? "," : "", (int)(e - s), s);
-        p += l;
+        const char *from = n ? sep : s;     /* the first kept one: no separator */
+        if (!skip && n + (size_t)(e - from) < outlen)
+            n += (size_t)snprintf(out + n, outlen - n, "%.*s", (int)(e - from), from);
+        sep = p += l;            /* at the comma before the next one */
         if (*p == ',')
             p++;
     }

@@ -56,10 +56,14 @@ def test_standard_headers_are_kept_and_returned(s3, bkt):
 
 def test_aws_chunked_is_no_content_encoding(s3c, s3, bkt):
     """A body sent aws-chunked keeps the other codings of its
-    Content-Encoding and not aws-chunked itself."""
+    Content-Encoding, as they were sent, and not aws-chunked itself; a
+    plain body's Content-Encoding is kept as sent."""
+    s3.put_object(Bucket=bkt, Key="two", Body=b"x", ContentEncoding="deflate, gzip")
+    assert s3.head_object(Bucket=bkt, Key="two")["ContentEncoding"] == "deflate, gzip"
     data = os.urandom(100000)
     for key, ce, back in (("only", "aws-chunked", None), ("gz", "aws-chunked,gzip", "gzip"),
-                          ("gz2", "gzip, aws-chunked", "gzip")):
+                          ("gz2", "gzip, aws-chunked", "gzip"),
+                          ("gz3", "deflate, aws-chunked, gzip", "deflate, gzip")):
         url = owner_root(s3c, bkt, key)
         body = trailer_body(data)
         h = {"Content-Encoding": ce, "x-amz-decoded-content-length": str(len(data)),
