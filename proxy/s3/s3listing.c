@@ -456,8 +456,11 @@ void s3listing_objects(struct http_req *r, const char *bucket, enum s3listing_ki
     http_req_ref(r);
     int remote = l->remote = objlist_by_backend(BMD_PROVIDER_SHOAL, bucket);
     l->stored = kind == S3LISTING_VERSIONS && !remote;
-    /* an empty continuation-token is as none */
-    if (kind == S3LISTING_V2 && http_query_get(r, "continuation-token", tok, sizeof(tok)) > 0) {
+    /* an empty continuation-token is as none, but echoed as S3 does */
+    int tl = kind == S3LISTING_V2 ? http_query_get(r, "continuation-token", tok, sizeof(tok)) : -1;
+    if (tl == 0)
+        l->token_in = xstrdup("");
+    if (tl > 0) {
         char *page, *aft;
         if (token_parse(tok, &page, &aft)) {
             listing_free(l);

@@ -191,8 +191,9 @@ def test_conditional_writes(s3, bkt):
 
 def test_listing_details(s3c, s3, bkt):
     """ListObjectsV2 gives each key's Owner only with fetch-owner=true; an
-    empty continuation-token is no token; ListObjects v1 echoes Prefix,
-    Marker and Delimiter decoded, and URL-encoded with encoding-type=url."""
+    empty continuation-token is no token, echoed empty as S3 does;
+    ListObjects v1 echoes Prefix, Marker and Delimiter decoded, and
+    URL-encoded with encoding-type=url."""
     for k in ("a b/1", "a b/2", "a b/3", "z"):
         s3.put_object(Bucket=bkt, Key=k, Body=b"x")
     got = s3.list_objects_v2(Bucket=bkt)["Contents"]
@@ -203,7 +204,11 @@ def test_listing_details(s3c, s3, bkt):
     url = "%s/s3/%s?list-type=2&continuation-token=&max-keys=2" % (s3c.url, bkt)
     r = requests.get(url, headers=signed("GET", url))
     assert r.status_code == 200 and r.text.count("<Key>") == 2, r.text
-    assert "<ContinuationToken>" not in r.text and "<NextContinuationToken>" in r.text
+    assert "<ContinuationToken></ContinuationToken>" in r.text, r.text
+    assert "<NextContinuationToken>" in r.text
+    empty = s3.list_objects_v2(Bucket=bkt, ContinuationToken="")
+    assert empty["ContinuationToken"] == "" and not empty["IsTruncated"], empty
+    assert len(empty["Contents"]) == 4
     v1 = s3.list_objects(Bucket=bkt, Prefix="a b/", Marker="a b/1", Delimiter="/x")
     assert [o["Key"] for o in v1["Contents"]] == ["a b/2", "a b/3"]
     base = "%s/s3/%s?prefix=a%%20b%%2F&marker=a%%20b%%2F1&delimiter=%%2Fx" % (s3c.url, bkt)
