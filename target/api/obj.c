@@ -24,6 +24,7 @@
  *
  * Thread: the request's worker.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@
 #include "put.h"
 #include "s3.h"
 #include "s3auth.h"
+#include "s3own.h"
 #include "s3sub.h"
 #include "subres.h"
 #include "target.h"
@@ -155,15 +157,32 @@ static int redirect_to_owner(struct target *t, struct http_req *r, const char *p
 }
 
 /* A read for someone the bucket does not let (authz.h: AUTHZ_IF_PUBLIC):
- * only a public-read object is served. */
+ * only a public-read object is served. 1 when it is one, 0 when it is
+ * not, -ENOENT when there is none (or its latest version is a delete
+ * marker). */
 static int public_allowed(struct target *t, struct http_req *r, const char *mkey, size_t klen)
 {
+    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD)
+        return 0;
     struct objmeta *m = xmalloc(sizeof(*m));
-    int ok = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) &&
-             !store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m) &&
-             target_acl_public(m);
+    int rc = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m);
+    int ok = rc == -ENOENT || (!rc && store_is_marker(m)) ? -ENOENT
+             : !rc && target_acl_public(m);
     free(m);
     return ok;
+}
+
+/* r may not read the object at mkey: 403, but 404 when there is none and
+ * r may list the bucket (a public-read one), as S3 tells a caller who
+ * could see that from a listing; never for a bucket with a backend,
+ * which may hold the object still. */
+static void refuse_read(struct http_req *r, const struct bmd_bucket *bk, int pa,
+                        const char *name)
+{
+    if (pa == -ENOENT && s3own_public(bk->props) && !bmd_has_backend(bk))
+        err_reply(r, S3E_NO_SUCH_KEY, "object '%s' not found", name);
+    else
+        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
 }
 
 void obj_handle(struct http_req *r, const char *rest, size_t rlen)
@@ -214,9 +233,10 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     }
     size_t klen;
     char *mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &klen);
-    if (v == AUTHZ_IF_PUBLIC && !public_allowed(t, r, mkey, klen)) {
+    int pa = v == AUTHZ_IF_PUBLIC ? public_allowed(t, r, mkey, klen) : 1;
+    if (pa <= 0) {
         free(mkey);
-        err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
+        refuse_read(r, bk, pa, name);
     } else {
         obj_dispatch(t, r, bk, name, mkey, klen);
     }

@@ -100,6 +100,31 @@ def test_reads(zc, door):
             assert method == "HEAD" or r.content == b"public bytes"
 
 
+def test_a_missing_object_is_404_to_who_may_list_the_bucket(zc):
+    """A read of an object that is not there (deleted, or never put) by
+    someone who may not read it is 404 NoSuchKey where they may list the
+    bucket (a public-read one: the listing would tell them), 403 where
+    they may not, as S3 answers; a private object in a public bucket
+    stays 403."""
+    s = session("alice")
+    assert s.put(zc.url + "/s3/openb", headers={"x-amz-acl": "public-read"}).status_code == 200
+    assert s.put(zc.url + "/s3/openb/gone", data=b"x",
+                 headers={"x-amz-acl": "public-read"}).status_code == 200
+    assert s.put(zc.url + "/s3/openb/priv", data=b"secret").status_code == 200
+    assert s.delete(zc.url + "/s3/openb/gone").status_code == 204
+    for who in ("bob", None):
+        for method in ("GET", "HEAD"):
+            for base in (zc.url + "/s3/", zc.url + "/v1/objects/"):
+                for name, want in (("openb/gone", 404), ("openb/never", 404),
+                                   ("openb/priv", 403), ("one/never", 403)):
+                    r = session(who).request(method, base + name)
+                    assert r.status_code == want, (who, method, base, name, r.text)
+                    if method == "GET" and base.endswith("/s3/"):
+                        code = "NoSuchKey" if want == 404 else "AccessDenied"
+                        assert "<Code>%s</Code>" % code in r.text, r.text
+                    assert b"secret" not in r.content
+
+
 @pytest.mark.parametrize("door", DOORS)
 def test_writes_and_deletes(zc, door):
     for who in CALLERS:
