@@ -641,8 +641,9 @@ static void copy_done(void *arg, struct nodeclient_xfer *x, int status, const ch
     else if (st == 404)
         err_reply(r, S3E_NO_SUCH_KEY, "the copy source does not exist");
     else if (bad_range)
-        err_reply(r, S3E_INVALID_ARGUMENT,
-                  "x-amz-copy-source-range is not within the source object");
+        err_reply_status(r, 400, S3E_INVALID_RANGE,     /* S3's status for a copy's */
+                         "The requested range is not satisfiable: x-amz-copy-source-range is "
+                         "not within the source object");
     else
         http_reply_error(r, st, "copy failed: %s", msg);
     http_req_unref(r);

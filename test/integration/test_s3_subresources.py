@@ -242,11 +242,15 @@ def test_upload_part_copy(s3c, s3):
     p3 = p3["CopyPartResult"]
     p2 = s3.upload_part_copy(Bucket=b2, Key="dst", UploadId=u, PartNumber=2,
                              CopySource={"Bucket": b, "Key": "src"})["CopyPartResult"]
-    for rng in ("bytes=0-%d" % len(data), "bytes=5-4", "bytes=x-3", "0-4"):
+    # a malformed range is InvalidArgument, one past the source InvalidRange
+    for rng, code in (("bytes=0-%d" % len(data), "InvalidRange"),
+                      ("bytes=%d-%d" % (len(data), len(data) + 9), "InvalidRange"),
+                      ("bytes=5-4", "InvalidArgument"), ("bytes=x-3", "InvalidArgument"),
+                      ("0-4", "InvalidArgument")):
         with pytest.raises(botocore.exceptions.ClientError) as e:
             s3.upload_part_copy(Bucket=b2, Key="dst", UploadId=u, PartNumber=4,
                                 CopySource={"Bucket": b, "Key": "src"}, CopySourceRange=rng)
-        assert err(e) == ("InvalidArgument", 400), rng
+        assert err(e) == (code, 400), rng
     with pytest.raises(botocore.exceptions.ClientError) as e:
         s3.upload_part_copy(Bucket=b2, Key="dst", UploadId=u, PartNumber=4,
                             CopySource={"Bucket": b, "Key": "missing"})
