@@ -209,6 +209,8 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
         if (!when || (s3_parse_http_date(when, &t) &&
                       s3_parse_time(when, "%a, %d %b %Y %H:%M:%S +0000", &t)))
             FAIL(S3E_ACCESS_DENIED, "AWS authentication requires a valid Date or x-amz-date");
+        if (t < 0)               /* S3: no time at all, not a skewed one */
+            FAIL(S3E_ACCESS_DENIED, "AWS authentication requires a valid Date or x-amz-date");
         if (t > now + S3AUTH_MAX_SKEW_S || t < now - S3AUTH_MAX_SKEW_S)
             FAIL(S3E_REQUEST_TIME_TOO_SKEWED,
                  "the difference between the request time and the server's time is too large");

@@ -185,6 +185,11 @@ static void test_v2_example(void)
     CHECK(check(&a, &r, now, &res, &code) == 0);
     h[2].value = "AWS " EX_AK ":AAAAs1WEIj+Ydj0vQ697zp+IXMU=";
     CHECK(check(&a, &r, now, &res, &code) == 403 && !strcmp(code, "SignatureDoesNotMatch"));
+    /* a date before the epoch is no date (AccessDenied), one far off is skewed */
+    h[1].value = "Tue, 07 Jul 1950 21:53:04 GMT";
+    CHECK(check(&a, &r, now, &res, &code) == 403 && !strcmp(code, "AccessDenied"));
+    h[1].value = "Tue, 07 Jul 2010 21:53:04 GMT";
+    CHECK(check(&a, &r, now, &res, &code) == 403 && !strcmp(code, "RequestTimeTooSkewed"));
     s3auth_free(&a);
 }
 
