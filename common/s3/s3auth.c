@@ -272,10 +272,19 @@ static int v4_query_parts(const struct http_req *r, const char *alg, struct sigp
         FAIL(S3E_AUTH_QUERY_ERROR,
              "a presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, "
              "X-Amz-SignedHeaders and X-Amz-Signature");
+    /* a number out of range is refused as S3 refuses it, 403 AccessDenied;
+     * what is no number at all is a malformed query */
     uint64_t e;
-    if (parse_u64(exp, strlen(exp), &e) || e < 1 || e > S3AUTH_MAX_EXPIRES_S)
-        FAIL(S3E_AUTH_QUERY_ERROR,
-             "X-Amz-Expires must be 1..%d seconds", S3AUTH_MAX_EXPIRES_S);
+    int neg = exp[0] == '-';
+    if (parse_u64(exp + neg, strlen(exp + neg), &e))
+        FAIL(S3E_AUTH_QUERY_ERROR, "X-Amz-Expires must be a number of seconds");
+    if (neg && e)
+        FAIL(S3E_ACCESS_DENIED, "X-Amz-Expires must be non-negative");
+    if (e > S3AUTH_MAX_EXPIRES_S)
+        FAIL(S3E_ACCESS_DENIED, "X-Amz-Expires must be less than a week (in seconds) that is %d",
+             S3AUTH_MAX_EXPIRES_S);
+    if (e < 1)
+        FAIL(S3E_ACCESS_DENIED, "request has expired");
     sp->expires = (long)e;
     return 0;
 }

@@ -79,8 +79,9 @@ def test_aws_chunked_is_no_content_encoding(s3c, s3, bkt):
 def test_copies_and_checks(s3c, s3, bkt):
     """CopyObject onto itself without REPLACE is 400 InvalidRequest (with
     REPLACE it rewrites the metadata); an empty Content-MD5 is 400
-    InvalidDigest; a presigned URL that would outlive 7 days is refused
-    (AuthorizationQueryParametersError); OPTIONS (a CORS preflight, never
+    InvalidDigest; a presigned URL that would outlive 7 days, or whose
+    X-Amz-Expires is 0 or negative, is 403 AccessDenied (one whose
+    X-Amz-Expires is no number, AuthorizationQueryParametersError); OPTIONS (a CORS preflight, never
     signed) on a bucket without CORS rules is 403 CORSResponse, on a
     missing bucket 404 NoSuchBucket, without Origin 400 BadRequest."""
     import botocore
@@ -98,9 +99,10 @@ def test_copies_and_checks(s3c, s3, bkt):
     r = requests.put(url, data=b"body", headers=signed("PUT", url, b"body", {"Content-MD5": ""}))
     assert r.status_code == 400 and "<Code>InvalidDigest</Code>" in r.text, r.text
     v4 = client(s3c, signature_version="s3v4")
-    long = v4.generate_presigned_url("get_object", Params={"Bucket": bkt, "Key": "self"},
-                                     ExpiresIn=7 * 24 * 3600 + 1)
-    r = requests.get(long)
+    for secs in (7 * 24 * 3600 + 1, 0, -7):
+        r = requests.get(presigned(s3c, bkt, "self", secs))
+        assert r.status_code == 403 and "<Code>AccessDenied</Code>" in r.text, (secs, r.text)
+    r = requests.get(presigned(s3c, bkt, "self", "soon"))
     assert r.status_code == 400 and "AuthorizationQueryParametersError" in r.text, r.text
     ok = v4.generate_presigned_url("get_object", Params={"Bucket": bkt, "Key": "self"},
                                    ExpiresIn=7 * 24 * 3600)
@@ -115,6 +117,17 @@ def test_copies_and_checks(s3c, s3, bkt):
     assert r.status_code == 404 and "<Code>NoSuchBucket</Code>" in r.text, r.text
     r = requests.options("%s/s3/%s/self" % (s3c.url, bkt))
     assert r.status_code == 400 and "<Code>BadRequest</Code>" in r.text, r.text
+
+
+def presigned(s3c, bkt, key, expires):
+    """A SigV4 presigned GET valid for expires seconds, signed by botocore's
+    own signer (the CRT one refuses what is out of range)."""
+    from botocore.auth import S3SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    req = AWSRequest(method="GET", url="%s/s3/%s/%s" % (s3c.url, bkt, key))
+    S3SigV4QueryAuth(Credentials(AK, SK), "s3", "us-east-1", expires=expires).add_auth(req)
+    return req.url
 
 
 def precondition(call):
