@@ -436,7 +436,13 @@ static int complete_part(void *arg, char **f, char *err, size_t errlen)
         snprintf(err, errlen, "each Part needs a PartNumber (1..%d) and an ETag", PARTS_MAX);
         return -1;
     }
-    if (j->n && (int)n <= j->nums[j->n - 1]) {
+    if (j->n && (int)n == j->nums[j->n - 1]) {
+        /* a part number named again: its last entry is the one that counts
+         * (the part was re-sent, and the later upload is what is kept) */
+        j->n--;
+        free(j->etags[j->n]);
+        free(j->cks[j->n]);
+    } else if (j->n && (int)n < j->nums[j->n - 1]) {
         j->status = err_s3_status(S3E_INVALID_PART_ORDER);
         j->code = err_s3_name(S3E_INVALID_PART_ORDER);
         snprintf(err, errlen, "the list of parts was not in ascending order");
@@ -755,8 +761,7 @@ static void complete_answer(struct completion *j)
             writeback_kick(j->t);
         node_count_bytes(&j->t->node, j->m.size, 0);
         const char *vid = objmeta_umeta_get(&j->m, OBJMETA_VID);
-        if (vid)
-            http_resp_header(r, "x-amz-version-id", "%s", vid);
+        target_vid_header(r, vid);
         complete_reply(r, j->mkey, j->name, j->done);
     }
     completion_free(j);

@@ -265,9 +265,17 @@ def test_multipart(s3, bkt, tmp_path):
     with pytest.raises(botocore.exceptions.ClientError) as e:
         s3.head_object(Bucket=bkt, Key="x")
     assert err(e)[1] == 404  # nothing visible before completion
+    # part 1 re-sent: named twice, its last entry (the later upload's ETag)
+    # is the one that counts
+    old1 = p1
+    p1 = s3.upload_part(Bucket=bkt, Key="x", UploadId=u, PartNumber=1, Body=b"a" * (5 << 20))
+    assert p1["ETag"] == old1["ETag"]
+    stale = s3.upload_part(Bucket=bkt, Key="x", UploadId=u, PartNumber=2, Body=b"old tail")
+    p2 = s3.upload_part(Bucket=bkt, Key="x", UploadId=u, PartNumber=2, Body=b"tail")
     r = s3.complete_multipart_upload(
         Bucket=bkt, Key="x", UploadId=u,
         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]},
+                                   {"PartNumber": 2, "ETag": stale["ETag"]},
                                    {"PartNumber": 2, "ETag": p2["ETag"]}]})
     want = hashlib.md5(hashlib.md5(b"a" * (5 << 20)).digest() + hashlib.md5(b"tail").digest())
     assert r["ETag"] == '"%s-2"' % want.hexdigest()
