@@ -389,8 +389,11 @@ void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t k
         return;
     }
     if (fd < 0) {
-        if (fd == -ENOENT)
+        if (fd == -ENOENT) {
+            /* no marker stands for the name: S3 says so on the answer */
+            http_resp_header(r, "x-amz-delete-marker", "false");
             http_reply_error(r, 404, "object not found");
+        }
         else
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;

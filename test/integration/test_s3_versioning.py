@@ -90,6 +90,14 @@ def test_versions_of_a_name(s3):
     e = refused(s3.get_object, Bucket=b, Key="k")
     assert err(e) == ("NoSuchKey", 404)
     assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == "true"
+    # a name no marker stands for says so, in a versioned bucket or not
+    plain = new_bucket(s3, versioned=False)
+    s3.put_object(Bucket=plain, Key="gone", Body=b"x")
+    s3.delete_object(Bucket=plain, Key="gone")
+    for bb, key in ((b, "never"), (plain, "gone")):
+        e = refused(s3.head_object, Bucket=bb, Key=key)
+        assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == \
+            "false", bb
     e = refused(s3.get_object, Bucket=b, Key="k", VersionId=d["VersionId"])
     assert err(e) == ("MethodNotAllowed", 405)
     hdrs = e.value.response["ResponseMetadata"]["HTTPHeaders"]
@@ -138,7 +146,7 @@ def test_null_version_and_suspended(s3):
     # suspended: a PUT writes the null version, replacing the one kept
     s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Suspended"})
     r = s3.put_object(Bucket=b, Key="k", Body=b"suspended")
-    assert r.get("VersionId", "null") == "null"
+    assert "VersionId" not in r      # S3 answers the null version without one
     assert versions(s3, b)[0] == [("k", "null", True, 9), ("k", v1, False, 7)]
     assert body(s3, b, "k", VersionId="null") == b"suspended"
     # and a delete there makes a null delete marker, the null object gone
