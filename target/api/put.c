@@ -368,8 +368,7 @@ static void put_answer(struct put *p)
         gbuf_str(&b, root);
         gbuf_str(&b, " xmlns=\"" S3_NS "\">");
         const char *vid = p->part.num ? NULL : objmeta_umeta_get(&p->m, OBJMETA_VID);
-        if (vid)
-            http_resp_header(r, "x-amz-version-id", "%s", vid);
+        target_vid_header(r, vid);
         s3_xml_elem(&b, "LastModified", date);
         s3_xml_elem(&b, "ETag", p->m.etag);
         target_checksum_xml(&b, &p->m);

@@ -172,6 +172,15 @@ static int checksum_asked(struct http_req *r)
            http_query_get(r, "partNumber", pn, sizeof(pn)) == -1;   /* the whole object */
 }
 
+void target_vid_header(struct http_req *r, const char *vid)
+{
+    /* a write to a bucket whose versioning is suspended makes the null
+     * version, and S3 answers it without a version id */
+    int write = r->method != HTTP_M_GET && r->method != HTTP_M_HEAD;
+    if (vid && !(write && !strcmp(vid, "null")))
+        http_resp_header(r, "x-amz-version-id", "%s", vid);
+}
+
 void target_meta_headers(struct http_req *r, const struct objmeta *m)
 {
     char date[64], etag[OBJMETA_ETAG_MAX + 1];
@@ -190,7 +199,7 @@ void target_meta_headers(struct http_req *r, const struct objmeta *m)
         if (std && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !overridden(r, std))
             http_resp_header(r, std, "%s", v);
         else if (!strcmp(k, OBJMETA_VID))
-            http_resp_header(r, "x-amz-version-id", "%s", v);
+            target_vid_header(r, v);
         else if (k[0] != ':') {
             snprintf(name, sizeof(name), "x-amz-meta-%s", k);
             http_resp_header(r, name, "%s", v);

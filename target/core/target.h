@@ -110,6 +110,8 @@ int target_is_s3(const struct http_req *r);
  * in a PUT's answer, and in a whole GET's or HEAD's that asks for it
  * (x-amz-checksum-mode: ENABLED). */
 void target_meta_headers(struct http_req *r, const struct objmeta *m);
+/* x-amz-version-id: vid, unless NULL, or "null" on the answer to a write. */
+void target_vid_header(struct http_req *r, const char *vid);
 /* S3's checksum of an object (s3ck.h) is kept among its metadata, named
  * ":" + its header: target_keep_checksum adds it (0 or -E2BIG),
  * target_checksum_of finds it (NULL: none). */
