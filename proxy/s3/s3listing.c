@@ -141,7 +141,10 @@ static void list_finish(struct listing *l)
     gbuf_str(&b, root);
     gbuf_str(&b, " xmlns=\"" S3_NS "\">");
     s3_xml_elem(&b, "Name", l->bucket);
-    list_value(l, &b, "Prefix", l->prefix);
+    if (l->kind == S3LISTING_V1)   /* S3 echoes v1's Prefix as sent, encoded or not */
+        s3_xml_elem(&b, "Prefix", l->prefix);
+    else
+        list_value(l, &b, "Prefix", l->prefix);
     if (l->delim[0])
         list_value(l, &b, "Delimiter", l->delim);
     char num[32];

@@ -205,8 +205,9 @@ def test_conditional_writes(s3, bkt):
 def test_listing_details(s3c, s3, bkt):
     """ListObjectsV2 gives each key's Owner only with fetch-owner=true; an
     empty continuation-token is no token, echoed empty as S3 does;
-    ListObjects v1 echoes Prefix, Marker and Delimiter decoded, and
-    URL-encoded with encoding-type=url."""
+    ListObjects v1 echoes Prefix, Marker and Delimiter decoded, and with
+    encoding-type=url the Marker and Delimiter URL-encoded, the Prefix as
+    sent (what boto3 decodes, and shows a '\\n' prefix as '\\n')."""
     for k in ("a b/1", "a b/2", "a b/3", "z"):
         s3.put_object(Bucket=bkt, Key=k, Body=b"x")
     got = s3.list_objects_v2(Bucket=bkt)["Contents"]
@@ -228,11 +229,12 @@ def test_listing_details(s3c, s3, bkt):
     for url, wants in ((base, ("<Prefix>a b/</Prefix>", "<Marker>a b/1</Marker>",
                                "<Delimiter>/x</Delimiter>", "<Key>a b/2</Key>")),
                        (base + "&encoding-type=url",
-                        ("<Prefix>a%20b/</Prefix>", "<Marker>a%20b/1</Marker>",
+                        ("<Prefix>a b/</Prefix>", "<Marker>a%20b/1</Marker>",
                          "<Delimiter>/x</Delimiter>", "<Key>a%20b/2</Key>"))):
         r = requests.get(url, headers=signed("GET", url))
         for want in wants:
             assert want in r.text, (want, r.text)
+    assert s3.list_objects(Bucket=bkt, Prefix="\n")["Prefix"] == "\n"
 
 
 def test_fidelity_edges(s3c, s3, bkt):
