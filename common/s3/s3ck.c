@@ -212,8 +212,9 @@ int s3ck_req_open(struct http_req *r, struct s3ck_req *q, enum s3ck_alg must)
         if (q->given)
             return req_refuse(r, "Expecting a single x-amz-checksum- header. Multiple "
                                  "checksum Types are not allowed.");
-        if (s3ck_decode((enum s3ck_alg)a, v, q->want)) {
-            s3_fail(r, S3E_INVALID_REQUEST, "Value for %s header is invalid.", algs[a].header);
+        if (s3ck_decode((enum s3ck_alg)a, v, q->want)) {   /* no value matches it */
+            s3_fail(r, S3E_BAD_DIGEST, "The %s you specified did not match the calculated "
+                    "checksum.", algs[a].header);
             return -1;
         }
         q->given = 1;
@@ -266,11 +267,15 @@ int s3ck_req_end(struct s3ck_req *q, const struct awschunk *chunks, char *out, e
         return 0;
     if (q->trailer) {
         char v[S3CK_VALUE_MAX + 8];
-        if (!chunks || awschunk_trailer(chunks, algs[q->alg].header, v, sizeof(v)) < 0 ||
-            s3ck_decode(q->alg, v, q->want)) {
+        if (!chunks || awschunk_trailer(chunks, algs[q->alg].header, v, sizeof(v)) < 0) {
             *e = S3E_INVALID_REQUEST;
-            *msg = "the checksum named by x-amz-trailer is missing from the body's trailer, "
-                   "or is not valid";
+            *msg = "the checksum named by x-amz-trailer is missing from the body's trailer";
+            s3ck_free(&q->run);
+            return -1;
+        }
+        if (s3ck_decode(q->alg, v, q->want)) {
+            *e = S3E_BAD_DIGEST;
+            *msg = "the checksum in the body's trailer did not match the calculated checksum";
             s3ck_free(&q->run);
             return -1;
         }

@@ -854,10 +854,14 @@ static int complete_want(struct completion *j, struct http_req *r)
         unsigned char raw[S3CK_RAW_MAX];
         if (!v)
             continue;
-        if (j->want_alg != S3CK_NONE || strlen(v) >= sizeof(j->want) ||
+        if (j->want_alg != S3CK_NONE) {
+            err_reply(r, S3E_INVALID_REQUEST, "Expecting a single x-amz-checksum- header.");
+            return 1;
+        }
+        if (strlen(v) >= sizeof(j->want) ||
             (s3ck_decode((enum s3ck_alg)a, v, raw) && !strchr(v, '-'))) {
-            err_reply(r, S3E_INVALID_REQUEST, "Value for %s header is invalid.",
-                      s3ck_header((enum s3ck_alg)a));
+            err_reply(r, S3E_BAD_DIGEST, "The %s you specified did not match the calculated "
+                      "checksum.", s3ck_header((enum s3ck_alg)a));
             return 1;
         }
         j->want_alg = (enum s3ck_alg)a;

@@ -87,7 +87,10 @@ def test_every_algorithm_is_verified_kept_and_returned(s3c, s3, bkt):
 def test_bad_checksum_requests_are_refused(s3c, bkt):
     url = "%s/s3/%s/k" % (s3c.url, bkt)
     for h in ({"x-amz-checksum-crc32": "AAAA"},                     # not 4 bytes
-              {"x-amz-checksum-crc32": "AAAAAA==", "x-amz-checksum-sha1": value("SHA1", b"x")},
+              {"x-amz-checksum-sha256": "bad"}):                    # no base64 at all
+        r = raw_put(url, b"x", h)                  # no value matches it: BadDigest, as S3
+        assert r.status_code == 400 and "<Code>BadDigest</Code>" in r.text, (h, r.text)
+    for h in ({"x-amz-checksum-crc32": "AAAAAA==", "x-amz-checksum-sha1": value("SHA1", b"x")},
               {"x-amz-sdk-checksum-algorithm": "MD5"},
               {"x-amz-sdk-checksum-algorithm": "SHA1", "x-amz-checksum-crc32": "AAAAAA=="}):
         r = raw_put(url, b"x", h)
@@ -169,6 +172,11 @@ def test_multipart_checksums(s3, bkt):
         s3.complete_multipart_upload(Bucket=bkt, Key="comp", UploadId=u["UploadId"],
                                      MultipartUpload={"Parts": bad})
     assert err(e) == ("InvalidPart", 400)
+    for whole in ("bad", b64(hashlib.sha256(b"other").digest()) + "-2"):
+        with pytest.raises(Exception) as e:  # the whole object's value: BadDigest, as S3
+            s3.complete_multipart_upload(Bucket=bkt, Key="comp", UploadId=u["UploadId"],
+                                         ChecksumSHA256=whole, MultipartUpload={"Parts": listed})
+        assert err(e) == ("BadDigest", 400), whole
     done = s3.complete_multipart_upload(Bucket=bkt, Key="comp", UploadId=u["UploadId"],
                                         MultipartUpload={"Parts": listed})
     comp = b64(hashlib.sha256(b"".join(hashlib.sha256(p).digest() for p in parts)).digest())
