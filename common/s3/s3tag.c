@@ -78,15 +78,25 @@ static int s3tag_add(struct s3tags *t, int max, const char *k, size_t kl, const 
         return bad_tag(code, msg, msglen, "the tag key '%.*s' is in the reserved aws: space",
                        k, kl);
     const char *ek, *ev;
-    size_t off = 0;
-    while (s3tag_next(t->pairs.p, t->pairs.n, &off, &ek, &ev))
-        if (strlen(ek) == kl && !memcmp(ek, k, kl))
+    size_t off = 0, at = t->pairs.n;   /* where it goes: before the first key after it */
+    while (s3tag_next(t->pairs.p, t->pairs.n, &off, &ek, &ev)) {
+        size_t el = strlen(ek);
+        int c = memcmp(ek, k, el < kl ? el : kl);
+        if (!c && el == kl)
             return bad_tag(code, msg, msglen, "the tag key '%.*s' is given more than once", k,
                            kl);
-    gbuf_add(&t->pairs, k, kl);
-    gbuf_add(&t->pairs, "", 1);
-    gbuf_add(&t->pairs, v, vl);
-    gbuf_add(&t->pairs, "", 1);
+        if (at == t->pairs.n && (c > 0 || (!c && el > kl)))
+            at = (size_t)(ek - t->pairs.p);
+    }
+    struct gbuf b = {0};
+    gbuf_add(&b, t->pairs.p, at);
+    gbuf_add(&b, k, kl);
+    gbuf_add(&b, "", 1);
+    gbuf_add(&b, v, vl);
+    gbuf_add(&b, "", 1);
+    gbuf_add(&b, t->pairs.p + at, t->pairs.n - at);
+    gbuf_free(&t->pairs);
+    t->pairs = b;
     t->n++;
     return 0;
 }

@@ -9,7 +9,8 @@
  * for an object, S3TAG_BUCKET_MAX for a bucket), keys of 1..128 and
  * values of 0..256 characters of valid UTF-8 without control characters,
  * no key twice, no key in the reserved "aws:" space. A valid set is kept
- * as "key\0value\0" pairs, in the order given.
+ * as "key\0value\0" pairs, sorted by key (bytewise): the order S3 returns
+ * a tag set in, whatever order it was given in.
  */
 #ifndef SHOAL_S3TAG_H
 #define SHOAL_S3TAG_H

@@ -155,6 +155,11 @@ static void test_tags(void)
     CHECK(parse_hdr("", 10, &t, &code) == 0 && t.n == 0);
     CHECK(parse_hdr("k", 10, &t, &code) == 0 && t.n == 1 && !memcmp(t.pairs.p, "k\0\0", 3));
     s3tags_free(&t);
+    /* kept sorted by key, as S3 returns them, whatever the order given */
+    CHECK(parse_hdr("foo=bar&bar&fo=1&a=2", 10, &t, &code) == 0 && t.n == 4);
+    CHECK(t.pairs.n == 22 && !memcmp(t.pairs.p, "a\0" "2\0" "bar\0\0" "fo\0" "1\0" "foo\0" "bar\0",
+                                     22));
+    s3tags_free(&t);
 
     /* limits */
     char many[200] = "";
