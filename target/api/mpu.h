@@ -26,7 +26,7 @@ void mpu_list_handle(struct http_req *r, const char *rest, size_t rlen);
  * completion, expiry). */
 void mpu_drop(struct target *t, struct store_mp *mp, const char *id);
 
-/* Expiry (mpuexp.c): every upload not completed or aborted within
+/* Expiry (mpuexp.c, with the listing): every upload not completed or aborted within
  * mpu_expire_h of its creation is dropped, and a completed upload's
  * record (what a retried completion is answered) within the same time or
  * a day, whichever is shorter. Checked on a timer on w's loop. */

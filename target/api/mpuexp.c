@@ -1,8 +1,9 @@
 /*
- * mpuexp: multipart uploads dropped once they are older than mpu_expire_h
- * (see mpu.h). A timer on one worker's loop hands a sweep to the I/O
- * pool, one at a time: each mountpath's upload records are read, and the
- * ones too old are dropped with their parts.
+ * mpuexp: the uploads in progress, read from their records (see mpu.h):
+ * listed for the proxy, and dropped once they are older than mpu_expire_h.
+ * A timer on one worker's loop hands a sweep to the I/O pool, one at a
+ * time: each mountpath's upload records are read, and the ones too old
+ * are dropped with their parts.
  */
 #include <event2/event.h>
 #include <jansson.h>
@@ -121,4 +122,42 @@ void mpu_expire_start(struct target *t, struct http_worker *w)
     ex->timer = evtimer_new(w->base, tick, ex);
     struct timeval tv = period(ex);
     evtimer_add(ex->timer, &tv);
+}
+
+/* ---- uploads in progress ------------------------------------------------------- */
+
+struct ulist {
+    const char *bucket, *prefix;
+    json_t *arr;
+};
+
+static int ulist_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    struct ulist *l = arg;
+    json_t *j = json_loadb(v, vl, 0, NULL);
+    const char *b = json_string_value(json_object_get(j, "bucket"));
+    const char *n = json_string_value(json_object_get(j, "name"));
+    if (b && n && !strcmp(b, l->bucket) && !strncmp(n, l->prefix, strlen(l->prefix)))
+        json_array_append_new(l->arr,
+                              json_pack("{s:s, s:s%, s:O}", "name", n, "upload", k + 1, kl - 1,
+                                        "initiated", json_object_get(j, "initiated")));
+    json_decref(j);
+    return 0;
+}
+
+void mpu_list_handle(struct http_req *r, const char *rest, size_t rlen)
+{
+    struct target *t = r->w->ctx;
+    (void)rest;
+    (void)rlen;
+    char bucket[64], prefix[1100] = "";
+    if (http_query_get(r, "bucket", bucket, sizeof(bucket)) <= 0 ||
+        http_query_get(r, "prefix", prefix, sizeof(prefix)) == -2) {
+        http_reply_error(r, 400, "uploads needs bucket (and an optional prefix)");
+        return;
+    }
+    struct ulist l = {bucket, prefix, json_array()};
+    for (int i = 0; i < t->store.n; i++)
+        store_kv_scan(&t->store, &t->store.mp[i], "u", 1, ulist_one, &l);
+    http_reply_json(r, 200, json_pack("{s:o}", "uploads", l.arr));
 }
