@@ -36,6 +36,7 @@
 #include <xxhash.h>
 
 #include "backend.h"
+#include "condcheck.h"
 #include "bsum.h"
 #include "err.h"
 #include "http.h"
@@ -383,7 +384,7 @@ struct completion {
     char work[PATH_MAX];
     struct objmeta m;
     struct backend b;
-    struct store_x cond;         /* If-None-Match: *, If-Match: checked at the commit */
+    struct store_x cond;         /* If-None-Match, If-Match: checked at the commit */
     int rc;
     json_t *done;                /* committed: what the answer (and a retry's) says */
 };
@@ -406,7 +407,7 @@ static void completion_free(struct completion *j)
     free(j->nums);
     json_decref(j->upload);
     backend_free(&j->b);
-    free((char *)j->cond.if_match);
+    target_conditions_clear(&j->cond);
     free(j->name);
     free(j->mkey);
     http_req_unref(j->r);
@@ -693,7 +694,7 @@ static void upload_done(void *arg)
 static void commit_work(void *arg)
 {
     struct completion *j = arg;
-    if ((j->cond.if_none || j->cond.if_match || j->cond.vers) &&
+    if ((store_x_conditional(&j->cond) || j->cond.vers) &&
         (j->rc = reb_write_placed(j->t, j->mkey, j->klen)))
         return;                  /* the work file goes with j */
     int fd = j->fd;
@@ -806,6 +807,8 @@ static void complete_backend_done(void *arg, const struct backend_obj *o)
     iopool_submit(j->t->io, j->r->w->q, commit_work, commit_done, j);
 }
 
+static void assemble_checked(void *arg, int answered);
+
 static void assemble_done(void *arg)
 {
     struct completion *j = arg;
@@ -815,11 +818,25 @@ static void assemble_done(void *arg)
         completion_free(j);
         return;
     }
+    if (j->b.kind != BK_NONE && store_x_conditional(&j->cond)) {
+        condcheck_backed(j->t, j->r, &j->b, j->mkey, j->klen, j->name, &j->cond,
+                         assemble_checked, j);
+        return;                  /* its conditions are cleared once they hold */
+    }
     if (backend_writable(&j->b) && !j->b.write_back)
         backend_put(target_cli(j->r), &j->b, j->name, j->fd, (int64_t)j->m.size,
                     complete_backend_done, j);
     else
         iopool_submit(j->t->io, j->r->w->q, commit_work, commit_done, j);
+}
+
+static void assemble_checked(void *arg, int answered)
+{
+    struct completion *j = arg;
+    if (answered)
+        completion_free(j);
+    else
+        assemble_done(j);
 }
 
 static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
@@ -940,8 +957,8 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     } else if (r->method == HTTP_M_POST) {
         backend_resolve(t, bk, &j->b);
         j->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
-        if (target_write_conditions(r, j->b.kind != BK_NONE, &j->cond) ||
-            complete_want(j, r))
+        target_write_conditions(r, &j->cond);
+        if (complete_want(j, r))
             completion_free(j);         /* answered */
         else
             node_read_body(r, COMPLETE_BODY_MAX, complete_body, complete_gone, j);

@@ -34,6 +34,7 @@
 #include "auth.h"
 #include "awschunk.h"
 #include "backend.h"
+#include "condcheck.h"
 #include "bsum.h"
 #include "ecode.h"
 #include "ecstream.h"
@@ -82,7 +83,7 @@ struct put {
     struct ecstream *ecs;        /* erasure coding the body as it comes */
     struct ecstream_out coded;   /* what it coded, for the slicing */
     int end_wait;                /* the body is in: commit once the coding turn ends */
-    struct store_x cond;         /* S3's If-None-Match: * and If-Match, checked at the commit */
+    struct store_x cond;         /* If-None-Match and If-Match, checked at the commit */
     int dropped;                 /* put_free came during a coding turn */
     /* CopyObject, UploadPartCopy: the body comes from the source's target */
     struct nodeclient_xfer *x; /* the source's GET, while it runs */
@@ -118,7 +119,7 @@ static void put_free(struct put *p)
     s3ck_req_free(&p->ck);
     ecstream_free(p->ecs);
     ecstream_out_close(&p->coded);
-    free((char *)p->cond.if_match);
+    target_conditions_clear(&p->cond);
     free(p->mkey);
     free(p->name);
     free(p);
@@ -299,7 +300,7 @@ static int put_body(struct http_req *r, const char *d, size_t n)
 static void put_commit_work(void *arg)
 {
     struct put *p = arg;
-    if ((p->cond.if_none || p->cond.if_match || p->cond.vers) &&
+    if ((store_x_conditional(&p->cond) || p->cond.vers) &&
         (p->rc = reb_write_placed(p->t, p->mkey, p->klen)))
         return;                  /* the work file goes with p */
     int fd = p->fd;
@@ -474,9 +475,26 @@ static void put_end(struct http_req *r)
 
 /* The body is whole and checked: to the backend first when the bucket
  * writes through, then committed. */
+static void put_checked(void *arg, int answered)
+{
+    struct put *p = arg;
+    if (!answered) {
+        put_go(p);
+        return;
+    }
+    struct http_req *r = p->r;
+    r->data = NULL;
+    put_free(p);
+    http_req_unref(r);
+}
+
 static void put_go(struct put *p)
 {
     struct http_req *r = p->r;
+    if (p->b.kind != BK_NONE && store_x_conditional(&p->cond)) {
+        condcheck_backed(p->t, r, &p->b, p->mkey, p->klen, p->name, &p->cond, put_checked, p);
+        return;                  /* its conditions are cleared once they hold */
+    }
     if (backend_writable(&p->b) && !p->part.num && !p->b.write_back)
         backend_put(target_cli(r), &p->b, p->name, p->fd, (int64_t)p->size, put_backend_done,
                     p);
@@ -803,11 +821,8 @@ void put_object(struct target *t, struct http_req *r, const char *name,
             return; /* answered */
         }
     }
-    if (!p->part.num && !from &&
-        target_write_conditions(r, p->b.kind != BK_NONE, &p->cond)) {
-        put_free(p);
-        return;                  /* answered */
-    }
+    if (!p->part.num && !from)
+        target_write_conditions(r, &p->cond);
     if (from && !p->part.num &&
         (http_req_header(r, "If-Match") || http_req_header(r, "If-None-Match"))) {
         put_free(p);

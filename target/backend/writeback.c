@@ -109,6 +109,7 @@ int writeback_commit(struct target *t, struct store_mp *mp, const char *mkey, si
     writeback_record(t, &x, mkey, klen, 0, val);
     if (cond) {
         x.if_none = cond->if_none;
+        x.if_none_match = cond->if_none_match;
         x.if_match = cond->if_match;
     }
     int rc = store_commit_x(s, mp, mkey, klen, work, fd, m, &x);

@@ -288,29 +288,26 @@ int target_s3_tags(struct http_req *r, struct objmeta *m)
     return st;
 }
 
-int target_write_conditions(struct http_req *r, int backed, struct store_x *x)
+void target_write_conditions(struct http_req *r, struct store_x *x)
 {
     const char *inm = http_req_header(r, "If-None-Match");
     const char *im = http_req_header(r, "If-Match");
-    if (!target_is_s3(r) || (!inm && !im))
-        return 0;
-    const char *why = inm && strcmp(inm, "*") ? "If-None-Match on a write other than *"
-                      : backed ? "conditional writes to a bucket with a backend (the object "
-                                 "may be there only)"
-                               : NULL;
-    if (why) {
-        http_resp_close(r);
-        err_reply(r, S3E_NOT_IMPLEMENTED, "%s: not implemented", why);
-        return 1;
-    }
-    x->if_none = inm != NULL;
+    x->if_none = inm && !strcmp(inm, "*");
+    x->if_none_match = inm && !x->if_none ? xstrdup(inm) : NULL;
     x->if_match = im ? xstrdup(im) : NULL;
-    return 0;
+}
+
+void target_conditions_clear(struct store_x *x)
+{
+    free((char *)x->if_none_match);
+    free((char *)x->if_match);
+    x->if_none = 0;
+    x->if_none_match = x->if_match = NULL;
 }
 
 int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
 {
-    if (!x->if_none && !x->if_match && !x->vers)
+    if (!store_x_conditional(x) && !x->vers)
         return 0;
     if (rc == -ECANCELED) {
         err_reply(r, S3E_PRECONDITION_FAILED,

@@ -134,12 +134,13 @@ void target_checksum_xml(struct gbuf *b, const struct objmeta *m);
  * (MetadataTooLarge) past S3's 2 KiB of user metadata. */
 int target_s3_meta(struct http_req *r, struct objmeta *m);
 
-/* An S3 write's If-None-Match (only "*": no object there) and If-Match
- * (the ETag of the one there) into x, for the commit to check (store.h):
- * 0, or 1 answered 501: another If-None-Match, or a bucket with a backend
- * (the object may be there only). */
+/* A write's If-None-Match ("*": no object there, or ETags the one there
+ * must not have) and If-Match (ETags it must have, or "*"), on the S3 and
+ * the native API alike, into x for the commit to check (store.h); a bucket
+ * with a backend checks them first (condcheck.h). _clear frees them. */
 struct store_x;
-int target_write_conditions(struct http_req *r, int backed, struct store_x *x);
+void target_write_conditions(struct http_req *r, struct store_x *x);
+void target_conditions_clear(struct store_x *x);
 
 /* A commit's rc that says x's condition did not hold, or could not be
  * checked yet: answered (412 PreconditionFailed, 404 NoSuchKey for

@@ -315,21 +315,28 @@ static int x_allowed(struct store *s, struct store_mp *mp, const struct store_x 
 
 /* x's conditions (If-None-Match, If-Match) against the version held
  * (NULL: none), for the new version m: 0, -ECANCELED or -ENODATA. */
-static int x_precondition(const struct store_x *x, const struct objmeta *held,
-                          const struct objmeta *m)
+int store_x_conditional(const struct store_x *x)
 {
-    if (!x || (!x->if_none && !x->if_match))
+    return x && (x->if_none || x->if_none_match || x->if_match);
+}
+
+int store_x_precondition(const struct store_x *x, const char *held_etag)
+{
+    if (!store_x_conditional(x))
         return 0;
-    if (!held)
+    if (!held_etag)
         return x->if_match ? -ENODATA : 0;
-    char etag[OBJMETA_ETAG_MAX + 1], mine[OBJMETA_ETAG_MAX + 1];
-    objmeta_etag(held, etag, sizeof(etag));
-    objmeta_etag(m, mine, sizeof(mine));
-    if (!strcmp(etag, mine) && held->size == m->size)
-        return 0;                /* these bytes are there already */
-    if (x->if_none)
+    if (x->if_none || (x->if_none_match && hdr_etag_listed(x->if_none_match, held_etag)))
         return -ECANCELED;
-    return hdr_etag_listed(x->if_match, etag) ? 0 : -ECANCELED;
+    return !x->if_match || hdr_etag_listed(x->if_match, held_etag) ? 0 : -ECANCELED;
+}
+
+static int x_precondition(const struct store_x *x, const struct objmeta *held)
+{
+    char etag[OBJMETA_ETAG_MAX + 1];
+    if (held)
+        objmeta_etag(held, etag, sizeof(etag));
+    return store_x_precondition(x, held ? etag : NULL);
 }
 
 /* The new version's number (and a versioned bucket's id) in m, above
@@ -440,7 +447,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     uint64_t newest;
     int tombed, have_old = held_version(s, mp, mkey, klen, &old, &newest, &tombed);
     if ((rc = x_allowed(s, mp, x)) ||
-        (rc = x_precondition(x, have_old && !store_is_marker(&old) ? &old : NULL, m)) ||
+        (rc = x_precondition(x, have_old && !store_is_marker(&old) ? &old : NULL)) ||
         (rc = commit_version(x, m, newest)))
         goto fail;
     char val[OBJMETA_MAX];

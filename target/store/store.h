@@ -212,12 +212,12 @@ struct store_x {
     const char *drop;            /* a delete: this key goes too (the object's "w") */
     size_t drop_len;
     /* a client's conditional write, checked against the version held, in
-     * the commit's critical section: if_none (If-None-Match: *) fails when
-     * one is held, if_match (an ETag, quoted, or "*") when its ETag differs:
-     * -ECANCELED; if_match when none is held: -ENODATA. A held version with
-     * the new one's ETag passes both (the same bytes: a retry of a write
-     * that committed here and was answered 503) */
+     * the commit's critical section, as S3 checks it: if_none (If-None-Match:
+     * *) fails when one is held, if_none_match (ETags) when the held one's is
+     * among them, if_match (ETags, quoted, or "*") when it is not: -ECANCELED;
+     * if_match when none is held: -ENODATA */
     int if_none;
+    const char *if_none_match;
     const char *if_match;
     /* a versioned bucket's new latest version (STORE_VERS_*): it gets a
      * version id (OBJMETA_VID), made from its version, or the null one */
@@ -239,6 +239,11 @@ struct store_x {
  * marker; is vid well formed (16 lower-case hex digits, or "null")? */
 const char *store_vid(const struct objmeta *m);
 int store_is_marker(const struct objmeta *m);
+/* Whether x carries a client's condition, and how x's conditions judge a
+ * version whose ETag is held_etag (NULL: none is held): 0, -ECANCELED or
+ * -ENODATA, as the commit judges them. */
+int store_x_conditional(const struct store_x *x);
+int store_x_precondition(const struct store_x *x, const char *held_etag);
 int store_vid_valid(const char *vid);
 /* The record of mkey's version vid (NULL: the latest, which is mkey's
  * record, else the newest kept) on mp: its key (malloc'd, *vkl bytes:

@@ -120,3 +120,61 @@ def test_wrong_key_is_refused_by_the_backend_cluster(pair):
         assert g.status_code == 403 and "s3://locked" in g.text, g.text
     finally:
         assert not c.cleanup()
+
+
+def conditional(s3, header, value, call):
+    """call() with one more header on its request: a condition."""
+    h = lambda params, **kw: params["headers"].__setitem__(header, value)
+    s3.meta.events.register_first("before-call.s3.*", h)
+    try:
+        return call()
+    finally:
+        s3.meta.events.unregister("before-call.s3.*", h)
+
+
+def refused(call):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        call()
+    return e.value.response["Error"]["Code"], e.value.response["ResponseMetadata"]["HTTPStatusCode"]
+
+
+def test_conditional_writes_ask_the_backend(s3rver, front):
+    """If-Match and If-None-Match on a bucket with a backend: an object
+    only the backend has is judged by the backend's ETag (a HEAD there),
+    a cached one by its copy here; a refused write reaches neither."""
+    name = "cond%04d" % random.randrange(10**4)
+    r = front.http.put(front.url + "/v1/buckets/" + name,
+                       json={"backend": "s3://remote", "endpoint": s3rver.url,
+                             "addressing": "path"})
+    assert r.status_code == 201, r.text
+    remote = s3rver.client()
+    key = "cond/only-there-%d" % random.randrange(10**6)
+    etag = remote.put_object(Bucket="remote", Key=key, Body=b"backend's")["ETag"]
+    s3 = client(front)
+    put = lambda body, k=key: (lambda: s3.put_object(Bucket=name, Key=k, Body=body))
+    assert refused(lambda: conditional(s3, "If-None-Match", "*", put(b"x"))) == \
+        ("PreconditionFailed", 412)
+    assert refused(lambda: conditional(s3, "If-Match", '"0123"', put(b"x"))) == \
+        ("PreconditionFailed", 412)
+    assert refused(lambda: conditional(s3, "If-Match", etag, put(b"x", key + "-none"))) == \
+        ("NoSuchKey", 404)
+    assert remote.get_object(Bucket="remote", Key=key)["Body"].read() == b"backend's"
+    conditional(s3, "If-Match", etag, put(b"new"))              # the backend's ETag: taken
+    assert remote.get_object(Bucket="remote", Key=key)["Body"].read() == b"new"
+    # now cached here: its copy's ETag decides
+    now = s3.head_object(Bucket=name, Key=key)["ETag"]
+    assert refused(lambda: conditional(s3, "If-None-Match", now, put(b"y"))) == \
+        ("PreconditionFailed", 412)
+    conditional(s3, "If-None-Match", etag, put(b"newer"))
+    assert s3.get_object(Bucket=name, Key=key)["Body"].read() == b"newer"
+    conditional(s3, "If-None-Match", "*", put(b"fresh", key + "-fresh"))
+    assert remote.get_object(Bucket="remote", Key=key + "-fresh")["Body"].read() == b"fresh"
+    # CompleteMultipartUpload too
+    u = s3.create_multipart_upload(Bucket=name, Key=key)["UploadId"]
+    p = s3.upload_part(Bucket=name, Key=key, UploadId=u, PartNumber=1, Body=b"part")
+    done = lambda: s3.complete_multipart_upload(
+        Bucket=name, Key=key, UploadId=u,
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+    assert refused(lambda: conditional(s3, "If-None-Match", "*", done)) == \
+        ("PreconditionFailed", 412)
+    assert s3.get_object(Bucket=name, Key=key)["Body"].read() == b"newer"

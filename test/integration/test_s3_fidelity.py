@@ -166,8 +166,23 @@ def test_conditional_writes(s3, bkt):
     assert s3.get_object(Bucket=bkt, Key="c")["Body"].read() == b"three"
     missing = lambda: s3.put_object(Bucket=bkt, Key="nothing-here", Body=b"x")
     assert precondition(lambda: with_header("If-Match", etag, missing)) == ("NoSuchKey", 404)
-    assert precondition(lambda: with_header("If-None-Match", '"abc"', lambda: put(b"4"))) == \
-        ("NotImplemented", 501)
+    # ETags in If-None-Match: refused when the object there has one of
+    # them; If-Match: * holds for any object there, none for no object
+    pe = lambda body: s3.put_object(Bucket=bkt, Key="e", Body=body)
+    e1 = pe(b"e1")["ETag"]
+    assert precondition(lambda: with_header("If-None-Match", '"abc", ' + e1,
+                                            lambda: pe(b"e2"))) == ("PreconditionFailed", 412)
+    assert s3.get_object(Bucket=bkt, Key="e")["Body"].read() == b"e1"
+    with_header("If-None-Match", '"abc"', lambda: pe(b"e2"))
+    assert precondition(lambda: with_header("If-None-Match", "*", lambda: pe(b"e2"))) == \
+        ("PreconditionFailed", 412)      # the same bytes again: refused, as S3 does
+    with_header("If-Match", "*", lambda: pe(b"e3"))
+    assert s3.get_object(Bucket=bkt, Key="e")["Body"].read() == b"e3"
+    assert precondition(lambda: with_header("If-Match", "*", missing)) == ("NoSuchKey", 404)
+    with_header("If-None-Match", e1, lambda: s3.put_object(Bucket=bkt, Key="e-new", Body=b"n"))
+    s3.delete_object(Bucket=bkt, Key="e-new")
+    assert precondition(lambda: with_header("If-Match", e1, lambda: s3.put_object(
+        Bucket=bkt, Key="e-new", Body=b"n"))) == ("NoSuchKey", 404)
 
     def mpu(key, part=b"part"):
         u = s3.create_multipart_upload(Bucket=bkt, Key=key)["UploadId"]
@@ -181,7 +196,6 @@ def test_conditional_writes(s3, bkt):
     with_header("If-None-Match", "*", mpu("fresh"))
     assert s3.get_object(Bucket=bkt, Key="fresh")["Body"].read() == b"part"
     fresh = s3.head_object(Bucket=bkt, Key="fresh")["ETag"]
-    # (other bytes: the same ones again pass as a retry of a completed write)
     assert precondition(lambda: with_header("If-Match", '"0123"', mpu("fresh", b"2"))) == \
         ("PreconditionFailed", 412)
     assert precondition(lambda: with_header("If-Match", fresh, mpu("absent", b"2"))) == \
@@ -199,7 +213,7 @@ def test_conditional_writes(s3, bkt):
         assert precondition(lambda: s3.copy_object(Bucket=bkt, Key="k3", CopySource=src,
                                                    **kw)) == ("PreconditionFailed", 412), kw
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=bkt)["Contents"]] == \
-        ["c", "fresh", "k1", "k2"]
+        ["c", "e", "fresh", "k1", "k2"]
 
 
 def test_listing_details(s3c, s3, bkt):
@@ -244,7 +258,7 @@ def test_fidelity_edges(s3c, s3, bkt):
     if-unmodified-since false; if-none-match false fails even with
     if-modified-since true); a copy onto itself that changes its storage
     class is taken; a conditional PUT retried with the same bytes succeeds;
-    the native API ignores If-None-Match as before."""
+    the native API checks If-Match and If-None-Match too."""
     long_cd = "attachment; filename*=UTF-8''" + "%E2%82%AC" * 160   # 1,469 bytes
     put = s3.put_object(Bucket=bkt, Key="o", Body=b"body", ContentEncoding="gzip",
                         CacheControl="no-cache", ContentDisposition=long_cd)
@@ -268,15 +282,24 @@ def test_fidelity_edges(s3c, s3, bkt):
     s3.meta.events.register_first("before-call.s3.PutObject", h)
     try:
         s3.put_object(Bucket=bkt, Key="once", Body=b"same bytes")
-        s3.put_object(Bucket=bkt, Key="once", Body=b"same bytes")     # a retry: taken
-        assert precondition(lambda: s3.put_object(Bucket=bkt, Key="once", Body=b"other")) == \
-            ("PreconditionFailed", 412)
+        assert precondition(lambda: s3.put_object(Bucket=bkt, Key="once",
+                                                  Body=b"same bytes")) == \
+            ("PreconditionFailed", 412)  # the same bytes again: refused, as S3 does
     finally:
         s3.meta.events.unregister("before-call.s3.PutObject", h)
+    # the native API checks them too, with its own errors
     from conftest import SigV4
-    r = requests.put("%s/v1/objects/%s/native" % (s3c.url, bkt), data=b"n",
-                     headers={"If-None-Match": '"abc"'}, auth=SigV4(AK, SK))
+    nat = "%s/v1/objects/%s/native" % (s3c.url, bkt)
+    r = requests.put(nat, data=b"n", headers={"If-None-Match": '"abc"'}, auth=SigV4(AK, SK))
     assert r.status_code == 201, r.text
+    etag = requests.head(nat, auth=SigV4(AK, SK), allow_redirects=True).headers["ETag"]
+    for hdrs, want in (({"If-None-Match": "*"}, 412), ({"If-None-Match": etag}, 412),
+                       ({"If-Match": '"0123"'}, 412), ({"If-Match": etag}, 201)):
+        r = requests.put(nat, data=b"m", headers=hdrs, auth=SigV4(AK, SK))
+        assert r.status_code == want and "<Error>" not in r.text, (hdrs, r.status_code, r.text)
+    r = requests.put(nat + "-none", data=b"m", headers={"If-Match": etag}, auth=SigV4(AK, SK))
+    assert r.status_code == 404, r.text
+    assert requests.get(nat, auth=SigV4(AK, SK)).content == b"m"
 
 
 def test_list_buckets_pages(s3c, s3):
