@@ -84,8 +84,8 @@ enum authz_op authz_op_of(const struct http_req *r, int on_object)
         return AUTHZ_ACL;        /* PutObject, CopyObject, CreateMultipartUpload, CreateBucket */
     if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD)
         return AUTHZ_WRITE;
-    if (on_object)
-        return sub ? AUTHZ_WRITE : AUTHZ_READ;
+    if (on_object)               /* GetObjectAttributes reads, as GetObject does */
+        return sub && sub->id != S3SUB_ATTRIBUTES ? AUTHZ_WRITE : AUTHZ_READ;
     return !sub || sub->id == S3SUB_VERSIONS || sub->id == S3SUB_LOCATION ? AUTHZ_LIST
                                                                          : AUTHZ_WRITE;
 }

@@ -107,6 +107,7 @@ static const char *const req_headers[] = {
     "x-amz-sdk-checksum-algorithm", "x-amz-checksum-crc32", "x-amz-checksum-crc32c",
     "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1", "x-amz-checksum-sha256",
     "x-amz-checksum-algorithm", "x-amz-checksum-type", "x-amz-checksum-mode",
+    "x-amz-object-attributes", "x-amz-max-parts", "x-amz-part-number-marker",
 };
 
 static const struct nodeclient_ops fwd_ops;

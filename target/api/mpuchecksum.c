@@ -102,10 +102,14 @@ int mpuchecksum_join_part(struct mpuchecksum_join *jn, const json_t *pj, enum s3
                "not match the one the part was uploaded with";
         return -1;
     }
-    if (jn->alg == S3CK_NONE || jn->full)
+    if (jn->alg == S3CK_NONE)
         return 0;
     unsigned char raw[S3CK_RAW_MAX];
     if (a != jn->alg || !v || s3ck_decode(a, v, raw)) {
+        if (jn->full) {          /* the object's value needs none; the parts' go unkept */
+            jn->partless = 1;
+            return 0;
+        }
         *msg = "a part has no checksum of the upload's algorithm";
         return -1;
     }
@@ -132,7 +136,28 @@ int mpuchecksum_join_end(struct mpuchecksum_join *jn, struct objmeta *m)
     } else {
         s3ck_composite(jn->alg, jn->cat, jn->parts, v);
     }
-    return target_keep_checksum(m, jn->alg, v);
+    int rc = target_keep_checksum(m, jn->alg, v);
+    size_t len = s3ck_raw_len(jn->alg), w = (len + 2) / 3 * 4;
+    if (!rc && !jn->partless && jn->parts && w * (size_t)jn->parts < PARTCK_MAX) {
+        char *text = xmalloc(w * (size_t)jn->parts + 1);   /* each part's value, in turn */
+        for (int i = 0; i < jn->parts; i++)
+            s3ck_b64(jn->cat + len * (size_t)i, len, text + w * (size_t)i);
+        objmeta_umeta_add(m, PARTCK_KEY, text);   /* none when it does not fit */
+        free(text);
+    }
+    return rc;
+}
+
+int mpuchecksum_part_value(const struct objmeta *m, enum s3ck_alg alg, int i,
+                           char out[S3CK_VALUE_MAX])
+{
+    const char *text = objmeta_umeta_get(m, PARTCK_KEY);
+    size_t w = (s3ck_raw_len(alg) + 2) / 3 * 4;
+    if (!text || !w || i < 0 || strlen(text) < w * (size_t)(i + 1) || w >= S3CK_VALUE_MAX)
+        return -1;
+    memcpy(out, text + w * (size_t)i, w);
+    out[w] = '\0';
+    return 0;
 }
 
 void mpuchecksum_join_free(struct mpuchecksum_join *jn)

@@ -40,8 +40,9 @@ struct mpuchecksum_join {
     enum s3ck_alg alg;
     int full;                    /* FULL_OBJECT: run takes every byte */
     struct s3ck run;
-    unsigned char *cat;          /* COMPOSITE: the parts' values, in order */
+    unsigned char *cat;          /* the parts' values, in order */
     int parts;
+    int partless;                /* FULL_OBJECT: a part had no value of alg */
 };
 
 void mpuchecksum_join_start(struct mpuchecksum_join *jn, const json_t *upload);
@@ -51,8 +52,17 @@ int mpuchecksum_join_part(struct mpuchecksum_join *jn, const json_t *pj, enum s3
                           const char *given, const char **msg);
 void mpuchecksum_join_data(struct mpuchecksum_join *jn, const void *p, size_t n);
 /* The object's value, kept in m (as put.c keeps a PUT's): 0, or -E2BIG
- * when m's metadata leaves no room. */
+ * when m's metadata leaves no room. The parts' values are kept too (under
+ * PARTCK_KEY, each one's base64 in turn) when they take under PARTCK_MAX
+ * (S3 answers them in GetObjectAttributes): some 90 SHA-256 or 750 CRC32
+ * parts. */
+#define PARTCK_KEY ":partck"
+#define PARTCK_MAX 4096
 int mpuchecksum_join_end(struct mpuchecksum_join *jn, struct objmeta *m);
+/* Part i's (from 0) value of alg, kept by the join, into out: 0, or -1
+ * when none was kept. */
+int mpuchecksum_part_value(const struct objmeta *m, enum s3ck_alg alg, int i,
+                           char out[S3CK_VALUE_MAX]);
 void mpuchecksum_join_free(struct mpuchecksum_join *jn);
 
 #endif

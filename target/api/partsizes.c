@@ -112,3 +112,12 @@ int partsizes_range(struct http_req *r, const struct objmeta *m, uint64_t *off, 
     err_reply(r, S3E_INVALID_PART_NUMBER, "The requested partnumber is not satisfiable");
     return -1;
 }
+
+int partsizes_part(const struct objmeta *m, int num, uint64_t *len, int *count)
+{
+    const char *text = objmeta_umeta_get(m, KEY);
+    uint64_t off;
+    if (!text)
+        return strchr(m->etag, '-') ? -1 : 1;    /* S3's multipart ETag: "...-N" */
+    return locate(text, m->size, num, &off, len, count) ? -1 : 0;
+}

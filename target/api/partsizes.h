@@ -26,5 +26,8 @@ void partsizes_keep(struct objmeta *m, const uint64_t *sizes, int n);
  * with r answered (400 with a Range too, a bad number, or past the parts;
  * 501). */
 int partsizes_range(struct http_req *r, const struct objmeta *m, uint64_t *off, uint64_t *len);
+/* m's parts: 0 with *count and part num's *len (0 past the last); 1 for an
+ * object not uploaded in parts; -1 when its sizes were not kept. */
+int partsizes_part(const struct objmeta *m, int num, uint64_t *len, int *count);
 
 #endif

@@ -10,6 +10,7 @@
  *                         in place on the I/O pool; the data is untouched
  *   ?acl                  Get/PutObjectAcl: the owner's FULL_CONTROL, the
  *                         only ACL there is; asking for it is a no-op
+ *   ?attributes           GetObjectAttributes (attrs.c)
  *
  * Tags are those of the copy held here: an object of a backed bucket
  * that is not cached has none to show (NoSuchKey), and tags are not
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "err.h"
 #include "http.h"
 #include "iopool.h"
@@ -272,6 +274,9 @@ int subres_handle(struct target *t, struct http_req *r, const struct bmd_bucket 
             return 1;
         case S3SUB_ACL:
             acl(t, r, mkey, klen, s3own_owner(bk->props) ?: S3_OWNER_ID);
+            return 1;
+        case S3SUB_ATTRIBUTES:
+            attrs_get(t, r, mkey, klen);
             return 1;
         default:
             break;

@@ -372,3 +372,93 @@ def test_aws_chunked_framing_is_strict_through_the_proxy(s3c, s3):
         r = trailer_put(url, b"z" * 100, body)
         assert r.status_code == 400 and "<Code>IncompleteBody</Code>" in r.text, (body, r.text)
     assert s3.get_object(Bucket=b, Key="strict")["Body"].read() == data
+
+
+ALL_ATTRS = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
+
+
+def test_get_object_attributes(s3c, s3):
+    """GetObjectAttributes: a plain object's ETag (unquoted), checksum,
+    storage class and size, no ObjectParts; a multipart one's parts paged
+    by max-parts and part-number-marker, each with its checksum; a
+    version's by versionId, a delete marker's 404 / 405; only the
+    attributes asked for; a bad name or none asked 400."""
+    import base64 as b64
+    b = new_bucket(s3)
+    put = s3.put_object(Bucket=b, Key="plain", Body=b"foo", ChecksumAlgorithm="SHA256")
+    got = s3.get_object_attributes(Bucket=b, Key="plain", ObjectAttributes=ALL_ATTRS)
+    assert got["ETag"] == put["ETag"].strip('"') and got["ObjectSize"] == 3
+    assert got["StorageClass"] == "STANDARD" and "ObjectParts" not in got
+    assert got["Checksum"]["ChecksumSHA256"] == \
+        b64.b64encode(hashlib.sha256(b"foo").digest()).decode()
+    assert "VersionId" not in got and "DeleteMarker" not in got
+    only = s3.get_object_attributes(Bucket=b, Key="plain", ObjectAttributes=["ObjectSize"])
+    assert only["ObjectSize"] == 3 and "ETag" not in only and "Checksum" not in only
+
+    sizes = [5 << 20, 5 << 20, 5 << 20, 1234]
+    u = s3.create_multipart_upload(Bucket=b, Key="mp", ChecksumAlgorithm="SHA256")["UploadId"]
+    parts = []
+    for i, n in enumerate(sizes, 1):
+        body = bytes([i]) * n
+        p = s3.upload_part(Bucket=b, Key="mp", UploadId=u, PartNumber=i, Body=body,
+                           ChecksumAlgorithm="SHA256")
+        parts.append({"PartNumber": i, "ETag": p["ETag"], "ChecksumSHA256": p["ChecksumSHA256"]})
+    done = s3.complete_multipart_upload(Bucket=b, Key="mp", UploadId=u,
+                                        MultipartUpload={"Parts": parts})
+    got = s3.get_object_attributes(Bucket=b, Key="mp", ObjectAttributes=ALL_ATTRS)
+    op = got["ObjectParts"]
+    assert got["ETag"] == done["ETag"].strip('"') and got["ObjectSize"] == sum(sizes)
+    assert got["Checksum"]["ChecksumSHA256"] == done["ChecksumSHA256"]
+    assert op["TotalPartsCount"] == 4 and op["IsTruncated"] is False
+    assert [(p["PartNumber"], p["Size"], p["ChecksumSHA256"]) for p in op["Parts"]] == \
+        [(q["PartNumber"], n, q["ChecksumSHA256"]) for q, n in zip(parts, sizes)]
+    page = s3.get_object_attributes(Bucket=b, Key="mp", ObjectAttributes=["ObjectParts"],
+                                    MaxParts=2, PartNumberMarker=1)["ObjectParts"]
+    assert [p["PartNumber"] for p in page["Parts"]] == [2, 3]
+    assert page["IsTruncated"] is True and page["NextPartNumberMarker"] == 3
+    assert page["MaxParts"] == 2 and page["PartNumberMarker"] == 1
+    last = s3.get_object_attributes(Bucket=b, Key="mp", ObjectAttributes=["ObjectParts"],
+                                    MaxParts=10, PartNumberMarker=3)["ObjectParts"]
+    assert [p["Size"] for p in last["Parts"]] == [1234] and last["IsTruncated"] is False
+    # a multipart upload without checksums: parts without them
+    u = s3.create_multipart_upload(Bucket=b, Key="mp2")["UploadId"]
+    p = s3.upload_part(Bucket=b, Key="mp2", UploadId=u, PartNumber=1, Body=b"one")
+    s3.complete_multipart_upload(Bucket=b, Key="mp2", UploadId=u, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": p["ETag"]}]})
+    one = s3.get_object_attributes(Bucket=b, Key="mp2", ObjectAttributes=ALL_ATTRS)
+    assert one["ObjectParts"]["Parts"] == [{"PartNumber": 1, "Size": 3}] and "Checksum" not in one
+
+    # versions
+    s3.put_bucket_versioning(Bucket=b, VersioningConfiguration={"Status": "Enabled"})
+    v1 = s3.put_object(Bucket=b, Key="v", Body=b"one")["VersionId"]
+    s3.put_object(Bucket=b, Key="v", Body=b"second")
+    assert s3.get_object_attributes(Bucket=b, Key="v", ObjectAttributes=ALL_ATTRS)[
+        "ObjectSize"] == 6
+    old = s3.get_object_attributes(Bucket=b, Key="v", VersionId=v1, ObjectAttributes=ALL_ATTRS)
+    assert old["ObjectSize"] == 3 and old["VersionId"] == v1
+    dm = s3.delete_object(Bucket=b, Key="v")["VersionId"]
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object_attributes(Bucket=b, Key="v", ObjectAttributes=ALL_ATTRS)
+    assert err(e) == ("NoSuchKey", 404)
+    assert e.value.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == "true"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object_attributes(Bucket=b, Key="v", VersionId=dm, ObjectAttributes=ALL_ATTRS)
+    assert err(e) == ("MethodNotAllowed", 405)
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object_attributes(Bucket=b, Key="v", VersionId="0" * 16,
+                                 ObjectAttributes=ALL_ATTRS)
+    assert err(e)[1] in (400, 404)
+    # bad requests
+    url = "%s/s3/%s/plain?attributes" % (s3c.url, b)
+    for hdrs, code in (({}, "InvalidRequest"), ({"x-amz-object-attributes": "Size"},
+                                                "InvalidArgument"),
+                       ({"x-amz-object-attributes": "ETag", "x-amz-max-parts": "x"},
+                        "InvalidArgument")):
+        r = send("GET", url, headers=hdrs)
+        assert r.status_code == 400 and "<Code>%s</Code>" % code in r.text, (hdrs, r.text)
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object_attributes(Bucket=b, Key="missing", ObjectAttributes=ALL_ATTRS)
+    assert err(e) == ("NoSuchKey", 404)
+    # read access, as GetObject: unsigned on a private object refused
+    r = requests.get(url, headers={"x-amz-object-attributes": "ETag"})
+    assert r.status_code == 403, r.text

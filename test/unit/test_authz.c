@@ -69,6 +69,7 @@ static void test_ops(void)
     CHECK(op_of(HTTP_M_GET, "partNumber=1&response-content-type=a", 1) == AUTHZ_READ);
     CHECK(op_of(HTTP_M_GET, "acl", 1) == AUTHZ_WRITE);        /* the owner's to read */
     CHECK(op_of(HTTP_M_GET, "tagging", 1) == AUTHZ_WRITE);
+    CHECK(op_of(HTTP_M_GET, "attributes", 1) == AUTHZ_READ);  /* as GetObject */
     CHECK(op_of(HTTP_M_GET, "%61cl", 1) == AUTHZ_WRITE);      /* however spelt */
     CHECK(op_of(HTTP_M_PUT, "acl", 1) == AUTHZ_ACL);
     CHECK(op_of(HTTP_M_PUT, "%61%63%6C&shoal_s3=1", 1) == AUTHZ_ACL);

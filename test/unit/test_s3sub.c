@@ -83,7 +83,7 @@ static void test_table(void)
         "replication", "encryption", "object-lock", "retention", "legal-hold",
         "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics",
         "metrics", "inventory", "intelligent-tiering", "restore", "select", "select-type",
-        "torrent", "attributes", "renameObject",
+        "torrent", "renameObject",
     };
     int methods[] = {HTTP_M_GET, HTTP_M_HEAD, HTTP_M_PUT, HTTP_M_POST, HTTP_M_DELETE};
     for (size_t i = 0; i < ARRAY_LEN(unserved); i++) {
@@ -92,6 +92,9 @@ static void test_table(void)
         for (size_t j = 0; s && j < ARRAY_LEN(methods); j++)
             CHECK(!s3sub_serves(s, 0, methods[j]) && !s3sub_serves(s, 1, methods[j]));
     }
+    s = find("attributes");      /* GetObjectAttributes: GET on an object only */
+    CHECK(s && s->id == S3SUB_ATTRIBUTES && s3sub_serves(s, 1, HTTP_M_GET) &&
+          !s3sub_serves(s, 1, HTTP_M_PUT) && !s3sub_serves(s, 0, HTTP_M_GET));
     s = find("versioning");      /* GetBucketVersioning and PutBucketVersioning */
     CHECK(s && s3sub_serves(s, 0, HTTP_M_GET) && s3sub_serves(s, 0, HTTP_M_PUT) &&
           !s3sub_serves(s, 1, HTTP_M_GET) && !s3sub_serves(s, 0, HTTP_M_DELETE));
