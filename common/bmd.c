@@ -274,7 +274,13 @@ int bmd_add(struct bmd *b, const char *provider, const char *name, json_t *props
     b->b[i].provider = xstrdup(provider);
     b->b[i].name = xstrdup(name);
     b->b[i].created = created;
-    b->b[i].props = props ? json_incref(props) : json_object();
+    b->b[i].props = props ? json_deep_copy(props) : json_object();
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(b->b[i].props, tmp, k, v)
+        if (json_is_null(v))     /* a null property is none */
+            json_object_del(b->b[i].props, k);
     return 0;
 }
 
@@ -298,7 +304,14 @@ int bmd_patch(struct bmd *b, const char *provider, const char *name, const json_
     int i = pos(b, provider, name, &found);
     if (!found)
         return -ENOENT;
-    json_object_update(b->b[i].props, (json_t *)patch);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)patch, k, v) {
+        if (json_is_null(v))     /* a JSON merge patch: null removes the property */
+            json_object_del(b->b[i].props, k);
+        else
+            json_object_set(b->b[i].props, k, v);
+    }
     return 0;
 }
 
@@ -458,6 +471,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
             snprintf(err, errlen, "unknown bucket property '%s'", k);
             return -1;
         }
+        if (json_is_null(v))     /* removes it (bmd_patch) */
+            continue;
         int is_bool = props_known[i].type == JSON_TRUE;
         if (is_bool ? !json_is_boolean(v) : json_typeof(v) != props_known[i].type) {
             snprintf(err, errlen, "bucket property '%s' has the wrong type", k);

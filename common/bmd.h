@@ -36,12 +36,14 @@ struct bmd *bmd_new(int64_t version);
 struct bmd *bmd_clone(const struct bmd *src);
 const struct bmd_bucket *bmd_find(const struct bmd *b, const char *provider,
                                   const char *name);
-/* Add a bucket (props may be NULL; a reference is taken). 0, or -EEXIST. */
+/* Add a bucket (props may be NULL; copied, null properties left out). 0, or
+ * -EEXIST. */
 int bmd_add(struct bmd *b, const char *provider, const char *name, json_t *props,
             int64_t created);
 /* Remove a bucket. 0, or -ENOENT. */
 int bmd_del(struct bmd *b, const char *provider, const char *name);
-/* Merge a validated patch into a bucket's properties. 0, or -ENOENT. */
+/* Merge a validated patch into a bucket's properties (a JSON merge patch: a
+ * null property is removed). 0, or -ENOENT. */
 int bmd_patch(struct bmd *b, const char *provider, const char *name, const json_t *patch);
 
 /* Backend profiles (bprof.h). bmd_profile: borrowed, NULL when none of

@@ -72,6 +72,22 @@ static void test_bmd(void)
     CHECK(bmd_patch(b, "shoal", "zeta", patch) == 0);
     CHECK(bmd_patch(b, "shoal", "nope", patch) == -ENOENT);
     json_decref(patch);
+    /* a JSON merge patch: null removes a property; a new bucket has no nulls */
+    patch = json_loads("{\"labels\":null,\"lru\":null}", 0, NULL);
+    CHECK(bmd_props_check(patch, err, sizeof(err)) == 0);
+    CHECK(bmd_patch(b, "shoal", "alpha", patch) == 0);
+    CHECK(bmd_add(b, "shoal", "nulls", patch, 13) == 0);
+    CHECK(json_object_size(bmd_find(b, "shoal", "nulls")->props) == 0);
+    CHECK(json_object_size(patch) == 2);   /* the caller's is left alone */
+    json_decref(patch);
+    patch = json_loads("{\"labels\":{\"a\":\"b\"}}", 0, NULL);
+    CHECK(bmd_patch(b, "shoal", "alpha", patch) == 0);
+    json_decref(patch);
+    patch = json_loads("{\"labels\":null}", 0, NULL);
+    CHECK(bmd_patch(b, "shoal", "alpha", patch) == 0);
+    CHECK(!json_object_get(bmd_find(b, "shoal", "alpha")->props, "labels"));
+    json_decref(patch);
+    CHECK(bmd_del(b, "shoal", "nulls") == 0);
     json_t *j = bmd_to_json(b);
     struct bmd *d = bmd_from_json(j, err, sizeof(err));
     json_decref(j);
