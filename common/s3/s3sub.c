@@ -197,7 +197,7 @@ int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, cons
     }
     static const struct s3xml_spec spec = {
         "AccessControlPolicy", "AccessControlList/Grant",
-        {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID"};
+        {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID", 0};
     struct acl_ctx a = {.owner = owner};
     char oid[S3XML_FLAG_MAX];
     int n = s3xml_records(body, len, &spec, acl_grant, &a, oid, msg, msglen);

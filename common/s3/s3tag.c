@@ -123,7 +123,7 @@ static int xml_tag(void *arg, char **f, char *err, size_t errlen)
 int s3tag_parse_xml(const char *body, size_t len, int max, struct s3tags *t, enum s3e *code,
                     char *msg, size_t msglen)
 {
-    static const struct s3xml_spec spec = {"Tagging", "TagSet/Tag", {"Key", "Value"}, 2, NULL};
+    static const struct s3xml_spec spec = {"Tagging", "TagSet/Tag", {"Key", "Value"}, 2, NULL, 0};
     struct xml_ctx x = {t, max, code, 0};
     if (s3xml_records(body, len, &spec, xml_tag, &x, NULL, msg, msglen) >= 0)
         return 0;

@@ -109,7 +109,14 @@ static void on_end(void *ud, const XML_Char *name)
 {
     struct px *s = ud;
     (void)name;
-    if (s->field >= 0) {
+    if (s->field >= 0 && (s->spec->multi & (1u << s->field)) && s->vals[s->field]) {
+        char *joined = xasprintf("%s" S3XML_MULTI_SEP "%.*s", s->vals[s->field], (int)s->text.n,
+                                 s->text.p ? s->text.p : "");
+        free(s->vals[s->field]);
+        s->vals[s->field] = joined;
+        if (strlen(joined) > S3XML_TEXT_MAX)
+            stop(s, "a value is too long");
+    } else if (s->field >= 0) {
         free(s->vals[s->field]);
         s->vals[s->field] = xstrndup(s->text.p ? s->text.p : "", s->text.n);
     } else if (s->field == -2 && s->flag_out) {

@@ -22,7 +22,12 @@ struct s3xml_spec {
     const char *fields[S3XML_FIELDS_MAX];  /* paths below a record of its text fields */
     int n_fields;
     const char *flag;            /* path below the root of one text (e.g. Quiet), or NULL */
+    unsigned multi;              /* fields (bit i: fields[i]) that may repeat in a record:
+                                  * their texts joined by S3XML_MULTI_SEP (else the last
+                                  * one counts) */
 };
+/* A character XML text can not hold (not even as a reference). */
+#define S3XML_MULTI_SEP "\x1f"
 
 /*
  * Parse body. For each record, cb gets the fields' text in spec order

@@ -403,7 +403,8 @@ static void delete_objects_body(struct http_req *r, void *arg, char *body, size_
         free(d);
         return; /* answered */
     }
-    static const struct s3xml_spec spec = {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet"};
+    static const struct s3xml_spec spec = {
+        "Delete", "Object", {"Key", "VersionId"}, 2, "Quiet", 0};
     char err[300] = "", quiet[S3XML_FLAG_MAX];
     int n = s3xml_records(body, len, &spec, mdel_key, d, quiet, err, sizeof(err));
     if (n <= 0) {
@@ -602,7 +603,7 @@ static void versioning_body(struct http_req *r, void *arg, char *body, size_t le
 {
     char *bucket = arg, err[300] = "", status[S3XML_FLAG_MAX];
     static const struct s3xml_spec spec = {"VersioningConfiguration", "MfaDelete", {NULL}, 0,
-                                           "Status"};
+                                           "Status", 0};
     if (s3_check_md5(r, body, len)) {
         free(bucket);
         return; /* answered */

@@ -846,7 +846,7 @@ static void complete_body(struct http_req *r, void *arg, char *body, size_t len)
     static const struct s3xml_spec spec = {
         "CompleteMultipartUpload", "Part",
         {"PartNumber", "ETag", "ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME",
-         "ChecksumSHA1", "ChecksumSHA256"}, 7, NULL};
+         "ChecksumSHA1", "ChecksumSHA256"}, 7, NULL, 0};
     int n = s3xml_records(body, len, &spec, complete_part, j, NULL, err, sizeof(err));
     if (n <= 0) {
         const char *msg = n == 0 ? "the upload must name at least one part" : err;

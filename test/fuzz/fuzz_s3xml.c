@@ -23,10 +23,10 @@ static int take(void *arg, char **f, char *err, size_t errlen)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const struct s3xml_spec specs[] = {
-        {"CompleteMultipartUpload", "Part", {"PartNumber", "ETag"}, 2, NULL},
-        {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet"},
+        {"CompleteMultipartUpload", "Part", {"PartNumber", "ETag"}, 2, NULL, 0},
+        {"Delete", "Object", {"Key", "VersionId"}, 2, "Quiet", 0},
         {"AccessControlPolicy", "AccessControlList/Grant",
-         {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID"},
+         {"Grantee/ID", "Grantee/URI", "Grantee/EmailAddress", "Permission"}, 4, "Owner/ID", 0},
     };
     char err[256], flag[S3XML_FLAG_MAX];
     size_t n = 0;

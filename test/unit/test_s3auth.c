@@ -206,7 +206,7 @@ static int count_cb(void *arg, char **f, char *err, size_t errlen)
 static void test_xml(void)
 {
     static const struct s3xml_spec spec = {"CompleteMultipartUpload", "Part",
-                                           {"PartNumber", "ETag"}, 2, "Quiet"};
+                                           {"PartNumber", "ETag"}, 2, "Quiet", 0};
     char err[200], flag[S3XML_FLAG_MAX];
     int hits = 0;
     const char *ok = "<?xml version=\"1.0\"?><CompleteMultipartUpload "
