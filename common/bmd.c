@@ -14,6 +14,7 @@
 
 #include "bprof.h"
 #include "log.h"
+#include "s3cors.h"
 #include "util.h"
 #include "xform.h"
 
@@ -41,6 +42,7 @@ static const struct {
     {"ec", JSON_OBJECT},         /* {"data", "parity", "objsize_limit"}: erasure coding */
     {"versioning", JSON_STRING}, /* "enabled" or "suspended" (S3 versioning; target/api/vers.h) */
     {"profile", JSON_STRING},    /* the backend profile its backend is reached with (bprof.h) */
+    {"cors", JSON_ARRAY},        /* its S3 CORS rules (s3cors.h) */
 };
 
 /* ec: data 1..BMD_EC_DATA_MAX, parity 1..BMD_EC_PARITY_MAX, objsize_limit
@@ -516,6 +518,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
             snprintf(err, errlen, "versioning must be enabled or suspended");
             return -1;
         }
+        if (!strcmp(k, "cors") && s3cors_check(v, err, errlen))
+            return -1;
         if (!strcmp(k, "mirror") && mirror_check(v, err, errlen))
             return -1;
         if (!strcmp(k, "ec") && ec_check(v, err, errlen))

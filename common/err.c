@@ -67,6 +67,7 @@ static const struct {
     [S3E_NO_SUCH_BUCKET] = {404, "NoSuchBucket"},
     [S3E_NO_SUCH_KEY] = {404, "NoSuchKey"},
     [S3E_NO_SUCH_TAG_SET] = {404, "NoSuchTagSet"},
+    [S3E_NO_SUCH_CORS] = {404, "NoSuchCORSConfiguration"},
     [S3E_NO_SUCH_UPLOAD] = {404, "NoSuchUpload"},
     [S3E_NO_SUCH_VERSION] = {404, "NoSuchVersion"},
     [S3E_NOT_IMPLEMENTED] = {501, "NotImplemented"},

@@ -256,13 +256,3 @@ void s3_redirect_reply(struct http_req *r, const char *target_url, const char *b
     gbuf_free(&b);
     free(endpoint);
 }
-
-void s3_preflight(struct http_req *r, int bucket_exists)
-{
-    if (!http_req_header(r, "Origin") || !http_req_header(r, "Access-Control-Request-Method"))
-        s3_fail(r, S3E_BAD_REQUEST, "Insufficient information. Origin request header needed.");
-    else if (!bucket_exists)
-        s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
-    else
-        s3_fail(r, S3E_CORS_RESPONSE, "CORS is not enabled for this bucket.");
-}

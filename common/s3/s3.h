@@ -86,10 +86,5 @@ int s3_b64_decode(const char *in, unsigned char *out, size_t cap);
 /* "\"<hex md5>\"" (35 bytes with the NUL). */
 void s3_md5_etag(const unsigned char md5[16], char out[35]);
 
-/* A CORS preflight (OPTIONS; browsers never sign one): Shoal keeps no
- * CORS rules, so it answers as an S3 bucket without them does: 403
- * CORSResponse, 404 NoSuchBucket for a bucket that does not exist, 400
- * BadRequest without Origin or Access-Control-Request-Method. */
-void s3_preflight(struct http_req *r, int bucket_exists);
 
 #endif

@@ -16,7 +16,6 @@
 
 /* Unserved first: see s3sub_find. */
 static const struct s3sub table[] = {
-    {"cors", S3SUB_UNSERVED, 0, 0},
     {"policy", S3SUB_UNSERVED, 0, 0},
     {"policyStatus", S3SUB_UNSERVED, 0, 0},
     {"lifecycle", S3SUB_UNSERVED, 0, 0},
@@ -49,6 +48,7 @@ static const struct s3sub table[] = {
     {"uploads", S3SUB_UPLOADS, GET, POST},
     {"acl", S3SUB_ACL, GET | PUT, GET | PUT},
     {"tagging", S3SUB_TAGGING, GET | PUT | DEL, GET | PUT | DEL},
+    {"cors", S3SUB_CORS, GET | PUT | DEL, 0},
     {"attributes", S3SUB_ATTRIBUTES, 0, GET},
     {"location", S3SUB_LOCATION, GET, 0},
     {"versioning", S3SUB_VERSIONING, GET | PUT, 0},

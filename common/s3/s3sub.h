@@ -27,6 +27,7 @@ enum s3sub_id {
     S3SUB_UNSERVED = 1,          /* S3 defines it; Shoal serves none of it */
     S3SUB_ACL,
     S3SUB_TAGGING,
+    S3SUB_CORS,                  /* a bucket's CORS rules (s3cors.h) */
     S3SUB_ATTRIBUTES,            /* GetObjectAttributes */
     S3SUB_UPLOADS,
     S3SUB_UPLOAD_ID,

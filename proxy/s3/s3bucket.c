@@ -261,6 +261,14 @@ static void change_done(void *arg, int status, json_t *answer, const char *err)
     bucket_op_free(o);
 }
 
+void s3bucket_patch(struct http_req *r, const char *bucket, json_t *patch, const char *what,
+                    int ok_status)
+{
+    struct bucket_op *o = bucket_op_new(r, bucket, what);
+    o->ok_status = ok_status;
+    buckets_change(r, BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket, patch, change_done, o);
+}
+
 /* DeleteBucket: the bucket's first cached name, if any, decides. */
 static void delete_checked(void *arg, struct objlist_page *pg, int status, const char *err)
 {

@@ -6,8 +6,16 @@
 #ifndef SHOAL_PROXY_S3BUCKET_H
 #define SHOAL_PROXY_S3BUCKET_H
 
+#include <jansson.h>
+
 struct http_req;
 struct authz_who;
+
+/* A change of the bucket's properties (patch: taken), what it is for the
+ * error's message: ok_status (204, 200) once the primary committed it, or
+ * the S3 error. */
+void s3bucket_patch(struct http_req *r, const char *bucket, json_t *patch, const char *what,
+                    int ok_status);
 
 /* ListBuckets: the Shoal buckets who may use (authz.h). */
 void s3bucket_list_all(struct http_req *r, const struct authz_who *who);

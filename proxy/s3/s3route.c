@@ -24,7 +24,9 @@
 #include "proxy.h"
 #include "s3.h"
 #include "s3auth.h"
+#include "s3bconf.h"
 #include "s3bucket.h"
+#include "s3cors.h"
 #include "s3front.h"
 #include "s3fwd.h"
 #include "s3listing.h"
@@ -56,6 +58,7 @@ static void bucket_request(struct http_req *r, const char *b, const struct authz
     case S3SUB_DELETE: s3bucket_delete_objects(r, b); return;
     case S3SUB_VERSIONS: s3listing_objects(r, b, S3LISTING_VERSIONS); return;
     case S3SUB_TAGGING: s3bucket_tagging(r, b); return;
+    case S3SUB_CORS: s3bconf_cors(r, b); return;
     case S3SUB_ACL: s3bucket_acl(r, b); return;
     case 0: break;
     default: /* served by the table, unknown here: never the plain operation */
@@ -205,10 +208,11 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
     r->op = op_of(r, w);
     s3_mode(r);
     if (r->method == HTTP_M_OPTIONS) {   /* a CORS preflight */
-        s3_preflight(r, w == S3W_SERVICE || w == S3W_BAD_BUCKET ||
-                            buckets_exist(BMD_PROVIDER_SHOAL, bucket));
+        s3cors_preflight(r, w == S3W_BUCKET || w == S3W_OBJECT ? bucket : NULL);
         return;
     }
+    if (w == S3W_BUCKET || w == S3W_OBJECT)
+        s3cors_actual(r, bucket);    /* on whatever the answer is */
     struct s3auth_result auth = {0};
     /* a signature, or a bearer token (auth.h): the same keys as the native API */
     int st = auth_client(&p->node.auth, r, time(NULL), &auth, &code, msg, sizeof(msg));

@@ -15,6 +15,7 @@
  *
  * Thread: the request's worker.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,24 +26,17 @@
 #include "obj.h"
 #include "s3.h"
 #include "s3auth.h"
+#include "s3cors.h"
 #include "s3root.h"
 #include "target.h"
 #include "util.h"
 
-/* Does the bucket r's path names ("/BUCKET[/KEY]") exist? */
-static int root_bucket_exists(const struct http_req *r)
+/* The bucket r's path names ("/BUCKET[/KEY]") into name, or "". */
+static void root_bucket(const struct http_req *r, char *name, size_t n)
 {
     const char *b = r->path_len > 1 ? r->path + 1 : "";
     size_t bl = strcspn(b, "/");
-    char name[64];
-    if (!bl || bl >= sizeof(name))
-        return 0;
-    memcpy(name, b, bl);
-    name[bl] = '\0';
-    struct bmd *m = bmd_current();
-    int is = m && bmd_find(m, BMD_PROVIDER_SHOAL, name) != NULL;
-    bmd_unref(m);
-    return is;
+    snprintf(name, n, "%.*s", bl < n ? (int)bl : 0, b);
 }
 
 void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
@@ -50,11 +44,14 @@ void s3root_handle(struct http_req *r, const char *rest, size_t rlen)
     struct target *t = r->w->ctx;
     (void)rest;
     (void)rlen;
+    char bucket[64];
     s3_mode(r);
+    root_bucket(r, bucket, sizeof(bucket));
     if (r->method == HTTP_M_OPTIONS) {   /* a CORS preflight */
-        s3_preflight(r, root_bucket_exists(r));
+        s3cors_preflight(r, bucket[0] ? bucket : NULL);
         return;
     }
+    s3cors_actual(r, bucket[0] ? bucket : NULL);
     if (r->path_len < 2 || !memchr(r->path + 1, '/', r->path_len - 1)) {
         s3_fail(r, S3E_METHOD_NOT_ALLOWED, "a target serves objects only; ask a proxy");
         return;

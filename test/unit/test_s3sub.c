@@ -77,9 +77,13 @@ static void test_table(void)
           !s3sub_serves(s, 1, HTTP_M_GET) && s3sub_serves(s, 1, HTTP_M_POST));
     /* an unserved one refuses the whole request */
     CHECK((s = find("tagging&website")) && s->id == S3SUB_UNSERVED);
-    CHECK((s = find("acl&cors=1")) && s->id == S3SUB_UNSERVED && !strcmp(s->name, "cors"));
+    CHECK((s = find("acl&policy=1")) && s->id == S3SUB_UNSERVED && !strcmp(s->name, "policy"));
+    /* CORS rules: a bucket's, never an object's */
+    CHECK((s = find("cors")) && s->id == S3SUB_CORS && s3sub_serves(s, 0, HTTP_M_PUT) &&
+          s3sub_serves(s, 0, HTTP_M_GET) && s3sub_serves(s, 0, HTTP_M_DELETE) &&
+          !s3sub_serves(s, 0, HTTP_M_POST) && !s3sub_serves(s, 1, HTTP_M_GET));
     static const char *const unserved[] = {
-        "cors", "policy", "policyStatus", "lifecycle", "website", "logging", "notification",
+        "policy", "policyStatus", "lifecycle", "website", "logging", "notification",
         "replication", "encryption", "object-lock", "retention", "legal-hold",
         "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics",
         "metrics", "inventory", "intelligent-tiering", "restore", "select", "select-type",
@@ -246,7 +250,7 @@ static int grant_cb(void *arg, char **f, char *err, size_t errlen)
 /* Records and fields below the root by path. */
 static void test_xml_paths(void)
 {
-    static const struct s3xml_spec spec = {"P", "L/G", {"E/ID", "Perm"}, 2, "O/ID"};
+    static const struct s3xml_spec spec = {"P", "L/G", {"E/ID", "Perm"}, 2, "O/ID", 0};
     struct grants g = {0};
     char owner[S3XML_FLAG_MAX], err[200];
     const char *x = "<P><O><ID>me</ID></O><L><G><E><ID>a</ID></E><Perm>R</Perm></G>"
