@@ -51,6 +51,8 @@ _Static_assert(offsetof(struct conf, n_auth_keys) ==
 _Static_assert(offsetof(struct conf, n_admin_keys) ==
                    offsetof(struct conf, admin_keys) + sizeof(char **),
                "list count follows its list");
+_Static_assert(offsetof(struct conf, n_users) == offsetof(struct conf, users) + sizeof(char **),
+               "list count follows its list");
 
 #define F(f) offsetof(struct conf, f)
 static const struct opt opts[] = {
@@ -113,6 +115,7 @@ static const struct opt opts[] = {
     {"backends_file", OPT_STR, F(backends_file), 0, 0, "", "file (mode 0600, the daemon user's) of backend profiles, a JSON object NAME: PROFILE (endpoint, region, addressing, credentials); (re)applied to the cluster whenever a proxy becomes primary", R_PROXY},
     {"auth_keys_file", OPT_STR, F(auth_keys_file), 0, 0, "", "file (mode 0600, the daemon user's) of client credentials, one ACCESS_KEY:SECRET a line (# comments) or a JSON array; added to auth_keys", R_BOTH},
     {"admin_keys", OPT_LIST, F(admin_keys), 0, 0, "", "access keys (of auth_keys) that may use every bucket through either API, whoever owns it (comma-separated)", R_BOTH},
+    {"users", OPT_LIST, F(users), 0, 0, "", "access keys as S3 users, ACCESS:CANONICAL_ID:DISPLAY_NAME[:EMAIL] (comma-separated; an empty ID or name: the default, a SHA-256 of the key and the key itself); ACLs grant to them by ID or email", R_BOTH},
     {"allow_anonymous", OPT_BOOL, F(allow_anonymous), 0, 1, "false", "serve without auth_keys on a non-loopback address", R_BOTH},
     {"header_timeout_s", OPT_INT, F(header_timeout_s), 1, 3600, "30", "a request head must arrive within this", R_BOTH},
     {"max_connections", OPT_INT, F(max_connections), 16, 1000000, "4096", "open client connections per port; at it the longest idle one closes for a new one", R_BOTH},

@@ -86,6 +86,8 @@ struct conf {
                             * user of the host sees (ps): warned about at start */
     char **admin_keys;     /* access keys that may use every bucket (authz.h) */
     int n_admin_keys;
+    char **users;          /* ACCESS:ID:DISPLAY_NAME[:EMAIL], the keys as S3 users (s3user.h) */
+    int n_users;
     int allow_anonymous;   /* no auth_keys on a non-loopback address is allowed */
     int header_timeout_s;  /* a request head must arrive within this */
     int max_connections;   /* open client connections per server */

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "loopq.h"
 #include "objname.h"
+#include "s3user.h"
 #include "tls.h"
 #include "util.h"
 
@@ -258,6 +259,10 @@ int node_init(struct node *n, struct conf *c, enum node_role role, char *err, si
     }
     if (auth_init(&n->auth, c, err, errlen))
         return -1;
+    if (s3user_init(c->users, c->n_users, c->auth_keys, c->n_auth_keys, err, errlen)) {
+        auth_free(&n->auth);
+        return -1;
+    }
     if (!auth_enabled(&n->auth))
         log_warn("no auth_keys configured: ANY client that reaches %s:%d can read and "
                  "change every object (anonymous access, for development only)",
@@ -506,6 +511,7 @@ void node_stop(struct node *n)
     n->raft_addr = NULL;
     node_sig_free(n);
     auth_free(&n->auth);
+    s3user_free();
 }
 
 /* ---- endpoints every node serves ---------------------------------------- */
