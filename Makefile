@@ -189,7 +189,7 @@ test-integration: all $(BUILD)/bin/faultfs
 # leaves the input in build-fuzz/. FUZZ_<t>_SRC lists what target t links
 # besides test/fuzz/fuzz_<t>.c; objects are built once into build-fuzz/.
 FUZZ_SECONDS ?= 18
-FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query archidx batchreq nativelist s3cors
+FUZZ_TARGETS = s3list s3xml awschunk http hdrparse objname s3auth tmpl listpage url objmeta query archidx batchreq nativelist s3cors s3acl s3own
 FUZZ_HTTP_SRC = common/http.c common/httplisten.c common/httpresp.c common/httptake.c common/httpstop.c common/headblock.c common/log.c common/loopq.c common/util.c \
                 $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c
 FUZZ_s3list_SRC = common/s3/s3list.c common/util.c
@@ -199,7 +199,8 @@ FUZZ_awschunk_SRC = common/s3/awschunk.c common/util.c
 FUZZ_http_SRC = $(FUZZ_HTTP_SRC)
 FUZZ_hdrparse_SRC = common/hdrparse.c common/util.c
 FUZZ_BMD_SRC = common/bmd.c common/bprof.c common/xform.c common/snap.c common/s3/s3cors.c \
-               common/s3/s3xml.c common/s3/s3.c common/err.c
+               common/s3/s3acl.c common/s3/s3user.c common/s3/s3own.c common/s3/s3xml.c \
+               common/s3/s3.c common/err.c
 FUZZ_objname_SRC = common/objname.c $(FUZZ_BMD_SRC) $(FUZZ_HTTP_SRC)
 FUZZ_s3auth_SRC = common/s3/s3auth.c common/s3/s3.c common/s3/sigv4.c common/s3/awschunk.c \
                   common/err.c $(FUZZ_HTTP_SRC)
@@ -210,6 +211,8 @@ FUZZ_objmeta_SRC = target/store/objmeta.c
 FUZZ_archidx_SRC = common/archidx.c common/util.c
 FUZZ_batchreq_SRC = common/batchreq.c common/archidx.c $(FUZZ_BMD_SRC) $(FUZZ_HTTP_SRC)
 FUZZ_s3cors_SRC = $(FUZZ_BMD_SRC) $(FUZZ_HTTP_SRC)
+FUZZ_s3acl_SRC = $(FUZZ_BMD_SRC) $(FUZZ_HTTP_SRC)
+FUZZ_s3own_SRC = $(FUZZ_BMD_SRC) $(FUZZ_HTTP_SRC)
 FUZZ_query_SRC = common/s3/s3sub.c common/s3/s3.c common/s3/s3xml.c common/err.c $(FUZZ_HTTP_SRC)
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE \
               -I$(LLHTTP_INC) -Icommon -Icommon/s3 $(TARGET_INC) -MMD -MP

@@ -16,10 +16,14 @@
  *     either API) may do anything to it and its objects;
  *   - a bucket with no owner (a cloud bucket met on first use, or one made
  *     before keys were configured) is every key's, but only an admin key
- *     changes its ACL, so no key opens it to the world;
- *   - anyone else, signed or not, may list a public-read bucket (property
- *     "acl") and read an object that is public-read itself (its ":acl"
- *     metadata), which only the object's target knows: AUTHZ_IF_PUBLIC.
+ *     changes an ACL in it, so no key opens it to the world;
+ *   - anyone else, signed or not, has what the ACLs grant (s3acl.h): the
+ *     bucket's (property "acl") to list it (READ), to write and delete its
+ *     objects (WRITE), to read and change the bucket's ACL (READ_ACP,
+ *     WRITE_ACP); an object's own (its ":acl" metadata) to read it and its
+ *     ACL, which only the object's target knows: AUTHZ_IF_OBJECT. The
+ *     bucket's configuration (tags, CORS, versioning, properties) and its
+ *     removal are the owner's alone.
  */
 #ifndef SHOAL_AUTHZ_H
 #define SHOAL_AUTHZ_H
@@ -32,16 +36,21 @@ struct s3auth_result;
 
 /* What a request does to a bucket. */
 enum authz_op {
-    AUTHZ_LIST,      /* list its objects; HeadBucket, its location, properties, summary */
-    AUTHZ_READ,      /* read an object: its bytes and metadata (GET, HEAD, a copy source) */
-    AUTHZ_WRITE,     /* everything else: write, delete, tag, multipart, destroy, change */
-    AUTHZ_ACL,       /* change an ACL, the bucket's or an object's */
+    AUTHZ_LIST,      /* list its objects; HeadBucket, its location, uploads, properties */
+    AUTHZ_READ,      /* read an object: its bytes, metadata, attributes; a copy source */
+    AUTHZ_WRITE,     /* write, copy onto, delete an object; multipart uploads */
+    AUTHZ_PUBLISH,   /* such a write that also sets an ACL other than private */
+    AUTHZ_OWN,       /* the bucket's config (tags, CORS, ...), its objects' tags, destroy */
+    AUTHZ_READ_ACP,  /* read the bucket's ACL */
+    AUTHZ_WRITE_ACP, /* change the bucket's ACL */
+    AUTHZ_OBJ_READ_ACP,  /* read an object's ACL */
+    AUTHZ_OBJ_WRITE_ACP, /* change an object's ACL */
 };
 
 enum authz_verdict {
     AUTHZ_DENY,
     AUTHZ_ALLOW,
-    AUTHZ_IF_PUBLIC, /* a read, allowed only if the object is public-read itself */
+    AUTHZ_IF_OBJECT, /* allowed only if the object's own ACL grants it (its target decides) */
 };
 
 /* Who asks. */
@@ -71,11 +80,20 @@ int authz_decide_named(const char *provider, const char *name, const struct auth
                        enum authz_op op);
 
 /* What r, a request on an object (on_object) or on a bucket, does: GET and
- * HEAD of an object read it; of a bucket they list it (also ?versions and
- * ?location); PUT ?acl, and a PUT or POST that sets an ACL other than
- * private (x-amz-acl, x-amz-grant-*), changes an ACL; any other
- * subresource and any other method writes. Both APIs, every node: the
+ * HEAD of an object read it (also ?attributes; its ?tagging is the
+ * owner's, as no ACL grants it); of a bucket
+ * they list it (also ?versions, ?location, ?uploads); ?acl reads or
+ * changes an ACL; PUT, POST and DELETE of an object write (publish, with
+ * x-amz-acl other than private or x-amz-grant-*), as DeleteObjects does;
+ * anything else on a bucket is its owner's. Both APIs, every node: the
  * one mapping. */
 enum authz_op authz_op_of(const struct http_req *r, int on_object);
+/* What an object's ACL must grant who for op (AUTHZ_IF_OBJECT):
+ * s3acl_perm bits, 0 when op is not decided by it. */
+unsigned authz_object_need(enum authz_op op);
+/* Does the object's ACL (grants, its owner object_owner) give who what op
+ * needs? ignore_public: the bucket's PublicAccessBlock IgnorePublicAcls. */
+int authz_object_allows(const json_t *grants, const char *object_owner, const char *who,
+                        enum authz_op op, int ignore_public);
 
 #endif

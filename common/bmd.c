@@ -14,13 +14,16 @@
 
 #include "bprof.h"
 #include "log.h"
+#include "s3acl.h"
 #include "s3cors.h"
+#include "s3own.h"
 #include "util.h"
 #include "xform.h"
 
 static struct snap_holder holder = SNAP_HOLDER_INIT;
 
-/* Known bucket properties and the JSON type each takes. */
+/* Known bucket properties and the JSON type each takes (JSON_TRUE: a
+ * boolean; JSON_NULL: more than one, its own check decides). */
 static const struct {
     const char *name;
     json_type type;
@@ -32,7 +35,7 @@ static const struct {
     {"region", JSON_STRING},     /* S3 region for this bucket */
     {"location", JSON_STRING},   /* the LocationConstraint an S3 client created it with */
     {"owner", JSON_STRING},      /* the access key that created it through S3 (s3own.h) */
-    {"acl", JSON_STRING},        /* "private" or "public-read" (s3own.h) */
+    {"acl", JSON_NULL},          /* a canned ACL's name or grants (s3acl.h) */
     {"addressing", JSON_STRING}, /* "path" or "virtual" */
     {"validate_warm_get", JSON_TRUE}, /* boolean: see bmd_props_check */
     {"lru", JSON_TRUE},          /* boolean: false keeps Shoal's copies from eviction */
@@ -43,6 +46,8 @@ static const struct {
     {"versioning", JSON_STRING}, /* "enabled" or "suspended" (S3 versioning; target/api/vers.h) */
     {"profile", JSON_STRING},    /* the backend profile its backend is reached with (bprof.h) */
     {"cors", JSON_ARRAY},        /* its S3 CORS rules (s3cors.h) */
+    {"public_access_block", JSON_OBJECT}, /* its S3 PublicAccessBlock (s3own.h) */
+    {"object_ownership", JSON_STRING},    /* its S3 OwnershipControls (s3own.h) */
 };
 
 /* ec: data 1..BMD_EC_DATA_MAX, parity 1..BMD_EC_PARITY_MAX, objsize_limit
@@ -456,6 +461,24 @@ static int backend_check(const char *b, char *err, size_t errlen)
     return 0;
 }
 
+/* The S3 configurations kept as properties (ACL, CORS, PublicAccessBlock,
+ * OwnershipControls), checked as their XML is: 0 or -1 with err. */
+static int s3_prop_check(const char *k, const json_t *v, char *err, size_t errlen)
+{
+    if (!strcmp(k, "acl"))
+        return s3acl_check(v, err, errlen);
+    if (!strcmp(k, "cors"))
+        return s3cors_check(v, err, errlen);
+    if (!strcmp(k, "public_access_block"))
+        return s3own_pab_check(v, err, errlen);
+    if (!strcmp(k, "object_ownership") && !s3own_ownership_valid(json_string_value(v))) {
+        snprintf(err, errlen, "object_ownership must be BucketOwnerEnforced, "
+                              "BucketOwnerPreferred or ObjectWriter");
+        return -1;
+    }
+    return 0;
+}
+
 int bmd_props_check(const json_t *props, char *err, size_t errlen)
 {
     if (!json_is_object(props)) {
@@ -475,8 +498,8 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         }
         if (json_is_null(v))     /* removes it (bmd_patch) */
             continue;
-        int is_bool = props_known[i].type == JSON_TRUE;
-        if (is_bool ? !json_is_boolean(v) : json_typeof(v) != props_known[i].type) {
+        int is_bool = props_known[i].type == JSON_TRUE, any = props_known[i].type == JSON_NULL;
+        if (!any && (is_bool ? !json_is_boolean(v) : json_typeof(v) != props_known[i].type)) {
             snprintf(err, errlen, "bucket property '%s' has the wrong type", k);
             return -1;
         }
@@ -491,11 +514,6 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
         if (!strcmp(k, "addressing") && strcmp(json_string_value(v), "path") &&
             strcmp(json_string_value(v), "virtual")) {
             snprintf(err, errlen, "addressing must be path or virtual");
-            return -1;
-        }
-        if (!strcmp(k, "acl") && strcmp(json_string_value(v), "private") &&
-            strcmp(json_string_value(v), "public-read")) {
-            snprintf(err, errlen, "acl must be private or public-read");
             return -1;
         }
         if (!strcmp(k, "write_policy") && strcmp(json_string_value(v), "write-through") &&
@@ -518,7 +536,7 @@ int bmd_props_check(const json_t *props, char *err, size_t errlen)
             snprintf(err, errlen, "versioning must be enabled or suspended");
             return -1;
         }
-        if (!strcmp(k, "cors") && s3cors_check(v, err, errlen))
+        if (s3_prop_check(k, v, err, errlen))
             return -1;
         if (!strcmp(k, "mirror") && mirror_check(v, err, errlen))
             return -1;

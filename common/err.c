@@ -68,6 +68,10 @@ static const struct {
     [S3E_NO_SUCH_KEY] = {404, "NoSuchKey"},
     [S3E_NO_SUCH_TAG_SET] = {404, "NoSuchTagSet"},
     [S3E_NO_SUCH_CORS] = {404, "NoSuchCORSConfiguration"},
+    [S3E_NO_SUCH_PAB] = {404, "NoSuchPublicAccessBlockConfiguration"},
+    [S3E_NO_OWNERSHIP] = {404, "OwnershipControlsNotFoundError"},
+    [S3E_ACL_NOT_SUPPORTED] = {400, "AccessControlListNotSupported"},
+    [S3E_ACL_WITH_OWNERSHIP] = {400, "InvalidBucketAclWithObjectOwnership"},
     [S3E_NO_SUCH_UPLOAD] = {404, "NoSuchUpload"},
     [S3E_NO_SUCH_VERSION] = {404, "NoSuchVersion"},
     [S3E_NOT_IMPLEMENTED] = {501, "NotImplemented"},
@@ -79,6 +83,7 @@ static const struct {
     [S3E_SIGNATURE_DOES_NOT_MATCH] = {403, "SignatureDoesNotMatch"},
     [S3E_SLOW_DOWN] = {503, "SlowDown"},
     [S3E_UNEXPECTED_CONTENT] = {400, "UnexpectedContent"},
+    [S3E_UNRESOLVABLE_EMAIL] = {400, "UnresolvableGrantByEmailAddress"},
     [S3E_X_AMZ_CONTENT_SHA256_MISMATCH] = {400, "XAmzContentSHA256Mismatch"},
 };
 

@@ -416,8 +416,8 @@ static int change_allowed(struct http_req *r, enum buckets_op op, const struct b
             json_object_set_new(props, "owner", json_string(who.access));
         return 1;
     }
-    return gate(r, &who, br, AUTHZ_WRITE) &&
-           (!json_object_get(props, "acl") || gate(r, &who, br, AUTHZ_ACL));
+    return gate(r, &who, br, AUTHZ_OWN) &&
+           (!json_object_get(props, "acl") || gate(r, &who, br, AUTHZ_WRITE_ACP));
 }
 
 /* PUT, PATCH or DELETE /v1/buckets/BUCKET with its JSON body. */

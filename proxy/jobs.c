@@ -491,15 +491,15 @@ static int job_allowed(struct http_req *r, const struct pjob *pj)
     int reads = kind && (kind->flags & JKF_READS);
     /* a bucket that does not exist (-1) is answered 404 further on */
     int v = pj->bucket[0] ? authz_decide_named(pj->provider, pj->bucket, &who,
-                                               reads ? AUTHZ_READ : AUTHZ_WRITE)
+                                               reads ? AUTHZ_READ : AUTHZ_OWN)
                           : AUTHZ_ALLOW;   /* every bucket: admin_keys decide, below */
     int to = pj->to[0] ? authz_decide_named(pj->to_provider, pj->to, &who, AUTHZ_WRITE) : -1;
     if (!pj->bucket[0] && p->conf.n_admin_keys)
         denied = "a scrub of every bucket needs an admin key";
-    else if (v == AUTHZ_DENY || v == AUTHZ_IF_PUBLIC)
+    else if (v == AUTHZ_DENY || v == AUTHZ_IF_OBJECT)
         denied = reads ? "the job's starter may not read every object of its bucket"
                        : "the job's starter may not change its bucket";
-    else if (to == AUTHZ_DENY || to == AUTHZ_IF_PUBLIC)
+    else if (to == AUTHZ_DENY || to == AUTHZ_IF_OBJECT)
         denied = "the job's starter may not write its destination bucket";
     if (!denied)
         return 1;
@@ -522,7 +522,7 @@ static int job_theirs(const struct proxy *p, const struct authz_who *who, json_t
     if (!bucket || !bucket[0])
         return !p->conf.n_admin_keys;
     return authz_decide_named(provider && provider[0] ? provider : BMD_PROVIDER_SHOAL, bucket,
-                              who, AUTHZ_WRITE) == AUTHZ_ALLOW;
+                              who, AUTHZ_OWN) == AUTHZ_ALLOW;
 }
 
 /* Who asks r, once per answer (jobs_route authenticated r already, so

@@ -118,7 +118,7 @@ static void redirect_again(struct http_req *r)
 }
 
 /* May the caller do what r asks of an object of the bucket (authz.h)? 1
- * to go on, with *pub when only a public-read object may be read (its
+ * to go on, with *pub when only the object's own ACL may allow it (its
  * target decides); 0 with r answered 403. */
 static int allowed(struct http_req *r, const struct authz_who *who, const char *provider,
                    const char *bucket, int *pub)
@@ -131,7 +131,7 @@ static int allowed(struct http_req *r, const struct authz_who *who, const char *
                          bucket);
         return 0;
     }
-    *pub = v == AUTHZ_IF_PUBLIC;
+    *pub = v == AUTHZ_IF_OBJECT;
     return 1;
 }
 
@@ -190,10 +190,11 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
         free(name);
         return;
     }
-    /* the signature covers the client's whole query too, and the ask for
-     * a public-read object only */
-    char *q = pub ? xasprintf("%s%s%s", r->query, r->query[0] ? "&" : "", S3OWN_PUBLIC_QUERY)
-                  : NULL;
+    /* the signature covers the client's whole query too, and who asks
+     * when the object's ACL decides */
+    char *wq = pub ? s3own_who_query(&who) : NULL;
+    char *q = pub ? xasprintf("%s%s%s", r->query, r->query[0] ? "&" : "", wq) : NULL;
+    free(wq);
     char *url = objects_url(&p->node, owner, r->method_name, on.bucket, name, on.name_len,
                             q ? q : r->query);
     free(q);

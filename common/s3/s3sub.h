@@ -10,9 +10,6 @@
  * delete the object). Query parameters that are not subresources
  * (prefix, partNumber, versionId, response-*, X-Amz-*, x-id ...) are not
  * in the table and do not change the operation.
- *
- * Also here: the ACL Shoal has (one owner with FULL_CONTROL, canned
- * "private"), shared by the bucket and the object ACL operations.
  */
 #ifndef SHOAL_S3SUB_H
 #define SHOAL_S3SUB_H
@@ -28,6 +25,8 @@ enum s3sub_id {
     S3SUB_ACL,
     S3SUB_TAGGING,
     S3SUB_CORS,                  /* a bucket's CORS rules (s3cors.h) */
+    S3SUB_PAB,                   /* its PublicAccessBlock (s3own.h) */
+    S3SUB_OWNERSHIP,             /* its OwnershipControls (s3own.h) */
     S3SUB_ATTRIBUTES,            /* GetObjectAttributes */
     S3SUB_UPLOADS,
     S3SUB_UPLOAD_ID,
@@ -60,28 +59,5 @@ const struct s3sub *s3sub_named(const char *k, size_t kl);
 int s3sub_serves(const struct s3sub *s, int on_object, int method);
 /* Answer r 501 NotImplemented (S3 XML) for s. */
 void s3sub_refuse(struct http_req *r, const struct s3sub *s, int on_object);
-
-/* The canned ACLs Shoal serves: private, and public-read (anyone may read,
- * unsigned). */
-#define S3SUB_ALL_USERS "http://acs.amazonaws.com/groups/global/AllUsers"
-
-/* GetBucketAcl / GetObjectAcl: the AccessControlPolicy, whole: owner (an
- * access key, or S3_OWNER_ID) with FULL_CONTROL, and AllUsers with READ
- * when public. */
-struct gbuf;
-void s3sub_acl_xml(struct gbuf *b, const char *owner, int public_read);
-/* An x-amz-acl value: 0 private (or bucket-owner-full-control and
- * bucket-owner-read, the same with one owner), 1 public-read, -1 another
- * (501). */
-int s3sub_canned(const char *v);
-/*
- * PutBucketAcl / PutObjectAcl with r's headers and body: 0 with
- * *public_read set when they ask for an ACL Shoal serves (x-amz-acl
- * private or public-read; or a policy granting owner FULL_CONTROL and
- * perhaps AllUsers READ), else the status of the error *code, with msg
- * (501 NotImplemented for any other ACL; 400 for a malformed request).
- */
-int s3sub_acl_check(const struct http_req *r, const char *body, size_t len, const char *owner,
-                    int *public_read, enum s3e *code, char *msg, size_t msglen);
 
 #endif

@@ -27,6 +27,7 @@
 #include "objlist.h"
 #include "proxy.h"
 #include "s3.h"
+#include "s3acl.h"
 #include "s3own.h"
 #include "s3bucket.h"
 #include "s3front.h"
@@ -80,7 +81,7 @@ void s3bucket_list_all(struct http_req *r, const struct authz_who *who)
     for (int i = 0; i < m->n; i++)
         if (!strcmp(m->b[i].provider, BMD_PROVIDER_SHOAL) &&
             !strncmp(m->b[i].name, prefix, strlen(prefix)) && strcmp(m->b[i].name, after) > 0 &&
-            authz_allows(m->b[i].props, who, AUTHZ_WRITE))   /* its own, not public ones */
+            authz_allows(m->b[i].props, who, AUTHZ_OWN))   /* its own, not public ones */
             all[n++] = &m->b[i];
     qsort(all, (size_t)n, sizeof(*all), by_name);
     struct gbuf b = {0};
@@ -113,7 +114,8 @@ struct bucket_op {
     char location[S3XML_FLAG_MAX];   /* CreateBucket's LocationConstraint, "" none */
     char owner[128];             /* CreateBucket's: the access key, "" none */
     int admin;                   /* ... an admin key */
-    int public_read;             /* CreateBucket's x-amz-acl */
+    json_t *acl;                 /* CreateBucket's x-amz-acl or x-amz-grant-*, or NULL */
+    char ownership[32];          /* ... its x-amz-object-ownership, "" none */
     int ok_status;               /* a change's answer: 204 (PutBucketAcl: 200) */
 };
 
@@ -132,6 +134,7 @@ static struct bucket_op *bucket_op_new(struct http_req *r, const char *bucket, c
 static void bucket_op_free(struct bucket_op *o)
 {
     http_req_unref(o->r);
+    json_decref(o->acl);
     free(o);
 }
 
@@ -203,8 +206,10 @@ static void create_body(struct http_req *r, void *arg, char *body, size_t len)
         json_object_set_new(props, "location", json_string(loc));
     if (o->owner[0])
         json_object_set_new(props, "owner", json_string(o->owner));
-    if (o->public_read)
-        json_object_set_new(props, "acl", json_string("public-read"));
+    if (o->acl)
+        json_object_set(props, "acl", o->acl);
+    if (o->ownership[0])
+        json_object_set_new(props, "object_ownership", json_string(o->ownership));
     buckets_change(r, BUCKETS_CREATE, BMD_PROVIDER_SHOAL, o->bucket, props, create_done,
                    o);           /* takes props */
 }
@@ -222,25 +227,44 @@ void s3bucket_create(struct http_req *r, const char *bucket, const struct authz_
     }
     struct bmd *m = bmd_current();
     const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
-    int theirs = bk && !authz_allows(bk->props, who, AUTHZ_WRITE);
+    int theirs = bk && !authz_allows(bk->props, who, AUTHZ_OWN);
     bmd_unref(m);
     if (theirs) {
         s3_fail(r, S3E_BUCKET_ALREADY_EXISTS, "the requested bucket name is not available: "
                                               "another account owns it");
         return;
     }
-    const char *acl = http_req_header(r, "x-amz-acl");
-    int pub = acl ? s3sub_canned(acl) : 0;
-    if (pub < 0) {
-        s3_fail(r, S3E_NOT_IMPLEMENTED, "the canned ACL '%.64s' is not implemented: Shoal's "
-                                        "are private and public-read", acl);
+    const char *owner = who->enforced && who->access ? who->access : NULL;
+    json_t *acl;
+    enum s3e code;
+    char msg[300];
+    if (s3acl_of_request(r, NULL, 0, 0, owner, owner, &acl, &code, msg, sizeof(msg))) {
+        s3_fail(r, code, "%s", msg);
+        return;
+    }
+    const char *own = http_req_header(r, "x-amz-object-ownership");
+    if (own && !s3own_ownership_valid(own)) {
+        json_decref(acl);
+        s3_fail(r, S3E_INVALID_ARGUMENT, "x-amz-object-ownership is BucketOwnerEnforced, "
+                                         "BucketOwnerPreferred or ObjectWriter");
+        return;
+    }
+    if (own && !strcmp(own, "BucketOwnerEnforced") && acl && !s3acl_private(acl, owner)) {
+        json_decref(acl);
+        s3_fail(r, S3E_ACL_WITH_OWNERSHIP, "Bucket cannot have ACLs set with ObjectOwnership's "
+                                           "BucketOwnerEnforced setting");
         return;
     }
     struct bucket_op *o = bucket_op_new(r, bucket, NULL);
-    if (who->enforced && who->access)
-        snprintf(o->owner, sizeof(o->owner), "%s", who->access);
+    if (owner)
+        snprintf(o->owner, sizeof(o->owner), "%s", owner);
+    if (own)
+        snprintf(o->ownership, sizeof(o->ownership), "%s", own);
     o->admin = who->admin || !who->enforced;
-    o->public_read = pub;
+    if (acl && !s3acl_private(acl, owner))
+        o->acl = acl;            /* the private ACL is kept as none */
+    else
+        json_decref(acl);
     node_read_body(r, BUCKET_BODY_MAX, create_body, create_gone, o);
 }
 
@@ -534,33 +558,43 @@ void s3bucket_tagging(struct http_req *r, const char *bucket)
     gbuf_free(&pairs);
 }
 
-/* The bucket's owner as S3 names it (its access key, or Shoal's one
- * owner) into out, and whether it is public-read. */
-static int bucket_acl_of(const char *bucket, char *out, size_t n)
+/* The bucket's owner (an access key, "" for none) into out, and its grants
+ * (new; NULL when there is no such bucket), from one snapshot. */
+static json_t *bucket_acl_of(const char *bucket, char *out, size_t n, int *block_public,
+                             int *disabled)
 {
     struct bmd *m = bmd_current();
     const struct bmd_bucket *bk = m ? bmd_find(m, BMD_PROVIDER_SHOAL, bucket) : NULL;
     const char *owner = bk ? s3own_owner(bk->props) : NULL;
-    snprintf(out, n, "%s", owner ? owner : S3_OWNER_ID);   /* one snapshot for both */
-    int pub = bk && s3own_public(bk->props);
+    snprintf(out, n, "%s", owner ? owner : "");
+    json_t *g = bk ? s3acl_grants(json_object_get(bk->props, "acl"), owner) : NULL;
+    *block_public = bk && s3own_block_public(bk->props);
+    *disabled = bk && s3own_acls_disabled(bk->props);
     bmd_unref(m);
-    return pub;
+    return g;
 }
 
 static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
 {
     char *bucket = arg, owner[128], msg[300];
     enum s3e code;
-    int pub;
-    bucket_acl_of(bucket, owner, sizeof(owner));
-    if (s3sub_acl_check(r, body, len, owner, &pub, &code, msg, sizeof(msg))) {
+    int block, disabled;
+    json_decref(bucket_acl_of(bucket, owner, sizeof(owner), &block, &disabled));
+    json_t *g;
+    if (s3acl_of_request(r, body, len, 1, owner, owner, &g, &code, msg, sizeof(msg))) {
         s3_fail(r, code, "%s", msg);
+    } else if (!g) {
+        s3_fail(r, S3E_MISSING_SECURITY_HEADER,
+                "the request needs x-amz-acl, x-amz-grant-* or an AccessControlPolicy body");
+    } else if (disabled && !s3acl_private(g, owner)) {
+        json_decref(g);
+        s3_fail(r, S3E_ACL_NOT_SUPPORTED, "The bucket does not allow ACLs");
+    } else if (block && s3acl_public(g)) {
+        json_decref(g);
+        s3_fail(r, S3E_ACCESS_DENIED, "the bucket's PublicAccessBlock refuses public ACLs");
     } else {
-        struct bucket_op *o = bucket_op_new(r, bucket, "the change of the bucket's ACL");
-        o->ok_status = 200;
-        buckets_change(r, BUCKETS_PATCH, BMD_PROVIDER_SHOAL, bucket,
-                       json_pack("{s:s}", "acl", pub ? "public-read" : "private"), change_done,
-                       o);
+        s3bucket_patch(r, bucket, json_pack("{s:o}", "acl", g),
+                       "the change of the bucket's ACL", 200);
     }
     free(bucket);
 }
@@ -572,9 +606,11 @@ void s3bucket_acl(struct http_req *r, const char *bucket)
         return;
     }
     char owner[128];
-    int pub = bucket_acl_of(bucket, owner, sizeof(owner));
+    int block, disabled;
+    json_t *g = bucket_acl_of(bucket, owner, sizeof(owner), &block, &disabled);
     struct gbuf b = {0};
-    s3sub_acl_xml(&b, owner, pub);
+    s3acl_xml(&b, owner, g);
+    json_decref(g);
     s3front_reply_xml(r, 200, &b);
 }
 

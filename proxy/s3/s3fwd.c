@@ -680,7 +680,7 @@ static int source_backed(const char *name)
 }
 
 /* May who read objects of bucket name (authz.h)? If not, the copy reads
- * only a public-read source object. */
+ * a source object only if its own ACL lets who. */
 static int source_readable(const char *name, const struct authz_who *who)
 {
     struct bmd *b = bmd_current();
@@ -691,8 +691,8 @@ static int source_readable(const char *name, const struct authz_who *who)
 }
 
 /* CopyObject's source, "[/]bucket/key[?versionId=...]" percent-encoded,
- * as a header line naming a signed URL on the source's target (asking
- * for a public-read object only when who may not read the bucket); NULL
+ * as a header line naming a signed URL on the source's target (naming who
+ * for the object's ACL to decide when the bucket does not let who); NULL
  * when the client was answered (bad or missing source, or a CopyObject
  * onto itself that changes nothing: to_bucket/to_key, NULL for a part). */
 static char *copy_from(struct http_req *r, const char *src, const char *to_bucket,
@@ -750,7 +750,9 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
     if (owner) {
         struct proxy *p = r->w->ctx;
         int pub = !source_readable(s, who);
-        char *sq = xasprintf("%s%s%s", q, q[0] && pub ? "&" : "", pub ? S3OWN_PUBLIC_QUERY : "");
+        char *wq = pub ? s3own_who_query(who) : xstrdup("");
+        char *sq = xasprintf("%s%s%s", q, q[0] && pub ? "&" : "", wq);
+        free(wq);
         char *url = objects_url(&p->node, owner, "GET", s, key, strlen(key), sq[0] ? sq : NULL);
         free(sq);
         line = xasprintf("%s: %s", COPY_FROM_HEADER, url);
@@ -762,7 +764,7 @@ static char *copy_from(struct http_req *r, const char *src, const char *to_bucke
 }
 
 void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
-                  const struct authz_who *who, const char *key, size_t klen, int public_only)
+                  const struct authz_who *who, const char *key, size_t klen, int object_decides)
 {
     char err[256];
     const struct s3sub *sub = s3sub_find(r);
@@ -800,11 +802,16 @@ void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_re
         return;
     char *k = xstrndup(key, klen);
     char *fq = s3_query_without(r->query, "X-Amz-"); /* presigning */
-    if (public_only) {
-        char *q = xasprintf("%s%s%s", fq, fq[0] ? "&" : "", S3OWN_PUBLIC_QUERY);
+    char *wq = object_decides ? s3own_who_query(who)
+               : r->method == HTTP_M_PUT || r->method == HTTP_M_POST
+                   ? s3own_writer_query(who, bucket)   /* the object may be the writer's */
+                   : xstrdup("");
+    if (wq[0]) {
+        char *q = xasprintf("%s%s%s", fq, fq[0] ? "&" : "", wq);
         free(fq);
         fq = q;
     }
+    free(wq);
     char *copy = NULL;
     /* CopyObject, UploadPartCopy */
     const char *src = http_req_header(r, "x-amz-copy-source");

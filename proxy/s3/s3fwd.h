@@ -12,10 +12,11 @@ struct s3auth_result;
 struct authz_who;
 
 /* r on bucket/key (klen bytes, as the path had it), signed by auth and
- * sent by who (both read during the call only); public_only: a read the
- * target serves only if the object is public-read (authz.h); a copy's
- * source is held to who too. Answers r, now or later. */
+ * sent by who (both read during the call only); object_decides: what the
+ * target does only if the object's own ACL grants it to who (authz.h:
+ * AUTHZ_IF_OBJECT); a copy's source is held to who too. Answers r, now or
+ * later. */
 void s3fwd_object(struct http_req *r, const char *bucket, const struct s3auth_result *auth,
-                  const struct authz_who *who, const char *key, size_t klen, int public_only);
+                  const struct authz_who *who, const char *key, size_t klen, int object_decides);
 
 #endif

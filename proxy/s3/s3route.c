@@ -58,7 +58,9 @@ static void bucket_request(struct http_req *r, const char *b, const struct authz
     case S3SUB_DELETE: s3bucket_delete_objects(r, b); return;
     case S3SUB_VERSIONS: s3listing_objects(r, b, S3LISTING_VERSIONS); return;
     case S3SUB_TAGGING: s3bucket_tagging(r, b); return;
-    case S3SUB_CORS: s3bconf_cors(r, b); return;
+    case S3SUB_CORS:
+    case S3SUB_PAB:
+    case S3SUB_OWNERSHIP: s3bconf_handle(r, b, sub->id); return;
     case S3SUB_ACL: s3bucket_acl(r, b); return;
     case 0: break;
     default: /* served by the table, unknown here: never the plain operation */
@@ -155,22 +157,22 @@ static int overrides(const struct http_req *r)
 }
 
 /* The gate on a bucket or an object once keys are configured (authz.h):
- * 0 to go on (*public_only: only if the object itself is public-read,
+ * 0 to go on (*object_decides: only if the object's own ACL grants it,
  * which its target decides), or -1 with r answered. unsigned_: r carries
  * no signature. */
 static int gate(struct http_req *r, enum s3what w, const char *b, const struct authz_who *who,
-                int unsigned_, int *public_only)
+                int unsigned_, int *object_decides)
 {
-    *public_only = 0;
+    *object_decides = 0;
     const struct s3sub *sub = s3sub_find(r);
     int create = w == S3W_BUCKET && r->method == HTTP_M_PUT && !sub;
     enum authz_op need = authz_op_of(r, w == S3W_OBJECT);
     int v = authz_decide_named(BMD_PROVIDER_SHOAL, b, who, need);
     int exists = v >= 0, ok = v == AUTHZ_ALLOW;
-    if (unsigned_ && (create || (!ok && v != AUTHZ_IF_PUBLIC) || overrides(r))) {
+    if (unsigned_ && (create || (!ok && v != AUTHZ_IF_OBJECT) || overrides(r))) {
         if (!exists && !create)
             s3_fail(r, S3E_NO_SUCH_BUCKET, "the specified bucket does not exist");
-        else if (overrides(r) && (ok || v == AUTHZ_IF_PUBLIC))
+        else if (overrides(r) && (ok || v == AUTHZ_IF_OBJECT))
             s3_fail(r, S3E_INVALID_REQUEST, "Request specific response headers cannot be used "
                                             "for anonymous GET requests.");
         else
@@ -186,8 +188,8 @@ static int gate(struct http_req *r, enum s3what w, const char *b, const struct a
     }
     if (ok || create)
         return 0;                /* CreateBucket decides by the owner itself */
-    if (v == AUTHZ_IF_PUBLIC) {
-        *public_only = 1;
+    if (v == AUTHZ_IF_OBJECT) {
+        *object_decides = 1;
         return 0;
     }
     s3_fail(r, S3E_ACCESS_DENIED, "Access Denied");
@@ -226,9 +228,9 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
         auth.anonymous = 1;      /* nothing verified: no payload or chunk to check */
     struct authz_who who;
     authz_who_set(&who, &p->conf, auth_enabled(&p->node.auth), unsigned_ ? NULL : &auth);
-    int public_only = 0;
+    int object_decides = 0;
     if (who.enforced && (w == S3W_BUCKET || w == S3W_OBJECT) &&
-        gate(r, w, bucket, &who, unsigned_, &public_only))
+        gate(r, w, bucket, &who, unsigned_, &object_decides))
         return;
     switch (w) {
     case S3W_SERVICE:
@@ -244,7 +246,7 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
         bucket_request(r, bucket, &who);
         return;
     case S3W_OBJECT:
-        s3fwd_object(r, bucket, &auth, &who, key, klen, public_only);
+        s3fwd_object(r, bucket, &auth, &who, key, klen, object_decides);
         return;
     }
 }

@@ -42,6 +42,7 @@
 #include "iopool.h"
 #include "localcopy.h"
 #include "log.h"
+#include "s3own.h"
 #include "target.h"
 #include "lru.h"
 #include "pass.h"
@@ -396,7 +397,7 @@ void cold_get_flags(struct target *t, struct http_req *r, const struct bmd_bucke
         return;
     }
     char pn[8];
-    if (http_query_get(r, "shoal_public", pn, sizeof(pn)) != -1) {
+    if (http_query_get(r, S3OWN_WHO, pn, sizeof(pn)) != -1) {
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");   /* no ACL comes from a backend */
         cold_free(c);
         return;

@@ -420,8 +420,7 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
                   const char *cache, struct objmeta *m, int fd, int flags)
 {
     struct range g = {0, m->size, 0, 0, 0, 0, ""};
-    char pq[4];
-    if (http_query_get(r, "shoal_public", pq, sizeof(pq)) != -1 && !target_acl_public(m)) {
+    if (!target_routed_allows(r, mkey, m)) {
         close(fd);               /* the record served decides, not one looked at before */
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
         return;

@@ -127,8 +127,8 @@ static void no_upload(struct http_req *r, const char *id)
 
 /* ---- create ------------------------------------------------------------------ */
 
-static void create(struct target *t, struct http_req *r, const char *name, const char *mkey,
-                   size_t klen)
+static void create(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                   const char *name, const char *mkey, size_t klen)
 {
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
     unsigned char raw[16];
@@ -137,7 +137,7 @@ static void create(struct target *t, struct http_req *r, const char *name, const
     hex_encode(raw, sizeof(raw), id);
     /* the same metadata rules as a PUT, checked now rather than at completion */
     struct objmeta *scratch = xcalloc(1, sizeof(*scratch));
-    if (target_s3_meta(r, scratch) || target_s3_tags(r, scratch)) {
+    if (target_s3_meta(r, scratch, bk->props) || target_s3_tags(r, scratch)) {
         free(scratch);
         return;
     }
@@ -905,7 +905,7 @@ int mpu_handle(struct target *t, struct http_req *r, const struct bmd_bucket *bk
     if (has_uploads && !has_id) {
         if (r->method != HTTP_M_POST)
             return 0;
-        create(t, r, name, mkey, klen);
+        create(t, r, bk, name, mkey, klen);
         free(mkey);
         return 1;
     }

@@ -156,30 +156,39 @@ static int redirect_to_owner(struct target *t, struct http_req *r, const char *p
     return 1;
 }
 
-/* A read for someone the bucket does not let (authz.h: AUTHZ_IF_PUBLIC):
- * only a public-read object is served. 1 when it is one, 0 when it is
- * not, -ENOENT when there is none (or its latest version is a delete
- * marker). */
-static int public_allowed(struct target *t, struct http_req *r, const char *mkey, size_t klen)
+/* A request the bucket leaves to the object's own ACL (authz.h:
+ * AUTHZ_IF_OBJECT) by who (NULL: unsigned): 1 when the ACL grants it, 0
+ * when it does not, -ENOENT when there is no object (or its latest
+ * version is a delete marker). */
+static int object_allowed(struct target *t, struct http_req *r, const struct bmd_bucket *bk,
+                          const char *who, const char *mkey, size_t klen)
 {
-    if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD)
+    enum authz_op op = authz_op_of(r, 1);
+    if (!authz_object_need(op))
         return 0;
     struct objmeta *m = xmalloc(sizeof(*m));
-    int rc = store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, m);
+    char vid[64], *vkey = NULL;
+    size_t vkl;
+    int named = http_query_get(r, "versionId", vid, sizeof(vid)) > 0 && store_vid_valid(vid);
+    struct store_mp *mp = store_pick(&t->store, mkey, klen);
+    int rc = named ? store_version_find(&t->store, mp, mkey, klen, vid, &vkey, &vkl, m)
+                   : store_get(&t->store, mp, mkey, klen, m);   /* a version: its own ACL */
+    free(vkey);
     int ok = rc == -ENOENT || (!rc && store_is_marker(m)) ? -ENOENT
-             : !rc && target_acl_public(m);
+             : !rc && target_acl_allows(m, bk->props, who, op);
     free(m);
     return ok;
 }
 
-/* r may not read the object at mkey: 403, but 404 when there is none and
- * r may list the bucket (a public-read one), as S3 tells a caller who
- * could see that from a listing; never for a bucket with a backend,
- * which may hold the object still. */
+/* who may not do r to the object at mkey: 403, but 404 when there is
+ * none and who may list the bucket, as S3 tells a caller who could see
+ * that from a listing; never for a bucket with a backend, which may hold
+ * the object still. */
 static void refuse_read(struct http_req *r, const struct bmd_bucket *bk, int pa,
-                        const char *name)
+                        const struct authz_who *who, const char *name)
 {
-    if (pa == -ENOENT && s3own_public(bk->props) && !bmd_has_backend(bk))
+    if (pa == -ENOENT && authz_decide(bk->props, who, AUTHZ_LIST) == AUTHZ_ALLOW &&
+        !bmd_has_backend(bk))
         err_reply(r, S3E_NO_SUCH_KEY, "object '%s' not found", name);
     else
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
@@ -215,11 +224,15 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
         err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", on.bucket);
         return;
     }
-    /* the one rule (authz.h); a proxy asks for a public read by its query */
-    char pq[4];
-    int v = routed ? (http_query_get(r, "shoal_public", pq, sizeof(pq)) == -1 ? AUTHZ_ALLOW
-                                                                               : AUTHZ_IF_PUBLIC)
-                   : (int)authz_decide(bk->props, &who, authz_op_of(r, 1));
+    /* the one rule (authz.h); a proxy names who when the object's ACL
+     * decides */
+    char wbuf[160];
+    const char *routed_who;
+    int v = !routed ? (int)authz_decide(bk->props, &who, authz_op_of(r, 1))
+            : target_routed_who(r, wbuf, sizeof(wbuf), &routed_who) ? AUTHZ_IF_OBJECT
+                                                                    : AUTHZ_ALLOW;
+    if (routed && v == AUTHZ_IF_OBJECT)
+        who = (struct authz_who){.access = routed_who, .enforced = 1};
     if (v == AUTHZ_DENY) {
         bmd_unref(b);
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
@@ -233,10 +246,10 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     }
     size_t klen;
     char *mkey = store_mkey(provider, on.bucket, on.name, on.name_len, &klen);
-    int pa = v == AUTHZ_IF_PUBLIC ? public_allowed(t, r, mkey, klen) : 1;
+    int pa = v == AUTHZ_IF_OBJECT ? object_allowed(t, r, bk, who.access, mkey, klen) : 1;
     if (pa <= 0) {
         free(mkey);
-        refuse_read(r, bk, pa, name);
+        refuse_read(r, bk, pa, &who, name);
     } else {
         obj_dispatch(t, r, bk, name, mkey, klen);
     }

@@ -511,7 +511,7 @@ static void put_abort(struct http_req *r)
 
 /* S3 mode: Content-MD5 and x-amz-meta-* of a PUT. 0, or the status of
  * the error already answered. */
-static int put_s3_headers(struct http_req *r, struct put *p)
+static int put_s3_headers(struct http_req *r, struct put *p, const json_t *props)
 {
     const char *cm = http_req_header(r, "Content-MD5");
     if (cm) {
@@ -524,7 +524,7 @@ static int put_s3_headers(struct http_req *r, struct put *p)
     p->md5 = EVP_MD_CTX_new();
     if (!p->md5 || !EVP_DigestInit_ex(p->md5, EVP_md5(), NULL))
         abort();
-    int st = target_s3_meta(r, &p->m);
+    int st = target_s3_meta(r, &p->m, props);
     return st ? st : target_s3_tags(r, &p->m);
 }
 
@@ -572,10 +572,8 @@ static int copy_headers(void *arg, struct nodeclient_xfer *x, int status)
     }
     if (p->copy_meta) {
         const char *ct = nodeclient_header(x, "Content-Type");
-        int pub = target_acl_public(&p->m);   /* the request's, never the source's */
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct ? ct : "");
-        p->m.umeta_len = 0;
-        target_set_acl(&p->m, pub);
+        target_meta_reset(&p->m);   /* the request's ACL and owner, never the source's */
         int n = nodeclient_header_count(x);
         for (int i = 0; i < n; i++) {
             const char *v, *k = nodeclient_header_at(x, i, &v);
@@ -806,7 +804,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct);
     const char *from = target_is_s3(r) ? http_req_header(r, COPY_FROM_HEADER) : NULL;
     if (target_is_s3(r)) {
-        int st = put_s3_headers(r, p);
+        int st = put_s3_headers(r, p, bk->props);
         if (!st && from && p->part.num)
             st = copy_range(p, r);
         if (!st && !from)

@@ -37,6 +37,7 @@
 #include "node.h"
 #include "place.h"
 #include "s3.h"
+#include "s3acl.h"
 #include "s3own.h"
 #include "s3sub.h"
 #include "s3tag.h"
@@ -55,8 +56,11 @@ struct subreq {
     char *mkey;
     size_t klen;
     struct s3tags tags;          /* PUT ?tagging: the new set; DELETE: empty */
-    int public_read;             /* PUT ?acl: the new canned ACL */
-    char owner[128];             /* ... and the bucket's owner, as the policy names it */
+    json_t *acl;                 /* PUT ?acl: the new grants */
+    int block_public;            /* ... the bucket's PublicAccessBlock refuses public ones */
+    int acls_disabled;           /* ... its OwnershipControls refuse any (BucketOwnerEnforced) */
+    char owner[128];             /* ... the object's owner, "" none */
+    char bucket_owner[128];      /* ... and its bucket's */
     int (*change)(struct objmeta *m, void *arg); /* what a change does to the record */
     const char *what;            /* ... named in errors */
     uint64_t size;               /* the object's, once changed */
@@ -78,6 +82,7 @@ static void subreq_free(void *arg)
 {
     struct subreq *s = arg;
     s3tags_free(&s->tags);
+    json_decref(s->acl);
     http_req_unref(s->r);
     free(s->mkey);
     free(s);
@@ -116,7 +121,7 @@ static int tags_change(struct objmeta *m, void *arg)
 static int acl_change(struct objmeta *m, void *arg)
 {
     struct subreq *s = arg;
-    return target_set_acl(m, s->public_read);
+    return target_set_acl(m, s->acl, s->owner);
 }
 
 /*
@@ -224,31 +229,90 @@ static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
     struct subreq *s = arg;
     enum s3e code;
     char msg[300];
-    if (s3sub_acl_check(r, body, len, s->owner, &s->public_read, &code, msg, sizeof(msg))) {
+    if (s3acl_of_request(r, body, len, 1, s->owner, s->bucket_owner, &s->acl, &code, msg,
+                         sizeof(msg))) {
         s3_fail(r, code, "%s", msg);
-        subreq_free(s);
+    } else if (!s->acl) {
+        s3_fail(r, S3E_MISSING_SECURITY_HEADER,
+                "the request needs x-amz-acl, x-amz-grant-* or an AccessControlPolicy body");
+    } else if (s->acls_disabled && !s3acl_private(s->acl, s->owner)) {
+        s3_fail(r, S3E_ACL_NOT_SUPPORTED, "The bucket does not allow ACLs");
+    } else if (s3acl_public(s->acl) && s->block_public) {
+        s3_fail(r, S3E_ACCESS_DENIED, "the bucket's PublicAccessBlock refuses public ACLs");
+    } else {
+        iopool_submit(s->t->io, r->w->q, tags_work, tags_done, s);
         return;
     }
-    iopool_submit(s->t->io, r->w->q, tags_work, tags_done, s);
+    subreq_free(s);
 }
 
-/* GET and PUT ?acl: the object's canned ACL; owner: its bucket's. */
-static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen, const char *owner)
+/* GET and PUT ?acl: the object's ACL in bucket bk (or its version's). */
+/* The record of the version ?versionId names (its key into *mkey, in
+ * place of the name's), or of the latest; NULL with r answered. */
+static struct objmeta *version_get(struct target *t, struct http_req *r, char **mkey,
+                                   size_t *klen)
 {
+    char vid[64];
+    int n = http_query_get(r, "versionId", vid, sizeof(vid));
+    if (n == -1)
+        return meta_get(t, r, *mkey, *klen);
+    if (n <= 0 || !store_vid_valid(vid)) {
+        err_reply(r, S3E_INVALID_ARGUMENT, "Invalid version id specified");
+        return NULL;
+    }
+    struct store *st = &t->store;
+    struct objmeta *m = xmalloc(sizeof(*m));
+    char *vkey = NULL;
+    size_t vkl;
+    int rc = store_version_find(st, store_pick(st, *mkey, *klen), *mkey, *klen, vid, &vkey,
+                                &vkl, m);
+    if (!rc && store_is_marker(m)) {
+        free(vkey);
+        rc = -EISDIR;
+    }
+    if (rc) {
+        free(m);
+        if (rc == -EISDIR)
+            err_reply(r, S3E_METHOD_NOT_ALLOWED, "The specified method is not allowed against "
+                                                 "this resource.");
+        else if (rc == -ENOENT)
+            err_reply(r, S3E_NO_SUCH_VERSION, "The specified version does not exist.");
+        else
+            http_reply_error(r, 500, "cannot read the version: %s", strerror(-rc));
+        return NULL;
+    }
+    free(*mkey);
+    *mkey = vkey;
+    *klen = vkl;
+    return m;
+}
+
+static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen,
+                const struct bmd_bucket *bk)
+{
+    struct objmeta *m = version_get(t, r, &mkey, &klen);
+    if (!m) {
+        free(mkey);
+        return;
+    }
+    const char *owner = target_object_owner(m, bk->props), *bo = s3own_owner(bk->props);
     if (r->method == HTTP_M_PUT) {
         struct subreq *s = subreq_new(t, r, mkey, klen);
         s->change = acl_change;
         s->what = "ACL";
-        snprintf(s->owner, sizeof(s->owner), "%s", owner);
+        s->block_public = s3own_block_public(bk->props);
+        s->acls_disabled = s3own_acls_disabled(bk->props);
+        snprintf(s->owner, sizeof(s->owner), "%s", owner ? owner : "");
+        snprintf(s->bucket_owner, sizeof(s->bucket_owner), "%s", bo ? bo : "");
+        free(m);
         node_read_body(r, SUB_BODY_MAX, acl_body, subreq_free, s);
         return;
     }
-    struct objmeta *m = meta_get(t, r, mkey, klen);
     free(mkey);
-    if (!m)
-        return;
+    json_t *g = target_acl(m, owner);
     struct gbuf b = {0};
-    s3sub_acl_xml(&b, owner, target_acl_public(m));
+    s3acl_xml(&b, owner, g);
+    json_decref(g);
     free(m);
     http_reply(r, 200, "application/xml", b.p, b.n);
     gbuf_free(&b);
@@ -273,7 +337,7 @@ int subres_handle(struct target *t, struct http_req *r, const struct bmd_bucket 
             tagging(t, r, mkey, klen);
             return 1;
         case S3SUB_ACL:
-            acl(t, r, mkey, klen, s3own_owner(bk->props) ?: S3_OWNER_ID);
+            acl(t, r, mkey, klen, bk);
             return 1;
         case S3SUB_ATTRIBUTES:
             attrs_get(t, r, mkey, klen);

@@ -12,10 +12,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bmd.h"
 #include "err.h"
 #include "http.h"
 #include "s3.h"
 #include "s3ck.h"
+#include "s3acl.h"
+#include "s3auth.h"
+#include "s3own.h"
 #include "s3sub.h"
 #include "s3tag.h"
 #include "store.h"
@@ -212,43 +216,129 @@ void target_meta_headers(struct http_req *r, const struct objmeta *m)
 }
 
 #define USER_META_MAX 2048       /* S3's: names and values of x-amz-meta-*, in bytes */
-#define ACL_KEY ":acl"           /* an object's canned ACL, when public-read */
+#define ACL_KEY ":acl"           /* an object's ACL, when not its owner's private one */
 
-int target_acl_public(const struct objmeta *m)
+#define OWNER_KEY ":owner"       /* its owner, when not its bucket's */
+
+json_t *target_acl(const struct objmeta *m, const char *owner)
 {
-    const char *v = objmeta_umeta_get(m, ACL_KEY);
-    return v && !strcmp(v, "public-read");
+    return s3acl_grants_text(objmeta_umeta_get(m, ACL_KEY), owner);
 }
 
-int target_set_acl(struct objmeta *m, int public_read)
+const char *target_object_owner(const struct objmeta *m, const json_t *props)
+{
+    const char *o = objmeta_umeta_get(m, OWNER_KEY);
+    return o ? o : s3own_owner(props);
+}
+
+int target_set_acl(struct objmeta *m, const json_t *grants, const char *owner)
 {
     objmeta_umeta_del(m, ACL_KEY);
-    return public_read ? objmeta_umeta_add(m, ACL_KEY, "public-read") : 0;
+    if (!grants || s3acl_private(grants, owner))
+        return 0;
+    char *text = json_dumps(grants, JSON_COMPACT);
+    int rc = objmeta_umeta_add(m, ACL_KEY, text);
+    free(text);
+    return rc;
 }
 
-/* x-amz-acl and x-amz-grant-* of a write: 0 (a public-read object noted
- * in m), or the status of the error answered (501 for what Shoal does not
- * serve, 400 when it does not fit). */
-static int write_acl(struct http_req *r, struct objmeta *m)
+int target_meta_reset(struct objmeta *m)
 {
-    const char *acl = http_req_header(r, "x-amz-acl");
-    int pub = acl ? s3sub_canned(acl) : 0;
-    for (int i = 0; i < r->n_hdrs && pub >= 0; i++)
-        if (!strncasecmp(r->hdrs[i].name, "x-amz-grant-", 12))
-            pub = -1;
-    if (pub < 0) {
-        err_reply(r, S3E_NOT_IMPLEMENTED, "only the canned ACLs private and public-read are "
-                                          "implemented");
-        return err_s3_status(S3E_NOT_IMPLEMENTED);
+    const char *a = objmeta_umeta_get(m, ACL_KEY), *o = objmeta_umeta_get(m, OWNER_KEY);
+    char *acl = a ? xstrdup(a) : NULL, *owner = o ? xstrdup(o) : NULL;
+    m->umeta_len = 0;
+    int rc = (acl && objmeta_umeta_add(m, ACL_KEY, acl)) ||
+             (owner && objmeta_umeta_add(m, OWNER_KEY, owner));
+    free(acl);
+    free(owner);
+    return rc ? -E2BIG : 0;
+}
+
+int target_acl_allows(const struct objmeta *m, const json_t *props, const char *who,
+                      enum authz_op op)
+{
+    const char *owner = target_object_owner(m, props);
+    json_t *g = target_acl(m, owner);
+    int ok = authz_object_allows(g, owner, who, op, s3own_ignore_public(props));
+    json_decref(g);
+    return ok;
+}
+
+const char *target_writer(const struct http_req *r, char *buf, size_t n)
+{
+    const struct s3auth_result *a = r->auth;
+    if (a)
+        return a->anonymous ? NULL : a->access;
+    char sig[8];
+    if (http_query_get(r, "shoal_sig", sig, sizeof(sig)) == -1)
+        return NULL;             /* not a node's request: nobody vouches for a writer */
+    return http_query_get(r, S3OWN_WRITER, buf, n) > 0 ? buf : NULL;
+}
+
+int target_routed_who(const struct http_req *r, char *buf, size_t n, const char **who)
+{
+    int l = http_query_get(r, S3OWN_WHO, buf, n);
+    *who = l > 0 ? buf : NULL;
+    return l >= 0;
+}
+
+int target_routed_allows(const struct http_req *r, const char *mkey, const struct objmeta *m)
+{
+    char buf[160];
+    const char *who;
+    if (!target_routed_who(r, buf, sizeof(buf), &who))
+        return 1;
+    const char *provider = mkey + 1, *bucket = provider + strlen(provider) + 1;   /* store_mkey */
+    struct bmd *b = bmd_current();
+    const struct bmd_bucket *bk = b ? bmd_find(b, provider, bucket) : NULL;
+    int ok = bk && target_acl_allows(m, bk->props, who, authz_op_of(r, 1));
+    bmd_unref(b);
+    return ok;
+}
+
+/* x-amz-acl and x-amz-grant-* of a write into m: 0, or the status of the
+ * error answered. */
+static int write_acl(struct http_req *r, struct objmeta *m, const json_t *props)
+{
+    const char *bo = s3own_owner(props);
+    char wbuf[160];
+    const char *writer = target_writer(r, wbuf, sizeof(wbuf));
+    const char *owner = writer ? writer : bo;
+    json_t *g;
+    enum s3e code;
+    char msg[300];
+    int st = s3acl_of_request(r, NULL, 0, 0, owner, bo, &g, &code, msg, sizeof(msg));
+    const char *oo = st ? owner : s3own_object_owner(props, writer, g);
+    if (!st && g && strcmp(oo ? oo : "", owner ? owner : "")) {
+        json_decref(g);          /* the bucket's owner's after all: its canned grants */
+        st = s3acl_of_request(r, NULL, 0, 0, oo, bo, &g, &code, msg, sizeof(msg));
     }
-    if (target_set_acl(m, pub)) {
+    if (st) {
+        err_reply(r, code, "%s", msg);
+        return err_s3_status(code);
+    }
+    if (g && s3own_acls_disabled(props) && !s3acl_private(g, oo)) {
+        json_decref(g);
+        err_reply(r, S3E_ACL_NOT_SUPPORTED, "The bucket does not allow ACLs");
+        return err_s3_status(S3E_ACL_NOT_SUPPORTED);
+    }
+    if (g && s3own_block_public(props) && s3acl_public(g)) {
+        json_decref(g);
+        err_reply(r, S3E_ACCESS_DENIED, "the bucket's PublicAccessBlock refuses public ACLs");
+        return err_s3_status(S3E_ACCESS_DENIED);
+    }
+    objmeta_umeta_del(m, OWNER_KEY);
+    int rc = target_set_acl(m, g, oo) ||
+             (oo && bo && strcmp(oo, bo) && objmeta_umeta_add(m, OWNER_KEY, oo));
+    json_decref(g);
+    if (rc) {
         err_reply(r, S3E_METADATA_TOO_LARGE, "the object's metadata leaves no room for its ACL");
         return err_s3_status(S3E_METADATA_TOO_LARGE);
     }
     return 0;
 }
 
-int target_s3_meta(struct http_req *r, struct objmeta *m)
+int target_s3_meta(struct http_req *r, struct objmeta *m, const json_t *props)
 {
     static const char pre[] = "x-amz-meta-";
     size_t user = 0;
@@ -268,7 +358,7 @@ int target_s3_meta(struct http_req *r, struct objmeta *m)
                                              "metadata size (%d bytes)", USER_META_MAX);
         return err_s3_status(S3E_METADATA_TOO_LARGE);
     }
-    return write_acl(r, m);
+    return write_acl(r, m, props);
 }
 
 int target_s3_tags(struct http_req *r, struct objmeta *m)

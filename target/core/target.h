@@ -27,6 +27,9 @@
 #ifndef SHOAL_TARGET_H
 #define SHOAL_TARGET_H
 
+#include <jansson.h>
+
+#include "authz.h"
 #include "azreq.h"
 #include "config.h"
 #include "node.h"
@@ -120,19 +123,43 @@ const char *target_checksum_of(const struct objmeta *m, enum s3ck_alg *alg);
 /* ... as x-amz-checksum-<alg> and x-amz-checksum-type; nothing when
  * there is none. */
 void target_checksum_headers(struct http_req *r, const struct objmeta *m);
-/* An object's canned ACL (s3own.h), kept among its metadata: is it
- * public-read; make it so or not (0, or -E2BIG when it does not fit). */
-int target_acl_public(const struct objmeta *m);
-int target_set_acl(struct objmeta *m, int public_read);
+/* An object's ACL (s3acl.h), kept among its metadata: its grants (new;
+ * owner: the object's, or NULL), and a change of them (NULL or the
+ * owner's private: kept as none; 0, or -E2BIG when it does not fit). */
+json_t *target_acl(const struct objmeta *m, const char *owner);
+int target_set_acl(struct objmeta *m, const json_t *grants, const char *owner);
+/* The object's owner: the key that wrote it when that made it its own
+ * (s3own_object_owner), else its bucket's (props; NULL: none). */
+const char *target_object_owner(const struct objmeta *m, const json_t *props);
+/* m's user metadata and kept headers dropped, its ACL and owner kept (a
+ * copy that takes its source's metadata). 0, or -E2BIG. */
+int target_meta_reset(struct objmeta *m);
+/* Who writes r: its signer, or the writer a proxy names under its
+ * signature (s3own.h: S3OWN_WRITER); NULL: unsigned, or not named. */
+const char *target_writer(const struct http_req *r, char *buf, size_t n);
+/* Does the object's ACL let who (an access key; NULL: unsigned) do op
+ * (authz.h) in a bucket with properties props? */
+int target_acl_allows(const struct objmeta *m, const json_t *props, const char *who,
+                      enum authz_op op);
+/* Who a proxy names for the object's ACL to decide (s3own.h: S3OWN_WHO):
+ * 1 with who (NULL: an unsigned request; else into buf), 0 when r names
+ * none (the proxy decided). */
+int target_routed_who(const struct http_req *r, char *buf, size_t n, const char **who);
+/* Does the object at mkey (record m) let r: yes when r names no one for
+ * its ACL to decide, else by its ACL (the current BMD's bucket). */
+int target_routed_allows(const struct http_req *r, const char *mkey, const struct objmeta *m);
 /* ... as the elements of a copy's or a completion's XML answer. */
 void target_checksum_xml(struct gbuf *b, const struct objmeta *m);
 
 /* S3 mode: a request's x-amz-meta-* into m (names lower-cased; empty
  * values kept), and the standard headers S3 keeps with an object
  * (Cache-Control, Content-Disposition, Content-Encoding without
- * aws-chunked, Content-Language, Expires). 0, or 400 answered
- * (MetadataTooLarge) past S3's 2 KiB of user metadata. */
-int target_s3_meta(struct http_req *r, struct objmeta *m);
+ * aws-chunked, Content-Language, Expires), and the ACL the request asks
+ * for (x-amz-acl, x-amz-grant-*) in a bucket with properties props. 0, or
+ * the status of the error answered: 400 MetadataTooLarge past S3's 2 KiB
+ * of user metadata, 400 for a malformed ACL, 403 for a public one the
+ * bucket's PublicAccessBlock refuses. */
+int target_s3_meta(struct http_req *r, struct objmeta *m, const json_t *props);
 
 /* A write's If-None-Match ("*": no object there, or ETags the one there
  * must not have) and If-Match (ETags it must have, or "*"), on the S3 and

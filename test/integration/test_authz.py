@@ -161,6 +161,9 @@ def test_acls(zc, door):
         assert requests.get(zc.url + "/s3/one/x").status_code == 403
         r = call(zc, door, who, "GET", "x", "acl")
         assert (r.status_code == 200) == allowed(who), (door, who, r.status_code, r.text)
+        # a public-read object's ACL and tags are still the owner's to read
+        r = call(zc, door, who, "GET", "pub", "acl")
+        assert (r.status_code == 200) == allowed(who), (door, who, r.status_code, r.text)
         r = call(zc, door, who, "GET", "pub", "tagging")
         assert (r.status_code == 200) == allowed(who), (door, who, r.status_code, r.text)
 

@@ -82,10 +82,14 @@ static void test_table(void)
     CHECK((s = find("cors")) && s->id == S3SUB_CORS && s3sub_serves(s, 0, HTTP_M_PUT) &&
           s3sub_serves(s, 0, HTTP_M_GET) && s3sub_serves(s, 0, HTTP_M_DELETE) &&
           !s3sub_serves(s, 0, HTTP_M_POST) && !s3sub_serves(s, 1, HTTP_M_GET));
+    CHECK((s = find("publicAccessBlock")) && s->id == S3SUB_PAB &&
+          s3sub_serves(s, 0, HTTP_M_DELETE) && !s3sub_serves(s, 1, HTTP_M_PUT));
+    CHECK((s = find("ownershipControls")) && s->id == S3SUB_OWNERSHIP &&
+          s3sub_serves(s, 0, HTTP_M_PUT) && !s3sub_serves(s, 1, HTTP_M_GET));
     static const char *const unserved[] = {
         "policy", "policyStatus", "lifecycle", "website", "logging", "notification",
         "replication", "encryption", "object-lock", "retention", "legal-hold",
-        "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment", "analytics",
+        "accelerate", "requestPayment", "analytics",
         "metrics", "inventory", "intelligent-tiering", "restore", "select", "select-type",
         "torrent", "renameObject",
     };
@@ -271,56 +275,6 @@ static void test_xml_paths(void)
     gbuf_free(&deep);
 }
 
-static void test_acl(void)
-{
-    struct http_hdr h[2];
-    struct http_req r = {.query = "", .hdrs = h};
-    enum s3e code;
-    char msg[300];
-    int pub = -1;
-    h[0] = (struct http_hdr){"x-amz-acl", "private"};
-    r.n_hdrs = 1;
-    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 0 && pub == 0);
-    CHECK(s3sub_acl_check(&r, "<x/>", 4, "alice", &pub, &code, msg, sizeof(msg)) == 400);
-    h[0].value = "public-read";
-    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 0 && pub == 1);
-    h[0].value = "public-read-write";
-    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 501 &&
-          code == S3E_NOT_IMPLEMENTED);
-    h[0] = (struct http_hdr){"x-amz-grant-read", "id=x"};
-    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 501);
-    r.n_hdrs = 0;
-    CHECK(s3sub_acl_check(&r, "", 0, "alice", &pub, &code, msg, sizeof(msg)) == 400);
-    /* the policies Shoal answers are the ones it accepts */
-    for (int p = 0; p < 2; p++) {
-        struct gbuf b = {0};
-        s3sub_acl_xml(&b, "alice", p);
-        pub = -1;
-        CHECK(s3sub_acl_check(&r, b.p, b.n, "alice", &pub, &code, msg, sizeof(msg)) == 0 &&
-              pub == p);
-        /* ... for another owner they grant someone else */
-        CHECK(s3sub_acl_check(&r, b.p, b.n, "bob", &pub, &code, msg, sizeof(msg)) == 501);
-        gbuf_free(&b);
-    }
-    const char *two = "<AccessControlPolicy><Owner><ID>shoal</ID></Owner><AccessControlList>"
-                      "<Grant><Grantee><ID>shoal</ID></Grantee><Permission>FULL_CONTROL"
-                      "</Permission></Grant><Grant><Grantee><URI>http://acs.amazonaws.com/"
-                      "groups/global/AllUsers</URI></Grantee><Permission>WRITE</Permission>"
-                      "</Grant></AccessControlList></AccessControlPolicy>";
-    CHECK(s3sub_acl_check(&r, two, strlen(two), "shoal", &pub, &code, msg, sizeof(msg)) == 501);
-    const char *other = "<AccessControlPolicy><AccessControlList><Grant><Grantee><ID>bob</ID>"
-                        "</Grantee><Permission>FULL_CONTROL</Permission></Grant>"
-                        "</AccessControlList></AccessControlPolicy>";
-    CHECK(s3sub_acl_check(&r, other, strlen(other), "alice", &pub, &code, msg, sizeof(msg)) ==
-          501);
-    CHECK(s3sub_acl_check(&r, "<AccessControlPolicy>", 21, "alice", &pub, &code, msg,
-                          sizeof(msg)) == 400 &&
-          code == S3E_MALFORMED_ACL);
-    CHECK(s3sub_canned("private") == 0 && s3sub_canned("public-read") == 1 &&
-          s3sub_canned("bucket-owner-read") == 0 && s3sub_canned("authenticated-read") == -1);
-}
-
-
 static void test_ometa_tags(void)
 {
     struct objmeta *m = xcalloc(1, sizeof(*m)), *d = xmalloc(sizeof(*d));
@@ -358,7 +312,6 @@ int main(void)
     test_table();
     test_tags();
     test_xml_paths();
-    test_acl();
     test_ometa_tags();
     return check_done("test_s3sub");
 }
