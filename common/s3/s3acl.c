@@ -90,8 +90,8 @@ json_t *s3acl_canned(const char *name, const char *owner, const char *bucket_own
         k++;
     if (k == ARRAY_LEN(known))
         return NULL;
+    /* in S3's order: the groups' grants, the owner's, the bucket owner's */
     json_t *a = json_array();
-    add(a, "FULL_CONTROL", "key", owner ? owner : "");
     const char *bo = bucket_owner ? bucket_owner : "";
     if ((k == 4 || k == 5) && !strcmp(bo, owner ? owner : ""))
         k = 0;                   /* the bucket's owner is the owner */
@@ -102,13 +102,16 @@ json_t *s3acl_canned(const char *name, const char *owner, const char *bucket_own
         add(a, "WRITE", "group", "AllUsers");
         break;
     case 3: add(a, "READ", "group", "AuthenticatedUsers"); break;
-    case 4: add(a, "READ", "key", bo); break;
-    case 5: add(a, "FULL_CONTROL", "key", bo); break;
     case 6:
         add(a, "WRITE", "group", "LogDelivery");
         add(a, "READ_ACP", "group", "LogDelivery");
         break;
     }
+    add(a, "FULL_CONTROL", "key", owner ? owner : "");
+    if (k == 4)
+        add(a, "READ", "key", bo);
+    else if (k == 5)
+        add(a, "FULL_CONTROL", "key", bo);
     return a;
 }
 
@@ -218,6 +221,22 @@ static int body_grant(void *arg, char **f, char *err, size_t errlen)
     return 0;
 }
 
+/* a's grants, the groups' first (as S3 lists them), each side in its
+ * order; takes a. */
+static json_t *groups_first(json_t *a)
+{
+    json_t *out = json_array();
+    for (int pass = 0; pass < 2; pass++) {
+        size_t i;
+        json_t *g;
+        json_array_foreach(a, i, g)
+            if ((json_object_get(g, "group") != NULL) == !pass)
+                json_array_append(out, g);
+    }
+    json_decref(a);
+    return out;
+}
+
 static int fail(enum s3e *code, enum s3e e, char *msg, size_t msglen, const char *text)
 {
     *code = e;
@@ -262,7 +281,7 @@ int s3acl_of_request(const struct http_req *r, const char *body, size_t len, int
                 return err_s3_status(*code);
             }
         }
-        *grants = a;
+        *grants = groups_first(a);
         return 0;
     }
     if (!body_ok || !len)
@@ -280,7 +299,7 @@ int s3acl_of_request(const struct http_req *r, const char *body, size_t len, int
         *code = c.failed ? be.code : S3E_MALFORMED_ACL;
         return err_s3_status(*code);
     }
-    *grants = c.grants;
+    *grants = groups_first(c.grants);
     return 0;
 }
 
