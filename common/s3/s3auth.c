@@ -95,12 +95,14 @@ static char *request_path(const struct http_req *r)
 
 /* ---- Signature Version 2 (presigned URLs of older SDKs, s3cmd) ---------- */
 
+/* The query parameters SigV2 signs, in the byte order it signs them. */
 static const char *const v2_subresources[] = {
-    "acl", "delete", "lifecycle", "location", "logging", "notification", "partNumber",
-    "policy", "requestPayment", "response-cache-control", "response-content-disposition",
+    "accelerate", "acl", "analytics", "cors", "delete", "inventory", "lifecycle", "location",
+    "logging", "metrics", "notification", "object-lock", "partNumber", "policy",
+    "replication", "requestPayment", "response-cache-control", "response-content-disposition",
     "response-content-encoding", "response-content-language", "response-content-type",
-    "response-expires", "tagging", "torrent", "uploadId", "uploads", "versionId",
-    "versioning", "versions", "website",
+    "response-expires", "restore", "select", "select-type", "storageClass", "tagging",
+    "torrent", "uploadId", "uploads", "versionId", "versioning", "versions", "website",
 };
 
 static int str_cmp(const void *a, const void *b)
@@ -233,9 +235,12 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
         FAIL(S3E_INVALID_ACCESS_KEY_ID, "the access key id '%s' does not exist in our records",
              access);
     char *path = request_path(r);
-    const char *paths[2] = {path, !strncmp(path, "/s3/", 4) ? path + 3 : NULL};
+    /* botocore signs a bucket as "/BUCKET/" while it sends "/BUCKET" */
+    const char *bare = !strncmp(path, "/s3/", 4) ? path + 3 : path;
+    char *slashed = bare[1] && !strchr(bare + 1, '/') ? xasprintf("%s/", bare) : NULL;
+    const char *paths[3] = {path, bare != path ? bare : slashed, bare != path ? slashed : NULL};
     int ok = 0;
-    for (int i = 0; i < 2 && !ok && paths[i]; i++) {
+    for (int i = 0; i < 3 && !ok && paths[i]; i++) {
         char *sts = v2_string_to_sign(r, date, paths[i]);
         char want[64];
         hmac_sha1_b64(k->secret, sts, want);
@@ -243,6 +248,7 @@ static int check_v2(const struct s3auth *a, const struct http_req *r, time_t now
         free(sts);
     }
     free(path);
+    free(slashed);
     if (!ok)
         FAIL(S3E_SIGNATURE_DOES_NOT_MATCH,
              "the request signature we calculated does not match the signature you "

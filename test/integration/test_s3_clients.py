@@ -204,3 +204,31 @@ def test_s3cmd_redirect_mode(tmp_path):
     finally:
         bad = c.cleanup()
         assert not bad, bad
+
+
+def test_sigv2_sdk_on_the_s3_port(s3c):
+    """boto3 signing with SigV2 against the dedicated S3 port: bucket
+    requests (it signs "/BUCKET/"), and its presigned GET carrying CORS
+    headers. (Its bucket subresources it signs as "/BUCKET?acl?acl",
+    which S3 refuses as well.)"""
+    import boto3
+    from botocore.config import Config
+    v2 = boto3.client("s3", endpoint_url="http://127.0.0.1:%d" % s3c.s3_port,
+                      aws_access_key_id=AK, aws_secret_access_key=SK, region_name="us-east-1",
+                      config=Config(signature_version="s3"))
+    b = "v2sdk%06d" % random.randrange(10**6)
+    v2.create_bucket(Bucket=b, ACL="public-read")
+    v2.put_object(Bucket=b, Key="k", Body=b"two")
+    assert [o["Key"] for o in v2.list_objects(Bucket=b)["Contents"]] == ["k"]
+    v2.head_bucket(Bucket=b)
+    v4 = boto3.client("s3", endpoint_url="http://127.0.0.1:%d" % s3c.s3_port,
+                      aws_access_key_id=AK, aws_secret_access_key=SK, region_name="us-east-1")
+    assert any(g["Permission"] == "READ" for g in v4.get_bucket_acl(Bucket=b)["Grants"])
+    rules = [{"AllowedOrigins": ["https://app.example.org"], "AllowedMethods": ["GET"]}]
+    v4.put_bucket_cors(Bucket=b, CORSConfiguration={"CORSRules": rules})
+    url = v2.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "k"})
+    r = requests.get(url, headers={"Origin": "https://app.example.org"})
+    assert r.status_code == 200 and r.content == b"two"
+    assert r.headers["Access-Control-Allow-Origin"] == "https://app.example.org"
+    v2.delete_object(Bucket=b, Key="k")
+    v2.delete_bucket(Bucket=b)
