@@ -581,10 +581,11 @@ static void ulist_finish(struct ulist *l)
             gbuf_str(&b, "<Upload>");
             s3_xml_elem(&b, "Key", json_string_value(json_object_get(v[i], "name")));
             s3_xml_elem(&b, "UploadId", json_string_value(json_object_get(v[i], "upload")));
+            const char *by = json_string_value(json_object_get(v[i], "initiator"));
             gbuf_str(&b, "<Initiator>");
-            s3own_xml(&b, owner);
+            s3own_xml(&b, by ? by : owner);
             gbuf_str(&b, "</Initiator><Owner>");
-            s3own_xml(&b, owner);
+            s3own_xml(&b, by ? by : owner);
             gbuf_str(&b, "</Owner>");
             s3_xml_elem(&b, "StorageClass", "STANDARD");
             s3_xml_elem(&b, "Initiated", date);

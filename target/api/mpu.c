@@ -3,7 +3,7 @@
  * object, on the mountpath the object will live on.
  *
  *   RocksDB "u<id>"          the upload: {"bucket","name","ctype","meta",
- *                            "tags","initiated"} (meta: the x-amz-meta-*,
+ *                            "tags","initiated","initiator"} (meta: the x-amz-meta-*,
  *                            tags: the x-amz-tagging given at creation;
  *                            "ckalg","cktype": its checksum, mpuchecksum.h)
  *   RocksDB "d<id>"          a completed upload: {"bucket","name","done",
@@ -154,6 +154,10 @@ static void create(struct target *t, struct http_req *r, const struct bmd_bucket
                           name, "ctype", ct ? ct : "", "meta", meta, "tags", tags, "initiated",
                           (json_int_t)wall_ns());
     free(tags);
+    char wbuf[160];
+    const char *writer = target_writer(r, wbuf, sizeof(wbuf));
+    if (writer)                  /* ListMultipartUploads' Initiator */
+        json_object_set_new(j, "initiator", json_string(writer));
     if (mpuchecksum_create(r, j)) {
         json_decref(j);
         return;

@@ -137,10 +137,14 @@ static int ulist_one(void *arg, const char *k, size_t kl, const char *v, size_t 
     json_t *j = json_loadb(v, vl, 0, NULL);
     const char *b = json_string_value(json_object_get(j, "bucket"));
     const char *n = json_string_value(json_object_get(j, "name"));
-    if (b && n && !strcmp(b, l->bucket) && !strncmp(n, l->prefix, strlen(l->prefix)))
-        json_array_append_new(l->arr,
-                              json_pack("{s:s, s:s%, s:O}", "name", n, "upload", k + 1, kl - 1,
-                                        "initiated", json_object_get(j, "initiated")));
+    if (b && n && !strcmp(b, l->bucket) && !strncmp(n, l->prefix, strlen(l->prefix))) {
+        json_t *u = json_pack("{s:s, s:s%, s:O}", "name", n, "upload", k + 1, kl - 1,
+                              "initiated", json_object_get(j, "initiated"));
+        json_t *who = json_object_get(j, "initiator");   /* none: the bucket's owner */
+        if (json_is_string(who))
+            json_object_set(u, "initiator", who);
+        json_array_append_new(l->arr, u);
+    }
     json_decref(j);
     return 0;
 }
