@@ -30,8 +30,10 @@
 #include "s3front.h"
 #include "s3fwd.h"
 #include "s3listing.h"
+#include "s3own.h"
 #include "s3route.h"
 #include "s3sub.h"
+#include "s3user.h"
 #include "util.h"
 
 /* A bucket's subresource (served for r's method: s3sub_serves) or the
@@ -196,6 +198,22 @@ static int gate(struct http_req *r, enum s3what w, const char *b, const struct a
     return -1;
 }
 
+/* x-amz-expected-bucket-owner, when sent, must name the bucket's owner
+ * (its canonical ID, s3user.h): 1, or 0 with r answered 403. */
+static int expected_owner(struct http_req *r, const char *bucket)
+{
+    const char *want = http_req_header(r, "x-amz-expected-bucket-owner");
+    if (!want || !buckets_exist(BMD_PROVIDER_SHOAL, bucket))
+        return 1;
+    char owner[128], buf[S3USER_ID_MAX];
+    s3own_of_bucket(bucket, owner, sizeof(owner));
+    const char *id = owner[0] ? s3user_id(owner, buf, sizeof(buf)) : S3_OWNER_ID;
+    if (!strcmp(want, id))
+        return 1;
+    s3_fail(r, S3E_ACCESS_DENIED, "Access Denied: the bucket's owner is not the one expected");
+    return 0;
+}
+
 /* ---- entry -------------------------------------------------------------------- */
 
 
@@ -231,6 +249,8 @@ void s3route(struct http_req *r, const char *rest, size_t rl)
     int object_decides = 0;
     if (who.enforced && (w == S3W_BUCKET || w == S3W_OBJECT) &&
         gate(r, w, bucket, &who, unsigned_, &object_decides))
+        return;
+    if ((w == S3W_BUCKET || w == S3W_OBJECT) && !expected_owner(r, bucket))
         return;
     switch (w) {
     case S3W_SERVICE:

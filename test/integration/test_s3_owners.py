@@ -514,3 +514,26 @@ def test_acl_of_a_version(oc):
     marker = a.delete_object(Bucket="vacl", Key="k")["VersionId"]
     assert denied(a.get_object_acl, Bucket="vacl", Key="k", VersionId=marker)[1] == 405
     assert requests.get(base + "?versionId=" + old).content == b"old"
+
+
+def test_initiators_and_expected_owners(oc):
+    """ListMultipartUploads names who started each upload; a request whose
+    x-amz-expected-bucket-owner is not the bucket owner's ID is 403."""
+    a, b = who(oc, "alice"), who(oc, "bob")
+    a.create_bucket(Bucket="uploads")
+    a.put_bucket_acl(Bucket="uploads", GrantWrite="id=%s" % default_id("bob"),
+                     GrantFullControl="id=%s" % ALICE_ID)
+    ub = b.create_multipart_upload(Bucket="uploads", Key="bobs")["UploadId"]
+    ua = a.create_multipart_upload(Bucket="uploads", Key="alices")["UploadId"]
+    ups = {u["Key"]: u for u in a.list_multipart_uploads(Bucket="uploads")["Uploads"]}
+    assert ups["bobs"]["Initiator"]["ID"] == default_id("bob")
+    assert ups["bobs"]["Initiator"]["DisplayName"] == "bob"
+    assert ups["alices"]["Initiator"]["ID"] == ALICE_ID
+    b.abort_multipart_upload(Bucket="uploads", Key="bobs", UploadId=ub)
+    a.abort_multipart_upload(Bucket="uploads", Key="alices", UploadId=ua)
+    a.list_objects_v2(Bucket="uploads", ExpectedBucketOwner=ALICE_ID)
+    a.put_object(Bucket="uploads", Key="k", Body=b"x", ExpectedBucketOwner=ALICE_ID)
+    assert denied(a.list_objects_v2, Bucket="uploads",
+                  ExpectedBucketOwner=default_id("bob")) == ("AccessDenied", 403)
+    assert denied(a.get_object, Bucket="uploads", Key="k",
+                  ExpectedBucketOwner="123456789012") == ("AccessDenied", 403)
