@@ -20,7 +20,6 @@
 #include "s3acl.h"
 #include "s3auth.h"
 #include "s3own.h"
-#include "s3sub.h"
 #include "s3tag.h"
 #include "store.h"
 #include "target.h"
