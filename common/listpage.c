@@ -7,7 +7,8 @@
 
 #include "listpage.h"
 
-#define HEAD "SL1 "
+#define HEAD "SL2 "
+#define HEAD1 "SL1 "             /* the version before: no owners */
 
 void listpage_begin(struct gbuf *b, int more)
 {
@@ -23,13 +24,14 @@ void listpage_set_more(struct gbuf *b, int more)
 void listpage_add(struct gbuf *b, const struct listpage_ent *e)
 {
     char line[128];
-    int n = snprintf(line, sizeof(line), "%llu %016llx %llu %llu %zu %zu\n",
+    int n = snprintf(line, sizeof(line), "%llu %016llx %llu %llu %zu %zu %zu\n",
                      (unsigned long long)e->size, (unsigned long long)e->cksum,
                      (unsigned long long)e->version, (unsigned long long)e->mtime_ns, e->elen,
-                     e->nlen);
+                     e->nlen, e->olen);
     gbuf_add(b, line, (size_t)n);
     gbuf_add(b, e->etag, e->elen);
     gbuf_add(b, e->name, e->nlen);
+    gbuf_add(b, e->owner, e->olen);
     gbuf_add(b, "\n", 1);
 }
 
@@ -79,35 +81,41 @@ int listpage_parse(const char *p, size_t n, struct listpage *pg, char *err, size
 {
     const char *end = p + n;
     memset(pg, 0, sizeof(*pg));
-    if (n < sizeof(HEAD) + 1 || memcmp(p, HEAD, sizeof(HEAD) - 1) ||
+    if (n < sizeof(HEAD) + 1 ||
+        (memcmp(p, HEAD, sizeof(HEAD) - 1) && memcmp(p, HEAD1, sizeof(HEAD1) - 1)) ||
         (p[sizeof(HEAD) - 1] != '0' && p[sizeof(HEAD) - 1] != '1') || p[sizeof(HEAD)] != '\n') {
         snprintf(err, errlen, "not a listing page");
         return -1;
     }
+    int owners = !memcmp(p, HEAD, sizeof(HEAD) - 1);
     pg->more = p[sizeof(HEAD) - 1] == '1';
     p += sizeof(HEAD) + 1;
     size_t cap = 0;
     while (p < end) {
         struct listpage_ent e;
-        uint64_t elen, nlen;
+        uint64_t elen, nlen, olen = 0;
         if (field(&p, end, ' ', 0, &e.size) || field(&p, end, ' ', 1, &e.cksum) ||
             field(&p, end, ' ', 0, &e.version) || field(&p, end, ' ', 0, &e.mtime_ns) ||
-            field(&p, end, ' ', 0, &elen) || field(&p, end, '\n', 0, &nlen))
+            field(&p, end, ' ', 0, &elen) || field(&p, end, owners ? ' ' : '\n', 0, &nlen) ||
+            (owners && field(&p, end, '\n', 0, &olen)))
             return fail(pg, err, errlen, pg->n, "bad fields");
-        if (elen > LISTPAGE_ETAG_MAX || nlen < 1 || nlen > LISTPAGE_NAME_MAX)
+        if (elen > LISTPAGE_ETAG_MAX || nlen < 1 || nlen > LISTPAGE_NAME_MAX ||
+            olen > LISTPAGE_OWNER_MAX)
             return fail(pg, err, errlen, pg->n, "length out of range");
-        if ((size_t)(end - p) < elen + nlen + 1 || p[elen + nlen] != '\n')
+        if ((size_t)(end - p) < elen + nlen + olen + 1 || p[elen + nlen + olen] != '\n')
             return fail(pg, err, errlen, pg->n, "truncated");
         e.etag = p;
         e.elen = (size_t)elen;
         e.name = p + elen;
         e.nlen = (size_t)nlen;
-        if (memchr(e.name, '\0', e.nlen))
-            return fail(pg, err, errlen, pg->n, "NUL in a name");
+        e.owner = e.name + nlen;
+        e.olen = (size_t)olen;
+        if (memchr(e.name, '\0', e.nlen) || memchr(e.owner, '\0', e.olen))
+            return fail(pg, err, errlen, pg->n, "NUL in a name or owner");
         if (pg->n && listpage_name_cmp(pg->v[pg->n - 1].name, pg->v[pg->n - 1].nlen, e.name,
                                        e.nlen) >= 0)
             return fail(pg, err, errlen, pg->n, "names out of order");
-        p += elen + nlen + 1;
+        p += elen + nlen + olen + 1;
         if (pg->n == cap) {
             cap = cap ? cap * 2 : 256;
             pg->v = xrealloc(pg->v, cap * sizeof(*pg->v));

@@ -6,17 +6,21 @@
  * name as raw bytes of a stated length (a name may hold any byte but NUL,
  * so no escaping and no scanning for delimiters inside it):
  *
- *   "SL1 <more>\n"                        more: 0, or 1 when names follow
- *   "<size> <cksum> <version> <mtime_ns> <etag_len> <name_len>\n"
- *   "<etag><name>\n"
+ *   "SL2 <more>\n"                        more: 0, or 1 when names follow
+ *   "<size> <cksum> <version> <mtime_ns> <etag_len> <name_len> <owner_len>\n"
+ *   "<etag><name><owner>\n"
  *
  * size, version and mtime_ns are decimal, cksum is 16 lower-case hex
- * digits. Entries are in strictly ascending name order (the merge and the
- * cached marks rely on it).
+ * digits. owner is the access key owning the object when it is not its
+ * bucket's owner (an ObjectWriter's upload, s3own.h), else empty. Entries
+ * are in strictly ascending name order (the merge and the cached marks
+ * rely on it). A page of the version before ("SL1", no owner_len) is read
+ * too, its owners empty.
  *
  * The reader is strict: every field present and in range, nothing after
  * the last entry, names 1..LISTPAGE_NAME_MAX bytes without NUL, each after
- * the one before, ETags at most LISTPAGE_ETAG_MAX. Entries point into the
+ * the one before, ETags at most LISTPAGE_ETAG_MAX, owners at most
+ * LISTPAGE_OWNER_MAX without NUL. Entries point into the
  * page's bytes, which must outlive them.
  *
  * Thread: pure functions.
@@ -31,6 +35,7 @@
 
 #define LISTPAGE_NAME_MAX 1041    /* a name, or a kept version's (objname.h) */
 #define LISTPAGE_ETAG_MAX 192    /* an ETag, or a version listing's id, kind and ETag */
+#define LISTPAGE_OWNER_MAX 127   /* an access key (s3auth.h) */
 #define LISTPAGE_CTYPE "application/x-shoal-list"
 
 struct listpage_ent {
@@ -38,6 +43,8 @@ struct listpage_ent {
     size_t nlen;
     const char *etag;            /* not NUL-terminated; elen 0 when none */
     size_t elen;
+    const char *owner;           /* not NUL-terminated; olen 0 for the bucket's owner */
+    size_t olen;
     uint64_t size, cksum, version, mtime_ns;
 };
 

@@ -174,6 +174,15 @@ static int next_head(const struct own *o, size_t *head)
     return best;
 }
 
+/* A target's entry as a page's: held, and dirty as said (write-back). */
+static struct objlist_ent local_ent(const struct listpage_ent *e, int dirty)
+{
+    return (struct objlist_ent){.name = e->name, .nlen = e->nlen, .etag = e->etag,
+                                .elen = e->elen, .owner = e->owner, .olen = e->olen,
+                                .size = e->size, .cksum = e->cksum, .version = e->version,
+                                .mtime_ns = e->mtime_ns, .cached = 1, .dirty = dirty};
+}
+
 static void merge(struct objlist *l)
 {
     struct own *o = l->own;
@@ -186,8 +195,7 @@ static void merge(struct objlist *l)
     int i;
     while (pg->n < (size_t)l->limit && (i = next_head(o, head)) >= 0) {
         const struct listpage_ent *e = &o->pages[i].v[head[i]++];
-        pg->v[pg->n++] = (struct objlist_ent){e->name, e->nlen, e->etag, e->elen, NULL,
-                                            e->size, e->cksum, e->version, e->mtime_ns, 1, 0};
+        pg->v[pg->n++] = local_ent(e, 0);
     }
     /* what is left, less copies of the last name taken, is the next page */
     const struct objlist_ent *last = pg->n ? &pg->v[pg->n - 1] : NULL;
@@ -415,8 +423,7 @@ static void wb_merge(struct objlist *l)
         else if (c <= 0)
             v[n++] = pg->v[ri++];
         else
-            v[n++] = (struct objlist_ent){e->name, e->nlen, e->etag, e->elen, NULL, e->size,
-                                        e->cksum, e->version, e->mtime_ns, 1, 1};
+            v[n++] = local_ent(e, 1);
         if (c >= 0) {            /* the target's entry is used (or is the backend's) */
             head[li]++;
             li = next_head(o, head);

@@ -28,6 +28,9 @@ struct objlist_ent {
     size_t nlen;
     const char *etag;            /* not NUL-terminated */
     size_t elen;
+    const char *owner;           /* not NUL-terminated: its owner's access key, olen 0 when
+                                  * the bucket's (local pages) */
+    size_t olen;
     const char *last_modified;   /* the backend's (remote pages), else NULL */
     uint64_t size, cksum, version, mtime_ns;  /* cksum, version: local pages */
     int cached;                  /* held by a target */

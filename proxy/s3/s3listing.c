@@ -248,8 +248,10 @@ static void list_item(struct listing *l, const struct objlist_ent *e, const char
         s3_xml_elem(b, "StorageClass", "STANDARD");
     }
     if (l->owner) {
+        char writer[LISTPAGE_OWNER_MAX + 1];
+        snprintf(writer, sizeof(writer), "%.*s", (int)e->olen, e->owner ? e->owner : "");
         gbuf_str(b, "<Owner>");
-        s3own_xml(b, l->owner_id);
+        s3own_xml(b, writer[0] ? writer : l->owner_id);
         gbuf_str(b, "</Owner>");
     }
     gbuf_str(b, "</");

@@ -216,8 +216,7 @@ void target_meta_headers(struct http_req *r, const struct objmeta *m)
 
 #define USER_META_MAX 2048       /* S3's: names and values of x-amz-meta-*, in bytes */
 #define ACL_KEY ":acl"           /* an object's ACL, when not its owner's private one */
-
-#define OWNER_KEY ":owner"       /* its owner, when not its bucket's */
+#define OWNER_KEY OBJMETA_OWNER
 
 json_t *target_acl(const struct objmeta *m, const char *owner)
 {

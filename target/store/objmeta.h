@@ -22,6 +22,9 @@
  * and, on a delete marker, "true" */
 #define OBJMETA_VID ":vid"
 #define OBJMETA_DELETE_MARKER ":dm"
+/* kept with an object whose owner is not its bucket's (s3own.h): the
+ * owner's access key, which listings show */
+#define OBJMETA_OWNER ":owner"
 
 /* per-block checksums (bsum.h): at most this many, tag 7 */
 #define OBJMETA_BS_MAX 1024

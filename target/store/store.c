@@ -618,6 +618,7 @@ struct lent {
     size_t nlen;
     uint64_t size, cksum, version, mtime_ns;
     char etag[LISTPAGE_ETAG_MAX + 1];
+    char owner[LISTPAGE_OWNER_MAX + 1];   /* "" for the bucket's owner */
 };
 
 static int lent_cmp(const void *a, const void *b)
@@ -666,6 +667,8 @@ static int list_shows(const char *nm, size_t nl, const struct objmeta *m, int ve
     e->cksum = m->cksum;
     e->version = m->version;
     e->mtime_ns = m->mtime_ns;
+    const char *o = objmeta_umeta_get(m, OBJMETA_OWNER);
+    snprintf(e->owner, sizeof(e->owner), "%s", o && strlen(o) <= LISTPAGE_OWNER_MAX ? o : "");
     char etag[OBJMETA_ETAG_MAX + 1];
     objmeta_etag(m, etag, sizeof(etag));
     if (versions) {
@@ -770,7 +773,8 @@ int store_list(struct store *s, const char *provider, const char *bucket, const 
     listpage_begin(out, total_more);
     for (size_t j = 0; j < n; j++) {
         if ((int)j < limit) {
-            struct listpage_ent e = {ents[j].name, ents[j].nlen, ents[j].etag, strlen(ents[j].etag),
+            struct listpage_ent e = {ents[j].name, ents[j].nlen, ents[j].etag,
+                                  strlen(ents[j].etag), ents[j].owner, strlen(ents[j].owner),
                                   ents[j].size, ents[j].cksum, ents[j].version,
                                   ents[j].mtime_ns};
             listpage_add(out, &e);

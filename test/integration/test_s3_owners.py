@@ -466,6 +466,15 @@ def test_object_writers(oc):
     assert denied(b.get_object, Bucket="writers", Key="handed")[1] == 403
     b.put_object(Bucket="writers", Key="kept", Body=b"k")
     assert owner("kept") == bob
+    # listings name each object's owner, writers' included
+    want = {"bobs": bob, "shared": bob, "copied": bob, "handed": ALICE_ID, "kept": bob}
+    v1 = a.list_objects(Bucket="writers")["Contents"]
+    assert {o["Key"]: o["Owner"]["ID"] for o in v1} == want
+    assert {o["Key"]: o["Owner"]["DisplayName"] for o in v1}["bobs"] == "bob"
+    v2 = a.list_objects_v2(Bucket="writers", FetchOwner=True)["Contents"]
+    assert {o["Key"]: o["Owner"]["ID"] for o in v2} == want
+    vs = a.list_object_versions(Bucket="writers")["Versions"]
+    assert {o["Key"]: o["Owner"]["ID"] for o in vs} == want
     # straight to a target's root: the signer writes, whatever the query says
     a.put_bucket_ownership_controls(Bucket="writers", OwnershipControls={
         "Rules": [{"ObjectOwnership": "ObjectWriter"}]})

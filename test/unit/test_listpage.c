@@ -7,9 +7,10 @@
 #include "listpage.h"
 #include "util.h"
 
-static struct listpage_ent ent(const char *name, const char *etag, uint64_t size)
+static struct listpage_ent ent(const char *name, const char *etag, const char *owner,
+                               uint64_t size)
 {
-    struct listpage_ent e = {name, strlen(name), etag, strlen(etag), size,
+    struct listpage_ent e = {name, strlen(name), etag, strlen(etag), owner, strlen(owner), size,
                           0x0123456789abcdefULL, 7, 1700000000123456789ULL};
     return e;
 }
@@ -31,7 +32,8 @@ static void test_round_trip(void)
     /* in byte order, as a target writes them */
     const char *names[] = {"a", "nl\nand\ttab", "q\"\\", "with space", "\xc3\xbc\xe6\x97\xa5"};
     for (int i = 0; i < 5; i++) {
-        struct listpage_ent e = ent(names[i], i % 2 ? "\"md5\"" : "", (uint64_t)i * 1000);
+        struct listpage_ent e = ent(names[i], i % 2 ? "\"md5\"" : "", i == 2 ? "alice" : "",
+                                    (uint64_t)i * 1000);
         listpage_add(&b, &e);
     }
     listpage_set_more(&b, 1);
@@ -44,6 +46,8 @@ static void test_round_trip(void)
         CHECK(pg.v[i].size == i * 1000 && pg.v[i].version == 7);
         CHECK(pg.v[i].cksum == 0x0123456789abcdefULL && pg.v[i].mtime_ns == 1700000000123456789ULL);
         CHECK(pg.v[i].elen == (i % 2 ? 5u : 0u));
+        CHECK(i == 2 ? pg.v[i].olen == 5 && !memcmp(pg.v[i].owner, "alice", 5)
+                     : pg.v[i].olen == 0);
     }
     listpage_free(&pg);
     listpage_set_more(&b, 0);
@@ -65,8 +69,12 @@ static void test_refused(void)
 {
     const char *bad[] = {
         "",
-        "SL2 0\n",
+        "SL3 0\n",
         "SL1 2\n",
+        "SL2 0\n1 0123456789abcdef 1 1 0 1\na\n",       /* no owner length */
+        "SL2 0\n1 0123456789abcdef 1 1 0 1 2\nab\n",    /* owner cut short */
+        "SL2 0\n1 0123456789abcdef 1 1 0 1 128\n",      /* owner over the limit */
+        "SL1 0\n1 0123456789abcdef 1 1 0 1 0\na\n",     /* an owner in the old format */
         "SL1 0",
         "SL1 0\nx",
         "SL1 0\n1 0123456789abcdef 1 1 0 1\nab\n",        /* name longer than said */
@@ -91,6 +99,10 @@ static void test_refused(void)
     CHECK(!parses(nul, sizeof(nul) - 1));
     const char ok[] = "SL1 1\n1 0123456789abcdef 1 1 0 3\na b\n";
     CHECK(parses(ok, sizeof(ok) - 1));
+    const char ok2[] = "SL2 0\n1 0123456789abcdef 1 1 0 1 3\nabob\n";
+    CHECK(parses(ok2, sizeof(ok2) - 1));
+    const char onul[] = "SL2 0\n1 0123456789abcdef 1 1 0 1 3\nab\0b\n";
+    CHECK(!parses(onul, sizeof(onul) - 1));            /* NUL in an owner */
 }
 
 static void test_name_cmp(void)
