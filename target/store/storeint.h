@@ -1,6 +1,6 @@
 /*
- * storeint: what the store's two files share (store.c: objects and
- * records; storemp.c: the mountpaths and where names go).
+ * storeint: what the store's files share (store.c: objects and records;
+ * storemp.c: the mountpaths and where names go; storelist.c: listings).
  */
 #ifndef SHOAL_TARGET_STOREINT_H
 #define SHOAL_TARGET_STOREINT_H
