@@ -31,7 +31,8 @@ char *s3own_who_query(const struct authz_who *who);
  * only a request under a node's signature is believed. */
 #define S3OWN_WRITER "shoal_writer"
 /* The query to add for a write by who to bucket (a new string, "" when
- * who is its owner, an admin writing its own way, or unsigned). */
+ * who is its owner, an admin key (which writes for the owner), or
+ * unsigned). */
 char *s3own_writer_query(const struct authz_who *who, const char *bucket);
 
 /* The bucket's owner (NULL: none). */

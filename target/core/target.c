@@ -265,8 +265,11 @@ int target_acl_allows(const struct objmeta *m, const json_t *props, const char *
 const char *target_writer(const struct http_req *r, char *buf, size_t n)
 {
     const struct s3auth_result *a = r->auth;
-    if (a)
-        return a->anonymous ? NULL : a->access;
+    const struct target *t = r->w->ctx;
+    if (a)                       /* an admin key writes for the bucket's owner */
+        return a->anonymous || authz_is_admin(t->conf.admin_keys, t->conf.n_admin_keys, a->access)
+                   ? NULL
+                   : a->access;
     char sig[8];
     if (http_query_get(r, "shoal_sig", sig, sizeof(sig)) == -1)
         return NULL;             /* not a node's request: nobody vouches for a writer */

@@ -135,7 +135,8 @@ const char *target_object_owner(const struct objmeta *m, const json_t *props);
  * copy that takes its source's metadata). 0, or -E2BIG. */
 int target_meta_reset(struct objmeta *m);
 /* Who writes r: its signer, or the writer a proxy names under its
- * signature (s3own.h: S3OWN_WRITER); NULL: unsigned, or not named. */
+ * signature (s3own.h: S3OWN_WRITER); NULL: unsigned, an admin key (which
+ * writes for the bucket's owner), or not named. */
 const char *target_writer(const struct http_req *r, char *buf, size_t n);
 /* Does the object's ACL let who (an access key; NULL: unsigned) do op
  * (authz.h) in a bucket with properties props? */

@@ -70,8 +70,10 @@ def test_owner_other_key_and_admin(oc):
     # the owner S3 names elsewhere: the account asking, the bucket's owner
     assert a.list_buckets()["Owner"]["ID"] == ALICE_ID
     assert b.list_buckets()["Owner"] == {"ID": default_id("bob"), "DisplayName": "bob"}
+    # (an admin key's writes are the bucket owner's)
     assert {o["Owner"]["ID"] for o in
             ops.list_objects_v2(Bucket="alices", FetchOwner=True)["Contents"]} == {ALICE_ID}
+    assert a.get_object_acl(Bucket="alices", Key="ops")["Owner"]["ID"] == ALICE_ID
     u = a.create_multipart_upload(Bucket="alices", Key="up")["UploadId"]
     up = a.list_multipart_uploads(Bucket="alices")["Uploads"][0]
     assert up["Owner"]["ID"] == up["Initiator"]["ID"] == ALICE_ID
