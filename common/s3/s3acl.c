@@ -84,6 +84,7 @@ json_t *s3acl_canned(const char *name, const char *owner, const char *bucket_own
     static const char *const known[] = {
         "private", "public-read", "public-read-write", "authenticated-read",
         "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write",
+        "aws-exec-read",
     };
     size_t k = 0;
     while (k < ARRAY_LEN(known) && strcmp(name, known[k]))
@@ -108,7 +109,9 @@ json_t *s3acl_canned(const char *name, const char *owner, const char *bucket_own
         break;
     }
     add(a, "FULL_CONTROL", "key", owner ? owner : "");
-    if (k == 4)
+    if (k == 7)
+        add(a, "READ", "id", S3ACL_EC2_ID);
+    else if (k == 4)
         add(a, "READ", "key", bo);
     else if (k == 5)
         add(a, "FULL_CONTROL", "key", bo);
@@ -120,6 +123,19 @@ struct grantee_err {
     char *msg;
     size_t msglen;
 };
+
+/* Add perm to who (a what: "key", "group" or "id"), within the limit. */
+static int grant_to(json_t *a, const char *perm, const char *what, const char *who,
+                    struct grantee_err *e)
+{
+    if (json_array_size(a) >= S3ACL_GRANTS_MAX) {
+        e->code = S3E_MALFORMED_ACL;
+        snprintf(e->msg, e->msglen, "an ACL has at most %d grants", S3ACL_GRANTS_MAX);
+        return -1;
+    }
+    add(a, perm, what, who);
+    return 0;
+}
 
 /* Add perm to the grantee named by an ID, an email or a group URI. */
 static int grantee(json_t *a, const char *perm, const char *id, const char *email,
@@ -134,6 +150,8 @@ static int grantee(json_t *a, const char *perm, const char *id, const char *emai
     const char *group = uri ? group_of_uri(uri) : NULL;
     if (id && !key && !strcmp(id, S3_OWNER_ID))
         key = "";                /* Shoal's one owner, when no key owns it */
+    if (id && !key && !strcmp(id, S3ACL_EC2_ID))
+        return grant_to(a, perm, "id", id, e);
     if (!key && !group) {
         e->code = email ? S3E_UNRESOLVABLE_EMAIL : S3E_INVALID_ARGUMENT;
         snprintf(e->msg, e->msglen, email ? "The e-mail address you provided does not match "
@@ -143,13 +161,7 @@ static int grantee(json_t *a, const char *perm, const char *id, const char *emai
                  id ? id : email ? email : uri);
         return -1;
     }
-    if (json_array_size(a) >= S3ACL_GRANTS_MAX) {
-        e->code = S3E_MALFORMED_ACL;
-        snprintf(e->msg, e->msglen, "an ACL has at most %d grants", S3ACL_GRANTS_MAX);
-        return -1;
-    }
-    add(a, perm, key ? "key" : "group", key ? key : group);
-    return 0;
+    return grant_to(a, perm, key ? "key" : "group", key ? key : group, e);
 }
 
 /* One x-amz-grant-* value: id="..", emailAddress="..", uri="..", comma
@@ -260,9 +272,6 @@ int s3acl_of_request(const struct http_req *r, const char *body, size_t len, int
         return fail(code, S3E_UNEXPECTED_CONTENT, msg, msglen,
                     "This request does not support content: an ACL by headers takes no body");
     if (canned) {
-        if (!strcmp(canned, "aws-exec-read"))
-            return fail(code, S3E_NOT_IMPLEMENTED, msg, msglen,
-                        "the canned ACL aws-exec-read (for Amazon EC2) is not implemented");
         if (!(*grants = s3acl_canned(canned, owner, bucket_owner))) {
             *code = S3E_INVALID_ARGUMENT;
             snprintf(msg, msglen, "unknown canned ACL: %.64s", canned);
@@ -339,13 +348,16 @@ int s3acl_check(const json_t *kept, char *err, size_t errlen)
     json_t *g;
     json_array_foreach(kept, i, g) {
         const json_t *key = json_object_get(g, "key"), *group = json_object_get(g, "group");
+        const json_t *id = json_object_get(g, "id");
         ok = ok && json_is_object(g) && perm_bits(json_string_value(json_object_get(g, "perm"))) &&
-             json_object_size(g) == 2 && (key != NULL) + (group != NULL) == 1 &&
-             (key ? json_is_string(key) : known_group(json_string_value(group)));
+             json_object_size(g) == 2 && (key != NULL) + (group != NULL) + (id != NULL) == 1 &&
+             (key     ? json_is_string(key)
+              : group ? known_group(json_string_value(group))
+                      : json_is_string(id) && !strcmp(json_string_value(id), S3ACL_EC2_ID));
     }
     if (!ok && err)
         snprintf(err, errlen, "acl is a canned ACL's name or at most %d grants "
-                              "[{\"perm\": \"READ\", \"key\": ACCESS | \"group\": \"AllUsers\"}]",
+                              "[{\"perm\": \"READ\", \"key\": ACCESS | \"group\": \"AllUsers\" | \"id\": EC2}]",
                  S3ACL_GRANTS_MAX);
     return ok ? 0 : -1;
 }
@@ -415,6 +427,10 @@ void s3acl_xml(struct gbuf *b, const char *owner, const json_t *grants)
             gbuf_str(b, "<Grant><Grantee " XSI "xsi:type=\"CanonicalUser\">");
             s3_xml_elem(b, "ID", S3_OWNER_ID);
             s3_xml_elem(b, "DisplayName", S3_OWNER_ID);
+        } else if (json_is_string(json_object_get(g, "id"))) {
+            gbuf_str(b, "<Grant><Grantee " XSI "xsi:type=\"CanonicalUser\">");
+            s3_xml_elem(b, "ID", S3ACL_EC2_ID);
+            s3_xml_elem(b, "DisplayName", S3ACL_EC2_NAME);
         } else {
             gbuf_str(b, "<Grant><Grantee " XSI "xsi:type=\"Group\">");
             for (size_t k = 0; k < ARRAY_LEN(groups); k++)

@@ -2,11 +2,14 @@
  * s3acl: S3 access control lists, as asked for, kept, shown and decided.
  *
  * An ACL is a list of grants, each a permission (READ, WRITE, READ_ACP,
- * WRITE_ACP, FULL_CONTROL) to a grantee: a user (an access key, s3user.h)
- * or a group (AllUsers: anyone, signed or not; AuthenticatedUsers: any
- * signed request; LogDelivery: no client). It is kept as a JSON array:
+ * WRITE_ACP, FULL_CONTROL) to a grantee: a user (an access key, s3user.h),
+ * a group (AllUsers: anyone, signed or not; AuthenticatedUsers: any
+ * signed request; LogDelivery: no client), or one of S3's own users no
+ * client is (Amazon EC2's, which aws-exec-read grants READ: S3ACL_EC2_ID).
+ * It is kept as a JSON array:
  *
- *   [{"perm": "FULL_CONTROL", "key": "ALICE"}, {"perm": "READ", "group": "AllUsers"}]
+ *   [{"perm": "FULL_CONTROL", "key": "ALICE"}, {"perm": "READ", "group": "AllUsers"},
+ *    {"perm": "READ", "id": S3ACL_EC2_ID}]
  *
  * (a bucket's "acl" property; an object's ":acl" metadata, compact). The
  * older kept forms, the canned names "private" and "public-read", are
@@ -36,6 +39,9 @@ enum s3acl_perm {
 
 #define S3ACL_GROUPS "http://acs.amazonaws.com/groups/"
 #define S3ACL_GRANTS_MAX 100     /* S3's limit of grants in one ACL */
+/* Amazon EC2's canonical user ID and display name, as S3 shows them */
+#define S3ACL_EC2_ID "6aa5a366c34c1cbe25dc49211496e913e0351eb0e8c37aa3477e40942ec6b97c"
+#define S3ACL_EC2_NAME "za-team"
 
 /*
  * The ACL r asks for: x-amz-acl, x-amz-grant-* or (body_ok: PutBucketAcl,

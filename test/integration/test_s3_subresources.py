@@ -71,7 +71,7 @@ def test_subresources_never_fall_through(s3c, s3):
     r = send("PUT", "%s/s3/%s/k?acl" % (s3c.url, full), headers={"x-amz-acl": "private"})
     assert r.status_code == 200, r.text
     r = send("PUT", "%s/s3/%s/k?acl" % (s3c.url, full), headers={"x-amz-acl": "aws-exec-read"})
-    assert r.status_code == 501 and "<Code>NotImplemented</Code>" in r.text
+    assert r.status_code == 200, r.text
     assert s3.get_object(Bucket=full, Key="k")["Body"].read() == data
 
 
@@ -186,11 +186,14 @@ def test_bucket_tagging(s3c, s3):
     assert err(e) == ("NoSuchBucket", 404)
 
 
+EC2 = "6aa5a366c34c1cbe25dc49211496e913e0351eb0e8c37aa3477e40942ec6b97c"   # S3's EC2 user
+
+
 def test_acls(s3c, s3):
     """Canned ACLs, as x-amz-acl or as the policy they stand for (owner: the
-    creating key by its canonical ID), reflected by the GETs; what S3
-    defines but Shoal does not serve (aws-exec-read) 501, what S3 does not
-    define 400."""
+    creating key by its canonical ID), reflected by the GETs (aws-exec-read
+    names EC2's user, and the ACL read back is accepted again); what S3
+    does not define 400."""
     import hashlib
     me = hashlib.sha256(b"shoal user\n" + AK.encode()).hexdigest()
     b = new_bucket(s3)
@@ -222,9 +225,15 @@ def test_acls(s3c, s3):
     s3.put_bucket_acl(Bucket=b, ACL="log-delivery-write")
     assert sorted(g["Permission"] for g in s3.get_bucket_acl(Bucket=b)["Grants"]) == \
         ["FULL_CONTROL", "READ_ACP", "WRITE"]
-    for call, want in ((lambda: s3.put_object_acl(Bucket=b, Key="a", ACL="aws-exec-read"),
-                        ("NotImplemented", 501)),
-                       (lambda: s3.put_object_acl(Bucket=b, Key="a", GrantRead="id=someone"),
+    s3.put_object_acl(Bucket=b, Key="a", ACL="aws-exec-read")
+    got = s3.get_object_acl(Bucket=b, Key="a")
+    assert [(g["Grantee"].get("ID"), g["Grantee"].get("DisplayName"), g["Permission"])
+            for g in got["Grants"]] == [(me, AK, "FULL_CONTROL"), (EC2, "za-team", "READ")]
+    s3.put_object_acl(Bucket=b, Key="a", ACL="private")
+    s3.put_object_acl(Bucket=b, Key="a", AccessControlPolicy={"Owner": got["Owner"],
+                                                             "Grants": got["Grants"]})
+    assert s3.get_object_acl(Bucket=b, Key="a")["Grants"] == got["Grants"]
+    for call, want in ((lambda: s3.put_object_acl(Bucket=b, Key="a", GrantRead="id=someone"),
                         ("InvalidArgument", 400)),
                        (lambda: s3.put_bucket_acl(Bucket=b, AccessControlPolicy={
                            "Owner": {"ID": me}, "Grants": [dict(all_users, Permission="ALL")]}),

@@ -91,8 +91,16 @@ static void test_canned(void)
     struct http_hdr h = {"x-amz-acl", "public"};
     enum s3e code;
     CHECK(asked(&h, 1, NULL, &g, &code) == 400 && code == S3E_INVALID_ARGUMENT && !g);
+    /* aws-exec-read: the owner's, and READ for EC2, which no caller is */
     h.value = "aws-exec-read";
-    CHECK(asked(&h, 1, NULL, &g, &code) == 501 && code == S3E_NOT_IMPLEMENTED);
+    CHECK(asked(&h, 1, NULL, &g, &code) == 0 && json_array_size(g) == 2);
+    CHECK(s3acl_perms(g, "bob", 0) == 0 && s3acl_perms(g, NULL, 0) == 0 && !s3acl_public(g));
+    CHECK(s3acl_check(g, NULL, 0) == 0 && !s3acl_private(g, "alice"));
+    CHECK(!strcmp(json_string_value(json_object_get(json_array_get(g, 1), "id")), S3ACL_EC2_ID));
+    json_decref(g);
+    json_t *other = json_pack("[{s:s, s:s}]", "perm", "READ", "id", "0123");
+    CHECK(s3acl_check(other, NULL, 0) == -1);   /* no other outside ID */
+    json_decref(other);
     /* nothing asked for: no ACL */
     CHECK(asked(&h, 0, NULL, &g, &code) == 0 && !g);
     /* the old kept forms */
