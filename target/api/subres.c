@@ -8,8 +8,9 @@
  *   ?tagging              Get/Put/DeleteObjectTagging: the tags live in
  *                         the object's metadata record (objmeta), changed
  *                         in place on the I/O pool; the data is untouched
- *   ?acl                  Get/PutObjectAcl: the owner's FULL_CONTROL, the
- *                         only ACL there is; asking for it is a no-op
+ *   ?acl                  Get/PutObjectAcl: the grants (s3acl.h), kept in
+ *                         the same record
+ * Both take a versionId: that version's record, changed the same way.
  *   ?attributes           GetObjectAttributes (attrs.c)
  *
  * Tags are those of the copy held here: an object of a backed bucket
@@ -110,6 +111,46 @@ static struct objmeta *meta_get(struct target *t, struct http_req *r, const char
     return NULL;
 }
 
+/* The record of the version ?versionId names (its key into *mkey, in
+ * place of the name's), or of the latest; NULL with r answered. */
+static struct objmeta *version_get(struct target *t, struct http_req *r, char **mkey,
+                                   size_t *klen)
+{
+    char vid[64];
+    int n = http_query_get(r, "versionId", vid, sizeof(vid));
+    if (n == -1)
+        return meta_get(t, r, *mkey, *klen);
+    if (n <= 0 || !store_vid_valid(vid)) {
+        err_reply(r, S3E_INVALID_ARGUMENT, "Invalid version id specified");
+        return NULL;
+    }
+    struct store *st = &t->store;
+    struct objmeta *m = xmalloc(sizeof(*m));
+    char *vkey = NULL;
+    size_t vkl;
+    int rc = store_version_find(st, store_pick(st, *mkey, *klen), *mkey, *klen, vid, &vkey,
+                                &vkl, m);
+    if (!rc && store_is_marker(m)) {
+        free(vkey);
+        rc = -EISDIR;
+    }
+    if (rc) {
+        free(m);
+        if (rc == -EISDIR)
+            err_reply(r, S3E_METHOD_NOT_ALLOWED, "The specified method is not allowed against "
+                                                 "this resource.");
+        else if (rc == -ENOENT)
+            err_reply(r, S3E_NO_SUCH_VERSION, "The specified version does not exist.");
+        else
+            http_reply_error(r, 500, "cannot read the version: %s", strerror(-rc));
+        return NULL;
+    }
+    free(*mkey);
+    *mkey = vkey;
+    *klen = vkl;
+    return m;
+}
+
 /* ---- tagging ------------------------------------------------------------------ */
 
 static int tags_change(struct objmeta *m, void *arg)
@@ -199,13 +240,16 @@ static void tags_body(struct http_req *r, void *arg, char *body, size_t len)
     iopool_submit(s->t->io, r->w->q, tags_work, tags_done, s);
 }
 
+/* GET, PUT and DELETE ?tagging: the object's tags (or its version's). */
 static void tagging(struct target *t, struct http_req *r, char *mkey, size_t klen)
 {
-    if (r->method == HTTP_M_GET) {
-        struct objmeta *m = meta_get(t, r, mkey, klen);
+    struct objmeta *m = version_get(t, r, &mkey, &klen);
+    if (!m) {
         free(mkey);
-        if (!m)
-            return;
+        return;
+    }
+    if (r->method == HTTP_M_GET) {
+        free(mkey);
         struct gbuf b = {0};
         s3tag_xml(&b, m->tags, m->tags_len);
         http_reply(r, 200, "application/xml", b.p, b.n);
@@ -213,6 +257,7 @@ static void tagging(struct target *t, struct http_req *r, char *mkey, size_t kle
         free(m);
         return;
     }
+    free(m);
     struct subreq *s = subreq_new(t, r, mkey, klen);
     s->change = tags_change;
     s->what = "tags";
@@ -247,46 +292,6 @@ static void acl_body(struct http_req *r, void *arg, char *body, size_t len)
 }
 
 /* GET and PUT ?acl: the object's ACL in bucket bk (or its version's). */
-/* The record of the version ?versionId names (its key into *mkey, in
- * place of the name's), or of the latest; NULL with r answered. */
-static struct objmeta *version_get(struct target *t, struct http_req *r, char **mkey,
-                                   size_t *klen)
-{
-    char vid[64];
-    int n = http_query_get(r, "versionId", vid, sizeof(vid));
-    if (n == -1)
-        return meta_get(t, r, *mkey, *klen);
-    if (n <= 0 || !store_vid_valid(vid)) {
-        err_reply(r, S3E_INVALID_ARGUMENT, "Invalid version id specified");
-        return NULL;
-    }
-    struct store *st = &t->store;
-    struct objmeta *m = xmalloc(sizeof(*m));
-    char *vkey = NULL;
-    size_t vkl;
-    int rc = store_version_find(st, store_pick(st, *mkey, *klen), *mkey, *klen, vid, &vkey,
-                                &vkl, m);
-    if (!rc && store_is_marker(m)) {
-        free(vkey);
-        rc = -EISDIR;
-    }
-    if (rc) {
-        free(m);
-        if (rc == -EISDIR)
-            err_reply(r, S3E_METHOD_NOT_ALLOWED, "The specified method is not allowed against "
-                                                 "this resource.");
-        else if (rc == -ENOENT)
-            err_reply(r, S3E_NO_SUCH_VERSION, "The specified version does not exist.");
-        else
-            http_reply_error(r, 500, "cannot read the version: %s", strerror(-rc));
-        return NULL;
-    }
-    free(*mkey);
-    *mkey = vkey;
-    *klen = vkl;
-    return m;
-}
-
 static void acl(struct target *t, struct http_req *r, char *mkey, size_t klen,
                 const struct bmd_bucket *bk)
 {

@@ -446,7 +446,8 @@ int vers_handle(struct target *t, struct http_req *r, const struct bmd_bucket *b
         err_reply(r, S3E_INVALID_ARGUMENT, "Invalid version id specified");
         return 1;
     }
-    if (sub && (sub->id == S3SUB_ATTRIBUTES || sub->id == S3SUB_ACL))
+    if (sub && (sub->id == S3SUB_ATTRIBUTES || sub->id == S3SUB_ACL ||
+                sub->id == S3SUB_TAGGING))
         return 0;                /* attrs.c and subres.c read the version themselves */
     if (n != -1 && (sub || (!read && r->method != HTTP_M_DELETE))) {
         free(mkey);

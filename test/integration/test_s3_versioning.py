@@ -235,10 +235,25 @@ def test_copies_deletes_and_names(vc, s3):
     assert vc.http.put(vc.url + "/v1/objects/%s/a%%01b" % b, data=b"x").status_code == 400
     e = refused(s3.put_object, Bucket=b, Key="a\x01b", Body=b"x")
     assert err(e)[1] == 400
-    # a versionId on another operation is not taken for a plain one
-    e = refused(s3.put_object_tagging, Bucket=b, Key="m", VersionId=ids[1],
-                Tagging={"TagSet": [{"Key": "a", "Value": "b"}]})
-    assert err(e) == ("NotImplemented", 501)
+    # a version's own tags: read, changed and removed by its versionId
+    tv = [s3.put_object(Bucket=b, Key="t", Body=b"%d" % i, Tagging="n=%d" % i)["VersionId"]
+          for i in range(2)]
+    tags = lambda **kw: s3.get_object_tagging(Bucket=b, Key="t", **kw)["TagSet"]  # noqa: E731
+    assert tags(VersionId=tv[0]) == [{"Key": "n", "Value": "0"}]
+    assert tags() == tags(VersionId=tv[1]) == [{"Key": "n", "Value": "1"}]
+    s3.put_object_tagging(Bucket=b, Key="t", VersionId=tv[0],
+                          Tagging={"TagSet": [{"Key": "old", "Value": "yes"}]})
+    assert tags(VersionId=tv[0]) == [{"Key": "old", "Value": "yes"}]
+    assert tags() == [{"Key": "n", "Value": "1"}] and body(s3, b, "t") == b"1"
+    s3.delete_object_tagging(Bucket=b, Key="t", VersionId=tv[0])
+    assert tags(VersionId=tv[0]) == [] and tags() == [{"Key": "n", "Value": "1"}]
+    assert body(s3, b, "t", VersionId=tv[0]) == b"0"
+    assert err(refused(s3.get_object_tagging, Bucket=b, Key="t", VersionId=ids[0])) == \
+        ("NoSuchVersion", 404)
+    dm = s3.delete_object(Bucket=b, Key="t")["VersionId"]
+    assert err(refused(s3.put_object_tagging, Bucket=b, Key="t", VersionId=dm,
+                       Tagging={"TagSet": []}))[1] == 405
+    assert tags(VersionId=tv[1]) == [{"Key": "n", "Value": "1"}]
 
 
 def mirrored_versioned(c, bucket, copies):
