@@ -279,8 +279,8 @@ const char *target_writer(const struct http_req *r, char *buf, size_t n)
 int target_routed_who(const struct http_req *r, char *buf, size_t n, const char **who)
 {
     int l = http_query_get(r, S3OWN_WHO, buf, n);
-    *who = l > 0 ? buf : NULL;
-    return l >= 0;
+    *who = l > 0 ? buf : NULL;   /* one it cannot read (-2) is nobody's: anonymous */
+    return l != -1;
 }
 
 int target_routed_allows(const struct http_req *r, const char *mkey, const struct objmeta *m)

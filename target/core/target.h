@@ -143,8 +143,9 @@ const char *target_writer(const struct http_req *r, char *buf, size_t n);
 int target_acl_allows(const struct objmeta *m, const json_t *props, const char *who,
                       enum authz_op op);
 /* Who a proxy names for the object's ACL to decide (s3own.h: S3OWN_WHO):
- * 1 with who (NULL: an unsigned request; else into buf), 0 when r names
- * none (the proxy decided). */
+ * 1 with who (NULL: an unsigned request, or a name too long for buf or
+ * malformed, which no key has; else into buf), 0 when r names none (the
+ * proxy decided). */
 int target_routed_who(const struct http_req *r, char *buf, size_t n, const char **who);
 /* Does the object at mkey (record m) let r: yes when r names no one for
  * its ACL to decide, else by its ACL (the current BMD's bucket). */

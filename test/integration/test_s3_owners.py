@@ -166,6 +166,34 @@ def test_a_targets_root_checks_the_owner_too(oc):
     assert (200, 403) in seen                # the owner's target served alice
 
 
+def node_signed(c, method, base, path_query):
+    """path_query on base, signed as a proxy signs what it routes."""
+    import hmac
+    import os
+    import time
+    secret = open(os.path.join(c.data, "cluster.secret")).read().strip().encode()
+    pq = "%s%sshoal_exp=%d" % (path_query, "&" if "?" in path_query else "?",
+                               int(time.time()) + 60)
+    sig = hmac.new(secret, ("%s\n%s" % (method, pq)).encode(), "sha256").hexdigest()
+    return "%s%s&shoal_sig=%s" % (base, pq, sig)
+
+
+def test_a_named_caller_too_long_is_nobody(oc):
+    """A caller a proxy names for an object's ACL that a target cannot read
+    whole is no key: it reads what anonymous may, not what the proxy
+    decided."""
+    a = who(oc, "alice")
+    a.create_bucket(Bucket="named")
+    a.put_object(Bucket="named", Key="k", Body=b"alice's")
+    seen = []
+    for t in oc.target_names():              # a routed request is not redirected: the
+        got = tuple(requests.get(node_signed(  # owner's target answers, the other has none
+            oc, "GET", oc.node_url(t), "/v1/objects/named/k?shoal_who=" + caller)).status_code
+            for caller in ("alice", "a" * 300, ""))
+        seen.append(got)
+    assert sorted(seen) == [(200, 403, 403), (404, 403, 403)], seen
+
+
 def test_no_way_around_the_owner(oc):
     """A copy's source is judged as the copy reads it (however its name is
     encoded), a public-read source may be copied by anyone; unsigned
