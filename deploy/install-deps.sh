@@ -10,7 +10,7 @@ pkgs=(
   libisal-dev librocksdb-dev libxxhash-dev libjansson-dev libexpat1-dev
   libraft-dev libuv1-dev libfuse3-dev fuse3 libarchive-dev
   curl procps psmisc clang libclang-rt-14-dev lz4
-  nginx-light wrk fio iproute2 openssl systemd prometheus python3-yaml
+  nginx-light haproxy wrk fio iproute2 openssl systemd prometheus python3-yaml
   python3 python3-requests python3-pytest python3-boto3 python3-pil nodejs
   awscli s3cmd rclone
 )

@@ -8,10 +8,12 @@ BENCH_DIR=${BENCH_DIR:-$(mktemp -d /tmp/shoal-bench-XXXXXX)}
 chmod 755 "$BENCH_DIR" # nginx workers run as nobody
 BASE_PORT=${BENCH_PORT:-$((20000 + RANDOM % 8000))}
 NGINX_PID=""
+HAPROXY_PID=""
 
 NETNS=""
 bench_cleanup() {
   [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
+  [ -n "$HAPROXY_PID" ] && kill "$HAPROXY_PID" 2>/dev/null || true
   local pid
   pid=$(cat "$BENCH_DIR/nginx/nginx.pid" 2>/dev/null) && kill "$pid" 2>/dev/null || true
   if [ -n "$NETNS" ]; then
@@ -74,6 +76,40 @@ CONF
   done
   echo "nginx did not start" >&2
   cat "$BENCH_DIR/nginx/error.log" >&2
+  return 1
+}
+
+# start_haproxy PORT UPSTREAM_PORT: haproxy on 127.0.0.1:PORT in front of
+# 127.0.0.1:UPSTREAM_PORT, as a user would set it up for speed: two
+# threads for two cores, keep-alive both ways, idle server connections
+# shared by every client (http-reuse always), no logging.
+start_haproxy() {
+  local port=$1 up=$2
+  mkdir -p "$BENCH_DIR/haproxy"
+  cat > "$BENCH_DIR/haproxy/haproxy.cfg" <<CONF
+global
+  nbthread 2
+  maxconn 4000
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+  option http-keep-alive
+  http-reuse always
+frontend front
+  bind 127.0.0.1:$port
+  default_backend up
+backend up
+  server nginx 127.0.0.1:$up maxconn 2000
+CONF
+  haproxy -f "$BENCH_DIR/haproxy/haproxy.cfg" -db &
+  HAPROXY_PID=$!
+  for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+    sleep 0.1
+  done
+  echo "haproxy did not start" >&2
   return 1
 }
 

@@ -2,8 +2,9 @@
 # Benchmark 1: warm GET throughput of Shoal (native API through the proxy's
 # redirects and straight to the owning target; S3 API forwarded by the
 # proxy and redirected by it) against nginx serving the same bytes as
-# static files, with the same load generator; and the load generator
-# against wrk on nginx, to show it is not the bottleneck.
+# static files, and against haproxy in front of that nginx (the two-hop
+# peer of the S3 forwarded row), with the same load generator; and the
+# load generator against wrk on nginx, to show it is not the bottleneck.
 source "$(dirname "$0")/lib.sh"
 SECS=${BENCH_SECS:-2}
 REPS=${BENCH_REPS:-3}      # each figure: the median of REPS runs, interleaved
@@ -15,6 +16,9 @@ NGX_PORT=$((BASE_PORT + 10))
 mkdir -p "$BENCH_DIR/www"
 start_nginx "$BENCH_DIR/www" $NGX_PORT
 NGX="http://127.0.0.1:$NGX_PORT"
+HAP_PORT=$((BASE_PORT + 11))
+start_haproxy $HAP_PORT $NGX_PORT
+HAP="http://127.0.0.1:$HAP_PORT"
 
 # restart_proxy EXTRA_ARGS: the proxy again, with other options
 restart_proxy() {
@@ -40,6 +44,7 @@ for spec in $SPECS; do
   common=(--num-objects "$count" --prefix "$prefix" --workers "$WORKERS" --duration "${SECS}s")
   for rep in $(seq "$REPS"); do
     RES[$label:N:$rep]=$(loader_json --endpoint "$NGX" --bucket bench --mode http "${common[@]}")
+    RES[$label:H:$rep]=$(loader_json --endpoint "$HAP" --bucket bench --mode http "${common[@]}")
     RES[$label:R:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal "${common[@]}")
     RES[$label:D:$rep]=$(loader_json --endpoint "$PROXY" --bucket bench --mode direct "${common[@]}")
   done
@@ -83,7 +88,7 @@ SHOAL_DATA="$BENCH_DIR/cluster-keys" "$ROOT/deploy/local/cluster.sh" stop >/dev/
 
 printf '\n== warm GET: Shoal vs nginx static, same loader, %s workers, %ss runs, nginx and native: median of %s interleaved ==\n' "$WORKERS" "$SECS" "$REPS"
 printf '%-7s %-24s %10s %10s %8s %8s  %s\n' size system MiB/s ops/s p99_ms vs_nginx goal
-declare -A names=([N]="nginx static" [R]="shoal native, redirect" [D]="shoal native, direct" [SF]="shoal S3, forwarded" [SR]="shoal S3, redirect"
+declare -A names=([N]="nginx static" [H]="haproxy -> nginx" [R]="shoal native, redirect" [D]="shoal native, direct" [SF]="shoal S3, forwarded" [SR]="shoal S3, redirect"
                   [RS]="native, redirect" [DS]="native, direct" [SFS]="S3, forwarded")
 # reps KIND: how many runs a row has (the goal rows REPS, the S3 rows one)
 reps() { case $1 in SF|SR) echo 1 ;; *) echo "$REPS" ;; esac; }
@@ -96,7 +101,8 @@ median() {
 for spec in $SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
   nmb=$(median "$label" N mib_per_s)
-  for kind in N R D SF SR; do
+  hmb=$(median "$label" H mib_per_s)
+  for kind in N H R D SF SR; do
     mb=$(median "$label" "$kind" mib_per_s); ops=$(median "$label" "$kind" ops_per_s)
     p99=$(median "$label" "$kind" p99)
     r=$(ratio "$mb" "$nmb")
@@ -106,6 +112,10 @@ for spec in $SPECS; do
       4KiB:R) goal="0.5x $(verdict "$r" 0.5)" ;;
       4KiB:D) goal="0.8x $(verdict "$r" 0.8)" ;;
     esac
+    if [ "$kind" = SF ]; then     # the two-hop row against the two-hop peer
+      rh=$(ratio "$mb" "$hmb")
+      goal="${rh}x of haproxy, 1.1x $(verdict "$rh" 1.1)"
+    fi
     errs=0
     for rep in $(seq "$(reps "$kind")"); do errs=$((errs + $(errors "${RES[$label:$kind:$rep]}"))); done
     [ "$errs" = 0 ] || goal="$goal errors=$errs"
@@ -154,9 +164,10 @@ printf '\n== wrk witnesses: GETs rotating over %s names, %s connections, request
 printf '%-7s %-24s %12s %9s  %s\n' size system wrk_req/s vs_nginx non-2xx
 for label in 4KiB 64KiB; do
   nginx_rps=""
-  for kind in nginx s3 direct; do
+  for kind in nginx haproxy s3 direct; do
     case $kind in
       nginx) url=$NGX path="/bench/w$label/o" name="nginx static" ;;
+      haproxy) url=$HAP path="/bench/w$label/o" name="haproxy -> nginx" ;;
       s3) url=$PROXY path="/s3/bench/w$label/o" name="shoal S3, forwarded" ;;
       direct) url=$T0 path="/v1/objects/bench/w$label/o" name="shoal native, direct" ;;
     esac
