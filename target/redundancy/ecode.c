@@ -352,7 +352,8 @@ struct build {
     struct part parts[SLICE_MAX];
     struct bmd_ec want;          /* the bucket's code now: preferred between equals */
     int asks;                    /* fetches out */
-    int by_index;                /* the second round: each missing slice asked by its index */
+    int next_holder, holders;    /* the holders asked so far of those placement names */
+    int by_index;                /* the last round: each missing slice asked by its index */
     int unreached;               /* targets that could not answer */
     int rc;
     ecode_built_fn done;
@@ -450,6 +451,8 @@ static void ask_by_index(struct build *b, const struct objmeta *pick)
     got(b, -ENOENT, -1, NULL, NULL);
 }
 
+static void ask_holders(struct build *b, int want);
+
 static void gathered(struct build *b)
 {
     uint64_t newest = 0;
@@ -478,6 +481,10 @@ static void gathered(struct build *b)
             part_drop(pt);       /* an older version's, or of another code */
         have += pt->fd >= 0;
     }
+    if ((!any || have < pick.ec.d) && b->next_holder < b->holders && !b->by_index) {
+        ask_holders(b, b->holders);   /* the others, now that the first were too few */
+        return;
+    }
     if (any && have < pick.ec.d && !b->by_index) {
         ask_by_index(b, &pick);  /* a target may hold more than one */
         return;
@@ -504,27 +511,49 @@ static void got(void *arg, int rc, int fd, const char *path, const struct objmet
         gathered(b);
 }
 
-/* Ours are in: ask every other target that may hold one. */
+/* Ask the other targets among the object's holders, from the next not
+ * asked yet, for any slice each holds, until want are asked or up to the
+ * last; the answers come to got. */
+static void ask_holders(struct build *b, int want)
+{
+    const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
+    struct cmap *m = cmap_current();
+    int k = place_holders(m, b->mkey, b->klen, b->holders, h), asked = 0;
+    b->asks = 1;
+    for (; b->next_holder < k && asked < want; b->next_holder++) {
+        const struct cmap_node *o = h[b->next_holder];
+        if (!strcmp(o->id, b->t->node.id))
+            continue;
+        b->asks++;
+        asked++;
+        slice_fetch(b->t, &b->lp, o->url, b->mkey, b->klen, -1, got, b);
+    }
+    if (b->next_holder >= k)
+        b->next_holder = b->holders;
+    cmap_unref(m);
+    got(b, -ENOENT, -1, NULL, NULL);
+}
+
+/* Ours are in: ask as many other holders as it takes to have d slices
+ * (the data slices' first: decoding is then a copy); the rest only if
+ * those are too few. */
 static void ours_in(void *arg)
 {
     struct build *b = arg;
     struct bmd_ec ec = {0};
-    int n = place_ec(b->mkey, b->klen, &ec) ? ec.d + ec.p : 0;
-    for (int i = 0; i < SLICE_MAX; i++)  /* slices made under other settings */
-        if (b->parts[i].fd >= 0 && b->parts[i].m.ec.d + b->parts[i].m.ec.p > n)
-            n = b->parts[i].m.ec.d + b->parts[i].m.ec.p;
-    const struct cmap_node *h[CMAP_COPIES_MAX + SLICE_MAX];
-    struct cmap *m = cmap_current();
-    int k = place_holders(m, b->mkey, b->klen, 1 + n, h);
-    b->asks = 1;
-    for (int i = 0; i < k; i++) {
-        if (!strcmp(h[i]->id, b->t->node.id))
-            continue;
-        b->asks++;
-        slice_fetch(b->t, &b->lp, h[i]->url, b->mkey, b->klen, -1, got, b);
+    int n = place_ec(b->mkey, b->klen, &ec) ? ec.d + ec.p : 0, have = 0, other = 0;
+    for (int i = 0; i < SLICE_MAX; i++) {   /* slices made under other settings */
+        const struct part *pt = &b->parts[i];
+        if (pt->fd >= 0 && pt->m.ec.d + pt->m.ec.p > n)
+            n = pt->m.ec.d + pt->m.ec.p;
+        if (pt->fd >= 0 && pt->m.ec.d == ec.d && pt->m.ec.p == ec.p)
+            have++;
+        other |= pt->fd >= 0 && (pt->m.ec.d != ec.d || pt->m.ec.p != ec.p);
     }
-    cmap_unref(m);
-    got(b, -ENOENT, -1, NULL, NULL);
+    b->holders = 1 + n;
+    /* under the bucket's code now, with none of another code here */
+    int need = ec.d && !other ? ec.d - have : n;
+    ask_holders(b, need > 0 ? need : 0);
 }
 
 void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
@@ -563,6 +592,8 @@ static int decode_into(struct build *b, const struct objmeta *r, int ofd)
             rc = -EIO;           /* not a slice of this code: never decoded from */
         buf[i] = xmalloc(CHUNK);
     }
+    for (int i = d; i < n && !missing; i++)
+        present[i] = 0;          /* every data slice is here: the parity is not read */
     for (uint64_t off = 0; rc == 0 && off < len; off += CHUNK) {
         size_t nn = len - off < CHUNK ? (size_t)(len - off) : CHUNK;
         for (int i = 0; i < n && rc == 0; i++) {
@@ -570,6 +601,8 @@ static int decode_into(struct build *b, const struct objmeta *r, int ofd)
             size_t avail = !present[i] || off >= pt->m.size ? 0
                            : pt->m.size - off < nn          ? (size_t)(pt->m.size - off)
                                                             : nn;
+            if (!present[i] && !missing)
+                continue;        /* parity, not needed */
             rc = avail ? pread_full(pt->fd, (char *)buf[i], avail, off) : 0;
             memset(buf[i] + avail, 0, nn - avail);
         }
