@@ -338,10 +338,16 @@ void ecode_ensure(struct target *t, const struct xfer_loop *lp, const char *mkey
 /* ---- rebuilding ---------------------------------------------------------------------- */
 
 struct part {
-    int fd;                      /* -1: not here */
+    int fd;                      /* -1: not here, or in mem */
+    char *mem;                   /* a small fetched one's bytes (slice.h) */
     char path[4096];             /* a fetched one's work file ("" for one of ours) */
     struct objmeta m;
 };
+
+static int held(const struct part *pt)
+{
+    return pt->fd >= 0 || pt->mem;
+}
 
 struct build {
     struct target *t;
@@ -366,19 +372,22 @@ static void part_drop(struct part *pt)
         close(pt->fd);
     if (pt->path[0])
         unlink(pt->path);
+    free(pt->mem);
+    pt->mem = NULL;
     pt->fd = -1;
     pt->path[0] = '\0';
 }
 
 /* Keep a slice (fd, path "" when it is one of ours) unless one as new of
  * its index is kept already. */
-static void part_take(struct build *b, int fd, const char *path, const struct objmeta *m)
+static void part_take(struct build *b, int fd, const char *path, char *mem,
+                      const struct objmeta *m)
 {
     struct part *pt = &b->parts[m->ec.idx];
-    struct part in = {.fd = fd, .m = *m};
+    struct part in = {.fd = fd, .mem = mem, .m = *m};
     snprintf(in.path, sizeof(in.path), "%s", path ? path : "");
     int wanted = m->ec.d == b->want.d && m->ec.p == b->want.p;
-    if (pt->fd >= 0 && (pt->m.version > m->version ||
+    if (held(pt) && (pt->m.version > m->version ||
                         (pt->m.version == m->version && !wanted))) {
         part_drop(&in);
         return;
@@ -405,7 +414,7 @@ static void ours_work(void *arg)
             fd = -1;
         }
         if (fd >= 0)
-            part_take(b, fd, NULL, &m);
+            part_take(b, fd, NULL, NULL, &m);
         free(sk);
     }
 }
@@ -419,7 +428,7 @@ static int group_size(const struct build *b, const struct part *pt)
     int n = 0;
     for (int i = 0; i < SLICE_MAX; i++) {
         const struct part *o = &b->parts[i];
-        n += o->fd >= 0 && o->m.version == pt->m.version && o->m.ec.d == pt->m.ec.d &&
+        n += held(o) && o->m.version == pt->m.version && o->m.ec.d == pt->m.ec.d &&
              o->m.ec.p == pt->m.ec.p && o->m.ec.len == pt->m.ec.len;
     }
     return n;
@@ -427,7 +436,7 @@ static int group_size(const struct build *b, const struct part *pt)
 
 /* Every answer is in: of the newest version, the slices of a code with
  * enough of them to decode (the most, when two codes have). */
-static void got(void *arg, int rc, int fd, const char *path, const struct objmeta *m);
+static void got(void *arg, int rc, int fd, const char *path, char *mem, const struct objmeta *m);
 
 /* Too few slices came back asking every target for any one it holds: with
  * fewer targets than slices, a target holds several (the walk leaves a
@@ -443,12 +452,12 @@ static void ask_by_index(struct build *b, const struct objmeta *pick)
     b->asks = 1;
     for (int i = 0; i < k; i++)
         for (int idx = 0; idx < n && strcmp(h[i]->id, b->t->node.id); idx++)
-            if (b->parts[idx].fd < 0) {
+            if (!held(&b->parts[idx])) {
                 b->asks++;
                 slice_fetch(b->t, &b->lp, h[i]->url, b->mkey, b->klen, idx, got, b);
             }
     cmap_unref(m);
-    got(b, -ENOENT, -1, NULL, NULL);
+    got(b, -ENOENT, -1, NULL, NULL, NULL);
 }
 
 static void ask_holders(struct build *b, int want);
@@ -457,13 +466,13 @@ static void gathered(struct build *b)
 {
     uint64_t newest = 0;
     for (int i = 0; i < SLICE_MAX; i++)
-        if (b->parts[i].fd >= 0 && b->parts[i].m.version > newest)
+        if (held(&b->parts[i]) && b->parts[i].m.version > newest)
             newest = b->parts[i].m.version;
     const struct objmeta *any = NULL;
     int best = 0, best_ok = 0;
     for (int i = 0; i < SLICE_MAX; i++) {
         const struct part *pt = &b->parts[i];
-        if (pt->fd < 0 || pt->m.version != newest)
+        if (!held(pt) || pt->m.version != newest)
             continue;
         int n = group_size(b, pt), ok = n >= pt->m.ec.d;
         if (!any || ok > best_ok || (ok == best_ok && n > best)) {
@@ -476,10 +485,10 @@ static void gathered(struct build *b)
     int have = 0;
     for (int i = 0; i < SLICE_MAX; i++) {
         struct part *pt = &b->parts[i];
-        if (pt->fd >= 0 && (pt->m.version != newest || pt->m.ec.d != pick.ec.d ||
+        if (held(pt) && (pt->m.version != newest || pt->m.ec.d != pick.ec.d ||
                             pt->m.ec.p != pick.ec.p || pt->m.ec.len != pick.ec.len))
             part_drop(pt);       /* an older version's, or of another code */
-        have += pt->fd >= 0;
+        have += held(pt);
     }
     if ((!any || have < pick.ec.d) && b->next_holder < b->holders && !b->by_index) {
         ask_holders(b, b->holders);   /* the others, now that the first were too few */
@@ -501,11 +510,11 @@ static void gathered(struct build *b)
     iopool_submit(b->t->io, b->lp.q, decode_work, decoded, b);
 }
 
-static void got(void *arg, int rc, int fd, const char *path, const struct objmeta *m)
+static void got(void *arg, int rc, int fd, const char *path, char *mem, const struct objmeta *m)
 {
     struct build *b = arg;
     if (rc == 0)
-        part_take(b, fd, path, m);
+        part_take(b, fd, path, mem, m);
     b->unreached += rc && rc != -ENOENT && rc != -EBADMSG;
     if (--b->asks == 0)
         gathered(b);
@@ -531,7 +540,7 @@ static void ask_holders(struct build *b, int want)
     if (b->next_holder >= k)
         b->next_holder = b->holders;
     cmap_unref(m);
-    got(b, -ENOENT, -1, NULL, NULL);
+    got(b, -ENOENT, -1, NULL, NULL, NULL);
 }
 
 /* Ours are in: ask as many other holders as it takes to have d slices
@@ -544,11 +553,11 @@ static void ours_in(void *arg)
     int n = place_ec(b->mkey, b->klen, &ec) ? ec.d + ec.p : 0, have = 0, other = 0;
     for (int i = 0; i < SLICE_MAX; i++) {   /* slices made under other settings */
         const struct part *pt = &b->parts[i];
-        if (pt->fd >= 0 && pt->m.ec.d + pt->m.ec.p > n)
+        if (held(pt) && pt->m.ec.d + pt->m.ec.p > n)
             n = pt->m.ec.d + pt->m.ec.p;
-        if (pt->fd >= 0 && pt->m.ec.d == ec.d && pt->m.ec.p == ec.p)
+        if (held(pt) && pt->m.ec.d == ec.d && pt->m.ec.p == ec.p)
             have++;
-        other |= pt->fd >= 0 && (pt->m.ec.d != ec.d || pt->m.ec.p != ec.p);
+        other |= held(pt) && (pt->m.ec.d != ec.d || pt->m.ec.p != ec.p);
     }
     b->holders = 1 + n;
     /* under the bucket's code now, with none of another code here */
@@ -573,8 +582,48 @@ void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mke
     iopool_submit(t->io, lp->q, ours_work, ours_in, b);
 }
 
-/* The object's bytes from the slices into ofd (r: one of their records). */
-static int decode_into(struct build *b, const struct objmeta *r, int ofd)
+/* Every data slice is here: the object is their bytes in order, written
+ * into ofd and hashed on the way (its checksum and, into sums, its block
+ * sums), so that nothing is read back. 0 with *same (the checksum
+ * matches), or -errno. */
+static int in_order(struct build *b, const struct objmeta *r, int ofd, char *buf,
+                    struct objmeta *sums, int *same)
+{
+    int d = r->ec.d, rc = 0;
+    uint64_t size = r->ec.len, len = ec_slice_len(size, d);
+    XXH3_state_t *xs = XXH3_createState();
+    XXH3_64bits_reset(xs);
+    struct bsum bs;
+    bsum_init(&bs);
+    for (int i = 0; i < d && rc == 0; i++) {
+        struct part *pt = &b->parts[i];
+        uint64_t have = data_len(size, len, i);
+        for (uint64_t off = 0; rc == 0 && off < have; off += CHUNK) {
+            size_t nn = have - off < CHUNK ? (size_t)(have - off) : CHUNK;
+            const char *p = pt->mem ? pt->mem + off : buf;
+            if (!pt->mem)
+                rc = pread_full(pt->fd, buf, nn, off);
+            if (rc == 0) {
+                XXH3_64bits_update(xs, p, nn);
+                bsum_update(&bs, p, nn);
+                rc = pwrite_full(ofd, p, nn, (uint64_t)i * len + off);
+            }
+        }
+    }
+    *same = rc == 0 && XXH3_64bits_digest(xs) == r->ec.cksum;
+    if (*same)
+        bsum_finish(&bs, sums);
+    bsum_deinit(&bs);
+    XXH3_freeState(xs);
+    return rc;
+}
+
+/* The object's bytes from the slices into ofd (r: one of their records).
+ * With every data slice here they are hashed on the way: *hashed 1, and
+ * *same and sums as in_order says; else *hashed 0, for the caller to
+ * check what was written. */
+static int decode_into(struct build *b, const struct objmeta *r, int ofd, struct objmeta *sums,
+                       int *hashed, int *same)
 {
     int d = r->ec.d, p = r->ec.p, n = d + p, rc = 0, missing = 0;
     uint64_t size = r->ec.len, len = ec_slice_len(size, d);
@@ -585,25 +634,27 @@ static int decode_into(struct build *b, const struct objmeta *r, int ofd)
     unsigned char present[SLICE_MAX];
     for (int i = 0; i < n; i++) {
         struct part *pt = &b->parts[i];
-        present[i] = pt->fd >= 0;
+        present[i] = held(pt);
         missing |= !present[i] && i < d;
         uint64_t want = i < d ? data_len(size, len, i) : len;
         if (present[i] && pt->m.size != want)
             rc = -EIO;           /* not a slice of this code: never decoded from */
         buf[i] = xmalloc(CHUNK);
     }
-    for (int i = d; i < n && !missing; i++)
-        present[i] = 0;          /* every data slice is here: the parity is not read */
-    for (uint64_t off = 0; rc == 0 && off < len; off += CHUNK) {
+    *hashed = !missing && rc == 0;
+    if (*hashed)
+        rc = in_order(b, r, ofd, (char *)buf[0], sums, same);
+    for (uint64_t off = 0; rc == 0 && !*hashed && off < len; off += CHUNK) {
         size_t nn = len - off < CHUNK ? (size_t)(len - off) : CHUNK;
         for (int i = 0; i < n && rc == 0; i++) {
             struct part *pt = &b->parts[i];
             size_t avail = !present[i] || off >= pt->m.size ? 0
                            : pt->m.size - off < nn          ? (size_t)(pt->m.size - off)
                                                             : nn;
-            if (!present[i] && !missing)
-                continue;        /* parity, not needed */
-            rc = avail ? pread_full(pt->fd, (char *)buf[i], avail, off) : 0;
+            if (avail && pt->mem)
+                memcpy(buf[i], pt->mem + off, avail);
+            else
+                rc = avail ? pread_full(pt->fd, (char *)buf[i], avail, off) : 0;
             memset(buf[i] + avail, 0, nn - avail);
         }
         if (rc == 0 && missing && ec_decode(&code, nn, buf, present))
@@ -651,7 +702,7 @@ static void decode_work(void *arg)
     struct store *st = &b->t->store;
     const struct objmeta *r = NULL;
     for (int i = 0; i < SLICE_MAX && !r; i++)
-        if (b->parts[i].fd >= 0)
+        if (held(&b->parts[i]))
             r = &b->parts[i].m;
     struct store_mp *mp = store_place(st, b->mkey, b->klen);
     char path[4096];
@@ -661,10 +712,11 @@ static void decode_work(void *arg)
         b->rc = ofd;
         return;
     }
-    b->rc = decode_into(b, r, ofd);
     struct objmeta m = *r;
     m.nbs = 0;                   /* the slice's sums: the object's come from its bytes */
-    if (b->rc == 0 && !sum_is(ofd, r->ec.len, r->ec.cksum, &m)) {
+    int hashed, same = 0;
+    b->rc = decode_into(b, r, ofd, &m, &hashed, &same);
+    if (b->rc == 0 && !(hashed ? same : sum_is(ofd, r->ec.len, r->ec.cksum, &m))) {
         log_error("object %s: rebuilt from its slices, it fails its checksum", b->shown);
         b->rc = -EIO;
     }

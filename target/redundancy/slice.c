@@ -282,7 +282,9 @@ void slice_ask_ensure(struct target *t, const struct xfer_loop *lp, const char *
 
 struct fetch {
     struct target *t;
-    int fd;
+    struct store_mp *mp;         /* where a work file goes */
+    int fd;                      /* the work file, once the slice is known large; else -1 */
+    char *mem;                   /* a small slice's bytes */
     char path[4096];
     char *meta;
     size_t meta_len, meta_got;
@@ -319,12 +321,25 @@ static int fetch_data(void *arg, struct nodeclient_xfer *x, const char *d, size_
             f->bad = 1;
             return -1;
         }
+        if (f->m.size <= SLICE_MEM_MAX) {
+            f->mem = xmalloc(f->m.size ? f->m.size : 1);
+        } else {
+            uint64_t uid;
+            f->fd = store_work_open(f->mp, &uid, f->path, sizeof(f->path));
+            if (f->fd < 0)
+                return -1;
+        }
     }
     if (f->got + n > f->m.size) {
         f->bad = 1;
         return -1;
     }
     XXH3_64bits_update(f->xs, d, n);
+    if (f->mem) {
+        memcpy(f->mem + f->got, d, n);
+        f->got += n;
+        return 0;
+    }
     f->got += n;
     while (n > 0) {              /* a work file, as an upload's body is written */
         ssize_t w = write(f->fd, d, n);
@@ -347,12 +362,17 @@ static void fetch_done(void *arg, struct nodeclient_xfer *x, int status, const c
     if (!rc && (f->bad || f->meta_got < f->meta_len || !f->meta || f->got != f->m.size ||
                 XXH3_64bits_digest(f->xs) != f->m.cksum))
         rc = -EBADMSG;           /* damaged on the way, or there */
-    if (rc) {
-        close(f->fd);
-        unlink(f->path);
-        f->done(f->arg, rc, -1, NULL, NULL);
+    if (!rc && f->mem) {
+        f->done(f->arg, 0, -1, NULL, f->mem, &f->m);
+    } else if (!rc) {
+        f->done(f->arg, 0, f->fd, f->path, NULL, &f->m);
     } else {
-        f->done(f->arg, 0, f->fd, f->path, &f->m);
+        if (f->fd >= 0) {
+            close(f->fd);
+            unlink(f->path);
+        }
+        free(f->mem);
+        f->done(f->arg, rc, -1, NULL, NULL, NULL);
     }
     XXH3_freeState(f->xs);
     free(f->meta);
@@ -373,14 +393,8 @@ void slice_fetch(struct target *t, const struct xfer_loop *lp, const char *url, 
     f->idx = idx;
     f->done = done;
     f->arg = arg;
-    uint64_t uid;
-    f->fd = store_work_open(store_place(&t->store, mkey, klen), &uid, f->path, sizeof(f->path));
-    if (f->fd < 0) {
-        int rc = f->fd;
-        free(f);
-        done(arg, rc, -1, NULL, NULL);
-        return;
-    }
+    f->mp = store_place(&t->store, mkey, klen);
+    f->fd = -1;
     f->xs = XXH3_createState();
     XXH3_64bits_reset(f->xs);
     char q[32];

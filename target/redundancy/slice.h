@@ -60,13 +60,17 @@ void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, c
                 size_t klen, const struct objmeta *rec, int fd, uint64_t off, slice_done_fn done,
                 void *arg);
 
-/* rc 0 with fd open on a work file at path holding the slice's bytes
- * (checked against rec), or -errno (-ENOENT: the target has none). */
-typedef void (*slice_got_fn)(void *arg, int rc, int fd, const char *path,
+/* rc 0 with the slice's bytes (checked against rec): in mem, rec->size
+ * bytes the callee takes (malloc'd; fd -1, path NULL), or in a work file
+ * fd open at path; or -errno (-ENOENT: the target has none). */
+typedef void (*slice_got_fn)(void *arg, int rc, int fd, const char *path, char *mem,
                              const struct objmeta *rec);
 
+#define SLICE_MEM_MAX (4u << 20)  /* a fetched slice up to this size is kept in memory */
+
 /* Fetch slice idx of mkey (-1: whichever it holds) from the target at url
- * into a work file of this target. done on lp's loop, later. */
+ * into memory (up to SLICE_MEM_MAX) or a work file of this target. done on
+ * lp's loop, later. */
 void slice_fetch(struct target *t, const struct xfer_loop *lp, const char *url, const char *mkey,
                  size_t klen, int idx, slice_got_fn done, void *arg);
 
