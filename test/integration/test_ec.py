@@ -304,6 +304,25 @@ def test_puts_are_coded_as_they_arrive():
         r = c.http.get(url(c, "ec", "p/one"))
         assert r.status_code == 200 and r.content == body, (r.status_code, r.text[:200])
         data["p/one"] = body
+        # slices past SLICE_MEM_MAX (4 MiB) come in through work files: the
+        # whole copy gone, the data slices in order; then data slice 0
+        # gone too, decoded from the parity
+        big = os.urandom((9 << 20) + 5)
+        assert c.http.put(url(c, "ec", "p/big"), big).status_code == 201
+        whole = [f for f in data_files(c) if os.path.getsize(f) == len(big)]
+        assert len(whole) == 1, whole
+        os.unlink(whole[0])
+        r = c.http.get(url(c, "ec", "p/big"))
+        assert r.status_code == 200 and r.content == big, (r.status_code, r.text[:200])
+        whole = [f for f in data_files(c) if os.path.getsize(f) == len(big)]
+        first = [f for f in data_files(c) if os.path.getsize(f) != len(big)
+                 and open(f, "rb").read(65536) == big[:65536]]
+        assert len(whole) == 1 and len(first) == 1, (whole, first)
+        os.unlink(whole[0])
+        os.unlink(first[0])
+        r = c.http.get(url(c, "ec", "p/big"))
+        assert r.status_code == 200 and r.content == big, (r.status_code, r.text[:200])
+        data["p/big"] = big
         victim = owner_of(c, "ec", "n/4")
         kill_and_wait_down(c, victim)
         assert bad_reads(c, "ec", data) == []
