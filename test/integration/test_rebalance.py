@@ -102,7 +102,9 @@ def cl():
 def test_join_moves_a_quarter_and_every_read_is_right(cl):
     """A fourth target joins a cluster of three holding 2,000 objects:
     about a quarter move to it, every object reads byte-identical during
-    and after the rebalance, and listings show each name once."""
+    (the first 1,500: reads bring what they ask for over themselves, so
+    the last 500 are left for the rebalance to move) and after the
+    rebalance, and listings show each name once."""
     data = {"j/%04d" % i: os.urandom(500 + i % 1500) for i in range(2000)}
     put_all(cl, "rb", data)
     v0 = cl.cmap()["version"]
@@ -112,7 +114,7 @@ def test_join_moves_a_quarter_and_every_read_is_right(cl):
     assert m["version"] > v0
     cl.ids = target_ids(cl)
     # reads while it moves
-    assert check_all(cl, "rb", data) == []
+    assert check_all(cl, "rb", dict(list(data.items())[:1500])) == []
     job = wait_rebalanced(cl, m["version"])
     assert job["kind"] == "rebalance" and job["errors"] == 0, job["error_names"]
     assert check_all(cl, "rb", data) == []
