@@ -2,9 +2,11 @@
 # Benchmark: small-file data sets. (1) GetBatch of BENCH_BATCH_N entries
 # (10 KiB, then 1 MiB objects) against the same objects read by
 # individual GETs through the proxy at the same client concurrency:
-# objects/s and the ratio (goals 15x at 10 KiB, 1.7x at 1 MiB); wrk
-# witnesses the individual GETs (through the proxy's S3 door, forwarded,
-# rotating over the same names). (2) ?archpath of a 10 KiB member of a
+# objects/s and the ratio (goals 15x at 10 KiB, 1.7x at 1 MiB), the
+# batches posted by clients that keep their connections (as the loader's
+# GETs do); wrk witnesses the individual GETs (through the proxy's S3
+# door, forwarded, rotating over the same names), curl (a process per
+# batch) the batches. (2) ?archpath of a 10 KiB member of a
 # BENCH_SHARD_MIB (1024) MiB .tar against a GET of a plain 10 KiB object,
 # both through the proxy's S3 door with wrk (goal 0.8x). (3) A shard job
 # packing BENCH_SHARD_JOB_N loose objects into 64 MiB .tar shards against
@@ -17,25 +19,52 @@ SHARD_MIB=${BENCH_SHARD_MIB:-1024}
 start_cluster 2
 curl -sf -X PUT "$PROXY/v1/buckets/bench" >/dev/null
 
-# batches: CONC clients (curl, following the proxy's redirect), each
-# posting the whole list again and again for SECS: entries/s
+# batches: CONC clients each posting the whole list again and again for
+# SECS, following the proxy's redirect to the target that assembles it:
+# entries/s. keepalive: each client keeps its connections, as a data
+# loader does (and as the loader's individual GETs do); curl: a new curl
+# per batch, the witness.
 batch_rate() {
-  python3 - "$PROXY" "$1" "$CONC" "$SECS" "$2" <<'PY'
-import subprocess, sys, threading, time
-proxy, req, conc, secs, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+  python3 - "$PROXY" "$1" "$CONC" "$SECS" "$2" "$3" <<'PY'
+import http.client, subprocess, sys, threading, time, urllib.parse
+proxy, req, conc, secs, n, how = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+body = open(req, "rb").read()
 done, bad, lock = [0], [0], threading.Lock()
 end = time.time() + secs
+def one_curl():
+    p = subprocess.run(["curl", "-s", "-L", "--post301", "--data-binary", "@" + req,
+                        "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
+                        proxy + "/v1/batch"], capture_output=True, text=True)
+    return p.stdout.split()[0] == "200" if p.stdout else False
+def keepalive():
+    u = urllib.parse.urlsplit(proxy)
+    conns = {u.netloc: http.client.HTTPConnection(u.hostname, u.port, timeout=60)}
+    buf = memoryview(bytearray(1 << 20))
+    def post(netloc, path):
+        c = conns.get(netloc)
+        if c is None:
+            h, _, p = netloc.partition(":")
+            c = conns[netloc] = http.client.HTTPConnection(h, int(p), timeout=60)
+        c.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        return c.getresponse()
+    def one():
+        r = post(u.netloc, "/v1/batch")
+        r.read()
+        if r.status != 307:
+            return False
+        loc = urllib.parse.urlsplit(r.getheader("Location"))
+        r = post(loc.netloc, loc.path + "?" + loc.query)
+        while r.readinto(buf):
+            pass
+        return r.status == 200
+    return one
 def run():
+    one = keepalive() if how == "keepalive" else one_curl
     while time.time() < end:
-        p = subprocess.run(["curl", "-s", "-L", "--post301", "--data-binary", "@" + req,
-                            "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
-                            proxy + "/v1/batch"], capture_output=True, text=True)
-        code = p.stdout.split()[0] if p.stdout else "000"
+        ok = one()
         with lock:
-            if code == "200":
-                done[0] += 1
-            else:
-                bad[0] += 1
+            done[0] += ok
+            bad[0] += not ok
 t0 = time.time()
 ts = [threading.Thread(target=run) for _ in range(conc)]
 [t.start() for t in ts]
@@ -46,7 +75,7 @@ PY
 }
 
 printf '\n== GetBatch vs individual GETs through the proxy: %d entries, %d clients, %ss ==\n' "$N" "$CONC" "$SECS"
-printf '%-7s %14s %14s %14s %9s  goal\n' size individual wrk_witness batch ratio
+printf '%-7s %14s %14s %14s %14s %9s  goal\n' size individual wrk_witness batch batch_curl ratio
 for label in 10KiB 1MiB; do
   case $label in 10KiB) size=10240 goal=15 ;; 1MiB) size=1048576 goal=1.7 ;; esac
   n=$N
@@ -65,12 +94,13 @@ path, n, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 json.dump({"entries": [{"bucket": "bench", "name": "b%s/o%08d" % (label, i)} for i in range(n)]},
           open(path, "w"))
 PY
-  read -r brate bbad <<<"$(batch_rate "$BENCH_DIR/req-$label.json" "$n")"
+  read -r brate bbad <<<"$(batch_rate "$BENCH_DIR/req-$label.json" "$n" keepalive)"
+  read -r crate cbad <<<"$(batch_rate "$BENCH_DIR/req-$label.json" "$n" curl)"
   irate=$(field "$ind" GET ops_per_s)
   r=$(ratio "$brate" "$irate")
-  printf '%-7s %12.0f/s %12.0f/s %12.0f/s %8sx  %sx %s\n' "$label" "$irate" "$wrk_rps" "$brate" \
-    "$r" "$goal" "$(verdict "$r" "$goal")"
-  [ "$bbad" = 0 ] || echo "  $bbad batches failed" >&2
+  printf '%-7s %12.0f/s %12.0f/s %12.0f/s %12.0f/s %8sx  %sx %s\n' "$label" "$irate" "$wrk_rps" \
+    "$brate" "$crate" "$r" "$goal" "$(verdict "$r" "$goal")"
+  [ "$bbad" = 0 ] && [ "$cbad" = 0 ] || echo "  $bbad + $cbad batches failed" >&2
 done
 
 # (2) a member of a large shard against a plain object of the same size
