@@ -10,8 +10,10 @@
  *                         in place on the I/O pool; the data is untouched
  *   ?acl                  Get/PutObjectAcl: the grants (s3acl.h), kept in
  *                         the same record
- * Both take a versionId: that version's record, changed the same way.
  *   ?attributes           GetObjectAttributes (attrs.c)
+ *
+ * ?tagging and ?acl take a versionId: that version's record, read and
+ * changed the same way.
  *
  * Tags are those of the copy held here: an object of a backed bucket
  * that is not cached has none to show (NoSuchKey), and tags are not
