@@ -31,15 +31,6 @@ start_cluster 1
 make_files "$BENCH_DIR/src" "$COUNT" "$SIZE" "o"
 
 # start_azurite ADDR PORT [NS] / start_s3rver ADDR PORT [NS]: wait until up
-wait_up() {
-  local url=$1
-  for _ in $(seq 100); do
-    curl -s -o /dev/null "$url" && return 0
-    sleep 0.1
-  done
-  echo "$url did not start" >&2
-  return 1
-}
 start_azurite() {
   local addr=$1 port=$2 ns=${3:-} dir="$BENCH_DIR/azurite$2"
   mkdir -p "$dir"

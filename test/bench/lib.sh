@@ -70,12 +70,17 @@ CONF
     nginx -c "$BENCH_DIR/nginx/nginx.conf" -p "$BENCH_DIR/nginx" &
   fi
   NGINX_PID=$!
-  for _ in $(seq 50); do
-    curl -s -o /dev/null "http://$addr:$port/" && return 0
+  wait_up "http://$addr:$port/" 50 || { cat "$BENCH_DIR/nginx/error.log" >&2; return 1; }
+}
+
+# wait_up URL [TRIES]: until URL answers at all (TRIES of 0.1 s, 100)
+wait_up() {
+  local url=$1
+  for _ in $(seq "${2:-100}"); do
+    curl -s -o /dev/null "$url" && return 0
     sleep 0.1
   done
-  echo "nginx did not start" >&2
-  cat "$BENCH_DIR/nginx/error.log" >&2
+  echo "$url did not start" >&2
   return 1
 }
 
@@ -105,12 +110,7 @@ backend up
 CONF
   haproxy -f "$BENCH_DIR/haproxy/haproxy.cfg" -db &
   HAPROXY_PID=$!
-  for _ in $(seq 50); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-    sleep 0.1
-  done
-  echo "haproxy did not start" >&2
-  return 1
+  wait_up "http://127.0.0.1:$port/" 50
 }
 
 # loader_json ARGS... -> the loader's JSON summary on stdout
