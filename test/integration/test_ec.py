@@ -247,6 +247,21 @@ class Pieces:
         return (self.v[i:i + 100000] for i in range(0, len(self.v), 100000))
 
 
+def whole_of(c, body):
+    """The one data file that is body's whole copy, as a list."""
+    whole = [f for f in data_files(c) if os.path.getsize(f) == len(body)]
+    assert len(whole) == 1, whole
+    return whole
+
+
+def reads_without(c, key, body, files):
+    """files removed, key of bucket ec still reads back as body."""
+    for f in files:
+        os.unlink(f)
+    r = c.http.get(url(c, "ec", key))
+    assert r.status_code == 200 and r.content == body, (r.status_code, r.text[:200])
+
+
 def test_puts_are_coded_as_they_arrive():
     """A PUT of announced length to an erasure-coded bucket is coded as its
     body arrives: through the native API, and through S3 (boto3, and
@@ -295,33 +310,21 @@ def test_puts_are_coded_as_they_arrive():
         body = os.urandom(200000)   # slices of 100032 (data 0, parity) and 99968 bytes
         assert c.http.put(url(c, "ec", "p/one"), body).status_code == 201
         assert sliced_counts(c)["arrival"] == counts["arrival"] + 1
-        whole = [f for f in data_files(c) if os.path.getsize(f) == 200000]
         first = [f for f in data_files(c) if os.path.getsize(f) == 100032
                  and open(f, "rb").read() == body[:100032]]
-        assert len(whole) == 1 and len(first) == 1, (whole, first)
-        os.unlink(whole[0])
-        os.unlink(first[0])
-        r = c.http.get(url(c, "ec", "p/one"))
-        assert r.status_code == 200 and r.content == body, (r.status_code, r.text[:200])
+        assert len(first) == 1, first
+        reads_without(c, "p/one", body, whole_of(c, body) + first)
         data["p/one"] = body
         # slices past SLICE_MEM_MAX (4 MiB) come in through work files: the
         # whole copy gone, the data slices in order; then data slice 0
         # gone too, decoded from the parity
         big = os.urandom((9 << 20) + 5)
         assert c.http.put(url(c, "ec", "p/big"), big).status_code == 201
-        whole = [f for f in data_files(c) if os.path.getsize(f) == len(big)]
-        assert len(whole) == 1, whole
-        os.unlink(whole[0])
-        r = c.http.get(url(c, "ec", "p/big"))
-        assert r.status_code == 200 and r.content == big, (r.status_code, r.text[:200])
-        whole = [f for f in data_files(c) if os.path.getsize(f) == len(big)]
+        reads_without(c, "p/big", big, whole_of(c, big))
         first = [f for f in data_files(c) if os.path.getsize(f) != len(big)
                  and open(f, "rb").read(65536) == big[:65536]]
-        assert len(whole) == 1 and len(first) == 1, (whole, first)
-        os.unlink(whole[0])
-        os.unlink(first[0])
-        r = c.http.get(url(c, "ec", "p/big"))
-        assert r.status_code == 200 and r.content == big, (r.status_code, r.text[:200])
+        assert len(first) == 1, first
+        reads_without(c, "p/big", big, whole_of(c, big) + first)
         data["p/big"] = big
         victim = owner_of(c, "ec", "n/4")
         kill_and_wait_down(c, victim)
