@@ -630,7 +630,7 @@ static int decode_into(struct build *b, const struct objmeta *r, int ofd, struct
     struct ec_code code;
     if (ec_code_init(&code, d, p))
         return -EINVAL;
-    uint8_t *buf[SLICE_MAX];
+    uint8_t *buf[SLICE_MAX] = {0};
     unsigned char present[SLICE_MAX];
     for (int i = 0; i < n; i++) {
         struct part *pt = &b->parts[i];
@@ -639,9 +639,10 @@ static int decode_into(struct build *b, const struct objmeta *r, int ofd, struct
         uint64_t want = i < d ? data_len(size, len, i) : len;
         if (present[i] && pt->m.size != want)
             rc = -EIO;           /* not a slice of this code: never decoded from */
-        buf[i] = xmalloc(CHUNK);
     }
     *hashed = !missing && rc == 0;
+    for (int i = 0; i < (*hashed ? 1 : n); i++)   /* in order: one buffer for reads */
+        buf[i] = xmalloc(CHUNK);
     if (*hashed)
         rc = in_order(b, r, ofd, (char *)buf[0], sums, same);
     for (uint64_t off = 0; rc == 0 && !*hashed && off < len; off += CHUNK) {
@@ -657,7 +658,7 @@ static int decode_into(struct build *b, const struct objmeta *r, int ofd, struct
                 rc = avail ? pread_full(pt->fd, (char *)buf[i], avail, off) : 0;
             memset(buf[i] + avail, 0, nn - avail);
         }
-        if (rc == 0 && missing && ec_decode(&code, nn, buf, present))
+        if (rc == 0 && ec_decode(&code, nn, buf, present))   /* a data slice is missing */
             rc = -EIO;
         for (int i = 0; i < d && rc == 0; i++) {
             uint64_t have = data_len(size, len, i);
