@@ -169,6 +169,10 @@ static void on_done(void *arg, struct nodeclient_xfer *x, int status, const char
     } else if (how == NODECLIENT_FAIL_CONNECT && !f->ok) {
         st = 503;
         snprintf(msg, sizeof(msg), "transform '%s' is not listening: %s", f->name, err);
+    } else if (!f->ok && !f->stopped && xfsup_down(f->name)) {
+        st = 503;
+        snprintf(msg, sizeof(msg), "transform '%s' exited before it answered (%s); it is "
+                 "being restarted: try again", f->name, err ? err : "no answer");
     } else {
         st = 502;
         snprintf(msg, sizeof(msg), "transform '%s' failed %s: %s", f->name,

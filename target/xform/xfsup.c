@@ -406,6 +406,18 @@ int xfsup_url(const char *name, char *url, size_t n)
     return rc;
 }
 
+int xfsup_down(const char *name)
+{
+    pthread_mutex_lock(&sv.mu);
+    struct kid *k = kid_find(name);
+    if (k)
+        kid_reap(k);
+    /* not reaped yet, but its sockets closed: it is on its way out */
+    int down = k && (k->state != K_RUNNING || !listening(k->port));
+    pthread_mutex_unlock(&sv.mu);
+    return down;
+}
+
 json_t *xfsup_state(void)
 {
     json_t *o = json_object();

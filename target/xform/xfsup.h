@@ -27,6 +27,10 @@ void xfsup_stop(void);
  * no such transform, -EAGAIN while its command is not listening (starting,
  * or waiting to be restarted). */
 int xfsup_url(const char *name, char *url, size_t n);
+/* Whether transform name is a command whose child has died (reaped here
+ * at once, or no longer listening): a request it dropped before
+ * answering is then "restarting, try again", not the transform's error. */
+int xfsup_down(const char *name);
 /* A new object: each transform's state here, {"NAME": {"kind", "state",
  * "pid", "port", "restarts", "last_exit"}}; state is "running",
  * "starting", "backoff" (dead, restarted later) or "remote" (a url). */
