@@ -13,7 +13,10 @@
 #   SHOAL_NETNS_ID        0..250: the network 10.78.ID.0/24 and the names'
 #                         suffix, so that several clusters can coexist
 #   SHOAL_NETNS_RATE      each host's link rate (default 2gbit)
+#   SHOAL_NETNS_PROXY_RATE  a proxy's link rate (default SHOAL_NETNS_RATE:
+#                         gateways often have the fatter links)
 #   SHOAL_NETNS_DELAY_MS  added one-way delay where netem exists (default 1)
+#   SHOAL_NETNS_MTU       the links' MTU (default 1500; 9000 for jumbo frames)
 # Proxies are 10.78.ID.10+i:8080, targets 10.78.ID.50+i:8081; this host is
 # 10.78.ID.1. Without SHOAL_AUTH_KEYS the nodes serve anonymously
 # (allow_anonymous), on the namespaces' addresses only. kill-host kills a
@@ -25,6 +28,8 @@ export SHOAL_TARGETS=${SHOAL_TARGETS:-4} SHOAL_DATA=${SHOAL_DATA:-/tmp/shoal-net
 source "$here/deploy/local/cluster.sh"
 ID=${SHOAL_NETNS_ID:-0}
 RATE=${SHOAL_NETNS_RATE:-2gbit}
+PROXY_RATE=${SHOAL_NETNS_PROXY_RATE:-$RATE}
+MTU=${SHOAL_NETNS_MTU:-1500}
 DELAY=${SHOAL_NETNS_DELAY_MS:-1}
 NET="10.78.$ID"
 BR="shbr$ID"
@@ -44,15 +49,15 @@ net_up() {
   ip link show "$BR" >/dev/null 2>&1 && return 0
   ip link add "$BR" type bridge
   ip addr add "$NET.1/24" dev "$BR"
-  ip link set "$BR" up
+  ip link set "$BR" mtu "$MTU" up
 }
 
-# shape DEV [netns]: delay and rate on DEV's egress
+# shape DEV RATE [netns]: delay and rate on DEV's egress
 shape() {
   local x=()
-  [ -n "${2:-}" ] && x=(ip netns exec "$2")
-  "${x[@]}" tc qdisc add dev "$1" root netem delay "${DELAY}ms" rate "$RATE" 2>/dev/null ||
-    "${x[@]}" tc qdisc add dev "$1" root tbf rate "$RATE" burst 1mb latency 50ms
+  [ -n "${3:-}" ] && x=(ip netns exec "$3")
+  "${x[@]}" tc qdisc add dev "$1" root netem delay "${DELAY}ms" rate "$2" 2>/dev/null ||
+    "${x[@]}" tc qdisc add dev "$1" root tbf rate "$2" burst 1mb latency 50ms
 }
 
 host_up() { # name
@@ -60,14 +65,16 @@ host_up() { # name
   s=$(ns "$n") v=$(veth "$n")
   ip netns list | grep -qw "$s" && return 0
   ip netns add "$s"
-  ip link add "$v" type veth peer name "${v}n"
+  ip link add "$v" mtu "$MTU" type veth peer name "${v}n" mtu "$MTU"
   ip link set "${v}n" netns "$s"
   ip netns exec "$s" ip addr add "$(addr "$n")/24" dev "${v}n"
   ip netns exec "$s" ip link set "${v}n" up
   ip netns exec "$s" ip link set lo up
   ip link set "$v" master "$BR" up
-  shape "$v"
-  shape "${v}n" "$s"
+  local rate=$RATE
+  [ "${n:0:1}" = p ] && rate=$PROXY_RATE
+  shape "$v" "$rate"
+  shape "${v}n" "$rate" "$s"
 }
 
 seeds_ns() {

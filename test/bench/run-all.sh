@@ -3,6 +3,6 @@
 set -euo pipefail
 here=$(dirname "$0")
 for b in warm_get cold_warm peer_cache put small jobs writeback evict rebalance ec verify redundancy \
-         tls batch backends transform; do
+         tls batch backends transform scale; do
   bash "$here/$b.sh"
 done
