@@ -190,6 +190,8 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
     node_stop(&t->node);
     xfsup_stop();                /* the transforms' children go with the target */
     iopool_free(t->io);
+    if (t->hash)
+        iopool_free(t->hash);
     http_server_free(srv);
     if (plain)
         http_server_free(plain);
@@ -265,6 +267,8 @@ int main(int argc, char **argv)
     ocache_init(t.conf.workers);
     vmap_init();
     t.io = iopool_new(t.conf.io_threads);
+    t.hash_threads = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+    t.hash = t.hash_threads > 0 ? iopool_new(t.hash_threads) : NULL;
     struct http_server_opts o = {
         .host = t.conf.host,
         .port = t.conf.port,
@@ -287,6 +291,8 @@ int main(int argc, char **argv)
         if (srv)
             http_server_stop(srv);
         iopool_free(t.io);
+        if (t.hash)
+            iopool_free(t.hash);
         store_close(&t.store);
         conf_free(&t.conf);
         return 1;

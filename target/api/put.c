@@ -75,6 +75,11 @@ struct put {
     struct backend b;            /* write-through target, kind BK_NONE if none */
     struct put_part part;        /* num 0: a whole object */
     EVP_MD_CTX *md5;             /* S3 mode: the body's MD5 makes the ETag */
+    int md5_lane;                /* ...hashed from the work file on the I/O pool */
+    int md5_busy;                /* a lane's turn runs */
+    int md5_rc;                  /* what its read met */
+    uint64_t md5_off, md5_to;    /* hashed so far; the turn's end */
+    int body_in;                 /* put_end came: finish once the lane caught up */
     int want_md5;                /* Content-MD5 was given */
     unsigned char md5_want[16];
     struct awschunk *chunks;     /* the body is aws-chunked: its decoder */
@@ -84,7 +89,7 @@ struct put {
     struct ecstream_out coded;   /* what it coded, for the slicing */
     int end_wait;                /* the body is in: commit once the coding turn ends */
     struct store_x cond;         /* If-None-Match and If-Match, checked at the commit */
-    int dropped;                 /* put_free came during a coding turn */
+    int dropped;                 /* put_free came during a coding or MD5 turn */
     /* CopyObject, UploadPartCopy: the body comes from the source's target */
     struct nodeclient_xfer *x; /* the source's GET, while it runs */
     int copy;
@@ -100,7 +105,7 @@ struct put {
 
 static void put_free(struct put *p)
 {
-    if (p->ecs && ecstream_busy(p->ecs)) {   /* a coding turn reads the work file */
+    if ((p->ecs && ecstream_busy(p->ecs)) || p->md5_busy) {   /* a turn reads the work file */
         p->dropped = 1;          /* freed when it ends */
         return;
     }
@@ -255,18 +260,120 @@ static int put_flush(struct put *p)
     return writev_all(p->fd, &v, 1);
 }
 
+/*
+ * The MD5 lane: a large S3 body is MD5'd from its work file (the page
+ * cache) on a pool of its own (t->hash, whose turns never wait behind a
+ * commit's syncs), a turn of at most MD5_TURN bytes at a time, while the
+ * loop goes on receiving, so that the hash takes a core of its own
+ * instead of adding to every byte's path. At most the pool's threads (a
+ * core fewer than the machine has) run turns at once; a step that finds
+ * them all taken catches up on the loop (from the file, then the bytes
+ * still in p->carry), after which the body is hashed on the loop as it
+ * comes, with no read back, for as long as no turn is free (a busy
+ * machine has no core to give). The last stretch, short of MD5_STEP, is
+ * hashed on the loop at the end. Bodies announced shorter than
+ * MD5_LANE_MIN are hashed on the loop as they come: below it the turns
+ * found too little to overlap in measurements.
+ */
+#define MD5_STEP (256u << 10)
+#define MD5_TURN (4u << 20)
+#define MD5_LANE_MIN (8u << 20)
+
+static int lanes_used;           /* turns running, on every worker */
+
+static int lane_free(const struct target *t)
+{
+    return __atomic_load_n(&lanes_used, __ATOMIC_RELAXED) < t->hash_threads;
+}
+
+/* A turn may run now: 1 with it counted. */
+static int lane_take(const struct target *t)
+{
+    if (!lane_free(t))
+        return 0;
+    if (__atomic_add_fetch(&lanes_used, 1, __ATOMIC_RELAXED) <= t->hash_threads)
+        return 1;
+    __atomic_sub_fetch(&lanes_used, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Bytes [p->md5_off, to) of the work file into the MD5: 0 or -errno. */
+static int md5_file(struct put *p, uint64_t to)
+{
+    static __thread char buf[256 << 10];
+    while (p->md5_off < to) {
+        size_t want = to - p->md5_off < sizeof(buf) ? (size_t)(to - p->md5_off) : sizeof(buf);
+        ssize_t n = pread(p->fd, buf, want, (off_t)p->md5_off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        EVP_DigestUpdate(p->md5, buf, (size_t)n);
+        p->md5_off += (uint64_t)n;
+    }
+    return 0;
+}
+
+static void md5_work(void *arg)
+{
+    struct put *p = arg;
+    p->md5_rc = md5_file(p, p->md5_to);
+}
+
+static void put_end_md5(struct put *p);
+static void md5_kick(struct put *p);
+
+static void md5_done(void *arg)
+{
+    struct put *p = arg;
+    p->md5_busy = 0;
+    __atomic_sub_fetch(&lanes_used, 1, __ATOMIC_RELAXED);
+    if (p->dropped)
+        put_free(p);
+    else if (p->md5_rc)
+        put_fail(p, p->md5_rc);
+    else if (p->body_in)
+        put_end_md5(p);
+    else if ((md5_kick(p), p->md5_rc))
+        put_fail(p, p->md5_rc);
+}
+
+/* A turn for the lane when a step's bytes wait in the file. */
+static void md5_kick(struct put *p)
+{
+    uint64_t in_file = p->size - p->clen;
+    if (p->md5_busy || p->size - p->md5_off < MD5_STEP)
+        return;
+    if (!lane_take(p->t)) {          /* caught up here; p->md5_rc for the caller */
+        if (!(p->md5_rc = md5_file(p, in_file))) {
+            EVP_DigestUpdate(p->md5, p->carry, p->clen);
+            p->md5_off = p->size;
+        }
+        return;
+    }
+    p->md5_to = in_file - p->md5_off > MD5_TURN ? p->md5_off + MD5_TURN : in_file;
+    p->md5_busy = 1;
+    iopool_submit(p->t->hash, p->r->w->q, md5_work, md5_done, p);
+}
+
 /* Bytes of the object into the work file: 0 or -errno. */
 static int put_write(struct put *p, const char *d, size_t n)
 {
     XXH3_64bits_update(p->xs, d, n);
     bsum_update(&p->bs, d, n);
-    if (p->md5)
-        EVP_DigestUpdate(p->md5, d, n);
+    if (p->md5 && (!p->md5_lane || (!p->md5_busy && p->md5_off == p->size && !lane_free(p->t)))) {
+        EVP_DigestUpdate(p->md5, d, n);   /* caught up, no core to spare */
+        p->md5_off += n;
+    }
     s3ck_req_update(&p->ck, d, n);
     p->size += n;
     int rc = file_append(p, d, n);
     if (rc)
         return rc;
+    if (p->md5_lane)
+        md5_kick(p);
+    if (p->md5_rc)
+        return p->md5_rc;
     if (p->ecs && ecstream_feed(p->ecs, d, n))
         put_turn(p);
     return 0;
@@ -447,6 +554,28 @@ static void put_end(struct http_req *r)
     int frc = put_flush(p);
     if (frc) {
         put_fail(p, frc);
+        return;
+    }
+    p->body_in = 1;
+    put_end_md5(p);
+}
+
+/* The body is in the file: its MD5 caught up (a last turn, or the last
+ * stretch here), then checked and on to the commit. */
+static void put_end_md5(struct put *p)
+{
+    struct http_req *r = p->r;
+    if (p->md5_lane && p->md5_busy)
+        return;                  /* md5_done comes back here */
+    if (p->md5_lane && p->size - p->md5_off > MD5_STEP && lane_take(p->t)) {
+        p->md5_to = p->size;
+        p->md5_busy = 1;
+        iopool_submit(p->t->hash, r->w->q, md5_work, md5_done, p);
+        return;
+    }
+    int mrc = p->md5_lane ? md5_file(p, p->size) : 0;
+    if (mrc) {
+        put_fail(p, mrc);
         return;
     }
     p->m.size = p->size;
@@ -831,6 +960,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     }
     if (!p->part.num)
         p->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
+    p->md5_lane = p->md5 && (p->body_len < 0 || p->body_len >= MD5_LANE_MIN);
     if (from) {
         /* only a proxy may point a target at another one */
         if (node_check_sig(&t->node, r) != 1) {
