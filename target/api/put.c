@@ -75,7 +75,7 @@ struct put {
     struct backend b;            /* write-through target, kind BK_NONE if none */
     struct put_part part;        /* num 0: a whole object */
     EVP_MD_CTX *md5;             /* S3 mode: the body's MD5 makes the ETag */
-    int md5_lane;                /* ...hashed from the work file on the I/O pool */
+    int md5_lane;                /* ...hashed from the work file on t->hash */
     int md5_busy;                /* a lane's turn runs */
     int md5_rc;                  /* what its read met */
     uint64_t md5_off, md5_to;    /* hashed so far; the turn's end */
@@ -372,7 +372,7 @@ static int put_write(struct put *p, const char *d, size_t n)
         return rc;
     if (p->md5_lane)
         md5_kick(p);
-    if (p->md5_rc)
+    if (!p->md5_busy && p->md5_rc)   /* a turn's own is md5_done's */
         return p->md5_rc;
     if (p->ecs && ecstream_feed(p->ecs, d, n))
         put_turn(p);
@@ -960,7 +960,7 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     }
     if (!p->part.num)
         p->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
-    p->md5_lane = p->md5 && (p->body_len < 0 || p->body_len >= MD5_LANE_MIN);
+    p->md5_lane = p->md5 && !from && (p->body_len < 0 || p->body_len >= MD5_LANE_MIN);
     if (from) {
         /* only a proxy may point a target at another one */
         if (node_check_sig(&t->node, r) != 1) {

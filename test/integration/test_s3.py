@@ -636,6 +636,8 @@ def test_large_bodies_etags_are_their_md5(s3c, s3, bkt):
         o = s3.get_object(Bucket=bkt, Key="lane/%d" % i)
         assert o["ETag"].strip('"') == hashlib.md5(bodies[i]).hexdigest()
         assert o["Body"].read() == bodies[i]
+    r = s3.copy_object(Bucket=bkt, Key="lane/copy", CopySource={"Bucket": bkt, "Key": "lane/1"})
+    assert r["CopyObjectResult"]["ETag"].strip('"') == hashlib.md5(bodies[1]).hexdigest()
     bad = base64.b64encode(hashlib.md5(b"other").digest()).decode()
     with pytest.raises(botocore.exceptions.ClientError) as e:
         s3.put_object(Bucket=bkt, Key="lane/bad", Body=bodies[1], ContentMD5=bad)
