@@ -320,6 +320,16 @@ static void md5_work(void *arg)
     p->md5_rc = md5_file(p, p->md5_to);
 }
 
+static void md5_done(void *arg);
+
+/* A turn of the lane (taken) over [p->md5_off, to) of the file. */
+static void md5_turn(struct put *p, uint64_t to)
+{
+    p->md5_to = to;
+    p->md5_busy = 1;
+    iopool_submit(p->t->hash, p->r->w->q, md5_work, md5_done, p);
+}
+
 static void put_end_md5(struct put *p);
 static void md5_kick(struct put *p);
 
@@ -351,9 +361,7 @@ static void md5_kick(struct put *p)
         }
         return;
     }
-    p->md5_to = in_file - p->md5_off > MD5_TURN ? p->md5_off + MD5_TURN : in_file;
-    p->md5_busy = 1;
-    iopool_submit(p->t->hash, p->r->w->q, md5_work, md5_done, p);
+    md5_turn(p, in_file - p->md5_off > MD5_TURN ? p->md5_off + MD5_TURN : in_file);
 }
 
 /* Bytes of the object into the work file: 0 or -errno. */
@@ -568,9 +576,7 @@ static void put_end_md5(struct put *p)
     if (p->md5_lane && p->md5_busy)
         return;                  /* md5_done comes back here */
     if (p->md5_lane && p->size - p->md5_off > MD5_STEP && lane_take(p->t)) {
-        p->md5_to = p->size;
-        p->md5_busy = 1;
-        iopool_submit(p->t->hash, r->w->q, md5_work, md5_done, p);
+        md5_turn(p, p->size);
         return;
     }
     int mrc = p->md5_lane ? md5_file(p, p->size) : 0;
