@@ -32,9 +32,11 @@ export SHOAL_NETNS_ID=$ID SHOAL_NETNS_RATE=$RATE SHOAL_NETNS_PROXY_RATE=$PROXY_R
 export SHOAL_NETNS_MTU=$MTU SHOAL_PROXIES=2 SHOAL_MOUNTPATHS=1
 # a GET benchmark: the PUTs that fill it need not wait for the drive
 export SHOAL_EXTRA_ARGS="--log_level warn --fsync false"
-CUR=""
+CUR="" CUR_N=0
+# netc ARGS...: deploy/netns/cluster.sh on the cluster of CUR_N targets in CUR
+netc() { SHOAL_DATA="$CUR" SHOAL_TARGETS=$CUR_N "$NETCLUSTER" "$@"; }
 scale_cleanup() {
-  [ -n "$CUR" ] && SHOAL_DATA="$CUR" SHOAL_TARGETS=16 "$NETCLUSTER" stop >/dev/null 2>&1 || true
+  if [ -n "$CUR" ]; then netc stop >/dev/null 2>&1 || true; fi
   bench_cleanup
 }
 trap scale_cleanup EXIT
@@ -76,12 +78,12 @@ printf '\n== scale-out: targets in namespaces behind %s links (%.1f MiB/s each),
   "$RATE" "$link"
 printf '%-24s %4s %10s %10s %7s %10s %8s  %s\n' path N MiB/s "N x link" ratio "links MiB/s" balance goal
 for n in $SIZES; do
-  CUR="$BENCH_DIR/scale$n"
-  PROXY=$(SHOAL_DATA="$CUR" SHOAL_TARGETS=$n "$NETCLUSTER" start | tail -1)
-  P1=$(SHOAL_DATA="$CUR" SHOAL_TARGETS=$n "$NETCLUSTER" addr p1)
+  CUR="$BENCH_DIR/scale$n" CUR_N=$n
+  PROXY=$(netc start | tail -1)
+  P1=$(netc addr p1)
   curl -sf -X PUT "$PROXY/v1/buckets/scale" >/dev/null
   count=$((n * PER))
-  names=(--bucket scale --num-objects "$count" --prefix "o/" )
+  names=(--bucket scale --num-objects "$count" --prefix "o/")
   "$LOADER" --endpoint "$PROXY" "${names[@]}" --mode direct --pct-put 100 --epochs 1 \
     --min-size $SIZE --max-size $SIZE --workers $((4 * n)) --stats-interval 0 >/dev/null
   want=$(python3 -c "print($n * $link)")
@@ -116,6 +118,6 @@ for n in $SIZES; do
     printf '%-24s %4d %10.1f %10.1f %6sx %10.1f %8s  %s\n' "$label" "$n" "$mb" "$want" "$r" \
       "$lmb" "$bal" "$goal"
   done
-  SHOAL_DATA="$CUR" SHOAL_TARGETS=$n "$NETCLUSTER" stop >/dev/null
+  netc stop >/dev/null
   CUR=""
 done
