@@ -115,9 +115,9 @@ $(BUILD)/bin/shoal-proxy: $(PROXY_OBJ) $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lraft -luv
 
 # the example transform in C (deploy/transforms/identity.c)
-$(BUILD)/bin/shoal-transform-identity: $(BUILD)/deploy/transforms/identity.o
+$(BUILD)/bin/shoal-transform-identity: $(BUILD)/deploy/transforms/identity.o $(LLHTTP_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -levent_core -levent_extra
+	$(CC) $(LDFLAGS) -o $@ $^
 
 # faultfs (test/faultfs/): the FUSE file system the power-cut tests run
 # targets on; a test tool, built with the tests and never installed

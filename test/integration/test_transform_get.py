@@ -136,6 +136,16 @@ def test_answers_larger_than_the_object_stream(c):
     assert n == 50 << 20 and h.hexdigest() == hashlib.sha256(data * 50).hexdigest()
     r = get(c, "big", {"transform": "ident", "repeat": "3"})
     assert r.content == data * 3
+    # past what the C identity holds before it answers (16 MiB): its answer
+    # starts while the object is still going in, and is whole all the same
+    huge = os.urandom((24 << 20) + 3)
+    assert c.http.put(c.url + "/v1/objects/tg/huge", data=huge).status_code == 201
+    r = get(c, "huge", {"transform": "ident"}, stream=True)
+    assert r.status_code == 200 and r.headers["Content-Length"] == str(len(huge))
+    h = hashlib.sha256()
+    for chunk in r.iter_content(1 << 20):
+        h.update(chunk)
+    assert h.hexdigest() == hashlib.sha256(huge).hexdigest()
 
 
 def test_a_member_of_an_archive(c):
