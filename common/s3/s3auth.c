@@ -356,19 +356,22 @@ static int v4_check_date(const struct sigparts *sp, const char *day, time_t now,
 
 /* The headers named in SignedHeaders (';'-separated), as they arrived:
  * every occurrence of each, in that order; *nh gets how many. NULL when a
- * named header is missing; otherwise the caller frees the array (its
- * strings are r's). */
+ * named header is missing or named twice (*nh then -1; each request
+ * header is taken at most once, so the array never overflows); otherwise
+ * the caller frees the array (its strings are r's). */
 static struct sigv4_hdr *v4_signed_headers(const struct http_req *r, const char *signed_headers,
                                            int *nh)
 {
     struct sigv4_hdr *hs = xcalloc((size_t)r->n_hdrs + 1, sizeof(*hs));
-    int missing = 0;
+    int missing = 0, twice = 0;
     char names[1024];
     *nh = 0;
     snprintf(names, sizeof(names), "%s", signed_headers);
-    for (char *s = names, *save = NULL, *n; (n = strtok_r(s, ";", &save)); s = NULL) {
+    for (char *s = names, *save = NULL, *n; !twice && (n = strtok_r(s, ";", &save)); s = NULL) {
         int found = 0;
-        for (int i = 0; i < r->n_hdrs; i++) {
+        for (int j = 0; j < *nh; j++)
+            twice |= !strcasecmp(hs[j].name, n);
+        for (int i = 0; !twice && i < r->n_hdrs; i++) {
             if (!strcasecmp(r->hdrs[i].name, n)) {
                 hs[*nh].name = r->hdrs[i].name;
                 hs[(*nh)++].value = r->hdrs[i].value;
@@ -377,8 +380,9 @@ static struct sigv4_hdr *v4_signed_headers(const struct http_req *r, const char 
         }
         missing |= !found;
     }
-    if (missing) {
+    if (missing || twice) {
         free(hs);
+        *nh = twice ? -1 : 0;
         return NULL;
     }
     return hs;
@@ -429,6 +433,8 @@ static int check_v4(const struct s3auth *a, const struct http_req *r, time_t now
         return st;
     int nh;
     struct sigv4_hdr *hs = v4_signed_headers(r, sp->signed_headers, &nh);
+    if (!hs && nh < 0)
+        FAIL(S3E_SIGNATURE_DOES_NOT_MATCH, "SignedHeaders names a header twice");
     if (!hs)
         FAIL(S3E_SIGNATURE_DOES_NOT_MATCH, "a header named in SignedHeaders is missing");
     const char *ph = presigned ? SIGV4_UNSIGNED : http_req_header(r, "x-amz-content-sha256");

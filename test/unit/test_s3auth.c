@@ -232,10 +232,36 @@ static void test_xml(void)
     gbuf_free(&big);
 }
 
+/* A SignedHeaders list naming a header more often than the request has
+ * headers (it once overran the array of signed headers) is refused. */
+static void test_signed_headers_twice(void)
+{
+    struct s3auth a = keys();
+    time_t now = at("20260101T120000Z");
+    struct http_hdr h[] = {
+        {"Host", "h"},
+        {"x-amz-date", "20260101T120000Z"},
+        {"x-amz-content-sha256", SIGV4_UNSIGNED},
+        {"Authorization",
+         "AWS4-HMAC-SHA256 Credential=" EX_AK "/20260101/us-east-1/s3/aws4_request,"
+         "SignedHeaders=host;host;host;host;host;host;x-amz-date,"
+         "Signature=0000000000000000000000000000000000000000000000000000000000000000"},
+    };
+    struct http_req r = {.method_name = "GET", .target = "/b/o", .query = "", .hdrs = h,
+                         .n_hdrs = (int)ARRAY_LEN(h)};
+    struct s3auth_result res;
+    char msg[300];
+    enum s3e e;
+    CHECK(s3auth_check(&a, &r, now, &res, &e, msg, sizeof(msg)) == 403 &&
+          !strcmp(err_s3_name(e), "SignatureDoesNotMatch") && strstr(msg, "twice"));
+    s3auth_free(&a);
+}
+
 int main(void)
 {
     test_streaming_example();
     test_round_trip();
+    test_signed_headers_twice();
     test_presigned();
     test_v2_example();
     test_xml();
