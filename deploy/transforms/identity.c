@@ -137,7 +137,7 @@ static long repeat_of(const char *args)
 {
     for (const char *p = args; *p;) {
         const char *amp = strchr(p, '&'), *end = amp ? amp : p + strlen(p);
-        if (end - p > 7 && !strncmp(p, "repeat=", 7)) {
+        if (end - p >= 7 && !strncmp(p, "repeat=", 7)) {
             char *stop;
             long n = strtol(p + 7, &stop, 10);
             return stop == end && n >= 1 && n <= REPEAT_MAX ? n : 0;

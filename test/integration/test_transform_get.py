@@ -136,6 +136,9 @@ def test_answers_larger_than_the_object_stream(c):
     assert n == 50 << 20 and h.hexdigest() == hashlib.sha256(data * 50).hexdigest()
     r = get(c, "big", {"transform": "ident", "repeat": "3"})
     assert r.content == data * 3
+    for bad in ("", "0", "1001"):  # the identity's own 400, relayed as the transform's error
+        r = get(c, "big", {"transform": "ident", "repeat": bad})
+        assert r.status_code == 502 and "repeat takes 1..1000" in r.text, (bad, r.text)
     # past what the C identity holds before it answers (16 MiB): its answer
     # starts while the object is still going in, and is whole all the same
     huge = os.urandom((24 << 20) + 3)
