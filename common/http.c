@@ -610,8 +610,14 @@ static void conn_flush_cb(evutil_socket_t fd, short what, void *arg)
         /* A socket bufferevent keeps its output's start frozen; it thaws
          * it the same way around its own writes. */
         evbuffer_unfreeze(out, 1);
-        int n = evbuffer_write_atmost(out, bufferevent_getfd(c->bev), WRITE_MAX);
-        int e = errno;
+        /* One write takes memory or one file segment, never both: a head
+         * followed by a sendfile'd body takes two, in this same pass. */
+        ev_ssize_t left = WRITE_MAX;
+        int n, e;
+        do {
+            n = evbuffer_write_atmost(out, bufferevent_getfd(c->bev), left);
+            e = errno;
+        } while (n > 0 && (left -= n) > 0 && evbuffer_get_length(out) > 0);
         evbuffer_freeze(out, 1);
         if (n < 0 && e != EAGAIN && e != EINTR) {
             /* let the bufferevent meet the error and report it */
