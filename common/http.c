@@ -611,13 +611,23 @@ static void conn_flush_cb(evutil_socket_t fd, short what, void *arg)
          * it the same way around its own writes. */
         evbuffer_unfreeze(out, 1);
         /* One write takes memory or one file segment, never both: a head
-         * followed by a sendfile'd body takes two, in this same pass. */
+         * followed by a sendfile'd body takes two, in this same pass, and
+         * the socket is corked around them so that the head leaves in the
+         * body's first packet (nginx's tcp_nopush). Memory alone leaves in
+         * one writev and needs no cork: at 4 KiB corking cost 6% of wrk's
+         * requests/s; at 64 KiB it gave 5% (19.6k -> 20.7k). */
         ev_ssize_t left = WRITE_MAX;
-        int n, e;
+        int n, e, sock = bufferevent_getfd(c->bev), on = 1, off = 0;
+        int cork = c->cork;
+        c->cork = 0;
+        if (cork)
+            setsockopt(sock, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
         do {
-            n = evbuffer_write_atmost(out, bufferevent_getfd(c->bev), left);
+            n = evbuffer_write_atmost(out, sock, left);
             e = errno;
         } while (n > 0 && (left -= n) > 0 && evbuffer_get_length(out) > 0);
+        if (cork)
+            setsockopt(sock, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
         evbuffer_freeze(out, 1);
         if (n < 0 && e != EAGAIN && e != EINTR) {
             /* let the bufferevent meet the error and report it */

@@ -71,6 +71,7 @@ struct http_conn {
     struct event *flush_ev;      /* writes new output later in this loop pass */
     struct evbuffer_cb_entry *out_cb;
     int flush_queued;
+    int cork;                    /* a file segment waits behind its head: cork around the write */
 
     /* Between requests (no request, nothing left to send), or past its
      * head's deadline: on the worker's idle list, which a worker at its

@@ -378,6 +378,8 @@ void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
     } else if (evbuffer_add_file(out, fd, off, len) < 0) {
         close(fd);
         r->conn->closing = 1;
+    } else {
+        r->conn->cork = 1;
     }
     if (r->resp_chunked)
         evbuffer_add(out, "\r\n", 2);
@@ -393,6 +395,8 @@ void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, in
         evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
     if (evbuffer_add_file_segment(out, seg, off, len) < 0)
         r->conn->closing = 1;
+    else
+        r->conn->cork = 1;
     if (r->resp_chunked)
         evbuffer_add(out, "\r\n", 2);
 }
