@@ -75,6 +75,12 @@ struct batch {
     uint64_t left;               /* its bytes still to take */
     struct archidx_w *w;
     struct evbuffer *out;        /* the answer's next bytes */
+    /* take()'s bytes in flight through the writer: src's first mv_left
+     * bytes, at mv_p; moved (not copied) when the writer passes them on
+     * as they are (a .tar's data), see to_evbuffer */
+    struct evbuffer *mv_src;
+    const char *mv_p;
+    size_t mv_left, mv_moved;
     json_t *manifest;
     struct event *kick;
     int started, dead, in_pool;
@@ -257,9 +263,20 @@ static void feeds_start(struct batch *b)
 
 /* ---- the answer --------------------------------------------------------------------- */
 
+/* The writer's output. Bytes that are take()'s own, at the front of its
+ * source, move over as the source's chains; anything else (headers,
+ * padding, what a compressor or a zip's writer made) is copied. */
 static void to_evbuffer(void *arg, const void *p, size_t n)
 {
-    evbuffer_add(arg, p, n);
+    struct batch *b = arg;
+    if (b->mv_src && p == b->mv_p && n <= b->mv_left) {
+        evbuffer_remove_buffer(b->mv_src, b->out, n);
+        b->mv_p += n;
+        b->mv_left -= n;
+        b->mv_moved += n;
+        return;
+    }
+    evbuffer_add(b->out, p, n);
 }
 
 static void flush(struct batch *b)
@@ -359,9 +376,15 @@ static int take(struct batch *b, struct evbuffer *src)
         if (n > b->left)
             n = (size_t)b->left;
         const void *p = evbuffer_pullup(src, (ssize_t)n);
-        if (archidx_w_data(b->w, p, n, err, sizeof(err)))
+        b->mv_src = src;
+        b->mv_p = p;
+        b->mv_left = n;
+        b->mv_moved = 0;
+        int rc = archidx_w_data(b->w, p, n, err, sizeof(err));
+        b->mv_src = NULL;
+        if (rc)
             return -1;
-        evbuffer_drain(src, n);
+        evbuffer_drain(src, n - b->mv_moved);   /* what the writer copied */
         b->left -= n;
     }
     return 0;
@@ -738,7 +761,7 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
     free(st);
     b->kick = event_new(r->w->base, -1, 0, kicked, b);
     b->out = evbuffer_new();
-    b->w = archidx_w_open(b->q.kind, to_evbuffer, b->out);
+    b->w = archidx_w_open(b->q.kind, to_evbuffer, b);
     if (b->q.manifest)
         b->manifest = json_array();
     r->data = b;

@@ -69,6 +69,29 @@ def test_entries_in_order_across_buckets_and_targets(c):
     assert r.status_code == 200 and [n for n, _ in members(r.content)] == [n for _, n in order]
 
 
+def test_large_entries_whole_in_every_output(c):
+    """Entries of several MiB, local and from peers, leave in pieces of many
+    chains: every byte in its place in each output kind."""
+    b = mkbucket(c)
+    objs = []
+    for i in range(6):
+        data = os.urandom(3 * 1024 * 1024 + 4097 * i) if i % 2 == 0 else os.urandom(i * 1000)
+        put(c, b, "L/%d" % i, data)
+        objs.append(("L/%d" % i, data))
+    req = {"entries": [{"bucket": b, "name": n} for n, _ in objs] +
+                      [{"bucket": b, "name": "L/0", "start": 1000, "length": 2 * 1024 * 1024}]}
+    want = [d for _, d in objs] + [objs[0][1][1000:1000 + 2 * 1024 * 1024]]
+    r = batch(c, req)
+    assert r.status_code == 200, r.text
+    assert [d for _, d in members(r.content)] == want
+    r = batch(c, dict(req, output=".tar.gz"))
+    assert r.status_code == 200 and [d for _, d in members(r.content, "r:gz")] == want
+    r = batch(c, dict(req, output=".zip"))
+    assert r.status_code == 200
+    z = zipfile.ZipFile(io.BytesIO(r.content))
+    assert [z.read(i) for i in z.infolist()] == want
+
+
 def test_ranges_members_and_outputs(c):
     b = mkbucket(c)
     data = os.urandom(100000)
