@@ -68,10 +68,24 @@ struct rebuild {
     int flags, unsure;
 };
 
+/* The rebuilt bytes, checked a moment ago as they were written (so not
+ * checked again), go to the reader while they are committed. */
+static void rebuilt_serve(void *arg, int fd, struct objmeta *m)
+{
+    struct rebuild *b = arg;
+    targetmetrics_add(TM_REPAIRED, 1);
+    get_opened(b->t, b->r, b->mkey, b->klen, NULL, (b->flags & ~GET_VERIFY) | GET_NO_REPAIR,
+               m, fd);
+    http_req_unref(b->r);
+    b->r = NULL;
+}
+
 static void rebuilt(void *arg, int rc)
 {
     struct rebuild *b = arg;
-    if (rc == 0) {
+    if (!b->r) {
+        ;                        /* served; a failed commit is logged */
+    } else if (rc == 0) {
         targetmetrics_add(TM_REPAIRED, 1);
         get_local(b->t, b->r, b->mkey, b->klen, NULL, b->flags | GET_NO_REPAIR);
     } else if (rc == -ENOENT && !b->unsure) {
@@ -84,7 +98,8 @@ static void rebuilt(void *arg, int rc)
         get_corrupted(b->r, b->mkey, b->klen, "it is not here whole and too few of its "
                                                     "slices could be read to rebuild it");
     }
-    http_req_unref(b->r);
+    if (b->r)
+        http_req_unref(b->r);
     free(b->mkey);
     free(b);
 }
@@ -101,7 +116,7 @@ void repair_rebuild_get(struct target *t, struct http_req *r, char *mkey, size_t
     b->unsure = unsure;
     http_req_ref(r);
     struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
-    ecode_rebuild(t, &lp, mkey, klen, rebuilt, b);
+    ecode_rebuild_serving(t, &lp, mkey, klen, rebuilt_serve, rebuilt, b);
 }
 
 /* Once the copy holders sent what they had (or the backend is next). */

@@ -362,6 +362,12 @@ struct build {
     int by_index;                /* the last round: each missing slice asked by its index */
     int unreached;               /* targets that could not answer */
     int rc;
+    ecode_serve_fn serve;        /* NULL: none, or served */
+    /* the rebuilt bytes, between decoding and their commit */
+    struct store_mp *omp;
+    int ofd;
+    char opath[4096];
+    struct objmeta om;
     ecode_built_fn done;
     void *arg;
 };
@@ -568,7 +574,15 @@ static void ours_in(void *arg)
 void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                    ecode_built_fn done, void *arg)
 {
+    ecode_rebuild_serving(t, lp, mkey, klen, NULL, done, arg);
+}
+
+void ecode_rebuild_serving(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                           size_t klen, ecode_serve_fn serve, ecode_built_fn done, void *arg)
+{
     struct build *b = xcalloc(1, sizeof(*b));
+    b->serve = serve;
+    b->ofd = -1;
     b->t = t;
     b->lp = *lp;
     b->mkey = xfer_key_dup(mkey, klen);
@@ -697,18 +711,18 @@ static int sum_is(int fd, uint64_t size, uint64_t sum, struct objmeta *sums)
     return same;
 }
 
-static void decode_work(void *arg)
+/* The rebuilt bytes into a work file, checked: b->ofd, opath, om and omp,
+ * or b->rc and nothing kept. */
+static void rebuild_bytes(struct build *b)
 {
-    struct build *b = arg;
     struct store *st = &b->t->store;
     const struct objmeta *r = NULL;
     for (int i = 0; i < SLICE_MAX && !r; i++)
         if (held(&b->parts[i]))
             r = &b->parts[i].m;
     struct store_mp *mp = store_place(st, b->mkey, b->klen);
-    char path[4096];
     uint64_t uid;
-    int ofd = store_work_open(mp, &uid, path, sizeof(path));
+    int ofd = store_work_open(mp, &uid, b->opath, sizeof(b->opath));
     if (ofd < 0) {
         b->rc = ofd;
         return;
@@ -723,24 +737,61 @@ static void decode_work(void *arg)
     }
     if (b->rc) {
         close(ofd);
-        unlink(path);
+        unlink(b->opath);
         return;
     }
     m.size = r->ec.len;
     m.cksum = r->ec.cksum;
     m.ec.d = 0;
     m.uid = uid;
-    struct store_x x = {.keep_version = r->version};
-    b->rc = store_commit_x(st, mp, b->mkey, b->klen, path, ofd, &m, &x);
+    b->om = m;
+    b->omp = mp;
+    b->ofd = ofd;
+}
+
+/* The rebuilt bytes become the object here (the commit takes ofd). */
+static void commit(struct build *b)
+{
+    struct store_x x = {.keep_version = b->om.version};
+    int fd = b->ofd;
+    b->ofd = -1;
+    b->rc = store_commit_x(&b->t->store, b->omp, b->mkey, b->klen, b->opath, fd, &b->om, &x);
     if (b->rc == -EALREADY)      /* as new or newer here meanwhile */
         b->rc = 0;
     if (b->rc == 0)
         log_info("object %s was rebuilt from its slices", b->shown);
 }
 
+static void decode_work(void *arg)
+{
+    struct build *b = arg;
+    rebuild_bytes(b);
+    if (b->rc == 0 && !b->serve)
+        commit(b);               /* no reader waits: in the same turn */
+}
+
+static void commit_work(void *arg)
+{
+    commit(arg);
+}
+
 static void decoded(void *arg)
 {
     struct build *b = arg;
+    if (b->rc == 0 && b->ofd >= 0) {
+        /* a reader waits: the bytes go to it while they are committed */
+        ecode_serve_fn serve = b->serve;
+        b->serve = NULL;
+        int fd = fcntl(b->ofd, F_DUPFD_CLOEXEC, 0);
+        if (fd >= 0) {
+            struct objmeta m = b->om;
+            serve(b->arg, fd, &m);
+        }
+        for (int i = 0; i < SLICE_MAX; i++)
+            part_drop(&b->parts[i]);
+        iopool_submit(b->t->io, b->lp.q, commit_work, decoded, b);
+        return;
+    }
     if (!b->rc || b->rc == -EIO)   /* not for nothing found, or a holder that did not answer */
         targetmetrics_add(b->rc ? TM_REBUILD_FAILED : TM_REBUILT, 1);
     for (int i = 0; i < SLICE_MAX; i++)

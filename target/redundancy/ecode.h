@@ -27,6 +27,7 @@
 struct bmd_ec;
 struct ecstream;
 struct ecstream_out;
+struct objmeta;
 struct store_mp;
 struct target;
 struct xfer_loop;
@@ -62,6 +63,20 @@ typedef void (*ecode_built_fn)(void *arg, int rc);
 /* Rebuild mkey here from its slices; done on lp's loop. */
 void ecode_rebuild(struct target *t, const struct xfer_loop *lp, const char *mkey, size_t klen,
                    ecode_built_fn done, void *arg);
+
+/* The rebuilt bytes, checked against the object's checksum and not yet
+ * committed: fd (the caller's to close) holds exactly m->size of them,
+ * m their record as it will be committed. */
+typedef void (*ecode_serve_fn)(void *arg, int fd, struct objmeta *m);
+
+/* ecode_rebuild for a reader waiting on it: serve(arg, ...) on lp's loop
+ * as soon as the bytes are rebuilt and checked, while they are committed
+ * (their file synced, then named); done(arg, rc) once that is over. When
+ * they could not be rebuilt, or no descriptor could be had for them,
+ * serve is not called and done says why, after the commit if there was
+ * one. */
+void ecode_rebuild_serving(struct target *t, const struct xfer_loop *lp, const char *mkey,
+                           size_t klen, ecode_serve_fn serve, ecode_built_fn done, void *arg);
 
 /* The rebalance walk's turn on slice key skey held here: send it to the
  * target that holds that slice under the current map and drop it here;

@@ -261,11 +261,19 @@ def whole_of(c, body):
 
 
 def reads_without(c, key, body, files):
-    """files removed, key of bucket ec still reads back as body."""
+    """files removed (the whole copy among them), key of bucket ec still
+    reads back as body, rebuilt; the rebuilt bytes are served while they
+    are committed, and the whole copy is back on the owner soon after."""
     for f in files:
         os.unlink(f)
     r = c.http.get(url(c, "ec", key))
     assert r.status_code == 200 and r.content == body, (r.status_code, r.text[:200])
+    for _ in range(200):
+        if [f for f in data_files(c) if os.path.getsize(f) == len(body)]:
+            break
+        time.sleep(0.05)
+    whole = whole_of(c, body)
+    assert open(whole[0], "rb").read() == body
 
 
 def test_puts_are_coded_as_they_arrive():
