@@ -16,6 +16,9 @@ N=${BENCH_BATCH_N:-1000}
 CONC=${BENCH_BATCH_CONC:-8}
 SECS=${BENCH_SECS:-5}
 SHARD_MIB=${BENCH_SHARD_MIB:-1024}
+# BENCH_BATCH_PARTS: which of the three to run (to measure one quickly)
+PARTS=${BENCH_BATCH_PARTS:-"batch archpath shard"}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 start_cluster 2
 curl -sf -X PUT "$PROXY/v1/buckets/bench" >/dev/null
 
@@ -74,6 +77,7 @@ print("%.0f %d" % (done[0] * n / dt, bad[0]))
 PY
 }
 
+if part batch; then
 printf '\n== GetBatch vs individual GETs through the proxy: %d entries, %d clients, %ss ==\n' "$N" "$CONC" "$SECS"
 printf '%-7s %14s %14s %14s %14s %9s  goal\n' size individual wrk_witness batch batch_curl ratio
 for label in 10KiB 1MiB; do
@@ -102,8 +106,10 @@ PY
     "$brate" "$crate" "$r" "$goal" "$(verdict "$r" "$goal")"
   [ "$bbad" = 0 ] && [ "$cbad" = 0 ] || echo "  $bbad + $cbad batches failed" >&2
 done
+fi
 
 # (2) a member of a large shard against a plain object of the same size
+if part archpath; then
 members=$((SHARD_MIB * 1024 / 10))
 python3 - "$BENCH_DIR/shard.tar" "$members" <<'PY'
 import io, os, sys, tarfile
@@ -130,9 +136,11 @@ printf '\n== ?archpath of a 10 KiB member of a %d MiB .tar (%d members) vs a pla
 printf '%-30s %12.0f req/s\n' "plain 10 KiB object" "$plain"
 printf '%-30s %12.0f req/s %8sx  0.8x %s\n' "archpath member" "$arch" "$r" "$(verdict "$r" 0.8)"
 [ -z "$abad" ] || echo "  archpath: $abad non-2xx answers" >&2
+fi
 
 # (3) a shard job packing loose samples against the disk's sequential
 # write (dd with fdatasync, as put.sh measures it)
+if part shard; then
 SH_N=${BENCH_SHARD_JOB_N:-4000}
 SH_SIZE=${BENCH_SHARD_JOB_SIZE:-65536}
 "$LOADER" --endpoint "$PROXY" --bucket bench --mode direct --pct-put 100 --epochs 1 \
@@ -151,3 +159,4 @@ printf '\n== shard job: %d objects of %d bytes into 64 MiB .tar shards, vs the d
 printf '%-30s %10.1f MiB/s\n' "disk sequential write (dd)" "$disk"
 printf '%-30s %10.1f MiB/s %8sx  0.7x %s (%s, %s shards)\n' "shard job" "$mibs" "$r" \
   "$(verdict "$r" 0.7)" "$state" "$shards"
+fi
