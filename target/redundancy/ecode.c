@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -29,6 +30,7 @@
 #include "target.h"
 #include "targetmetrics.h"
 #include "util.h"
+#include "vmap.h"
 #include "xfer.h"
 
 #define CHUNK (1u << 20)         /* bytes of each slice coded at a time */
@@ -749,13 +751,21 @@ static void rebuild_bytes(struct build *b)
     b->ofd = ofd;
 }
 
-/* The rebuilt bytes become the object here (the commit takes ofd). */
+/* The rebuilt bytes become the object here (the commit takes ofd). Their
+ * blocks were hashed from the very bytes written: those whose pages
+ * stayed in memory since count as checked (vmap.h), so the next read
+ * does not hash them again. */
 static void commit(struct build *b)
 {
     struct store_x x = {.keep_version = b->om.version};
-    int fd = b->ofd;
+    int fd = b->ofd, kept = bsum_kept(&b->om) ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     b->ofd = -1;
     b->rc = store_commit_x(&b->t->store, b->omp, b->mkey, b->klen, b->opath, fd, &b->om, &x);
+    struct stat st;
+    if (b->rc == 0 && kept >= 0 && fstat(kept, &st) == 0)   /* named now: its ctime too */
+        vmap_mark(kept, &st, &b->om, 0, b->om.size);
+    if (kept >= 0)
+        close(kept);
     if (b->rc == -EALREADY)      /* as new or newer here meanwhile */
         b->rc = 0;
     if (b->rc == 0)
