@@ -71,7 +71,12 @@ struct http_conn {
     struct event *flush_ev;      /* writes new output later in this loop pass */
     struct evbuffer_cb_entry *out_cb;
     int flush_queued;
-    int cork;                    /* a file segment waits behind its head: cork around the write */
+    /* A file segment is in the output (since it was last empty); when it
+     * went in first, more_head is the memory ahead of it (its head), sent
+     * with MSG_MORE so that it leaves in the body's first packet. Any
+     * drain of the output's front voids more_head (conn_outbuf_cb). */
+    int seg_queued;
+    size_t more_head;
 
     /* Between requests (no request, nothing left to send), or past its
      * head's deadline: on the worker's idle list, which a worker at its

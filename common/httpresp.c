@@ -359,6 +359,19 @@ static int add_file_copy(struct evbuffer *out, int fd, int64_t off, int64_t len)
     return evbuffer_commit_space(out, &v, 1);
 }
 
+/* A file segment went into out behind ahead bytes: the first one there
+ * has only memory (its head) ahead of it, which the flush sends with
+ * MSG_MORE (http.c: conn_flush_cb), when it is small enough to be made
+ * contiguous for it at no cost worth counting. */
+#define MORE_HEAD_MAX (16u << 10)
+
+static void seg_added(struct http_conn *c, size_t ahead)
+{
+    if (!c->seg_queued && !c->tls && ahead <= MORE_HEAD_MAX)
+        c->more_head = ahead;
+    c->seg_queued = 1;
+}
+
 void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
 {
     if (!r->conn || r->head_only || len == 0 || r->resp_done) {
@@ -371,6 +384,7 @@ void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
     struct evbuffer *out = bufferevent_get_output(r->conn->bev);
     if (r->resp_chunked)
         evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
+    size_t ahead = evbuffer_get_length(out);
     if (len <= HTTP_COPY_MAX) {
         if (add_file_copy(out, fd, off, len) < 0)
             r->conn->closing = 1;
@@ -379,7 +393,7 @@ void http_resp_file(struct http_req *r, int fd, int64_t off, int64_t len)
         close(fd);
         r->conn->closing = 1;
     } else {
-        r->conn->cork = 1;
+        seg_added(r->conn, ahead);
     }
     if (r->resp_chunked)
         evbuffer_add(out, "\r\n", 2);
@@ -393,10 +407,11 @@ void http_resp_segment(struct http_req *r, struct evbuffer_file_segment *seg, in
     struct evbuffer *out = bufferevent_get_output(r->conn->bev);
     if (r->resp_chunked)
         evbuffer_add_printf(out, "%llx\r\n", (unsigned long long)len);
+    size_t ahead = evbuffer_get_length(out);
     if (evbuffer_add_file_segment(out, seg, off, len) < 0)
         r->conn->closing = 1;
     else
-        r->conn->cork = 1;
+        seg_added(r->conn, ahead);
     if (r->resp_chunked)
         evbuffer_add(out, "\r\n", 2);
 }

@@ -81,6 +81,16 @@ static int paced_body(struct http_req *r, const char *p, size_t n)
     return 0;
 }
 
+/* /file and /chunks: FILE_LEN bytes of a known pattern, sent with
+ * sendfile (past HTTP_COPY_MAX), whole or as two chunks around "mid". */
+#define FILE_LEN (200u << 10)
+static int file_fd = -1;
+
+static unsigned char pattern_at(size_t i)
+{
+    return (unsigned char)(i * 7 % 251);
+}
+
 static int handled; /* requests that reached the handler */
 
 static void handler(struct http_req *r)
@@ -98,6 +108,17 @@ static void handler(struct http_req *r)
         r->on_body = paced_body;
         r->on_end = sum_end;
         r->on_abort = sum_abort;
+    } else if (r->path_len == 5 && !memcmp(r->path, "/file", 5)) {
+        http_resp_header(r, "Content-Type", "application/octet-stream");
+        http_resp_begin(r, 200, FILE_LEN);
+        http_resp_file(r, dup(file_fd), 0, FILE_LEN);
+        http_resp_end(r);
+    } else if (r->path_len == 7 && !memcmp(r->path, "/chunks", 7)) {
+        http_resp_begin(r, 200, -1);
+        http_resp_file(r, dup(file_fd), 0, FILE_LEN / 2);
+        http_resp_write(r, "mid", 3);
+        http_resp_file(r, dup(file_fd), FILE_LEN / 2, FILE_LEN - FILE_LEN / 2);
+        http_resp_end(r);
     } else if (r->path_len == 5 && !memcmp(r->path, "/slow", 5)) {
         struct timeval tv = {0, 50000};
         http_req_ref(r);
@@ -204,6 +225,50 @@ static int count(const char *hay, const char *needle)
     for (const char *p = hay; (p = strstr(p, needle)); p++)
         c++;
     return c;
+}
+
+/* Does the answer at *p (of the bytes up to end) have status 200 and the
+ * pattern's FILE_LEN bytes as its body (chunked: the two chunks around
+ * "mid")? Moves *p past it. */
+static int file_answer(const char **p, const char *end, int chunked)
+{
+    const char *h = *p, *b = strstr(h, "\r\n\r\n");
+    if (!b || strncmp(h, "HTTP/1.1 200", 12))
+        return 0;
+    b += 4;
+    size_t i = 0;
+    while (i < FILE_LEN) {
+        size_t n = FILE_LEN - i;
+        if (chunked) {
+            char *e;
+            n = strtoul(b, &e, 16);
+            if (e == b || strncmp(e, "\r\n", 2))
+                return 0;
+            b = e + 2;
+            if (n == 3 && end - b >= 5 && !memcmp(b, "mid\r\n", 5)) {
+                b += 5;
+                continue;
+            }
+        }
+        if ((size_t)(end - b) < n || n > FILE_LEN - i)
+            return 0;
+        for (size_t k = 0; k < n; k++)
+            if ((unsigned char)b[k] != pattern_at(i + k))
+                return 0;
+        b += n;
+        i += n;
+        if (chunked && strncmp(b, "\r\n", 2))
+            return 0;
+        if (chunked)
+            b += 2;
+    }
+    if (chunked) {
+        if (strncmp(b, "0\r\n\r\n", 5))
+            return 0;
+        b += 5;
+    }
+    *p = b;
+    return 1;
 }
 
 /* Send piece (NULL: nothing) on fd every 200 ms for up to 3 s; returns
@@ -389,6 +454,14 @@ int main(void)
     char err[256];
     static char out[1 << 20];
     port = 10000 + (int)(getpid() % 20000); /* below the ephemeral range */
+    char fpath[] = "/tmp/test_http.XXXXXX";
+    file_fd = mkstemp(fpath);
+    CHECK(file_fd >= 0);
+    unlink(fpath);
+    static unsigned char pat[FILE_LEN];
+    for (size_t i = 0; i < FILE_LEN; i++)
+        pat[i] = pattern_at(i);
+    CHECK(write(file_fd, pat, FILE_LEN) == (ssize_t)FILE_LEN);
     struct http_server_opts o = {.host = "127.0.0.1", .port = port, .workers = 2,
                                  .max_header_bytes = 4096, .max_headers = 20,
                                  .idle_timeout_s = 5, .handler = handler};
@@ -416,6 +489,33 @@ int main(void)
     char *a = strstr(out, "hello"), *b = strstr(out, "slow"), *c = strstr(out, "len:5");
     CHECK(a && b && c && a < b && b < c);
     CHECK(count(out, "HTTP/1.1 200") == 3);
+
+    /* sendfile'd bodies behind their heads (sent with MSG_MORE), pipelined
+     * with one another and with an answer from memory, then chunked, on a
+     * kept connection: every byte in its place; then the same to a client
+     * that reads late through a small window, so that the server's writes
+     * stop short and finish later */
+    req = "GET /file HTTP/1.1\r\nHost: x\r\n\r\n"
+          "GET /file HTTP/1.1\r\nHost: x\r\n\r\n"
+          "GET /chunks HTTP/1.1\r\nHost: x\r\n\r\n"
+          "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (int slow = 0; slow < 2; slow++) {
+        int ffd = socket(AF_INET, SOCK_STREAM, 0), rcv = 4096;
+        if (slow)
+            setsockopt(ffd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+        CHECK(ffd >= 0 && dial_fd(ffd, port) == 0);
+        send_str(ffd, req);
+        if (slow)
+            usleep(200000);
+        size_t fgot = 0;
+        read_for(ffd, 3000, out, sizeof(out), &fgot, "\r\n\r\nhello");
+        close(ffd);
+        const char *fp = out, *fend = out + fgot;
+        CHECK(file_answer(&fp, fend, 0));
+        CHECK(file_answer(&fp, fend, 0));
+        CHECK(file_answer(&fp, fend, 1));
+        CHECK(!strncmp(fp, "HTTP/1.1 200", 12) && strstr(fp, "\r\n\r\nhello"));
+    }
 
     /* chunked body, chunk boundaries split across writes */
     req = "PUT /sum HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
