@@ -90,10 +90,12 @@ static void s3_overrides(struct http_req *r, const struct objmeta *m)
 
 /* The object's metadata and an open data file: fd, or -errno; -EUCLEAN
  * when the record is there but its data file is missing or not of the
- * record's size (caught on every read: such a file is never served). */
-static int open_object(struct target *t, const char *mkey, size_t klen, struct objmeta *m)
+ * record's size (caught on every read: such a file is never served);
+ * st: the open file's stat. */
+static int open_object(struct target *t, const char *mkey, size_t klen, struct objmeta *m,
+                       struct stat *st)
 {
-    int fd = ocache_open(&t->store, mkey, klen, m), rc = 0;
+    int fd = ocache_open(&t->store, mkey, klen, m, st), rc = 0;
     if (fd >= 0)
         return fd;               /* a record and file this worker read, unchanged since */
     uint64_t missing = 0;        /* the uid whose file was not there */
@@ -114,8 +116,7 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
             break;
         missing = m->uid;
     }
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_size != m->size)) {
+    if (fd >= 0 && (fstat(fd, st) || (uint64_t)st->st_size != m->size)) {
         close(fd);
         return -EUCLEAN;
     }
@@ -160,11 +161,20 @@ struct range {
     int member;                  /* an archive's member: its own headers */
     uint64_t base, total;        /* the member's offset in the file and size */
     char etag[GET_ETAG_MAX];     /* the member's */
+    int st_known;                /* st: the file's stat, taken when it was opened */
+    struct stat st;
 };
 
 static void send_object(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                         const char *cache, const struct objmeta *m, int fd, const struct range *g,
                         const char *mem);
+
+/* fd, when there is one (a read from kept bytes has none) */
+static void fd_close(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
 
 /* ---- checks: a read's blocks against their sums, before any byte goes ----------- */
 
@@ -320,7 +330,9 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
 {
     struct stat st;
     struct vmap_plan p;
-    if (fstat(fd, &st)) {
+    if (g->st_known) {
+        st = g->st;
+    } else if (fstat(fd, &st)) {
         close(fd);
         check_failed(t, r, mkey, klen, m, flags, -EIO);
         return 0;
@@ -350,7 +362,11 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
 }
 
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, struct objmeta *m, int fd, int flags);
+                  const char *cache, struct objmeta *m, int fd, int flags,
+                  const struct stat *st, const char *mem);
+static void opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                   const char *cache, int flags, struct objmeta *m, int fd,
+                   const struct stat *st);
 static void send_checked(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                          const char *cache, struct objmeta *m, int fd, int flags,
                          const struct range *g);
@@ -359,12 +375,29 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
                const char *cache, int flags)
 {
     struct objmeta m;
-    int fd = open_object(t, mkey, klen, &m);
-    get_opened(t, r, mkey, klen, cache, flags, &m, fd);
+    struct stat st;
+    const char *mem;
+    /* a small object read before: its checked bytes, kept by this worker */
+    if ((r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !arch_asked(r) &&
+        !xfget_asked(r) && ocache_bytes(&t->store, mkey, klen, &m, &mem) &&
+        !store_is_marker(&m) && !(m.flags & OBJMETA_F_DAMAGED)) {
+        serve(t, r, mkey, klen, cache, &m, -1, flags, NULL, mem);
+        return;
+    }
+    int fd = open_object(t, mkey, klen, &m, &st);
+    opened(t, r, mkey, klen, cache, flags, &m, fd, fd >= 0 ? &st : NULL);
 }
 
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 const char *cache, int flags, struct objmeta *m, int fd)
+{
+    opened(t, r, mkey, klen, cache, flags, m, fd, NULL);
+}
+
+/* get_opened, with the open file's stat when its opener took one. */
+static void opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
+                   const char *cache, int flags, struct objmeta *m, int fd,
+                   const struct stat *st)
 {
     if (fd == -EUCLEAN) {
         if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m, flags))
@@ -398,7 +431,7 @@ void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t k
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
-    serve(t, r, mkey, klen, cache, m, fd, flags);
+    serve(t, r, mkey, klen, cache, m, fd, flags, st, NULL);
 }
 
 /* The response's own headers, for the bytes and for a condition's
@@ -415,13 +448,20 @@ static void object_headers(struct http_req *r, const char *mkey, size_t klen, co
 
 /* The rest of a read, with the object's record and open file: its
  * conditions and range, then (GET_VERIFY) a check of the blocks it
- * sends. */
+ * sends. st: the file's stat, when its opener took one (NULL: none);
+ * mem: the object's bytes, checked (ocache_bytes), with fd -1 and no
+ * archive asked. */
 static void serve(struct target *t, struct http_req *r, const char *mkey, size_t klen,
-                  const char *cache, struct objmeta *m, int fd, int flags)
+                  const char *cache, struct objmeta *m, int fd, int flags,
+                  const struct stat *st, const char *mem)
 {
-    struct range g = {0, m->size, 0, 0, 0, 0, ""};
+    struct range g = {0, m->size, 0, 0, 0, 0, "", 0, {0}};
+    if (st) {
+        g.st = *st;
+        g.st_known = 1;
+    }
     if (!target_routed_allows(r, mkey, m)) {
-        close(fd);               /* the record served decides, not one looked at before */
+        fd_close(fd);            /* the record served decides, not one looked at before */
         err_reply(r, S3E_ACCESS_DENIED, "Access Denied");
         return;
     }
@@ -433,26 +473,29 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
     objmeta_etag(m, etag, sizeof(etag));
     int cond = check_conditions(r, m, etag);
     if (cond) {
-        close(fd);
+        fd_close(fd);
         object_headers(r, mkey, klen, cache, m);
         reply_condition(r, cond);
         return;
     }
     int part = target_is_s3(r) ? partsizes_range(r, m, &g.off, &g.len) : 0;
     if (part < 0) {
-        close(fd);
+        fd_close(fd);
         return;                  /* answered */
     }
     g.rg = part ? part == 1 : hdr_parse_range(http_req_header(r, "Range"), m->size, &g.off, &g.len);
     if (g.rg < 0) {
-        close(fd);
+        fd_close(fd);
         object_headers(r, mkey, klen, cache, m);
         http_resp_header(r, "Content-Range", "bytes */%llu", (unsigned long long)m->size);
         http_reply_error(r, 416, "range not satisfiable for %llu bytes",
                          (unsigned long long)m->size);
         return;
     }
-    send_checked(t, r, mkey, klen, cache, m, fd, flags, &g);
+    if (mem)
+        send_object(t, r, mkey, klen, cache, m, -1, &g, mem);
+    else
+        send_checked(t, r, mkey, klen, cache, m, fd, flags, &g);
 }
 
 /* g's bytes, once (GET_VERIFY) the blocks they are in are checked. */
@@ -464,13 +507,16 @@ static void send_checked(struct target *t, struct http_req *r, const char *mkey,
     if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) && g->len && m->size <= SMALL_MAX) {
         if (!check_small(t, r, mkey, klen, m, fd, flags, &mem))
             return;              /* answered */
+        if (g->st_known)         /* later reads of it may take these bytes */
+            ocache_keep_bytes(&t->store, mkey, klen, m, &g->st, mem);
     } else if (r->method != HTTP_M_HEAD && (flags & GET_VERIFY) &&
                !check_range(t, r, mkey, klen, cache, m, fd, flags, g)) {
         return;                  /* checking on, or answered */
     }
     struct stat st;
-    if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) && !fstat(fd, &st))
-        vmap_forget(&st);        /* what it loads is nobody's checked */
+    if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) &&
+        (g->st_known || !fstat(fd, &st)))
+        vmap_forget(g->st_known ? &g->st : &st);   /* what it loads is nobody's checked */
     send_object(t, r, mkey, klen, cache, m, fd, g, mem);
 }
 
@@ -478,7 +524,7 @@ void get_member(struct target *t, struct http_req *r, const char *mkey, size_t k
                 const char *cache, struct objmeta *m, int fd, int flags, uint64_t off,
                 uint64_t size, const char *etag)
 {
-    struct range g = {off, size, 0, 1, off, size, ""};
+    struct range g = {off, size, 0, 1, off, size, "", 0, {0}};
     snprintf(g.etag, sizeof(g.etag), "%s", etag);
     uint64_t ro, rl;
     g.rg = hdr_parse_range(http_req_header(r, "Range"), size, &ro, &rl);
@@ -544,7 +590,7 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
     if (mem) {
         if (r->method != HTTP_M_HEAD)
             http_resp_write(r, mem + off, (size_t)len);
-        close(fd);
+        fd_close(fd);
     } else {
         http_resp_file(r, fd, (int64_t)off, (int64_t)len);
     }

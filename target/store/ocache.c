@@ -14,6 +14,15 @@
  * of up to 256 KiB are kept (for larger ones the open is lost in the
  * transfer).
  *
+ * The bytes of a small object (up to OC_MEM_MAX), once a read checked
+ * them against the record's checksum, may be kept with its entry, within
+ * OC_MEM_BUDGET bytes per thread, and answer later reads without a read
+ * of the file or a hash. They are served only while the entry vouches
+ * for its record, of the same uid, and while the file is still linked, of
+ * the record's size and with the change time it had before those bytes
+ * were read (fstat, as for a descriptor): a file written over in place
+ * (or otherwise changed) goes back to the drive and its check.
+ *
  * A deleted or overwritten object's file must not stay open here, or its
  * space is not freed: the write may come on another worker, so each
  * worker lets go of its own. Each call looks at one other entry in turn
@@ -45,6 +54,8 @@
                                   * space stays taken while it is held */
 
 #define OC_SWEEP_MS 1000         /* the whole cache looked at, on each worker */
+#define OC_MEM_MAX (32u << 10)   /* an object's bytes kept in memory: up to this size */
+#define OC_MEM_BUDGET (16u << 20) /* per thread, in all */
 
 static int n_slots;              /* per thread; 0: no cache (ocache_init) */
 
@@ -56,15 +67,29 @@ struct oc_ent {
     char *val;                   /* the record, encoded */
     size_t vl;
     int fd;
+    char *mem;                   /* the file's bytes, checked; NULL: not kept */
+    size_t msize;
+    struct timespec mctime;      /* the file's change time before they were read */
 };
 
 static __thread struct oc_ent *slots;
 static __thread char *enc;       /* OBJMETA_MAX bytes: a record being encoded */
+static __thread size_t mem_used; /* bytes kept in this thread's entries */
+
+static void mem_drop(struct oc_ent *e)
+{
+    if (e->mem) {
+        mem_used -= e->msize;
+        free(e->mem);
+        e->mem = NULL;
+    }
+}
 
 static void ent_drop(struct oc_ent *e)
 {
     if (!e->mp)
         return;
+    mem_drop(e);
     close(e->fd);
     free(e->mkey);
     free(e->val);
@@ -165,19 +190,67 @@ void ocache_stop(struct event *sweeper)
     enc = NULL;
 }
 
-int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m)
+/* mkey's entry on this thread (*at; NULL: none), and whether it vouches
+ * for its record (into m) on the drive that holds mkey now. */
+static int ent_find(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
+                    struct oc_ent **at)
 {
     struct oc_ent *e = slot_of(mkey, klen);
     if (e)
         sweep_one();
+    *at = NULL;
     if (!e || !e->mp || e->klen != klen || memcmp(e->mkey, mkey, klen))
-        return -1;
-    struct store_mp *mp = store_pick(s, mkey, klen);
+        return 0;
+    *at = e;
+    return e->mp == store_pick(s, mkey, klen) && ent_current(e) &&
+           objmeta_decode(e->val, e->vl, m) == 0;
+}
+
+/* Is e's file still linked and of m's size? st: its stat. */
+static int file_good(const struct oc_ent *e, const struct objmeta *m, struct stat *st)
+{
+    return fstat(e->fd, st) == 0 && st->st_nlink > 0 && (uint64_t)st->st_size == m->size;
+}
+
+int ocache_bytes(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
+                 const char **mem)
+{
+    struct oc_ent *e;
     struct stat st;
-    int good = e->mp == mp && ent_current(e) && objmeta_decode(e->val, e->vl, m) == 0 &&
-               fstat(e->fd, &st) == 0 && st.st_nlink > 0 && (uint64_t)st.st_size == m->size;
+    if (!ent_find(s, mkey, klen, m, &e) || !e->mem)
+        return 0;
+    if (!file_good(e, m, &st) || e->msize != m->size || st.st_ctim.tv_sec != e->mctime.tv_sec ||
+        st.st_ctim.tv_nsec != e->mctime.tv_nsec) {
+        mem_drop(e);             /* the file changed: back to it and its check */
+        return 0;
+    }
+    *mem = e->mem;
+    return 1;
+}
+
+void ocache_keep_bytes(struct store *s, const char *mkey, size_t klen, const struct objmeta *m,
+                       const struct stat *st, const char *bytes)
+{
+    struct objmeta cur;
+    struct oc_ent *e;
+    if (m->size > OC_MEM_MAX || mem_used + m->size > OC_MEM_BUDGET ||
+        !ent_find(s, mkey, klen, &cur, &e) || e->mem || cur.uid != m->uid ||
+        cur.size != m->size)
+        return;
+    e->mem = xmalloc(m->size ? m->size : 1);
+    memcpy(e->mem, bytes, m->size);
+    e->msize = m->size;
+    e->mctime = st->st_ctim;
+    mem_used += m->size;
+}
+
+int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
+                struct stat *st)
+{
+    struct oc_ent *e;
+    int good = ent_find(s, mkey, klen, m, &e) && file_good(e, m, st);
     int fd = good ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
-    if (fd < 0)
+    if (fd < 0 && e)
         ent_drop(e);
     return fd;
 }

@@ -13,13 +13,26 @@ struct event_base;
 struct store;
 struct store_mp;
 struct objmeta;
+struct stat;
 
 /* Size the caches for threads threads, raising the soft limit of open
  * files to the hard one (at start-up, before the threads run). */
 void ocache_init(int threads);
-/* mkey's record into m and a new descriptor of its data file, from this
- * thread's cache: the fd, or -1 when the cache cannot vouch for them. */
-int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m);
+/* mkey's record into m, a new descriptor of its data file and the file's
+ * stat of this moment into st, from this thread's cache: the fd, or -1
+ * when the cache cannot vouch for them. */
+int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
+                struct stat *st);
+/* A small object's bytes kept by ocache_keep_bytes, when they may answer
+ * a read of mkey now: 1, its record into m and *mem its m->size bytes
+ * (until the next call into this thread's cache); 0 when not. */
+int ocache_bytes(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
+                 const char **mem);
+/* Keep bytes, the whole data of mkey's version m, checked against its
+ * checksum, with this thread's entry of that version (if it has one and
+ * they fit); st: the file's stat taken before they were read. */
+void ocache_keep_bytes(struct store *s, const char *mkey, size_t klen, const struct objmeta *m,
+                       const struct stat *st, const char *bytes);
 /* Keep mkey's record m and its data file fd (not taken) as read from mp,
  * whose object writes stood at gen (store_wgen) before the record was
  * read. */

@@ -1,5 +1,6 @@
 """Restarts, kill -9 during PUTs, short bodies, full disks, membership changes."""
 import hashlib
+import http.client
 import os
 import signal
 import socket
@@ -204,6 +205,54 @@ def test_missing_or_short_data_file_is_never_served():
         assert r.status_code == 200 and r.content == body["fine"]
         logs = open(os.path.join(c.data, "logs", "t0.log")).read()
         assert "object shoal/dmg/gone: its data file is missing or short" in logs
+    finally:
+        assert not c.cleanup()
+
+
+def test_kept_small_bytes_follow_their_file():
+    """A small object read and checked once answers later reads on the
+    same worker from the bytes it kept (GET, HEAD and a range alike); a
+    flip written into its file in place is a 500 on the next read there,
+    the bytes made right again are served again, and a new version
+    replaces them."""
+    c = Cluster(targets=1, mountpaths=1).start()
+    try:
+        assert c.http.put(c.url + "/v1/buckets/kb").status_code == 201
+        root = os.path.join(c.data, "t0", "mp0", "data")
+        body = os.urandom(4096)
+        path = "/v1/objects/kb/small"
+        assert c.http.put(c.url + path, body).status_code == 201
+        f = [os.path.join(d, n) for d, _, fs in os.walk(root) for n in fs]
+        assert len(f) == 1
+        # one connection: one worker, whose cache holds the bytes
+        u = urllib.parse.urlsplit(c.node_url("t0"))
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+
+        def ask(method="GET", headers=None):
+            conn.request(method, path, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, r.read(), r
+        for _ in range(3):
+            assert ask()[:2] == (200, body)
+        st, _, r = ask("HEAD")
+        assert st == 200 and r.getheader("Content-Length") == "4096"
+        st, got, _ = ask(headers={"Range": "bytes=10-19"})
+        assert st == 206 and got == body[10:20]
+        time.sleep(0.05)            # a change time of its own
+        with open(f[0], "r+b") as fh:
+            fh.seek(100)
+            fh.write(bytes(x ^ 0xff for x in body[100:116]))
+        st, got, _ = ask()
+        assert st == 500 and b"does not match its checksum" in got, got
+        with open(f[0], "r+b") as fh:
+            fh.seek(100)
+            fh.write(body[100:116])
+        assert ask()[:2] == (200, body)
+        assert ask()[:2] == (200, body)
+        new = os.urandom(3000)
+        assert c.http.put(c.url + path, new).status_code == 201
+        assert ask()[:2] == (200, new)
+        conn.close()
     finally:
         assert not c.cleanup()
 

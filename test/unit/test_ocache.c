@@ -34,9 +34,16 @@ static int put(struct store *s, const char *mkey, size_t kl, const char *body, s
 static const char *cached(struct store *s, const char *mkey, size_t kl, struct objmeta *m)
 {
     static char buf[64];
-    int fd = ocache_open(s, mkey, kl, m);
+    struct stat st, own;
+    int fd = ocache_open(s, mkey, kl, m, &st);
     if (fd < 0)
         return "";
+    /* the stat handed back is the given file's, of the record's size */
+    if (fstat(fd, &own) || own.st_ino != st.st_ino || own.st_dev != st.st_dev ||
+        (uint64_t)st.st_size != m->size) {
+        close(fd);
+        return "(another file's stat)";
+    }
     ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
     close(fd);
     buf[n > 0 ? n : 0] = '\0';
@@ -148,6 +155,40 @@ int main(void)
     CHECK(put(&s, a, ka, "sixth", m) == 0);
     CHECK(deleted_open() == 1);
     CHECK(ocache_sweep() == 1 && deleted_open() == 0);
+
+    /* kept bytes: none before they are kept, then served while the file
+     * stands as it was; its own version only; gone with a write on the
+     * drive, with a change to the file in place, and with the entry */
+    const char *mem = NULL;
+    CHECK(put(&s, a, ka, "seventh", m) == 0);
+    read_and_keep(&s, a, ka);
+    CHECK(!ocache_bytes(&s, a, ka, m, &mem));
+    struct stat st;
+    CHECK(store_get(&s, mp, a, ka, m) == 0);
+    store_data_path(mp, a, ka, m->uid, path, sizeof(path));
+    CHECK(stat(path, &st) == 0);
+    struct objmeta *older = xmalloc(sizeof(*older));
+    *older = *m;
+    older->uid ^= 1;                                   /* another version's bytes */
+    ocache_keep_bytes(&s, a, ka, older, &st, "SEVENTH");
+    CHECK(!ocache_bytes(&s, a, ka, m, &mem));
+    ocache_keep_bytes(&s, a, ka, m, &st, "seventh");
+    CHECK(ocache_bytes(&s, a, ka, m, &mem) && m->size == 7 && !memcmp(mem, "seventh", 7));
+    CHECK(ocache_bytes(&s, a, ka, m, &mem) && !memcmp(mem, "seventh", 7));
+    usleep(20000);                                     /* a later change time */
+    int wfd = open(path, O_WRONLY);
+    CHECK(wfd >= 0 && pwrite(wfd, "S", 1, 0) == 1);
+    close(wfd);
+    CHECK(!ocache_bytes(&s, a, ka, m, &mem));          /* back to the file */
+    CHECK(!strcmp(cached(&s, a, ka, m), "Seventh"));
+    CHECK(stat(path, &st) == 0);
+    ocache_keep_bytes(&s, a, ka, m, &st, "Seventh");
+    CHECK(ocache_bytes(&s, a, ka, m, &mem) && !memcmp(mem, "Seventh", 7));
+    CHECK(put(&s, b, kb, "write", other) == 0);        /* the drive written */
+    CHECK(!ocache_bytes(&s, a, ka, m, &mem));
+    read_and_keep(&s, a, ka);
+    CHECK(!ocache_bytes(&s, a, ka, m, &mem));          /* a new entry keeps none */
+    free(older);
 
     free(other);
     free(m);
