@@ -48,7 +48,7 @@
 #include "store.h"
 #include "util.h"
 
-#define OC_SLOTS_MAX 1024        /* per thread: its open files at most */
+#define OC_SLOTS_MAX 4096        /* per thread: its open files at most (even: pairs) */
 #define OC_SIZE_MAX (256u << 10) /* larger files are opened per read: their transfer
                                   * costs more than the open, and a removed file's
                                   * space stays taken while it is held */
@@ -70,11 +70,13 @@ struct oc_ent {
     char *mem;                   /* the file's bytes, checked; NULL: not kept */
     size_t msize;
     struct timespec mctime;      /* the file's change time before they were read */
+    uint64_t used;               /* when it was last made or found (uses) */
 };
 
 static __thread struct oc_ent *slots;
 static __thread char *enc;       /* OBJMETA_MAX bytes: a record being encoded */
 static __thread size_t mem_used; /* bytes kept in this thread's entries */
+static __thread uint64_t uses;   /* entries made or found on this thread */
 
 static void mem_drop(struct oc_ent *e)
 {
@@ -111,18 +113,38 @@ void ocache_init(int threads)
             rl.rlim_cur = 0;
     }
     rlim_t share = rl.rlim_cur / 4 / (rlim_t)(threads > 0 ? threads : 1);
-    n_slots = share > OC_SLOTS_MAX ? OC_SLOTS_MAX : (int)share;
+    n_slots = share > OC_SLOTS_MAX ? OC_SLOTS_MAX : (int)share & ~1;   /* pairs */
     if (n_slots < 16)
         n_slots = 0;             /* too few to be worth it */
 }
 
-static struct oc_ent *slot_of(const char *mkey, size_t klen)
+/* The two neighbouring slots mkey may sit in (the first), or NULL. Two
+ * ways, so that two names of one hash do not push each other out on
+ * every read. */
+static struct oc_ent *pair_of(const char *mkey, size_t klen)
 {
     if (!n_slots)
         return NULL;
     if (!slots)
         slots = xcalloc((size_t)n_slots, sizeof(*slots));
-    return &slots[XXH3_64bits(mkey, klen) % (uint64_t)n_slots];
+    return &slots[2 * (XXH3_64bits(mkey, klen) % (uint64_t)(n_slots / 2))];
+}
+
+static int holds(const struct oc_ent *e, const char *mkey, size_t klen)
+{
+    return e->mp && e->klen == klen && !memcmp(e->mkey, mkey, klen);
+}
+
+/* Where an entry of mkey goes: the slot of the pair that holds it, else
+ * an empty one, else the one used longer ago. */
+static struct oc_ent *slot_for(struct oc_ent *p, const char *mkey, size_t klen)
+{
+    for (int i = 0; i < 2; i++)
+        if (holds(&p[i], mkey, klen))
+            return &p[i];
+    if (!p[0].mp || !p[1].mp)
+        return !p[0].mp ? &p[0] : &p[1];
+    return p[0].used <= p[1].used ? &p[0] : &p[1];
 }
 
 /* Is e still good for its drive (no object write since it was made)? */
@@ -195,13 +217,15 @@ void ocache_stop(struct event *sweeper)
 static int ent_find(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
                     struct oc_ent **at)
 {
-    struct oc_ent *e = slot_of(mkey, klen);
-    if (e)
+    struct oc_ent *p = pair_of(mkey, klen), *e = NULL;
+    if (p) {
         sweep_one();
-    *at = NULL;
-    if (!e || !e->mp || e->klen != klen || memcmp(e->mkey, mkey, klen))
-        return 0;
+        e = holds(&p[0], mkey, klen) ? &p[0] : holds(&p[1], mkey, klen) ? &p[1] : NULL;
+    }
     *at = e;
+    if (!e)
+        return 0;
+    e->used = ++uses;
     return e->mp == store_pick(s, mkey, klen) && ent_current(e) &&
            objmeta_decode(e->val, e->vl, m) == 0;
 }
@@ -258,7 +282,8 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *
 void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
                 const struct objmeta *m, int fd)
 {
-    struct oc_ent *e = m->size <= OC_SIZE_MAX ? slot_of(mkey, klen) : NULL;
+    struct oc_ent *p = m->size <= OC_SIZE_MAX ? pair_of(mkey, klen) : NULL;
+    struct oc_ent *e = p ? slot_for(p, mkey, klen) : NULL;
     int mine = e ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (mine < 0)
         return;
@@ -273,5 +298,6 @@ void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen
     e->klen = klen;
     e->gen = gen;
     e->fd = mine;
+    e->used = ++uses;
     e->mp = mp;
 }
