@@ -135,13 +135,19 @@ static int holds(const struct oc_ent *e, const char *mkey, size_t klen)
     return e->mp && e->klen == klen && !memcmp(e->mkey, mkey, klen);
 }
 
+/* The slot of pair p that holds mkey, or NULL. */
+static struct oc_ent *held(struct oc_ent *p, const char *mkey, size_t klen)
+{
+    return holds(&p[0], mkey, klen) ? &p[0] : holds(&p[1], mkey, klen) ? &p[1] : NULL;
+}
+
 /* Where an entry of mkey goes: the slot of the pair that holds it, else
  * an empty one, else the one used longer ago. */
 static struct oc_ent *slot_for(struct oc_ent *p, const char *mkey, size_t klen)
 {
-    for (int i = 0; i < 2; i++)
-        if (holds(&p[i], mkey, klen))
-            return &p[i];
+    struct oc_ent *e = held(p, mkey, klen);
+    if (e)
+        return e;
     if (!p[0].mp || !p[1].mp)
         return !p[0].mp ? &p[0] : &p[1];
     return p[0].used <= p[1].used ? &p[0] : &p[1];
@@ -220,7 +226,7 @@ static int ent_find(struct store *s, const char *mkey, size_t klen, struct objme
     struct oc_ent *p = pair_of(mkey, klen), *e = NULL;
     if (p) {
         sweep_one();
-        e = holds(&p[0], mkey, klen) ? &p[0] : holds(&p[1], mkey, klen) ? &p[1] : NULL;
+        e = held(p, mkey, klen);
     }
     *at = e;
     if (!e)
