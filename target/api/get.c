@@ -169,6 +169,17 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
                         const char *cache, const struct objmeta *m, int fd, const struct range *g,
                         const char *mem);
 
+/* The stat of g's open file fd: the one its opener took, else a new
+ * one; 0, or -1 when fstat fails. */
+static int range_stat(const struct range *g, int fd, struct stat *st)
+{
+    if (g->st_known) {
+        *st = g->st;
+        return 0;
+    }
+    return fstat(fd, st);
+}
+
 /* fd, when there is one (a read from kept bytes has none) */
 static void fd_close(int fd)
 {
@@ -330,9 +341,7 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
 {
     struct stat st;
     struct vmap_plan p;
-    if (g->st_known) {
-        st = g->st;
-    } else if (fstat(fd, &st)) {
+    if (range_stat(g, fd, &st)) {
         close(fd);
         check_failed(t, r, mkey, klen, m, flags, -EIO);
         return 0;
@@ -514,9 +523,8 @@ static void send_checked(struct target *t, struct http_req *r, const char *mkey,
         return;                  /* checking on, or answered */
     }
     struct stat st;
-    if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) &&
-        (g->st_known || !fstat(fd, &st)))
-        vmap_forget(g->st_known ? &g->st : &st);   /* what it loads is nobody's checked */
+    if (r->method != HTTP_M_HEAD && !(flags & GET_VERIFY) && !range_stat(g, fd, &st))
+        vmap_forget(&st);        /* what it loads is nobody's checked */
     send_object(t, r, mkey, klen, cache, m, fd, g, mem);
 }
 
