@@ -9,6 +9,14 @@
  * 100 Continue, say) starts the set afresh, and on_headers fires at the
  * blank line that ends a final (>= 200) response's headers.
  *
+ * Body pieces come from curl 16 KiB at a time (CURL_MAX_WRITE_SIZE,
+ * whatever the receive buffer); they are gathered per transfer, up to
+ * STAGE_MAX, and handed to on_data when that is full or when the curl
+ * call that received them returns (and before on_done): a consumer
+ * writing them to a file or a socket makes one call per read of the
+ * socket, not one per 16 KiB. on_data then runs outside curl, so what it
+ * does that would re-enter curl (a resume) waits for the loop.
+ *
  * Every transfer is counted as it ends, by backend (the URL's host and
  * port) and operation (the method): requests, errors (failed transfers,
  * 5xx, and 4xx but 404 and 412, which are answers), bytes each way and
@@ -27,12 +35,15 @@
 #include "metrics.h"
 #include "util.h"
 
+#define STAGE_MAX (256u << 10)   /* body bytes gathered before on_data */
+
 struct curlclient {
     struct event_base *base;
     CURLM *multi;
     struct event *timer;
     int running;
     struct curlclient_xfer *xfers; /* in flight, for curlclient_free */
+    int delivering;              /* an on_data runs: curl is not to be re-entered */
 };
 
 struct curlclient_xfer {
@@ -48,6 +59,8 @@ struct curlclient_xfer {
     int follow;                  /* redirects are followed: theirs are not the answer */
     int stopped;                 /* a callback asked to stop */
     int pause_bits;              /* CURLPAUSE_RECV when in force */
+    char *stage;                 /* body bytes not yet given to on_data */
+    size_t staged, stage_cap;
     char errbuf[CURL_ERROR_SIZE];
     char labels[180];            /* "backend,provider,op" of the metrics */
     char where[150];             /* "backend,provider" */
@@ -130,7 +143,49 @@ static void xfer_free(struct curlclient_xfer *x)
     for (int i = 0; i < x->n_rh; i++)
         free(x->rh[i]);
     free(x->rh);
+    free(x->stage);
     free(x);
+}
+
+/* The body bytes x gathered go to its on_data: 0, or -1 when it asked to
+ * stop (curl is told at its next piece, or sees the end as cancelled). */
+static int deliver(struct curlclient_xfer *x)
+{
+    if (!x->staged)
+        return x->stopped ? -1 : 0;
+    size_t n = x->staged;
+    x->staged = 0;
+    if (x->stopped)
+        return -1;
+    struct curlclient *c = x->c;
+    int was = c->delivering;
+    c->delivering = 1;
+    int rc = x->ops->on_data(x->arg, x, x->stage, n);
+    c->delivering = was;
+    if (rc)
+        x->stopped = 1;
+    return rc ? -1 : 0;
+}
+
+/* After a curl call: every transfer's gathered bytes are delivered. One
+ * that stops here, outside curl's callbacks, is unpaused so that curl
+ * comes back to it and aborts it at its next piece. */
+static void deliver_all(struct curlclient *c)
+{
+    for (struct curlclient_xfer *x = c->xfers; x; x = x->next) {
+        if (x->staged && deliver(x) && x->pause_bits) {
+            x->pause_bits = 0;
+            curl_easy_pause(x->easy, CURLPAUSE_CONT);
+            event_active(c->timer, EV_TIMEOUT, 0);
+        }
+    }
+}
+
+/* curl_multi_socket_action, then what it received goes to its consumers. */
+static void act(struct curlclient *c, curl_socket_t fd, int action)
+{
+    curl_multi_socket_action(c->multi, fd, action, &c->running);
+    deliver_all(c);
 }
 
 static void check_done(struct curlclient *c)
@@ -142,6 +197,7 @@ static void check_done(struct curlclient *c)
             continue;
         struct curlclient_xfer *x;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        deliver(x);              /* the body's last bytes before its end */
         CURLcode res = m->data.result;
         long status = 0;
         if (res == CURLE_OK)
@@ -166,7 +222,7 @@ static void ev_cb(evutil_socket_t fd, short what, void *arg)
     struct curlclient *c = arg;
     int action = ((what & EV_READ) ? CURL_CSELECT_IN : 0) |
                  ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-    curl_multi_socket_action(c->multi, fd, action, &c->running);
+    act(c, fd, action);
     /* The timer stays as curl last set it: a callback run from check_done
      * may have started a transfer that needs it. */
     check_done(c);
@@ -177,7 +233,7 @@ static void timer_ev_cb(evutil_socket_t fd, short what, void *arg)
     struct curlclient *c = arg;
     (void)fd;
     (void)what;
-    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &c->running);
+    act(c, CURL_SOCKET_TIMEOUT, 0);
     check_done(c);
 }
 
@@ -270,10 +326,31 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
     struct curlclient_xfer *x = arg;
     size_t len = size * n;
-    if (x->ops->on_data && x->ops->on_data(x->arg, x, p, len)) {
-        x->stopped = 1;
-        return 0;
+    if (!x->ops->on_data)
+        return len;
+    if (x->staged + len > STAGE_MAX && deliver(x))
+        return 0;                /* curl aborts the transfer */
+    if (len > STAGE_MAX / 2) {   /* large already: no copy */
+        if (deliver(x))
+            return 0;
+        x->c->delivering++;
+        int rc = x->ops->on_data(x->arg, x, p, len);
+        x->c->delivering--;
+        if (rc)
+            x->stopped = 1;
+        return rc ? 0 : len;
     }
+    if (x->stopped)
+        return 0;
+    if (x->staged + len > x->stage_cap) {
+        size_t cap = x->stage_cap ? x->stage_cap : 32u << 10;
+        while (cap < x->staged + len)
+            cap *= 2;
+        x->stage = xrealloc(x->stage, cap);
+        x->stage_cap = cap;
+    }
+    memcpy(x->stage + x->staged, p, len);
+    x->staged += len;
     return len;
 }
 
@@ -408,8 +485,10 @@ static void set_pause(struct curlclient_xfer *x, int bits)
     int unpausing = (x->pause_bits & ~bits) != 0;
     x->pause_bits = bits;
     curl_easy_pause(x->easy, bits);
-    if (unpausing)
-        curl_multi_socket_action(x->c->multi, CURL_SOCKET_TIMEOUT, 0, &x->c->running);
+    if (unpausing && x->c->delivering)
+        event_active(x->c->timer, EV_TIMEOUT, 0); /* the loop lets curl move, not us */
+    else if (unpausing)
+        act(x->c, CURL_SOCKET_TIMEOUT, 0);
 }
 
 void curlclient_pause(struct curlclient_xfer *x)
