@@ -109,6 +109,7 @@ struct thread {
     pthread_mutex_t mu;          /* guards st against the stats reader */
     struct opstats st[OP_N];
     int live;
+    uint64_t done_us;            /* when its last worker stopped (now_us), 0 before */
     uint64_t rng;
 };
 

@@ -6,7 +6,8 @@
  * (random, in order, or the epoch's permutation), the op and the PUT size,
  * and hands the request to the client. The main thread meanwhile polls
  * every 50 ms: it ends the run at the duration or ^C and prints the live
- * lines (report.c).
+ * lines (report.c). A run's time ends when its last worker stopped, as
+ * that worker's thread noted, not at the poll that saw it.
  *
  * Threads: worker_next runs on the worker's loop thread; worker_run and
  * worker_interrupt on the main thread (the latter as a signal handler).
@@ -121,21 +122,27 @@ void worker_free(void)
     n_written = 0;
 }
 
+/* A worker of t has nothing more to do; the last one ends t's loop and
+ * notes when, so that a run's time is its work's, not the next poll's. */
+static void worker_stop(struct thread *t)
+{
+    if (--t->live == 0) {
+        __atomic_store_n(&t->done_us, now_us(), __ATOMIC_RELEASE);
+        event_base_loopexit(t->base, NULL);
+    }
+}
+
 void worker_next(struct worker *w)
 {
     struct thread *t = w->t;
     if (__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
-        t->live--;
-        if (t->live == 0)
-            event_base_loopexit(t->base, NULL);
+        worker_stop(t);
         return;
     }
     int64_t i = __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
     if (i >= total_ops_cap) {
         __atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
-        t->live--;
-        if (t->live == 0)
-            event_base_loopexit(t->base, NULL);
+        worker_stop(t);
         return;
     }
     int64_t pos;
@@ -271,7 +278,17 @@ double worker_run(struct opstats res[OP_N], int live_stats)
     for (int i = 0; i < opt.threads; i++)
         if (threads[i].n)
             pthread_join(threads[i].tid, NULL);
-    double secs = (now_us() - t0) / 1e6;
+    /* the end is the last thread's, not this loop's poll (up to 50 ms on) */
+    uint64_t end = 0;
+    int all = 1;
+    for (int i = 0; i < opt.threads; i++) {
+        uint64_t d = __atomic_load_n(&threads[i].done_us, __ATOMIC_ACQUIRE);
+        if (threads[i].n && !d)
+            all = 0;
+        else if (d > end)
+            end = d;
+    }
+    double secs = ((all && end > t0 ? end : now_us()) - t0) / 1e6;
     if (tty && !opt.json && live_stats)
         fprintf(stderr, "\r%40s\r", "");
     report_collect(res);
