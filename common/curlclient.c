@@ -153,15 +153,24 @@ static int deliver(struct curlclient_xfer *x)
 {
     if (!x->staged)
         return x->stopped ? -1 : 0;
-    size_t n = x->staged;
+    size_t n = x->staged, cap = x->stage_cap;
+    char *p = x->stage;
     x->staged = 0;
     if (x->stopped)
         return -1;
-    struct curlclient *c = x->c;
-    int was = c->delivering;
-    c->delivering = 1;
-    int rc = x->ops->on_data(x->arg, x, x->stage, n);
-    c->delivering = was;
+    /* the buffer is on_data's while it runs: a piece curl hands over
+     * meanwhile (an unpause inside it) is gathered into another */
+    x->stage = NULL;
+    x->stage_cap = 0;
+    x->c->delivering++;
+    int rc = x->ops->on_data(x->arg, x, p, n);
+    x->c->delivering--;
+    if (x->stage) {
+        free(p);
+    } else {
+        x->stage = p;
+        x->stage_cap = cap;
+    }
     if (rc)
         x->stopped = 1;
     return rc ? -1 : 0;
