@@ -48,6 +48,27 @@ def test_cold_then_warm(s3, cl, size):
     assert gets_of(s3, "remote", key) == 1
 
 
+def test_cold_get_to_a_slow_reader(s3, cl):
+    """A cold GET read slowly: the backend transfer is paused and resumed
+    as the client's output passes 8 MiB and drains, with its pieces
+    gathered between curl's calls; every byte arrives in order."""
+    data = os.urandom(40 << 20)
+    key = "cw/slow-reader"
+    s3.client().put_object(Bucket="remote", Key=key, Body=data)
+    h = hashlib.sha256()
+    with requests.get(url(cl, "remote", key), stream=True, timeout=60) as r:
+        assert r.status_code == 200 and r.headers["X-Shoal-Cache"] == "miss"
+        for i, chunk in enumerate(r.iter_content(1 << 20)):
+            h.update(chunk)
+            if i < 40:
+                time.sleep(0.05)
+    assert h.digest() == hashlib.sha256(data).digest()
+    r = requests.get(url(cl, "remote", key))
+    assert r.status_code == 200 and r.headers["X-Shoal-Cache"] == "hit"
+    assert hashlib.sha256(r.content).digest() == hashlib.sha256(data).digest()
+    assert gets_of(s3, "remote", key) == 1
+
+
 def test_range_cold_and_warm(s3, cl):
     data = os.urandom(300000)
     s3.client().put_object(Bucket="remote", Key="rg/a", Body=data)
