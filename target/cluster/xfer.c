@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <event2/event.h>
+
 #include "bmd.h"
 #include "cmap.h"
 #include "err.h"
@@ -40,6 +42,7 @@
 
 #define XFER_IDLE_S 30           /* a receiver that takes nothing for this long fails */
 #define XFER_TIMEOUT_MS (6L * 3600 * 1000)
+#define XFER_BEHIND_TRIES 8      /* a receiver behind on buckets: asked again over ~7 s */
 
 int xfer_key_parts(const char *mkey, size_t klen, const char **provider, const char **bucket,
                    const char **name, size_t *nlen)
@@ -130,8 +133,12 @@ char *xfer_url(struct target *t, const char *method, const char *base, const cha
     size_t nl;
     xfer_key_parts(mkey, klen, &prov, &bucket, &name, &nl);
     char *en = http_pct_encode(name, nl, 1);
-    char *url = node_signed_urlf(&t->node, method, base, "/v1/internal/xfer/%s/%s?provider=%s&%s",
-                                 bucket, en, prov, query);
+    struct bmd *b = bmd_current();
+    long long bv = b ? (long long)b->snap.version : 0;
+    bmd_unref(b);
+    char *url = node_signed_urlf(&t->node, method, base,
+                                 "/v1/internal/xfer/%s/%s?provider=%s&bmd=%lld&%s", bucket, en,
+                                 prov, bv, query);
     free(en);
     return url;
 }
@@ -170,6 +177,7 @@ struct xfer {
     int urgent;                  /* a client waits: ahead of queued store work */
     int busy;                    /* the receiver said it serves clients */
     int had;                     /* the receiver had it already: nothing moved */
+    int behind;                  /* times the receiver did not know the bucket yet */
     int rc;
     char *meta;                  /* the encoded record, sent first */
     size_t meta_len, meta_sent;
@@ -408,6 +416,15 @@ static void ask_held(struct xfer *x)
     free(url);
 }
 
+static void opened(void *arg);
+
+static void send_again(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    opened(arg);
+}
+
 static void send_done(void *arg, struct nodeclient_xfer *hx, int status, const char *err)
 {
     struct xfer *x = arg;
@@ -426,6 +443,15 @@ static void send_done(void *arg, struct nodeclient_xfer *hx, int status, const c
             return;
         }
         xfer_finish(x, 0);
+        return;
+    }
+    if (status == 503 && x->behind < XFER_BEHIND_TRIES) {
+        /* it joined and its bucket metadata is on the way: again shortly */
+        long ms = 250L << (x->behind > 2 ? 2 : x->behind);   /* 250, 500, then 1,000 */
+        struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+        x->behind++;
+        x->meta_sent = 0;
+        event_base_once(x->lp.base, -1, EV_TIMEOUT, send_again, x, &tv);
         return;
     }
     if (x->what == XFER_OBJECT && status == 422) {
@@ -763,8 +789,20 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
     }
     struct bmd *b = bmd_current();
     int known = b && bmd_find(b, provider, on.bucket);
+    long long mine = b ? (long long)b->snap.version : 0;
     bmd_unref(b);
     if (!known) {
+        /* a sender with newer bucket metadata: this target has just joined
+         * and its copy is on the way (503: asked again) */
+        char num[24];
+        uint64_t theirs = 0;
+        int n = http_query_get(r, "bmd", num, sizeof(num));
+        if (n > 0 && !parse_u64(num, (size_t)n, &theirs) && (long long)theirs > mine) {
+            http_resp_header(r, "Retry-After", "1");
+            http_reply_error(r, 503, "bucket metadata v%llu is not here yet (v%lld)",
+                             (unsigned long long)theirs, mine);
+            return;
+        }
         http_reply_error(r, 404, "bucket '%s' not found", on.bucket);
         return;
     }

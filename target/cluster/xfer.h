@@ -25,6 +25,11 @@
  *          tombstone) is newer than V; answered once sent:
  *          {"sent": "object" | "tomb" | "none"}.
  *
+ * Every route carries &bmd=V, the sender's bucket metadata version: a
+ * receiver that does not know the bucket and is behind V (it has just
+ * joined; its copy is on the way) answers 503, and a send asks again a
+ * few times over about seven seconds; one that is not behind answers 404.
+ *
  * A sent object is dropped here once the receiver has it, if the
  * receiver owns the name under the map of that moment; a receiver that
  * does not (it asked with an older map, or a send crossed a map change)

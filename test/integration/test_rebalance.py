@@ -4,6 +4,7 @@ comes back with old copies, maintenance, decommission, and 503 (not 404)
 for names whose only holder is down."""
 import concurrent.futures
 import hashlib
+import hmac
 import os
 import time
 import urllib.parse
@@ -125,6 +126,33 @@ def test_join_moves_a_quarter_and_every_read_is_right(cl):
     assert 0 < job["moved"] <= on_new   # the rest came over by reads (get-from-neighbor)
     held = sum(node_objects(cl, "t%d" % i) for i in range(4))
     assert held == 2000          # moved, not copied
+
+
+def cluster_signed(cl, method, base, path_query):
+    """base + path_query signed with the cluster secret, as a node signs."""
+    secret = open(os.path.join(cl.data, "cluster.secret")).read().strip()
+    target = "%s&shoal_exp=%d" % (path_query, int(time.time()) + 60)
+    sig = hmac.new(secret.encode(), (method + "\n" + target).encode(), hashlib.sha256)
+    return "%s%s&shoal_sig=%s" % (base, target, sig.hexdigest())
+
+
+def test_a_target_behind_on_buckets_asks_senders_again(cl):
+    """A target that has just joined may get a rebalance send before the
+    bucket metadata that names its bucket: it answers 503 (the sender asks
+    again), and 404 only when the sender's metadata is no newer."""
+    t = cl.node_url("t0")
+    for newer, want in ((10 ** 6, 503), (0, 404)):
+        u = cluster_signed(cl, "PUT", t, "/v1/internal/xfer/nob/x?provider=shoal&bmd=%d"
+                           "&meta=1&version=1" % newer)
+        r = requests.put(u, data=b"x")
+        assert r.status_code == want, (newer, r.status_code, r.text)
+        if want == 503:
+            assert r.headers.get("Retry-After") == "1" and "not here yet" in r.text
+    # the route's own bucket is known: its metadata version does not matter
+    u = cluster_signed(cl, "GET", t, "/v1/internal/xfer/rb/x?provider=shoal&bmd=%d&held=1"
+                       % 10 ** 6)
+    r = requests.get(u)
+    assert r.status_code == 200 and r.json() == {"held": False}, r.text
 
 
 def owner_of(cl, bucket, name):
