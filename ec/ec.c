@@ -41,6 +41,12 @@ size_t ec_slice_len(uint64_t size, int d)
     return per ? (size_t)per : 64;
 }
 
+uint64_t ec_data_len(uint64_t size, uint64_t len, int i)
+{
+    uint64_t start = (uint64_t)i * len;
+    return start >= size ? 0 : size - start < len ? size - start : len;
+}
+
 int ec_encode(const struct ec_code *c, size_t len, const uint8_t *const *data,
               uint8_t *const *parity)
 {

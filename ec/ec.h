@@ -32,6 +32,11 @@ void ec_code_free(struct ec_code *c);
  * up to a multiple of 64 (ISA-L's vector width), at least 64. */
 size_t ec_slice_len(uint64_t size, int d);
 
+/* The bytes of data slice i of an object of size bytes, slices of len
+ * bytes: len, less for the one the object ends in, 0 past it (the rest of
+ * a data slice is zeros). */
+uint64_t ec_data_len(uint64_t size, uint64_t len, int i);
+
 /* parity[0..p-1] from data[0..d-1], each len bytes. 0, or -1 when len
  * is over EC_LEN_MAX. */
 int ec_encode(const struct ec_code *c, size_t len, const uint8_t *const *data,
