@@ -82,8 +82,14 @@ char *objects_url(const struct node *n, const struct cmap_node *owner, const cha
 {
     char *en = http_pct_encode(name, nlen, 1);
     char *path = xasprintf("/v1/objects/%s/%s", bucket, en);
-    char *url = node_signed_url(n, !strcmp(method, "HEAD") ? "GET" : method, owner->url, path,
-                                query);
+    /* the bucket metadata this proxy routed by: a target that joined a
+     * moment ago and has none as new says so (503), not "no such bucket" */
+    struct bmd *b = bmd_current();
+    long long v = b ? (long long)b->snap.version : 0;
+    bmd_unref(b);
+    char *q = query && query[0] ? xasprintf("%s&bmd=%lld", query, v) : xasprintf("bmd=%lld", v);
+    char *url = node_signed_url(n, !strcmp(method, "HEAD") ? "GET" : method, owner->url, path, q);
+    free(q);
     free(path);
     free(en);
     return url;

@@ -220,7 +220,19 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     struct bmd *b = bmd_current();
     const struct bmd_bucket *bk = b ? bmd_find(b, provider, on.bucket) : NULL;
     if (!bk) {
+        long long mine = b ? (long long)b->snap.version : 0;
         bmd_unref(b);
+        char num[24];
+        uint64_t theirs = 0;
+        int n = routed ? http_query_get(r, "bmd", num, sizeof(num)) : 0;
+        if (n > 0 && !parse_u64(num, (size_t)n, &theirs) && (long long)theirs > mine) {
+            /* routed by newer bucket metadata than this target has: it
+             * joined a moment ago and its copy is on the way */
+            http_resp_header(r, "Retry-After", "1");
+            err_reply(r, S3E_SERVICE_UNAVAILABLE, "bucket metadata v%llu is not here yet (v%lld)",
+                      (unsigned long long)theirs, mine);
+            return;
+        }
         err_reply(r, S3E_NO_SUCH_BUCKET, "bucket '%s' not found", on.bucket);
         return;
     }
