@@ -38,6 +38,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/uio.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -63,6 +64,7 @@
 #include "util.h"
 
 #define FEED_CHUNK (256 * 1024)     /* bytes handed to llhttp per call */
+#define READ_MIN (16 * 1024)        /* a read of a plain connection's socket takes at least */
 #define WRITE_MAX (2 << 20)         /* bytes written per callback */
 #define LINGER_S 2                  /* lingering close: read and drop for this long */
 
@@ -102,7 +104,7 @@ void http_req_pause(struct http_req *r)
     if (!c || c->read_paused)
         return;
     c->read_paused = 1;
-    bufferevent_disable(c->bev, EV_READ);
+    http_conn_read(c, 0);
 }
 
 void http_req_resume(struct http_req *r)
@@ -517,10 +519,7 @@ static void conn_process(struct http_conn *c)
     /* Reading stops while a request waits for its answer: the idle
      * timeout is for a silent client, and a client that half-closes after
      * its request still gets the answer. */
-    if (c->paused || c->read_paused || c->closing || c->aborting || c->body_out)
-        bufferevent_disable(c->bev, EV_READ);
-    else
-        bufferevent_enable(c->bev, EV_READ);
+    http_conn_read(c, !(c->paused || c->read_paused || c->closing || c->aborting || c->body_out));
     if (c->closing && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
         !c->lingering) {
         /* nothing left to send: go straight to the lingering close */
@@ -537,6 +536,78 @@ static void conn_read_cb(struct bufferevent *bev, void *arg)
         return;
     }
     conn_process(c);
+}
+
+static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
+
+void http_conn_read(struct http_conn *c, int on)
+{
+    if (!c->rev) {
+        if (on)
+            bufferevent_enable(c->bev, EV_READ);
+        else
+            bufferevent_disable(c->bev, EV_READ);
+        return;
+    }
+    if (on == c->reading)
+        return;
+    c->reading = on;
+    if (on)
+        event_add(c->rev, c->read_tv.tv_sec > 0 ? &c->read_tv : NULL);
+    else
+        event_del(c->rev);
+}
+
+void http_conn_read_timeout(struct http_conn *c, int secs)
+{
+    c->read_tv = (struct timeval){secs, 0};
+    if (!c->rev) {
+        bufferevent_set_timeouts(c->bev, secs > 0 ? &c->read_tv : NULL, NULL);
+        return;
+    }
+    if (c->reading) {            /* from now */
+        c->reading = 0;
+        http_conn_read(c, 1);
+    }
+}
+
+/* The socket is readable (or silent past read_tv): one read into the
+ * input's own memory, of as much as the last reads suggest, then the
+ * bytes go where the bufferevent's would have. */
+static void conn_readable(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_conn *c = arg;
+    if (what & EV_TIMEOUT) {
+        conn_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
+        return;
+    }
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer_iovec v[2];
+    evbuffer_unfreeze(in, 0);    /* a socket bufferevent freezes its input's end */
+    int nv = evbuffer_reserve_space(in, (ev_ssize_t)c->read_want, v, 2);
+    ssize_t n = nv > 0 ? readv(fd, (struct iovec *)v, nv) : -1;
+    int err = n < 0 ? (nv > 0 ? errno : ENOMEM) : 0;
+    size_t got = n > 0 ? (size_t)n : 0;
+    for (int i = 0; i < nv; i++) {
+        size_t k = got < v[i].iov_len ? got : v[i].iov_len;
+        v[i].iov_len = k;
+        got -= k;
+    }
+    if (nv > 0)
+        evbuffer_commit_space(in, v, nv);
+    evbuffer_freeze(in, 0);
+    if (n == 0 || (n < 0 && err != EAGAIN && err != EINTR)) {
+        errno = err;
+        conn_event_cb(c->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+        return;
+    }
+    if (n < 0)
+        return;
+    /* as much as came, twice over, next time: a body streams in large
+     * reads, a request head takes a small one */
+    size_t want = (size_t)n * 2;
+    c->read_want = want < READ_MIN ? READ_MIN : want > FEED_CHUNK ? FEED_CHUNK : want;
+    conn_read_cb(c->bev, c);
 }
 
 static void conn_resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -567,11 +638,13 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
         http_conn_finish(c);
         if (!c->tls)
             shutdown(bufferevent_getfd(bev), SHUT_WR);
-        struct timeval tv = {LINGER_S, 0};
-        bufferevent_set_timeouts(bev, &tv, NULL);
+        http_conn_read(c, 0);
+        if (c->rev)
+            bufferevent_set_timeouts(bev, NULL, NULL);
+        http_conn_read_timeout(c, LINGER_S);
         /* and at most that long in all, however the client trickles */
         deadline_set(c, LINGER_S);
-        bufferevent_enable(bev, EV_READ);
+        http_conn_read(c, 1);
         bufferevent_disable(bev, EV_WRITE);
         return;
     }
@@ -694,7 +767,7 @@ static void conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
     }
     log_debug("%s: request head not complete in %d s", c->peer, c->w->srv->o.header_timeout_s);
     conn_fail(c, 408, "request header timeout");
-    bufferevent_disable(c->bev, EV_READ);
+    http_conn_read(c, 0);
     deadline_set(c, LINGER_S);
     http_idle_add(c, 1);
 }
@@ -715,6 +788,8 @@ void http_conn_free(struct http_conn *c)
         http_conn_finish(c);
     }
     http_idle_del(c);
+    if (c->rev)
+        event_free(c->rev);
     event_free(c->resume_ev);
     event_free(c->deadline_ev);
     evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
@@ -772,7 +847,12 @@ void http_conn_new(struct http_worker *w, int fd, const char *peer)
     c->parser.data = c;
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
     struct timeval idle = {w->srv->o.idle_timeout_s, 0};
-    bufferevent_set_timeouts(c->bev, &idle, &idle);
+    if (!c->tls) {
+        c->rev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_readable, c);
+        c->read_want = READ_MIN;
+    }
+    http_conn_read_timeout(c, w->srv->o.idle_timeout_s);
+    bufferevent_set_timeouts(c->bev, c->tls ? &idle : NULL, &idle);
     /* The first request's head is due header_timeout_s after the accept;
      * the timer stops on the way, after HTTP_FRESH_IDLE_S, to list the
      * connection as idle if it has sent nothing yet. */
@@ -780,7 +860,7 @@ void http_conn_new(struct http_worker *w, int fd, const char *peer)
     deadline_set(c, c->fresh ? HTTP_FRESH_IDLE_S : w->srv->o.header_timeout_s);
     if (!c->tls)   /* on by default; see conn_flush_cb (OpenSSL's writes as it needs) */
         bufferevent_disable(c->bev, EV_WRITE);
-    bufferevent_enable(c->bev, EV_READ);
+    http_conn_read(c, 1);
 }
 
 int http_req_tls(const struct http_req *r)

@@ -84,6 +84,14 @@ struct http_conn {
     struct http_conn *idle_prev, *idle_next;
     int idle;                    /* on the idle list */
     uint64_t idle_since_ns;      /* mono_ns() when it got there; 0: close first */
+
+    /* Plain HTTP reads the socket itself (http_conn_read): libevent's
+     * socket bufferevent asks the kernel how much is readable
+     * (ioctl FIONREAD) before every read, a syscall a request. */
+    struct event *rev;           /* NULL: HTTPS, the bufferevent reads */
+    struct timeval read_tv;      /* a silent peer's timeout while reading */
+    int reading;                 /* rev is added */
+    size_t read_want;            /* bytes the next read may take (read_hint) */
 };
 
 
@@ -119,5 +127,10 @@ int http_listener_bind(struct http_server *s, int i, const struct sockaddr_in *s
 /* The head was parsed and the handler takes the body (httptake.c): hand it
  * the bytes that came with the head and the socket, reading nothing more. */
 void http_conn_hand_body(struct http_conn *c);
+/* Reading c's socket on (with its timeout, read_tv) or off: its own read
+ * event, or the bufferevent's for HTTPS. */
+void http_conn_read(struct http_conn *c, int on);
+/* The timeout of reading c, from the next time reading is turned on. */
+void http_conn_read_timeout(struct http_conn *c, int secs);
 
 #endif

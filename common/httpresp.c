@@ -260,7 +260,7 @@ void http_resp_abort(struct http_req *r)
     /* What was already queued goes out, then the connection closes short
      * of the promised length (or without the last chunk). */
     c->aborting = 1;
-    bufferevent_disable(c->bev, EV_READ);
+    http_conn_read(c, 0);
     /* Freed from the write callback, never here: the caller may be inside
      * one of this connection's callbacks (on_drain, say). */
     bufferevent_enable(c->bev, EV_WRITE);

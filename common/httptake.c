@@ -42,7 +42,7 @@ void http_conn_hand_body(struct http_conn *c)
     char *bytes = xmalloc(pre + 1);
     evbuffer_remove(in, bytes, pre);
     c->body_out = 2;
-    bufferevent_disable(c->bev, EV_READ);
+    http_conn_read(c, 0);
     r->on_taken(r, bytes, pre, bufferevent_getfd(c->bev), clen - pre);
     free(bytes);
 }
