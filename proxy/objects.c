@@ -87,7 +87,8 @@ char *objects_url(const struct node *n, const struct cmap_node *owner, const cha
     struct bmd *b = bmd_current();
     long long v = b ? (long long)b->snap.version : 0;
     bmd_unref(b);
-    char *q = query && query[0] ? xasprintf("%s&bmd=%lld", query, v) : xasprintf("bmd=%lld", v);
+    char *q = query && query[0] ? xasprintf("%s&shoal_bmd=%lld", query, v)
+                                : xasprintf("shoal_bmd=%lld", v);
     char *url = node_signed_url(n, !strcmp(method, "HEAD") ? "GET" : method, owner->url, path, q);
     free(q);
     free(path);

@@ -224,7 +224,7 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
         bmd_unref(b);
         char num[24];
         uint64_t theirs = 0;
-        int n = routed ? http_query_get(r, "bmd", num, sizeof(num)) : 0;
+        int n = routed ? http_query_get(r, "shoal_bmd", num, sizeof(num)) : 0;
         if (n > 0 && !parse_u64(num, (size_t)n, &theirs) && (long long)theirs > mine) {
             /* routed by newer bucket metadata than this target has: it
              * joined a moment ago and its copy is on the way */

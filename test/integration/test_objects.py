@@ -79,7 +79,7 @@ def test_redirect_signature_is_hmac_sha256(cluster, bucket):
     # the signature covers the target up to it: path, query and expiry
     loc = r.headers["Location"]
     signed = loc[loc.index(q.path):loc.rindex("&shoal_sig=")]
-    assert signed.endswith("?bmd=%s&shoal_exp=%s" % (args["bmd"], args["shoal_exp"]))
+    assert signed.endswith("?shoal_bmd=%s&shoal_exp=%s" % (args["shoal_bmd"], args["shoal_exp"]))
     msg = "GET\n%s" % signed
     assert args["shoal_sig"] == hmac.new(secret, msg.encode(), "sha256").hexdigest()
     assert r.json()["location"] == r.headers["Location"]
@@ -105,13 +105,13 @@ def test_routed_read_ahead_of_the_targets_buckets_is_503(cluster, bucket):
     assert cluster.http.put(u, b"v").status_code == 201
     loc = cluster.http.get(u, allow_redirects=False).headers["Location"]
     args = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(loc).query))
-    v = int(args["bmd"])
+    v = int(args["shoal_bmd"])
     assert v > 0 and requests.get(loc).content == b"v"
     base = loc.split("/v1/")[0]
     secret = open(os.path.join(cluster.data, "cluster.secret")).read().strip().encode()
 
     def routed(bucket_name, version, extra=""):
-        target = "/v1/objects/%s/x?%sbmd=%d&shoal_exp=%d" % (bucket_name, extra, version,
+        target = "/v1/objects/%s/x?%sshoal_bmd=%d&shoal_exp=%d" % (bucket_name, extra, version,
                                                              int(time.time()) + 60)
         sig = hmac.new(secret, ("GET\n" + target).encode(), "sha256").hexdigest()
         return requests.get("%s%s&shoal_sig=%s" % (base, target, sig))
@@ -127,7 +127,7 @@ def test_routed_read_ahead_of_the_targets_buckets_is_503(cluster, bucket):
     r = routed("no-such-bucket-yet", v, "shoal_s3=1&")
     assert r.status_code == 404 and b"<Code>NoSuchBucket</Code>" in r.content
     # unsigned, the version counts for nothing
-    r = requests.get("%s/v1/objects/no-such-bucket-yet/x?bmd=%d" % (base, v + 1000))
+    r = requests.get("%s/v1/objects/no-such-bucket-yet/x?shoal_bmd=%d" % (base, v + 1000))
     assert r.status_code in (404, 403)
 
 
