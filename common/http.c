@@ -597,7 +597,6 @@ static void conn_readable(evutil_socket_t fd, short what, void *arg)
         evbuffer_commit_space(in, v, nv);
     evbuffer_freeze(in, 0);
     if (n == 0 || (n < 0 && err != EAGAIN && err != EINTR)) {
-        errno = err;
         conn_event_cb(c->bev, BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
         return;
     }

@@ -91,7 +91,7 @@ struct http_conn {
     struct event *rev;           /* NULL: HTTPS, the bufferevent reads */
     struct timeval read_tv;      /* a silent peer's timeout while reading */
     int reading;                 /* rev is added */
-    size_t read_want;            /* bytes the next read may take (read_hint) */
+    size_t read_want;            /* bytes the next read may take (conn_readable) */
 };
 
 

@@ -48,6 +48,7 @@
 #include "target.h"
 #include "util.h"
 #include "vers.h"
+#include "xfer.h"
 #include "xfget.h"
 
 /* A DELETE once the neighbours sent what they had newer (neighbour.h). */
@@ -222,10 +223,8 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
     if (!bk) {
         long long mine = b ? (long long)b->snap.version : 0;
         bmd_unref(b);
-        char num[24];
-        uint64_t theirs = 0;
-        int n = routed ? http_query_get(r, "shoal_bmd", num, sizeof(num)) : 0;
-        if (n > 0 && !parse_u64(num, (size_t)n, &theirs) && (long long)theirs > mine) {
+        uint64_t theirs;
+        if (routed && xfer_bmd_behind(r, "shoal_bmd", mine, &theirs)) {
             /* routed by newer bucket metadata than this target has: it
              * joined a moment ago and its copy is on the way */
             http_resp_header(r, "Retry-After", "1");

@@ -91,6 +91,14 @@ size_t xfer_record_len(struct nodeclient_xfer *x, int status)
     return (size_t)n;
 }
 
+int xfer_bmd_behind(struct http_req *r, const char *param, long long mine, uint64_t *theirs)
+{
+    char num[24];
+    int n = http_query_get(r, param, num, sizeof(num));
+    *theirs = 0;
+    return n > 0 && !parse_u64(num, (size_t)n, theirs) && (long long)*theirs > mine;
+}
+
 char *xfer_key_dup(const char *mkey, size_t klen)
 {
     char *k = xmalloc(klen + 1);
@@ -794,10 +802,8 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
     if (!known) {
         /* a sender with newer bucket metadata: this target has just joined
          * and its copy is on the way (503: asked again) */
-        char num[24];
-        uint64_t theirs = 0;
-        int n = http_query_get(r, "bmd", num, sizeof(num));
-        if (n > 0 && !parse_u64(num, (size_t)n, &theirs) && (long long)theirs > mine) {
+        uint64_t theirs;
+        if (xfer_bmd_behind(r, "bmd", mine, &theirs)) {
             http_resp_header(r, "Retry-After", "1");
             http_reply_error(r, 503, "bucket metadata v%llu is not here yet (v%lld)",
                              (unsigned long long)theirs, mine);

@@ -89,6 +89,11 @@ void xfer_reply_record(struct http_req *r, const struct objmeta *m, int fd);
 /* The record length such an answer (status) announces: 1..OBJMETA_MAX, or
  * 0 when it is not one. */
 size_t xfer_record_len(struct nodeclient_xfer *x, int status);
+/* Does r name, in its query parameter param, bucket metadata newer than
+ * this target's version mine? *theirs: that version. A target that does
+ * not know the bucket then answers 503 (it has just joined, and its copy
+ * is on the way), not 404. */
+int xfer_bmd_behind(struct http_req *r, const char *param, long long mine, uint64_t *theirs);
 
 /* Take the part of a body that belongs to its leading metadata record:
  * up to len - *got bytes of *d (n bytes) into meta, moving *d and *n on.
