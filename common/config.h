@@ -27,6 +27,7 @@ struct conf {
     int n_mountpaths;
     int workers;           /* HTTP worker threads (event loops) */
     int io_threads;        /* blocking-call pool size */
+    int inline_max;        /* bytes: smaller objects live in their record */
     int job_workers;       /* objects in flight per batch job, per target */
     int job_max;           /* batch jobs running at once, per target */
     int job_ttl_s;         /* an ended job is kept this long */

@@ -260,6 +260,7 @@ int main(int argc, char **argv)
         conf_free(&t.conf);
         return 1;
     }
+    t.store.inline_max = (uint32_t)t.conf.inline_max;
     t.node.owner = &t;
     t.node.on_bmd = purge_on_bmd;
     t.node.on_cmap = reb_on_cmap;

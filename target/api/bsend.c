@@ -167,7 +167,7 @@ static void open_entry(struct bsend *s, const struct batch_entry *e, struct evbu
     int fd = -1;
     if (store_get(st, mp, mkey, klen, m) || store_is_marker(m) ||
         (m->flags & OBJMETA_F_DAMAGED) || m->ec.d ||
-        (fd = store_data_open_served(mp, mkey, klen, m->uid)) < 0) {
+        (fd = store_data_open_served(mp, mkey, klen, m)) < 0) {
         message(out, BSEND_ASK, "not on this target's drives");
         goto out;
     }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "arch.h"
 #include "err.h"
@@ -88,12 +89,27 @@ static void s3_overrides(struct http_req *r, const struct objmeta *m)
             http_resp_header(r, map[i][1], "%s", v);
 }
 
+/* An inline record's bytes, checked against its checksum on a read from
+ * the database (the cache keeps them checked): -1 with *mem = m->inl, or
+ * -EBADMSG when they do not match. */
+static int inline_bytes(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
+                        struct objmeta *m, const char **mem)
+{
+    if (XXH3_64bits(m->inl, (size_t)m->size) != m->cksum)
+        return -EBADMSG;
+    if (!(m->flags & OBJMETA_F_DAMAGED))
+        ocache_put(mp, gen, mkey, klen, m, -1);
+    *mem = m->inl;
+    return -1;
+}
+
 /* The object's metadata and an open data file: fd, or -errno; -EUCLEAN
  * when the record is there but its data file is missing or not of the
  * record's size (caught on every read: such a file is never served);
- * st: the open file's stat. */
+ * st: the open file's stat. An inline record's bytes: -1 with *mem set,
+ * when mem is given (else they come as a file, store_data_open). */
 static int open_object(struct target *t, const char *mkey, size_t klen, struct objmeta *m,
-                       struct stat *st)
+                       struct stat *st, const char **mem)
 {
     int fd = ocache_open(&t->store, mkey, klen, m, st), rc = 0;
     if (fd >= 0)
@@ -109,7 +125,9 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
         gen = store_wgen(mp);    /* before the read: a write after it makes the entry stale */
         if ((rc = store_get(&t->store, mp, mkey, klen, m)))
             break;
-        if ((fd = store_data_open_served(mp, mkey, klen, m->uid)) >= 0)
+        if (mem && objmeta_inline(m))
+            return inline_bytes(mp, gen, mkey, klen, m, mem);
+        if ((fd = store_data_open_served(mp, mkey, klen, m)) >= 0)
             break;
         rc = fd != -ENOENT ? fd : missing == m->uid ? -EUCLEAN : -EAGAIN;
         if (rc != -EAGAIN)
@@ -375,7 +393,7 @@ static void serve(struct target *t, struct http_req *r, const char *mkey, size_t
                   const struct stat *st, const char *mem);
 static void opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                    const char *cache, int flags, struct objmeta *m, int fd,
-                   const struct stat *st);
+                   const struct stat *st, const char *mem);
 static void send_checked(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                          const char *cache, struct objmeta *m, int fd, int flags,
                          const struct range *g);
@@ -393,33 +411,40 @@ void get_local(struct target *t, struct http_req *r, const char *mkey, size_t kl
         serve(t, r, mkey, klen, cache, &m, -1, flags, NULL, mem);
         return;
     }
-    int fd = open_object(t, mkey, klen, &m, &st);
-    opened(t, r, mkey, klen, cache, flags, &m, fd, fd >= 0 ? &st : NULL);
+    int plain = (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !arch_asked(r) &&
+                !xfget_asked(r);   /* may be answered from memory */
+    mem = NULL;
+    int fd = open_object(t, mkey, klen, &m, &st, plain ? &mem : NULL);
+    opened(t, r, mkey, klen, cache, flags, &m, fd, fd >= 0 ? &st : NULL, mem);
 }
 
 void get_opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                 const char *cache, int flags, struct objmeta *m, int fd)
 {
-    opened(t, r, mkey, klen, cache, flags, m, fd, NULL);
+    opened(t, r, mkey, klen, cache, flags, m, fd, NULL, NULL);
 }
 
-/* get_opened, with the open file's stat when its opener took one. */
+/* get_opened, with the open file's stat when its opener took one, or an
+ * inline record's bytes (mem, with fd -1). */
 static void opened(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                    const char *cache, int flags, struct objmeta *m, int fd,
-                   const struct stat *st)
+                   const struct stat *st, const char *mem)
 {
-    if (fd == -EUCLEAN) {
+    if (fd == -EUCLEAN || fd == -EBADMSG) {
         if ((flags & GET_NO_REPAIR) || !repair_read(t, r, mkey, klen, m, flags))
-            get_corrupted(r, mkey, klen, "its data file is missing or short");
+            get_corrupted(r, mkey, klen,
+                          fd == -EBADMSG ? check_why(-EUCLEAN)
+                                         : "its data file is missing or short");
         return;
     }
-    if (fd >= 0 && (m->flags & OBJMETA_F_DAMAGED)) {
-        close(fd);
+    int have = fd >= 0 || mem;
+    if (have && (m->flags & OBJMETA_F_DAMAGED)) {
+        fd_close(fd);
         get_corrupted(r, mkey, klen, "a scrub found its data damaged, with no other copy");
         return;
     }
-    if (fd >= 0 && store_is_marker(m)) {   /* a versioned bucket's deleted name */
-        close(fd);
+    if (have && store_is_marker(m)) {   /* a versioned bucket's deleted name */
+        fd_close(fd);
         http_resp_header(r, "x-amz-delete-marker", "true");
         http_resp_header(r, "x-amz-version-id", "%s", store_vid(m));
         err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
@@ -430,7 +455,7 @@ static void opened(struct target *t, struct http_req *r, const char *mkey, size_
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object is being rewritten; try again");
         return;
     }
-    if (fd < 0) {
+    if (!have) {
         if (fd == -ENOENT) {
             /* no marker stands for the name: S3 says so on the answer */
             http_resp_header(r, "x-amz-delete-marker", "false");
@@ -440,7 +465,7 @@ static void opened(struct target *t, struct http_req *r, const char *mkey, size_
             http_reply_error(r, 500, "cannot read object: %s", strerror(-fd));
         return;
     }
-    serve(t, r, mkey, klen, cache, m, fd, flags, st, NULL);
+    serve(t, r, mkey, klen, cache, m, fd, flags, st, mem);
 }
 
 /* The response's own headers, for the bytes and for a condition's

@@ -51,7 +51,11 @@ static void drop_work(void *arg)
     struct repair *p = arg;
     struct store *st = &p->t->store;
     struct store_mp *mp = store_pick(st, p->mkey, p->klen);
-    int fd = p->elsewhere ? -1 : store_data_open(mp, p->mkey, p->klen, p->uid);
+    struct objmeta *m = xmalloc(sizeof(*m));
+    int fd = p->elsewhere || store_get(st, mp, p->mkey, p->klen, m) || m->uid != p->uid
+                 ? -1
+                 : store_data_open(mp, p->mkey, p->klen, m);
+    free(m);
     if (fd >= 0) {
         close(fd);
         p->rc = store_mark_damaged(st, p->mkey, p->klen, p->uid);

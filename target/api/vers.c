@@ -135,7 +135,7 @@ static const struct bmd_bucket *bucket_again(struct vreq *v, struct bmd **b)
  * keeps its file), so the bytes served are the version asked for. */
 static int open_found(struct vreq *v, struct store_mp *mp)
 {
-    int fd = store_data_open_served(mp, v->vkey, v->vkl, v->m->uid);
+    int fd = store_data_open_served(mp, v->vkey, v->vkl, v->m);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_size != v->m->size)) {
         close(fd);

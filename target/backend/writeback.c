@@ -218,7 +218,7 @@ static void open_work(void *arg)
         u->rc = -EBADMSG;
         return;
     }
-    u->fd = store_data_open(u->mp, u->mkey, u->klen, m.uid);
+    u->fd = store_data_open(u->mp, u->mkey, u->klen, &m);
     u->size = m.size;
     u->rc = u->fd < 0 ? u->fd : 0;
 }

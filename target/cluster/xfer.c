@@ -73,7 +73,7 @@ const struct bmd_bucket *xfer_key_bucket(const char *mkey, size_t klen, struct b
 void xfer_reply_record(struct http_req *r, const struct objmeta *m, int fd)
 {
     char *meta = xmalloc(OBJMETA_MAX);
-    size_t ml = objmeta_encode(m, meta);
+    size_t ml = objmeta_encode_meta(m, meta);   /* the bytes follow it */
     http_resp_header(r, "X-Shoal-Meta-Len", "%zu", ml);
     http_resp_begin(r, 200, (int64_t)(ml + m->size));
     http_resp_write(r, meta, ml);
@@ -228,7 +228,7 @@ static void open_work(void *arg)
             break;
         if (x->m.version <= x->min_version || (x->m.flags & OBJMETA_F_DAMAGED))
             return;              /* a damaged copy is never handed on */
-        x->fd = store_data_open(mp, x->mkey, x->klen, x->m.uid);
+        x->fd = store_data_open(mp, x->mkey, x->klen, &x->m);
         if (x->fd >= 0 && !file_has_size(x->fd, x->m.size)) {   /* short: damaged */
             close(x->fd);
             x->fd = -1;
@@ -240,7 +240,7 @@ static void open_work(void *arg)
             x->what = XFER_OBJECT;
             x->dirty = writeback_owed(st, x->mkey, x->klen);
             x->meta = xmalloc(OBJMETA_MAX);
-            x->meta_len = objmeta_encode(&x->m, x->meta);
+            x->meta_len = objmeta_encode_meta(&x->m, x->meta);
             x->rc = 0;
             return;
         }
@@ -311,7 +311,7 @@ static void dropped(void *arg)
 static int copy_good(struct xfer *x)
 {
     struct store *st = &x->t->store;
-    int fd = store_data_open(store_pick(st, x->mkey, x->klen), x->mkey, x->klen, x->m.uid);
+    int fd = store_data_open(store_pick(st, x->mkey, x->klen), x->mkey, x->klen, &x->m);
     if (fd < 0)
         return 0;
     XXH3_state_t *xs = XXH3_createState();
@@ -772,7 +772,7 @@ static void serve_copy(struct recv *v, struct http_req *r)
         http_reply_error(r, 400, "newer=VERSION");
     } else if (store_get(st, mp, v->mkey, v->klen, &v->m) || v->m.version <= newer ||
                (v->m.flags & OBJMETA_F_DAMAGED) ||
-               (fd = store_data_open(mp, v->mkey, v->klen, v->m.uid)) < 0 ||
+               (fd = store_data_open(mp, v->mkey, v->klen, &v->m)) < 0 ||
                !file_has_size(fd, v->m.size)) {
         if (fd >= 0) {           /* a damaged copy is never handed on */
             log_error("a neighbour asked for a copy whose data file is short: not sent");

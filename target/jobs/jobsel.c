@@ -386,7 +386,7 @@ int jobsel_open(struct store *st, const char *mkey, size_t klen, struct objmeta 
             rc = -EBADMSG;       /* a copy marked damaged is never handed on */
         if (rc)
             return rc;
-        int fd = store_data_open(mp, mkey, klen, m->uid);
+        int fd = store_data_open(mp, mkey, klen, m);
         if (fd >= 0)
             return fd;
         rc = fd;

@@ -136,7 +136,7 @@ static int move_object(struct resilver *rs, struct store_mp *src, struct store_m
                        const char *mkey, size_t klen, struct objmeta *m)
 {
     struct store *s = &rs->t->store;
-    int in = store_data_open(src, mkey, klen, m->uid);
+    int in = store_data_open(src, mkey, klen, m);
     if (in < 0) {
         store_note_error(src, in);
         return in == -ENOENT ? 0 : in;   /* replaced or gone meanwhile */

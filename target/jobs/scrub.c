@@ -201,7 +201,7 @@ static enum verdict check_open(struct scrub *s)
     s->on_disk = 0;
     if (store_get(st, mp, s->mkey, s->klen, &s->m))
         return V_GONE;           /* deleted or moved meanwhile */
-    s->fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+    s->fd = store_data_open(mp, s->mkey, s->klen, &s->m);
     struct objmeta now;
     if (s->fd == -ENOENT) {      /* rewritten meanwhile, or damage */
         int same = !store_get(st, where(s), s->mkey, s->klen, &now) &&

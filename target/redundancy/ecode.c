@@ -127,7 +127,7 @@ static void encode_work(void *arg)
         s->rc = -EBADMSG;        /* never coded from a copy marked damaged */
         return;
     }
-    int fd = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+    int fd = store_data_open(mp, s->mkey, s->klen, &s->m);
     if (fd < 0) {
         s->rc = fd;
         return;
@@ -147,7 +147,7 @@ static void encode_work(void *arg)
         s->rc = encode(s, fd);
     }
     for (int i = 0; i < s->ec.d && s->rc == 0; i++) {   /* data slices: the object's bytes */
-        s->fds[i] = store_data_open(mp, s->mkey, s->klen, s->m.uid);
+        s->fds[i] = store_data_open(mp, s->mkey, s->klen, &s->m);
         s->offs[i] = (uint64_t)i * s->len;
         if (s->fds[i] < 0)
             s->rc = s->fds[i];
@@ -364,7 +364,7 @@ static void look_work(void *arg)
     w->have_slice = store_get(st, mp, w->skey, w->sklen, &w->m) == 0;
     w->have_whole = store_get(st, store_pick(st, w->mkey, w->klen), w->mkey, w->klen,
                               &whole) == 0 && whole.version >= w->m.version;
-    w->fd = w->have_slice ? store_data_open(mp, w->skey, w->sklen, w->m.uid) : -1;
+    w->fd = w->have_slice ? store_data_open(mp, w->skey, w->sklen, &w->m) : -1;
 }
 
 static void drop_work(void *arg)

@@ -51,7 +51,7 @@ static int placeable(struct store_mp *mp)
 /* Is copy c of ck on mp whole (its file there, of its size)? */
 static int whole(struct store_mp *mp, const char *ck, size_t kl, const struct objmeta *c)
 {
-    int fd = store_data_open(mp, ck, kl, c->uid);
+    int fd = store_data_open(mp, ck, kl, c);
     struct stat sb;
     int ok = fd >= 0 && !fstat(fd, &sb) && (uint64_t)sb.st_size == c->size;
     if (fd >= 0)
@@ -156,7 +156,7 @@ static int make_copy(struct store *st, struct store_mp *src, struct store_mp *mp
         if (c.version == m->version)   /* that version with its file gone: made again */
             store_delete_if(st, mp, ck, cl, c.uid);
     }
-    int in = store_data_open(src, mkey, klen, m->uid);
+    int in = store_data_open(src, mkey, klen, m);
     if (in == -ENOENT)
         return 0;                /* replaced meanwhile: the next spread makes that one */
     int rc = in < 0 ? in : put_copy(st, mp, ck, cl, in, m);   /* older ones replaced */
@@ -233,7 +233,7 @@ static void restore_work(void *arg)
                 best = &st->mp[i], bc = c;
         if (!best)
             break;
-        int in = store_data_open(best, ck, cl, bc.uid);
+        int in = store_data_open(best, ck, cl, &bc);
         r->rc = in < 0 ? in : put_copy(st, store_place(st, r->mkey, r->klen), r->mkey, r->klen,
                                        in, &bc);
         if (in >= 0)

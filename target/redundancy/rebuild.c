@@ -110,7 +110,7 @@ static void ours_work(void *arg)
         char *sk = slice_key(b->mkey, b->klen, i, &sl);
         struct store_mp *mp = store_pick(st, sk, sl);
         struct objmeta m;
-        int fd = store_get(st, mp, sk, sl, &m) ? -1 : store_data_open(mp, sk, sl, m.uid);
+        int fd = store_get(st, mp, sk, sl, &m) ? -1 : store_data_open(mp, sk, sl, &m);
         if (fd >= 0 && !sum_is(fd, m.size, m.cksum, NULL)) {   /* damaged: never decoded from */
             log_warn("object %s: slice %d here is damaged: not used", b->shown, i);
             close(fd);

@@ -85,7 +85,7 @@ static int slice_held(struct store *st, const char *skey, size_t sklen, uint64_t
         return 0;
     if (m.version > version)
         return 1;
-    int fd = store_data_open(mp, skey, sklen, m.uid);
+    int fd = store_data_open(mp, skey, sklen, &m);
     struct stat sb;
     int whole = fd >= 0 && !fstat(fd, &sb) && (uint64_t)sb.st_size == m.size;
     if (fd >= 0)
@@ -203,7 +203,7 @@ void slice_send(struct target *t, const struct xfer_loop *lp, const char *url, c
     s->fd = fd;
     s->off = off;
     s->len = rec->size;
-    s->meta_len = objmeta_encode(rec, s->meta);
+    s->meta_len = objmeta_encode_meta(rec, s->meta);
     s->base = lp->base;
     s->done = done;
     s->arg = arg;
@@ -562,7 +562,7 @@ static void serve_slice(struct recv *v, struct http_req *r, int any)
     if (store_get(st, mp, v->skey, v->sklen, &v->m) ||
         (store_tomb_get(st, store_pick(st, v->mkey, v->klen), v->mkey, v->klen, &tomb) == 0 &&
          tomb >= v->m.version) ||
-        (fd = store_data_open(mp, v->skey, v->sklen, v->m.uid)) < 0 || fstat(fd, &sb) ||
+        (fd = store_data_open(mp, v->skey, v->sklen, &v->m)) < 0 || fstat(fd, &sb) ||
         (uint64_t)sb.st_size != v->m.size) {
         if (fd >= 0)
             close(fd);

@@ -6,7 +6,7 @@
 
 enum {
     FORMAT = 1, TAG_BACKEND_ETAG = 1, TAG_ETAG = 2, TAG_CTYPE = 3, TAG_UMETA = 4, TAG_TAGS = 5,
-    TAG_EC = 6, TAG_BSUMS = 7
+    TAG_EC = 6, TAG_BSUMS = 7, TAG_DATA = 8
 };
 
 static void put64(char *p, uint64_t v)
@@ -44,9 +44,14 @@ static int get_str(const char *p, size_t l, char *out, size_t cap)
     return 0;
 }
 
-size_t objmeta_encode(const struct objmeta *m, char *buf)
+/* with: 0 without the bytes or their flag, 1 with the flag, 2 with the
+ * flag and the bytes */
+static size_t encode(const struct objmeta *m, char *buf, int with)
 {
     char *p = buf;
+    uint32_t flags = m->flags;
+    if (!with || m->size > OBJMETA_INLINE_MAX)
+        flags &= ~OBJMETA_F_INLINE;
     *p++ = FORMAT;
     put64(p, m->size), p += 8;
     put64(p, m->cksum), p += 8;
@@ -54,7 +59,7 @@ size_t objmeta_encode(const struct objmeta *m, char *buf)
     put64(p, m->mtime_ns), p += 8;
     put64(p, m->uid), p += 8;
     for (int i = 0; i < 4; i++)
-        *p++ = (char)(m->flags >> (8 * i));
+        *p++ = (char)(flags >> (8 * i));
     p = put_field(p, TAG_BACKEND_ETAG, m->backend_etag, strnlen(m->backend_etag, OBJMETA_ETAG_MAX));
     p = put_field(p, TAG_ETAG, m->etag, strnlen(m->etag, OBJMETA_ETAG_MAX));
     p = put_field(p, TAG_CTYPE, m->ctype, strnlen(m->ctype, OBJMETA_CTYPE_MAX));
@@ -78,7 +83,24 @@ size_t objmeta_encode(const struct objmeta *m, char *buf)
         for (uint16_t i = 0; i < m->nbs; i++, p += 8)
             put64(p, m->bs[i]);
     }
+    if ((flags & OBJMETA_F_INLINE) && with == 2 && m->inl_loaded)
+        p = put_field(p, TAG_DATA, m->inl, (size_t)m->size);
     return (size_t)(p - buf);
+}
+
+size_t objmeta_encode(const struct objmeta *m, char *buf)
+{
+    return encode(m, buf, 1);
+}
+
+size_t objmeta_encode_full(const struct objmeta *m, char *buf)
+{
+    return encode(m, buf, 2);
+}
+
+size_t objmeta_encode_meta(const struct objmeta *m, char *buf)
+{
+    return encode(m, buf, 0);
 }
 
 /* A decoded record starts from this: the byte arrays are not cleared
@@ -89,6 +111,7 @@ static void objmeta_clear(struct objmeta *m)
     m->umeta_len = m->tags_len = 0;
     m->ec.d = 0;
     m->nbs = 0;
+    m->inl_loaded = 0;
 }
 
 int objmeta_decode(const char *buf, size_t len, struct objmeta *m)
@@ -105,6 +128,8 @@ int objmeta_decode(const char *buf, size_t len, struct objmeta *m)
     m->flags = 0;
     for (int i = 0; i < 4; i++)
         m->flags |= (uint32_t)(uint8_t)*p++ << (8 * i);
+    if ((m->flags & OBJMETA_F_INLINE) && m->size > OBJMETA_INLINE_MAX)
+        return -EINVAL;
     while (p < end) {
         if (end - p < 3)
             return -EINVAL;
@@ -147,11 +172,18 @@ int objmeta_decode(const char *buf, size_t len, struct objmeta *m)
                 return -EINVAL;
             memcpy(m->tags, p, l);
             m->tags_len = l;
+        } else if (tag == TAG_DATA) {
+            if (!(m->flags & OBJMETA_F_INLINE) || l != m->size || l > OBJMETA_INLINE_MAX)
+                return -EINVAL;
+            memcpy(m->inl, p, l);
+            m->inl_loaded = 1;
         }
         if (rc)
             return rc;
         p += l;
     }
+    if ((m->flags & OBJMETA_F_INLINE) && !m->size)
+        m->inl_loaded = 1;       /* an empty object's bytes: none */
     return 0;
 }
 

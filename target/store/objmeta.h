@@ -5,7 +5,11 @@
  * (xxh3-64 of the whole object), version, mtime (ns), uid (names this version's data file) as
  * u64 each, flags as u32, then optional fields as (tag u8, len u16, bytes)
  * so later fields can be added without rewriting old records. Unknown tags
- * are skipped on decode.
+ * are skipped on decode. A small object's bytes may be kept with its
+ * record, with no data file (OBJMETA_F_INLINE): in RocksDB under a key of
+ * their own (store.c), so that scans of records do not read them, and in
+ * an encoding that carries them (objmeta_encode_full) as tag 8, exactly
+ * size bytes.
  */
 #ifndef SHOAL_OBJMETA_H
 #define SHOAL_OBJMETA_H
@@ -29,9 +33,13 @@
 /* per-block checksums (bsum.h): at most this many, tag 7 */
 #define OBJMETA_BS_MAX 1024
 
+/* a record's own bytes (tag 8): at most this many */
+#define OBJMETA_INLINE_MAX (32u << 10)
+
 /* flags */
 #define OBJMETA_F_DAMAGED 0x1u   /* a scrub found its bytes wrong, with no other copy:
                                   * never served (500), kept for an operator */
+#define OBJMETA_F_INLINE 0x2u    /* its bytes are inl, in the record: no data file */
 
 struct objmeta {
     uint64_t size;
@@ -65,6 +73,11 @@ struct objmeta {
     uint8_t bs_level;
     uint16_t nbs;
     uint64_t bs[OBJMETA_BS_MAX];
+    /* the object's bytes, size of them, when OBJMETA_F_INLINE is set and
+     * inl_loaded says they are here (decoded with the record, or read by
+     * store_get) */
+    int inl_loaded;
+    char inl[OBJMETA_INLINE_MAX];
 };
 
 /* Encode into buf (at least OBJMETA_MAX bytes); returns the length. */
@@ -73,8 +86,18 @@ struct objmeta {
 #define OBJMETA_EC_PARITY_MAX 8
 #define OBJMETA_MAX                                                                        \
     (1 + 5 * 8 + 4 + 7 * 3 + 2 * OBJMETA_ETAG_MAX + OBJMETA_CTYPE_MAX + OBJMETA_UMETA_MAX + \
-     OBJMETA_TAGS_MAX + OBJMETA_EC_LEN + 1 + 8 * OBJMETA_BS_MAX)
+     OBJMETA_TAGS_MAX + OBJMETA_EC_LEN + 1 + 8 * OBJMETA_BS_MAX + 3 + OBJMETA_INLINE_MAX)
 size_t objmeta_encode(const struct objmeta *m, char *buf);
+/* The record with an inline version's bytes (tag 8, when loaded). */
+size_t objmeta_encode_full(const struct objmeta *m, char *buf);
+/* The record without its bytes (nor OBJMETA_F_INLINE): what travels
+ * ahead of an object's body to another node, which keeps them its way. */
+size_t objmeta_encode_meta(const struct objmeta *m, char *buf);
+/* Is m's data in m->inl? */
+static inline int objmeta_inline(const struct objmeta *m)
+{
+    return (m->flags & OBJMETA_F_INLINE) != 0;
+}
 /* The ETag clients see, quoted: the S3 one, else the backend's, else the
  * xxh3 checksum in hex. */
 void objmeta_etag(const struct objmeta *m, char *out, size_t n);

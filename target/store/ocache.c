@@ -23,6 +23,10 @@
  * were read (fstat, as for a descriptor): a file written over in place
  * (or otherwise changed) goes back to the drive and its check.
  *
+ * An inline record (objmeta.h) has its bytes with it: its entry holds no
+ * file and answers reads while it vouches for the record, as the record
+ * itself would.
+ *
  * A deleted or overwritten object's file must not stay open here, or its
  * space is not freed: the write may come on another worker, so each
  * worker lets go of its own. Each call looks at one other entry in turn
@@ -66,7 +70,7 @@ struct oc_ent {
     size_t klen;
     char *val;                   /* the record, encoded */
     size_t vl;
-    int fd;
+    int fd;                      /* -1: an inline record's, with no file */
     char *mem;                   /* the file's bytes, checked; NULL: not kept */
     size_t msize;
     struct timespec mctime;      /* the file's change time before they were read */
@@ -92,7 +96,8 @@ static void ent_drop(struct oc_ent *e)
     if (!e->mp)
         return;
     mem_drop(e);
-    close(e->fd);
+    if (e->fd >= 0)
+        close(e->fd);
     free(e->mkey);
     free(e->val);
     e->mp = NULL;
@@ -165,7 +170,7 @@ static int ent_current(const struct oc_ent *e)
 static int ent_alive(const struct oc_ent *e)
 {
     struct stat st;
-    return ent_current(e) && fstat(e->fd, &st) == 0 && st.st_nlink > 0;
+    return ent_current(e) && (e->fd < 0 || (fstat(e->fd, &st) == 0 && st.st_nlink > 0));
 }
 
 /* One more slot looked at on each call, in turn: a stale entry goes, so
@@ -247,7 +252,13 @@ int ocache_bytes(struct store *s, const char *mkey, size_t klen, struct objmeta 
 {
     struct oc_ent *e;
     struct stat st;
-    if (!ent_find(s, mkey, klen, m, &e) || !e->mem)
+    if (!ent_find(s, mkey, klen, m, &e))
+        return 0;
+    if (e->fd < 0) {             /* an inline record: its bytes came with it */
+        *mem = m->inl;
+        return objmeta_inline(m) && m->inl_loaded;
+    }
+    if (!e->mem)
         return 0;
     if (!file_good(e, m, &st) || e->msize != m->size || st.st_ctim.tv_sec != e->mctime.tv_sec ||
         st.st_ctim.tv_nsec != e->mctime.tv_nsec) {
@@ -264,7 +275,7 @@ void ocache_keep_bytes(struct store *s, const char *mkey, size_t klen, const str
     struct objmeta cur;
     struct oc_ent *e;
     if (m->size > OC_MEM_MAX || mem_used + m->size > OC_MEM_BUDGET ||
-        !ent_find(s, mkey, klen, &cur, &e) || e->mem || cur.uid != m->uid ||
+        !ent_find(s, mkey, klen, &cur, &e) || e->fd < 0 || e->mem || cur.uid != m->uid ||
         cur.size != m->size)
         return;
     e->mem = xmalloc(m->size ? m->size : 1);
@@ -278,9 +289,9 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *
                 struct stat *st)
 {
     struct oc_ent *e;
-    int good = ent_find(s, mkey, klen, m, &e) && file_good(e, m, st);
+    int good = ent_find(s, mkey, klen, m, &e) && e->fd >= 0 && file_good(e, m, st);
     int fd = good ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0) : -1;
-    if (fd < 0 && e)
+    if (fd < 0 && e && e->fd >= 0)
         ent_drop(e);
     return fd;
 }
@@ -290,13 +301,14 @@ void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen
 {
     struct oc_ent *p = m->size <= OC_SIZE_MAX ? pair_of(mkey, klen) : NULL;
     struct oc_ent *e = p ? slot_for(p, mkey, klen) : NULL;
-    int mine = e ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-    if (mine < 0)
+    int inl = fd < 0 && objmeta_inline(m) && m->inl_loaded;
+    int mine = !e || inl ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (!e || (mine < 0 && !inl))
         return;
     ent_drop(e);
     if (!enc)
         enc = xmalloc(OBJMETA_MAX);
-    e->vl = objmeta_encode(m, enc);
+    e->vl = objmeta_encode_full(m, enc);   /* an inline record's bytes too */
     e->val = xmalloc(e->vl);
     memcpy(e->val, enc, e->vl);
     e->mkey = xmalloc(klen);

@@ -23,9 +23,10 @@ void ocache_init(int threads);
  * when the cache cannot vouch for them. */
 int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
                 struct stat *st);
-/* A small object's bytes kept by ocache_keep_bytes, when they may answer
- * a read of mkey now: 1, its record into m and *mem its m->size bytes
- * (until the next call into this thread's cache); 0 when not. */
+/* A small object's bytes kept by ocache_keep_bytes, or an inline
+ * record's own, when they may answer a read of mkey now: 1, its record
+ * into m and *mem its m->size bytes (until the next call into this
+ * thread's cache, or m's next change); 0 when not. */
 int ocache_bytes(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
                  const char **mem);
 /* Keep bytes, the whole data of mkey's version m, checked against its
@@ -35,7 +36,7 @@ void ocache_keep_bytes(struct store *s, const char *mkey, size_t klen, const str
                        const struct stat *st, const char *bytes);
 /* Keep mkey's record m and its data file fd (not taken) as read from mp,
  * whose object writes stood at gen (store_wgen) before the record was
- * read. */
+ * read; fd -1 for an inline record, whose bytes ocache_bytes answers. */
 void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
                 const struct objmeta *m, int fd);
 /* Let go of every entry of this thread's cache that could not be served

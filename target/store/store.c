@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -54,7 +55,7 @@ void store_mp_settle(struct store *s, struct store_mp *mp)
         char *path = xstrndup(k + 1, kl - 1);
         struct objmeta m;
         int referenced = 0;
-        if (store_get(s, mp, v, vl, &m) == 0) {
+        if (store_get(s, mp, v, vl, &m) == 0 && !objmeta_inline(&m)) {
             char cur[PATH_MAX];
             store_data_path(mp, v, vl, m.uid, cur, sizeof(cur));
             referenced = strcmp(cur, path) == 0;
@@ -116,21 +117,87 @@ void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, u
     snprintf(out, outlen, "%s/data/%s", mp->dir, name);
 }
 
-int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
+char *store_inline_key(const char *k, size_t kl, size_t *dl)
 {
+    char *d = xmalloc(kl + 1);
+    d[0] = 'i';
+    memcpy(d + 1, k, kl);
+    *dl = kl + 1;
+    return d;
+}
+
+/* The bytes of k's inline version m, as stored: a malloc'd buffer of
+ * m->size bytes, or NULL with *rc -errno (-EIO: missing, or not of the
+ * record's size). */
+static char *inline_get(const struct store_mp *mp, const char *k, size_t kl,
+                        const struct objmeta *m, int *rc)
+{
+    size_t dl, vl;
+    char *dk = store_inline_key(k, kl, &dl), *e = NULL;
+    char *v = rocksdb_get(mp->db, mp->s->ro, dk, dl, &vl, &e);
+    free(dk);
+    *rc = e ? store_db_errno(e) : !v || vl != m->size ? -EIO : 0;
+    if (*rc) {
+        free(v);
+        if (*rc == -EIO)
+            log_error("mountpath %s: an inline record's bytes are missing or short", mp->dir);
+        return NULL;
+    }
+    return v ? v : xmalloc(1);
+}
+
+int store_inline_load(const struct store_mp *mp, const char *k, size_t kl, struct objmeta *m)
+{
+    if (!objmeta_inline(m) || m->inl_loaded)
+        return 0;
+    int rc;
+    char *v = inline_get(mp, k, kl, m, &rc);
+    if (!v)
+        return rc;
+    memcpy(m->inl, v, (size_t)m->size);
+    m->inl_loaded = 1;
+    free(v);
+    return 0;
+}
+
+/* An inline version's bytes, as a memory file of their own. */
+static int inline_open(const struct store_mp *mp, const char *k, size_t kl,
+                       const struct objmeta *m)
+{
+    int rc = 0;
+    char *v = m->inl_loaded ? NULL : inline_get(mp, k, kl, m, &rc);
+    if (rc)
+        return rc;
+    int fd = memfd_create("shoal-inline", MFD_CLOEXEC);
+    if (fd < 0)
+        rc = -errno;
+    else if ((rc = pwrite_full(fd, v ? v : m->inl, (size_t)m->size, 0)))
+        close(fd);
+    free(v);
+    return rc ? rc : fd;
+}
+
+int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t klen,
+                           const struct objmeta *m)
+{
+    if (objmeta_inline(m))
+        return inline_open(mp, mkey, klen, m);
     char name[80];
-    data_name(mp, mkey, klen, uid, name, sizeof(name));
+    data_name(mp, mkey, klen, m->uid, name, sizeof(name));
     int fd = openat(mp->data_fd, name, O_RDONLY | O_CLOEXEC);
     return fd < 0 ? -errno : fd;
 }
 
-int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid)
+int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen,
+                    const struct objmeta *m)
 {
-    int fd = store_data_open_served(mp, mkey, klen, uid);
+    int fd = store_data_open_served(mp, mkey, klen, m);
     struct stat st;
-    if (fd >= 0) {           /* what it reads is not a read's checked pages (vmap.h) */
+    /* what it reads is not a read's checked pages (vmap.h) */
+    if (fd >= 0 && !objmeta_inline(m)) {
         int known = fstat(fd, &st) == 0;
-        vmap_reading(known ? &st : NULL, uid, known ? (uint64_t)st.st_size : UINT64_MAX / 2);
+        vmap_reading(known ? &st : NULL, m->uid,
+                     known ? (uint64_t)st.st_size : UINT64_MAX / 2);
     }
     return fd;
 }
@@ -152,6 +219,15 @@ int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathl
     return -EEXIST;
 }
 
+int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen)
+{
+    rand_bytes(uid, sizeof(*uid));
+    if (pathlen)
+        path[0] = '\0';
+    int fd = memfd_create("shoal-work", MFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
               struct objmeta *m)
 {
@@ -166,7 +242,7 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
     free(v);
     if (rc)
         log_error("mountpath %s: corrupt metadata record", mp->dir);
-    return rc ? -EIO : 0;
+    return rc ? -EIO : store_inline_load(mp, mkey, klen, m);
 }
 
 uint64_t store_wgen(struct store_mp *mp)
@@ -410,8 +486,8 @@ static void commit_done(struct store *s, struct store_mp *mp, const char *mkey, 
     store_vers_dropped(s, mp, vd);
     __atomic_add_fetch(&mp->bytes_delta, (int64_t)m->size - (old ? (int64_t)old->size : 0),
                        __ATOMIC_RELAXED);
-    if (!old)
-        return;
+    if (!old || objmeta_inline(old))
+        return;                  /* no file: its bytes went with its record */
     char old_path[PATH_MAX];
     size_t ogl;
     store_data_path(mp, mkey, klen, old->uid, old_path, sizeof(old_path));
@@ -422,15 +498,50 @@ static void commit_done(struct store *s, struct store_mp *mp, const char *mkey, 
     free(og);
 }
 
+/* Is version m kept in its record? Then its bytes are read from fd
+ * into m->inl, and fd and the work file go: 1, or -errno (the work file
+ * gone all the same). 0: it is to be placed as a file (and m's flag is
+ * cleared: a copy's record may come with it set). fd -1: m holds its
+ * bytes already. A work file in memory (path "") is always kept so. */
+static int take_inline(struct store *s, const char *work_path, int fd, struct objmeta *m)
+{
+    if (fd < 0)
+        return objmeta_inline(m) && m->inl_loaded && m->size <= OBJMETA_INLINE_MAX ? 1
+                                                                                 : -EINVAL;
+    int mem = !work_path || !work_path[0];
+    if (!mem && (!s->inline_max || m->size > s->inline_max ||
+                 m->size > OBJMETA_INLINE_MAX)) {
+        m->flags &= ~OBJMETA_F_INLINE;
+        return 0;
+    }
+    struct stat st;
+    int rc = m->size > OBJMETA_INLINE_MAX ? -EFBIG
+             : fstat(fd, &st)             ? -errno
+             : (uint64_t)st.st_size != m->size ? -EIO
+                                               : pread_full(fd, m->inl, (size_t)m->size, 0);
+    close(fd);
+    if (!mem)
+        unlink(work_path);
+    if (rc)
+        return rc;
+    m->flags |= OBJMETA_F_INLINE;
+    m->inl_loaded = 1;
+    return 1;
+}
+
 int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    const char *work_path, int fd, struct objmeta *m, const struct store_x *x)
 {
     char path[PATH_MAX], old_path[PATH_MAX];
-    store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
-    size_t gl, ogl;
-    char *g = store_gkey(path, &gl);
-    int rc = place_file(s, mp, work_path, fd, mkey, klen, path, g, gl);
-    if (rc) {
+    size_t gl = 0, ogl;
+    char *g = NULL;              /* the placed file's intent; NULL: inline */
+    int rc = take_inline(s, work_path, fd, m);
+    if (rc == 0) {
+        store_data_path(mp, mkey, klen, m->uid, path, sizeof(path));
+        g = store_gkey(path, &gl);
+        rc = place_file(s, mp, work_path, fd, mkey, klen, path, g, gl);
+    }
+    if (rc < 0) {
         store_note_error(mp, rc);
         free(g);
         return rc;
@@ -438,7 +549,8 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     pthread_mutex_lock(&mp->mu);
     if (__atomic_load_n(&mp->gone, __ATOMIC_ACQUIRE)) {
         pthread_mutex_unlock(&mp->mu);
-        unlink(path);            /* its intent went with the mountpath */
+        if (g)
+            unlink(path);        /* its intent went with the mountpath */
         free(g);
         return -ESTALE;
     }
@@ -453,17 +565,25 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     size_t vl = objmeta_encode(m, val);
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_put(wb, mkey, klen, val, vl);
-    rocksdb_writebatch_delete(wb, g, gl);
+    size_t dl;
+    char *dk = store_inline_key(mkey, klen, &dl);
+    if (g)
+        rocksdb_writebatch_delete(wb, g, gl);
+    else                         /* the bytes, under a key of their own (objmeta.h) */
+        rocksdb_writebatch_put(wb, dk, dl, m->inl, (size_t)m->size);
     char *tk = tombed ? store_side_key('t', mkey, klen) : NULL;
     if (tk)                      /* a write after a delete */
         rocksdb_writebatch_delete(wb, tk, klen);
     free(tk);
     if (x && x->key)             /* the caller's record, in the same batch */
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
+    if (have_old && objmeta_inline(&old) && g)
+        rocksdb_writebatch_delete(wb, dk, dl);   /* the old bytes: a file's version now */
+    free(dk);
     struct storever_drop vd = {0};
     if (store_vers_commit(s, mp, wb, mkey, klen, have_old ? &old : NULL, m, &vd))
-        have_old = 0;            /* kept as a version: its file stays */
-    if (have_old) {
+        have_old = 0;            /* kept as a version: its file (or bytes) stays */
+    if (have_old && !objmeta_inline(&old)) {
         store_data_path(mp, mkey, klen, old.uid, old_path, sizeof(old_path));
         char *og = store_gkey(old_path, &ogl);
         rocksdb_writebatch_put(wb, og, ogl, mkey, klen);
@@ -498,8 +618,10 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
 fail:
     pthread_mutex_unlock(&mp->mu);
     store_note_error(mp, rc);
-    unlink(path);
-    db_del(mp, s->wo, g, gl);
+    if (g) {
+        unlink(path);
+        db_del(mp, s->wo, g, gl);
+    }
     free(g);
     return rc;
 }
@@ -578,11 +700,19 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         return e ? store_db_errno(e) : -ENOENT;
     }
     char path[PATH_MAX];
-    store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
-    size_t gl;
-    char *g = store_gkey(path, &gl);
+    size_t gl = 0;
+    char *g = NULL;              /* the file's intent; NULL: an inline record's, none */
+    if (!objmeta_inline(&m)) {
+        store_data_path(mp, mkey, klen, m.uid, path, sizeof(path));
+        g = store_gkey(path, &gl);
+        rocksdb_writebatch_put(wb, g, gl, mkey, klen);
+    } else {                     /* its bytes go with it */
+        size_t dl;
+        char *dk = store_inline_key(mkey, klen, &dl);
+        rocksdb_writebatch_delete(wb, dk, dl);
+        free(dk);
+    }
     rocksdb_writebatch_delete(wb, mkey, klen);
-    rocksdb_writebatch_put(wb, g, gl, mkey, klen);
     if (x && x->drop)
         rocksdb_writebatch_delete(wb, x->drop, x->drop_len);
     char *a = store_side_key('a', mkey, klen);   /* its last read (atime.h), if kept */
@@ -603,9 +733,10 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         return store_db_errno(e);
     }
     __atomic_sub_fetch(&mp->bytes_delta, (int64_t)m.size, __ATOMIC_RELAXED);
-    if (unlink(path) && errno != ENOENT)
+    if (g && unlink(path) && errno != ENOENT)
         log_warn("cannot remove %s: %s", path, strerror(errno));
-    db_del(mp, s->wo, g, gl);
+    if (g)
+        db_del(mp, s->wo, g, gl);
     free(g);
     return 0;
 }

@@ -126,6 +126,9 @@ struct store {
     void (*on_failed)(void *arg, struct store_mp *mp);
     void *on_failed_arg;
     int fsync;
+    /* bytes: a version up to this size is kept in its record, with no
+     * data file (OBJMETA_F_INLINE); 0: none is (set after store_open) */
+    uint32_t inline_max;
     rocksdb_options_t *opts;
     rocksdb_cache_t *cache;
     rocksdb_block_based_table_options_t *topts;
@@ -173,24 +176,41 @@ struct store_mp *store_place(struct store *s, const char *mkey, size_t klen);
  * one holding its newest version); reads and deletes go here, new
  * versions to store_place. */
 struct store_mp *store_pick(struct store *s, const char *mkey, size_t klen);
-/* Open a committed data file for reading: the fd or -errno. What the
- * reader brings into memory is not checked by a GET's plan, so the file
- * counts as unchecked while it may be read (vmap_reading). A GET, which
- * checks what it sends, opens with store_data_open_served. */
-int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen, uint64_t uid);
+/* Open the data of mkey's committed version m for reading: the fd or
+ * -errno; an inline version's bytes (m->inl) come as a memory file of
+ * their own. What the reader brings into memory is not checked by a
+ * GET's plan, so the file counts as unchecked while it may be read
+ * (vmap_reading). A GET, which checks what it sends, opens with
+ * store_data_open_served. */
+int store_data_open(const struct store_mp *mp, const char *mkey, size_t klen,
+                    const struct objmeta *m);
 int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t klen,
-                           uint64_t uid);
+                           const struct objmeta *m);
+
+/* The key of the bytes of k's inline version ("i" + k; a malloc'd buffer
+ * of *dl bytes), written and deleted with k's record in one batch. */
+char *store_inline_key(const char *k, size_t kl, size_t *dl);
+/* Read the bytes of k's inline version m into m->inl, unless loaded (a
+ * record from a scan has none; store_get reads them): 0 or -errno. */
+int store_inline_load(const struct store_mp *mp, const char *k, size_t kl, struct objmeta *m);
 
 /* Open a new work file; returns the fd or -errno, and its uid and path. */
 int store_work_open(struct store_mp *mp, uint64_t *uid, char *path, size_t pathlen);
+/* A work file in memory, for a body known to be of at most inline_max
+ * bytes, which its commit keeps in the record: the fd or -errno, its uid,
+ * and "" as its path. */
+int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen);
 /* 0, -ENOENT or -EIO. */
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
               struct objmeta *m);
 /*
  * Make a work file the object's new version. m carries size, cksum, uid;
  * version and mtime are filled in (kept, with keep_version: see store_x).
- * Closes fd. On error the work file is gone and the previous version is
- * intact. 0 or -errno.
+ * A version of up to inline_max bytes is read into the record (its bytes
+ * durable with it, in the write-ahead log) and the work file goes; a
+ * larger one's file is renamed into data/. fd -1 and work_path NULL: m
+ * is inline already. Closes fd. On error the work file is gone and the
+ * previous version is intact. 0 or -errno.
  */
 int store_commit(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                  const char *work_path, int fd, struct objmeta *m);

@@ -161,7 +161,17 @@ static void drop_kept_same(struct store *s, struct store_mp *mp, rocksdb_writeba
         k = store_version_key(mkey, klen, latest, &kl);
         found = store_get(s, mp, k, kl, m) == 0;
     }
-    if (found && m->uid == latest->uid) {   /* its file is the new record's: it stays */
+    if (found && (m->uid == latest->uid || objmeta_inline(m))) {
+        /* its file is the new record's, or it has none: only the record
+         * (and an inline one's bytes) goes */
+        if (m->uid != latest->uid)
+            d->size = m->size;
+        if (objmeta_inline(m)) {
+            size_t dl;
+            char *dk = store_inline_key(k, kl, &dl);
+            rocksdb_writebatch_delete(wb, dk, dl);
+            free(dk);
+        }
         rocksdb_writebatch_delete(wb, k, kl);
         store_tomb_put(wb, k, kl, m->version);
     } else if (found) {
@@ -193,8 +203,17 @@ static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, 
     }
     store_data_path(mp, mkey, klen, m->uid, from, sizeof(from));
     uint64_t uid;
-    int fd = store_work_open(mp, &uid, work, sizeof(work));
-    if (fd >= 0) {
+    int inl = objmeta_inline(m);   /* its bytes are in the record: no file to link */
+    int fd = -1;
+    if (inl && (rc = store_inline_load(mp, k, kl, m))) {
+        free(k);
+        return rc;
+    }
+    if (inl)
+        rand_bytes(&uid, sizeof(uid));
+    else
+        fd = store_work_open(mp, &uid, work, sizeof(work));
+    if (!inl && fd >= 0) {
         close(fd);
         /* the kept file, linked as the new record's work file: the commit
          * renames it into place, and dropping the kept record unlinks
@@ -204,7 +223,7 @@ static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, 
             unlink(work);
         }
     }
-    if (fd < 0) {
+    if (fd < 0 && !inl) {
         free(k);
         return fd;
     }
@@ -213,11 +232,11 @@ static int promote_once(struct store *s, struct store_mp *mp, const char *mkey, 
     m->uid = uid;
     if (!objmeta_umeta_get(m, OBJMETA_VID))  /* written before versioning: the null one */
         rc = objmeta_umeta_add(m, OBJMETA_VID, "null");
-    if (rc) {
+    if (rc && !inl) {
         close(fd);
         unlink(work);
-    } else {
-        rc = store_commit_x(s, mp, mkey, klen, work, fd, m, &x);
+    } else if (!rc) {
+        rc = store_commit_x(s, mp, mkey, klen, inl ? NULL : work, fd, m, &x);
     }
     free(k);
     return rc;
@@ -254,15 +273,22 @@ int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t
     char val[OBJMETA_MAX];
     size_t vl = objmeta_encode(old, val);
     rocksdb_writebatch_put(wb, k, kl, val, vl);
+    if (objmeta_inline(old)) {   /* its bytes move with it (held: read by store_get) */
+        size_t dl;
+        char *dk = store_inline_key(k, kl, &dl);
+        rocksdb_writebatch_put(wb, dk, dl, old->inl, (size_t)old->size);
+        free(dk);
+    }
     free(k);
     return 1;
 }
 
 void store_vers_dropped(struct store *s, struct store_mp *mp, struct storever_drop *d)
 {
+    __atomic_sub_fetch(&mp->bytes_delta, (int64_t)d->size, __ATOMIC_RELAXED);
+    d->size = 0;
     if (!d->g)
         return;
-    __atomic_sub_fetch(&mp->bytes_delta, (int64_t)d->size, __ATOMIC_RELAXED);
     if (unlink(d->path) && errno != ENOENT)
         log_warn("cannot remove %s: %s", d->path, strerror(errno));
     char *e = NULL;

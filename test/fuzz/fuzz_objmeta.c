@@ -2,7 +2,7 @@
  * bytes a neighbour sends ahead of an object or a slice, and what a
  * mountpath's RocksDB holds. The harness checks that an accepted record
  * keeps its strings within their bounds and that encoding it again gives
- * a record that decodes to the same fields. Built and run by `make fuzz`. */
+ * a record that decodes to the same fields (an inline record's bytes too). Built and run by `make fuzz`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         strlen(m.ctype) > OBJMETA_CTYPE_MAX || m.umeta_len > OBJMETA_UMETA_MAX ||
         m.tags_len > OBJMETA_TAGS_MAX || (m.ec.d && m.ec.idx >= m.ec.d + m.ec.p))
         abort();
-    size_t n = objmeta_encode(&m, buf);
+    size_t n = objmeta_encode_full(&m, buf);
     if (n > OBJMETA_MAX || objmeta_decode(buf, n, &again))
         abort();
     if (again.size != m.size || again.cksum != m.cksum || again.version != m.version ||
@@ -30,7 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcmp(again.umeta, m.umeta, m.umeta_len) || again.tags_len != m.tags_len ||
         memcmp(again.tags, m.tags, m.tags_len) || again.ec.d != m.ec.d ||
         (m.ec.d && (again.ec.p != m.ec.p || again.ec.idx != m.ec.idx ||
-                    again.ec.len != m.ec.len || again.ec.cksum != m.ec.cksum)))
+                    again.ec.len != m.ec.len || again.ec.cksum != m.ec.cksum)) ||
+        again.inl_loaded != m.inl_loaded ||
+        (m.inl_loaded && objmeta_inline(&m) &&
+         (m.size > OBJMETA_INLINE_MAX || memcmp(again.inl, m.inl, (size_t)m.size))))
         abort();
     return 0;
 }

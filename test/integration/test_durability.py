@@ -214,8 +214,8 @@ def test_kept_small_bytes_follow_their_file():
     same worker from the bytes it kept (GET, HEAD and a range alike); a
     flip written into its file in place is a 500 on the next read there,
     the bytes made right again are served again, and a new version
-    replaces them."""
-    c = Cluster(targets=1, mountpaths=1).start()
+    replaces them. (Kept in files: --inline_max 0.)"""
+    c = Cluster(targets=1, mountpaths=1, extra="--inline_max 0").start()
     try:
         assert c.http.put(c.url + "/v1/buckets/kb").status_code == 201
         root = os.path.join(c.data, "t0", "mp0", "data")
@@ -265,7 +265,7 @@ def test_checksums_verified_by_default():
     checks only its own blocks; a small object's flip is caught too.
     verify_reads: false turns checking off (the flipped bytes are served),
     and the property takes only a boolean."""
-    c = Cluster(targets=1, mountpaths=1).start()
+    c = Cluster(targets=1, mountpaths=1, extra="--inline_max 0").start()
     try:
         assert c.http.put(c.url + "/v1/buckets/vr").status_code == 201
         r = c.http.put(c.url + "/v1/buckets/off", json={"verify_reads": False})
@@ -327,7 +327,7 @@ def test_data_layouts_flat_and_nested():
     files predate that layout (data/XX/YY/...) is read, overwritten and
     deleted as before after a restart; a layout file naming no layout
     stops the target."""
-    c = Cluster(targets=1, mountpaths=1).start()
+    c = Cluster(targets=1, mountpaths=1, extra="--inline_max 0").start()
     try:
         mp = os.path.join(c.data, "t0", "mp0")
         root = os.path.join(mp, "data")

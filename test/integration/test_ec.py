@@ -45,7 +45,7 @@ def test_erasure_coding_survives_a_target_loss():
     where it must be), through the native and S3 APIs; the rebuilt object
     is whole on its new owner; after the rebalance, a second kill -9 leaves
     every object readable or a clear error, never wrong bytes."""
-    c = Cluster(targets=4, mountpaths=1).start()
+    c = Cluster(targets=4, mountpaths=1, extra="--inline_max 0").start()
     try:
         for bad in ({"data": 0, "parity": 1}, {"data": 2}, {"data": 2, "parity": 9},
                     {"data": 2, "parity": 1, "x": 1}, {"data": 2, "parity": 1,
@@ -96,7 +96,7 @@ def test_ec_encode_brings_existing_objects_to_the_settings():
     """Objects written before a bucket was erasure coded get their slices
     and copies: the change of settings walks, and an ec-encode job reports
     every object owned and done; a bucket with neither setting is refused."""
-    c = Cluster(targets=4, mountpaths=1).start()
+    c = Cluster(targets=4, mountpaths=1, extra="--inline_max 0").start()
     try:
         maps_agree(c)            # every target on the map of four: the job runs on each
         assert c.http.put(c.url + "/v1/buckets/late").status_code == 201
@@ -122,7 +122,7 @@ def test_kill9_during_ec_puts():
     owner is down); once the target is back and the walks are over, every
     object has exactly its slices and copies (no orphan slice), and an
     overwritten or deleted object's old slices are gone too."""
-    c = Cluster(targets=4, mountpaths=1).start()
+    c = Cluster(targets=4, mountpaths=1, extra="--inline_max 0").start()
     try:
         assert c.http.put(c.url + "/v1/buckets/k9", json=EC).status_code == 201
         # old slices that must go: overwritten by a small object, deleted
@@ -180,7 +180,7 @@ def test_a_new_code_applies_to_existing_objects():
     the new code (the holders replace the old slices of the same version)
     and gives small objects their third copy; then one target alone, with
     a single slice, rebuilds a big object, which 2+1 could not."""
-    c = Cluster(targets=4, mountpaths=1).start()
+    c = Cluster(targets=4, mountpaths=1, extra="--inline_max 0").start()
     try:
         assert c.http.put(c.url + "/v1/buckets/code", json=EC).status_code == 201
         data = {"c/%02d" % i: os.urandom(5000 + i * 30000) for i in range(12)}

@@ -81,7 +81,7 @@ def test_two_copies_survive_two_target_losses():
     and every object reads byte-identical (native and S3); after the
     rebalance every object is on two survivors again, so a second kill -9
     still loses nothing. A deleted name never comes back from a copy."""
-    c = Cluster(targets=4, mountpaths=1).start()
+    c = Cluster(targets=4, mountpaths=1, extra="--inline_max 0").start()
     try:
         r = c.http.put(c.url + "/v1/buckets/mir", json={"mirror": {"copies": 2}})
         assert r.status_code == 201, r.text
@@ -321,7 +321,7 @@ def test_one_target_keeps_its_copies_on_other_drives():
     copies on distinct drives; a damaged copy is restored from another
     drive; a delete takes every copy; when a second target joins, the
     copies a target now holds move there and the extra local ones go."""
-    c = Cluster(targets=1, mountpaths=3, spare=1).start()
+    c = Cluster(targets=1, mountpaths=3, spare=1, extra="--inline_max 0").start()
     try:
         for b, n in (("two", 2), ("three", 3)):
             r = c.http.put(c.url + "/v1/buckets/" + b,

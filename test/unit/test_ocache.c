@@ -74,7 +74,7 @@ static void read_and_keep(struct store *s, const char *mkey, size_t kl)
     struct store_mp *mp = store_pick(s, mkey, kl);
     uint64_t gen = store_wgen(mp);
     if (store_get(s, mp, mkey, kl, m) == 0) {
-        int fd = store_data_open(mp, mkey, kl, m->uid);
+        int fd = store_data_open(mp, mkey, kl, m);
         if (fd >= 0) {
             ocache_put(mp, gen, mkey, kl, m, fd);
             close(fd);
@@ -118,7 +118,7 @@ int main(void)
     struct store_mp *mp = store_pick(&s, a, ka);
     uint64_t before = store_wgen(mp);
     CHECK(store_get(&s, mp, a, ka, m) == 0);
-    int fd = store_data_open(mp, a, ka, m->uid);
+    int fd = store_data_open(mp, a, ka, m);
     CHECK(fd >= 0);
     struct objmeta *other = xmalloc(sizeof(*other));
     CHECK(put(&s, b, kb, "again", other) == 0);
