@@ -114,7 +114,8 @@ static void put_free(struct put *p)
     backend_free(&p->b);
     if (p->fd >= 0) {
         close(p->fd);
-        unlink(p->work);
+        if (p->work[0])          /* "": a work file in memory */
+            unlink(p->work);
     }
     XXH3_freeState(p->xs);
     free(p->carry);
@@ -922,7 +923,12 @@ void put_object(struct target *t, struct http_req *r, const char *name,
         http_reply_error(r, 507, "%s", full);
         return;
     }
-    p->fd = store_work_open(p->mp, &p->m.uid, p->work, sizeof(p->work));
+    const char *from = target_is_s3(r) ? http_req_header(r, COPY_FROM_HEADER) : NULL;
+    /* a whole body that its record keeps (store_commit_x) lands in memory */
+    int small = !(part && part->num) && !from && t->store.inline_max &&
+                r->content_length >= 0 && (uint64_t)r->content_length <= t->store.inline_max;
+    p->fd = small ? store_work_open_mem(&p->m.uid, p->work, sizeof(p->work))
+                  : store_work_open(p->mp, &p->m.uid, p->work, sizeof(p->work));
     if (p->fd < 0) {
         int rc = p->fd;
         p->fd = -1;
@@ -937,7 +943,6 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     const char *ct = http_req_header(r, "Content-Type");
     if (ct)
         snprintf(p->m.ctype, sizeof(p->m.ctype), "%s", ct);
-    const char *from = target_is_s3(r) ? http_req_header(r, COPY_FROM_HEADER) : NULL;
     if (target_is_s3(r)) {
         int st = put_s3_headers(r, p, bk->props);
         if (!st && from && p->part.num)
