@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark 5: the small-object rate (4 KiB PUTs and GETs per second) and
+# Benchmark 5: the small-object rate (4 KiB PUTs and GETs per second,
+# kept in their records, against the same with data files) and
 # list-objects speed (native pages of 10000, S3 ListObjectsV2 pages of
 # 1000) over a bucket of many names, with the target's RSS
 # and metadata bytes per object. BENCH_LIST_NAMES sets the bucket's size
@@ -7,6 +8,26 @@
 source "$(dirname "$0")/lib.sh"
 N=${BENCH_LIST_NAMES:-50000}
 WORKERS=${BENCH_WORKERS:-32}
+REF_N=${BENCH_REF_NAMES:-$N}
+# The same-run reference: the same 4 KiB PUTs and GETs with every object a
+# data file (--inline_max 0), on a cluster of its own, stopped before the
+# measured one starts.
+ref_dir="$BENCH_DIR/cluster-files"
+REF=$(SHOAL_DATA="$ref_dir" SHOAL_PORT=$((BASE_PORT + 100)) SHOAL_TARGETS=1 SHOAL_MOUNTPATHS=1 \
+      SHOAL_EXTRA_ARGS="--log_level warn --inline_max 0" "$ROOT/deploy/local/cluster.sh" start)
+curl -sf -X PUT "$REF/v1/buckets/small" >/dev/null
+fput=$(loader_json --endpoint "$REF" --bucket small --mode direct --pct-put 100 --epochs 1 \
+       --num-objects "$REF_N" --prefix s/ --min-size 4KiB --max-size 4KiB --workers "$WORKERS")
+fget=$(loader_json --endpoint "$REF" --bucket small --mode direct --num-objects "$REF_N" \
+       --prefix s/ --workers "$WORKERS" --duration 5s)
+ffiles=$(find "$ref_dir"/t0/mp*/data -type f | wc -l)
+# wrk witnesses the GET rows: the same names, straight from the target
+wrk_get() {
+  WRK_PATH=/v1/objects/small/s/ WRK_N=$2 wrk -t2 -c"$WORKERS" -d5s \
+    -s "$(dirname "$0")/rotate.lua" "$1" | awk '/^Requests\/sec/ {print $2}'
+}
+fwrk=$(wrk_get "http://127.0.0.1:$((BASE_PORT + 101))" "$REF_N")
+SHOAL_DATA="$ref_dir" "$ROOT/deploy/local/cluster.sh" stop >/dev/null
 start_cluster 1
 curl -sf -X PUT "$PROXY/v1/buckets/small" >/dev/null
 put=$(loader_json --endpoint "$PROXY" --bucket small --mode direct --pct-put 100 --epochs 1 \
@@ -52,9 +73,20 @@ read -r s3listed s3pages s3secs <<<"$s3list"
 tpid=$(cat "$BENCH_DIR/cluster/t0/pid")
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$tpid/status")
 meta=$(du -sk "$BENCH_DIR"/cluster/t0/mp*/meta | awk '{s+=$1} END {print s}')
+files=$(find "$BENCH_DIR"/cluster/t0/mp*/data -type f | wc -l)
+iwrk=$(wrk_get "http://127.0.0.1:$((BASE_PORT + 1))" "$N")
+pops=$(field "$put" PUT ops_per_s) gops=$(field "$get" GET ops_per_s)
+fpops=$(field "$fput" PUT ops_per_s) fgops=$(field "$fget" GET ops_per_s)
 printf '\n== small objects: %d names of 4 KiB, %d workers, direct to target ==\n' "$N" "$WORKERS"
-printf '%-36s %s\n' "4 KiB PUT (fsync'd)" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($(field "$put" PUT ops_per_s), $(field "$put" PUT p99)/1000))")"
-printf '%-36s %s\n' "4 KiB GET" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($(field "$get" GET ops_per_s), $(field "$get" GET p99)/1000))")"
+printf '%-36s %s\n' "4 KiB PUT (fsync'd), in the record" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms, %.2fx of files' % ($pops, $(field "$put" PUT p99)/1000, $pops/$fpops))")  goal >= 5000/s $(verdict "$(python3 -c "print($pops/5000)")" 1.0)"
+printf '%-36s %s\n' "4 KiB GET, in the record" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms, %.2fx of files' % ($gops, $(field "$get" GET p99)/1000, $gops/$fgops))")  goal >= 1.0x $(verdict "$(python3 -c "print($gops/$fgops)")" 1.0)"
+printf '%-36s %s\n' "4 KiB PUT (fsync'd), files" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms (%d names)' % ($fpops, $(field "$fput" PUT p99)/1000, $REF_N))")"
+printf '%-36s %s\n' "4 KiB GET, files" "$(python3 -c "print('%.0f ops/s, p99 %.1f ms' % ($fgops, $(field "$fget" GET p99)/1000))")"
+printf '%-36s %s\n' "4 KiB GET, wrk witness" "$(python3 -c "print('%.0f req/s in the record, %.0f req/s files: %.2fx' % ($iwrk, $fwrk, $iwrk/$fwrk))")"
+printf '%-36s %s\n' "data files" "$files in the records' cluster, $ffiles in the files' one"
+for j in "$put" "$get" "$fput" "$fget"; do
+  [ "$(errors "$j")" = 0 ] || { echo "the loader saw errors: $(errors "$j")" >&2; exit 1; }
+done
 printf '%-36s %s\n' "list-objects (pages of 10000)" "$(python3 -c "print('%d names in %d pages, %.2f s: %.0f names/s' % ($listed, $pages, $lsecs, $listed/$lsecs))")"
 printf '%-36s %s\n' "S3 ListObjectsV2 (pages of 1000)" "$(python3 -c "print('%d names in %d pages, %.2f s: %.0f names/s' % ($s3listed, $s3pages, $s3secs, $s3listed/$s3secs))")"
 printf '%-36s %s\n' "target RSS" "$((rss / 1024)) MiB"
