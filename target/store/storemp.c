@@ -151,6 +151,19 @@ static void set_rebuild(struct store *s)
     __atomic_add_fetch(&s->gen, 1, __ATOMIC_RELEASE);
 }
 
+/* A mountpath's memtable size: 32 MiB, for the bytes of small objects
+ * (store.h: inline_max) pass through it and fewer, larger flushes keep
+ * level 0 short; an eighth of a drive smaller than 256 MiB (at least
+ * 1 MiB), since a memtable's log stays until it is flushed. */
+static size_t memtable_size(int fd)
+{
+    struct statvfs v;
+    uint64_t want = 32u << 20;
+    if (fstatvfs(fd, &v) == 0 && (uint64_t)v.f_blocks * v.f_frsize / 8 < want)
+        want = (uint64_t)v.f_blocks * v.f_frsize / 8;
+    return want < (1u << 20) ? 1u << 20 : (size_t)want;
+}
+
 /* Open dir as mountpath s->mp[n] (not yet counted); 0 or -1 with err. */
 static int mp_open(struct store *s, const char *dir, char *err, size_t errlen)
 {
@@ -196,7 +209,10 @@ static int mp_open(struct store *s, const char *dir, char *err, size_t errlen)
         goto fail;
     char *metadir = xasprintf("%s/meta", mp->dir);
     char *e = NULL;
-    mp->db = rocksdb_open(s->opts, metadir, &e);
+    rocksdb_options_t *o = rocksdb_options_create_copy(s->opts);
+    rocksdb_options_set_write_buffer_size(o, memtable_size(mp->data_fd));
+    mp->db = rocksdb_open(o, metadir, &e);
+    rocksdb_options_destroy(o);
     free(metadir);
     if (!mp->db) {
         snprintf(err, errlen, "mountpath %s: cannot open metadata: %s", mp->dir, e ? e : "?");
@@ -229,9 +245,7 @@ int store_open(struct store *s, char **dirs, int n, char **off, int noff, int do
     s->fsync = do_fsync;
     s->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(s->opts, 1);
-    /* memtables of 32 MiB: small objects' bytes (store.h: inline_max)
-     * pass through them, and fewer, larger flushes keep level 0 short */
-    rocksdb_options_set_write_buffer_size(s->opts, 32u << 20);
+    /* each mountpath's memtables: memtable_size */
     rocksdb_options_set_max_write_buffer_number(s->opts, 2);
     rocksdb_options_set_max_open_files(s->opts, 512);
     rocksdb_options_set_compression(s->opts, rocksdb_lz4_compression);
