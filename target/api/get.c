@@ -91,10 +91,12 @@ static void s3_overrides(struct http_req *r, const struct objmeta *m)
 
 /* An inline record's bytes, checked against its checksum on a read from
  * the database (the cache keeps them checked): -1 with *mem = m->inl, or
- * -EBADMSG when they do not match. */
+ * -EBADMSG when they do not match, -EUCLEAN when they are missing. */
 static int inline_bytes(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen,
                         struct objmeta *m, const char **mem)
 {
+    if (!m->inl_loaded)
+        return -EUCLEAN;         /* its bytes are missing (store_get) */
     if (XXH3_64bits(m->inl, (size_t)m->size) != m->cksum)
         return -EBADMSG;
     if (!(m->flags & OBJMETA_F_DAMAGED))
@@ -138,8 +140,8 @@ static int open_object(struct target *t, const char *mkey, size_t klen, struct o
         close(fd);
         return -EUCLEAN;
     }
-    if (fd >= 0 && !(m->flags & OBJMETA_F_DAMAGED))
-        ocache_put(mp, gen, mkey, klen, m, fd);
+    if (fd >= 0 && !(m->flags & OBJMETA_F_DAMAGED) && !objmeta_inline(m))
+        ocache_put(mp, gen, mkey, klen, m, fd);   /* (an inline one's: a memory file) */
     return fd >= 0 ? fd : rc;
 }
 

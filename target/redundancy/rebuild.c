@@ -426,6 +426,8 @@ static void rebuild_bytes(struct build *b)
     }
     struct objmeta m = *r;
     m.nbs = 0;                   /* the slice's sums: the object's come from its bytes */
+    m.flags &= ~OBJMETA_F_INLINE;   /* and a slice's inline bytes are not the object's */
+    m.inl_loaded = 0;
     int hashed, same = 0;
     b->rc = decode_into(b, r, ofd, &m, &hashed, &same);
     if (b->rc == 0 && !(hashed ? same : sum_is(ofd, r->ec.len, r->ec.cksum, &m))) {

@@ -98,6 +98,8 @@ static void ent_drop(struct oc_ent *e)
     mem_drop(e);
     if (e->fd >= 0)
         close(e->fd);
+    else                         /* an inline record's bytes, counted as kept ones */
+        mem_used -= e->msize;
     free(e->mkey);
     free(e->val);
     e->mp = NULL;
@@ -306,6 +308,8 @@ void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen
     if (!e || (mine < 0 && !inl))
         return;
     ent_drop(e);
+    if (inl && mem_used + m->size > OC_MEM_BUDGET)
+        return;                  /* within the budget of kept bytes */
     if (!enc)
         enc = xmalloc(OBJMETA_MAX);
     e->vl = objmeta_encode_full(m, enc);   /* an inline record's bytes too */
@@ -316,6 +320,8 @@ void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen
     e->klen = klen;
     e->gen = gen;
     e->fd = mine;
+    e->msize = inl ? m->size : 0;
+    mem_used += e->msize;
     e->used = ++uses;
     e->mp = mp;
 }

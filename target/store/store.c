@@ -228,21 +228,39 @@ int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen)
     return fd < 0 ? -errno : fd;
 }
 
+/* The record and an inline version's bytes are read in one MultiGet, from
+ * one view of the database, so a commit between them cannot pair one
+ * version's record with another's bytes. Bytes missing or not of the
+ * record's size leave the record found, with inl_loaded 0: its readers
+ * meet that as damage (store_data_open: -EIO), and a delete or a new
+ * version still replaces it. */
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
               struct objmeta *m)
 {
-    char *e = NULL;
-    size_t vl;
-    char *v = rocksdb_get(mp->db, s->ro, mkey, klen, &vl, &e);
-    if (e)
-        return store_db_errno(e);
-    if (!v)
-        return -ENOENT;
-    int rc = objmeta_decode(v, vl, m);
-    free(v);
-    if (rc)
+    size_t dl;
+    char *dk = store_inline_key(mkey, klen, &dl);
+    const char *keys[2] = {mkey, dk};
+    size_t kls[2] = {klen, dl}, vls[2] = {0, 0};
+    char *vals[2] = {NULL, NULL}, *errs[2] = {NULL, NULL};
+    rocksdb_multi_get(mp->db, s->ro, 2, keys, kls, vals, vls, errs);
+    free(dk);
+    int rc = errs[0] ? store_db_errno(errs[0]) : !vals[0] ? -ENOENT : 0;
+    if (!rc && objmeta_decode(vals[0], vls[0], m)) {
         log_error("mountpath %s: corrupt metadata record", mp->dir);
-    return rc ? -EIO : store_inline_load(mp, mkey, klen, m);
+        rc = -EIO;
+    }
+    if (!rc && objmeta_inline(m) && !m->inl_loaded) {
+        if (vals[1] && vls[1] == m->size) {
+            memcpy(m->inl, vals[1], vls[1]);
+            m->inl_loaded = 1;
+        } else {
+            log_error("mountpath %s: an inline record's bytes are missing or short", mp->dir);
+        }
+    }
+    free(errs[1]);
+    free(vals[0]);
+    free(vals[1]);
+    return rc;
 }
 
 uint64_t store_wgen(struct store_mp *mp)
@@ -517,7 +535,7 @@ static int take_inline(struct store *s, const char *work_path, int fd, struct ob
     struct stat st;
     int rc = m->size > OBJMETA_INLINE_MAX ? -EFBIG
              : fstat(fd, &st)             ? -errno
-             : (uint64_t)st.st_size != m->size ? -EIO
+             : (uint64_t)st.st_size != m->size ? -EINVAL
                                                : pread_full(fd, m->inl, (size_t)m->size, 0);
     close(fd);
     if (!mem)
@@ -542,7 +560,8 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         rc = place_file(s, mp, work_path, fd, mkey, klen, path, g, gl);
     }
     if (rc < 0) {
-        store_note_error(mp, rc);
+        if (g)                   /* the drive's; not a memory file's or a caller's size */
+            store_note_error(mp, rc);
         free(g);
         return rc;
     }

@@ -273,7 +273,7 @@ int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t
     char val[OBJMETA_MAX];
     size_t vl = objmeta_encode(old, val);
     rocksdb_writebatch_put(wb, k, kl, val, vl);
-    if (objmeta_inline(old)) {   /* its bytes move with it (held: read by store_get) */
+    if (objmeta_inline(old) && old->inl_loaded) {   /* its bytes move with it (store_get) */
         size_t dl;
         char *dk = store_inline_key(k, kl, &dl);
         rocksdb_writebatch_put(wb, dk, dl, old->inl, (size_t)old->size);
