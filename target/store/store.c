@@ -126,21 +126,47 @@ char *store_inline_key(const char *k, size_t kl, size_t *dl)
     return d;
 }
 
+void store_inline_put(rocksdb_writebatch_t *wb, const char *k, size_t kl,
+                      const struct objmeta *m)
+{
+    size_t dl;
+    char *dk = store_inline_key(k, kl, &dl);
+    rocksdb_writebatch_put(wb, dk, dl, m->inl, (size_t)m->size);
+    free(dk);
+}
+
+void store_inline_drop(rocksdb_writebatch_t *wb, const char *k, size_t kl)
+{
+    size_t dl;
+    char *dk = store_inline_key(k, kl, &dl);
+    rocksdb_writebatch_delete(wb, dk, dl);
+    free(dk);
+}
+
+/* v (vl bytes, NULL: none), as stored for inline record m: 0 when they
+ * are of its size, else -EIO, logged as damage. */
+static int inline_check(const struct store_mp *mp, const struct objmeta *m, const char *v,
+                        size_t vl)
+{
+    if (v && vl == m->size)
+        return 0;
+    log_error("mountpath %s: an inline record's bytes are missing or short", mp->dir);
+    return -EIO;
+}
+
 /* The bytes of k's inline version m, as stored: a malloc'd buffer of
  * m->size bytes, or NULL with *rc -errno (-EIO: missing, or not of the
  * record's size). */
 static char *inline_get(const struct store_mp *mp, const char *k, size_t kl,
                         const struct objmeta *m, int *rc)
 {
-    size_t dl, vl;
+    size_t dl, vl = 0;
     char *dk = store_inline_key(k, kl, &dl), *e = NULL;
     char *v = rocksdb_get(mp->db, mp->s->ro, dk, dl, &vl, &e);
     free(dk);
-    *rc = e ? store_db_errno(e) : !v || vl != m->size ? -EIO : 0;
+    *rc = e ? store_db_errno(e) : inline_check(mp, m, v, vl);
     if (*rc) {
         free(v);
-        if (*rc == -EIO)
-            log_error("mountpath %s: an inline record's bytes are missing or short", mp->dir);
         return NULL;
     }
     return v ? v : xmalloc(1);
@@ -249,13 +275,10 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
         log_error("mountpath %s: corrupt metadata record", mp->dir);
         rc = -EIO;
     }
-    if (!rc && objmeta_inline(m) && !m->inl_loaded) {
-        if (vals[1] && vls[1] == m->size) {
-            memcpy(m->inl, vals[1], vls[1]);
-            m->inl_loaded = 1;
-        } else {
-            log_error("mountpath %s: an inline record's bytes are missing or short", mp->dir);
-        }
+    if (!rc && objmeta_inline(m) && !m->inl_loaded &&
+        inline_check(mp, m, vals[1], vls[1]) == 0) {
+        memcpy(m->inl, vals[1], vls[1]);
+        m->inl_loaded = 1;
     }
     free(errs[1]);
     free(vals[0]);
@@ -584,12 +607,10 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     size_t vl = objmeta_encode(m, val);
     rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
     rocksdb_writebatch_put(wb, mkey, klen, val, vl);
-    size_t dl;
-    char *dk = store_inline_key(mkey, klen, &dl);
     if (g)
         rocksdb_writebatch_delete(wb, g, gl);
     else                         /* the bytes, under a key of their own (objmeta.h) */
-        rocksdb_writebatch_put(wb, dk, dl, m->inl, (size_t)m->size);
+        store_inline_put(wb, mkey, klen, m);
     char *tk = tombed ? store_side_key('t', mkey, klen) : NULL;
     if (tk)                      /* a write after a delete */
         rocksdb_writebatch_delete(wb, tk, klen);
@@ -597,8 +618,7 @@ int store_commit_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     if (x && x->key)             /* the caller's record, in the same batch */
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
     if (have_old && objmeta_inline(&old) && g)
-        rocksdb_writebatch_delete(wb, dk, dl);   /* the old bytes: a file's version now */
-    free(dk);
+        store_inline_drop(wb, mkey, klen);   /* the old bytes: a file's version now */
     struct storever_drop vd = {0};
     if (store_vers_commit(s, mp, wb, mkey, klen, have_old ? &old : NULL, m, &vd))
         have_old = 0;            /* kept as a version: its file (or bytes) stays */
@@ -726,10 +746,7 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         g = store_gkey(path, &gl);
         rocksdb_writebatch_put(wb, g, gl, mkey, klen);
     } else {                     /* its bytes go with it */
-        size_t dl;
-        char *dk = store_inline_key(mkey, klen, &dl);
-        rocksdb_writebatch_delete(wb, dk, dl);
-        free(dk);
+        store_inline_drop(wb, mkey, klen);
     }
     rocksdb_writebatch_delete(wb, mkey, klen);
     if (x && x->drop)

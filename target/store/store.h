@@ -190,6 +190,11 @@ int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t k
 /* The key of the bytes of k's inline version ("i" + k; a malloc'd buffer
  * of *dl bytes), written and deleted with k's record in one batch. */
 char *store_inline_key(const char *k, size_t kl, size_t *dl);
+/* Into wb: inline version m's bytes under k's key for them (m->inl
+ * loaded), or that key's delete. */
+void store_inline_put(rocksdb_writebatch_t *wb, const char *k, size_t kl,
+                      const struct objmeta *m);
+void store_inline_drop(rocksdb_writebatch_t *wb, const char *k, size_t kl);
 /* Read the bytes of k's inline version m into m->inl, unless loaded (a
  * record from a scan has none; store_get reads them): 0 or -errno. */
 int store_inline_load(const struct store_mp *mp, const char *k, size_t kl, struct objmeta *m);

@@ -166,12 +166,8 @@ static void drop_kept_same(struct store *s, struct store_mp *mp, rocksdb_writeba
          * (and an inline one's bytes) goes */
         if (m->uid != latest->uid)
             d->size = m->size;
-        if (objmeta_inline(m)) {
-            size_t dl;
-            char *dk = store_inline_key(k, kl, &dl);
-            rocksdb_writebatch_delete(wb, dk, dl);
-            free(dk);
-        }
+        if (objmeta_inline(m))
+            store_inline_drop(wb, k, kl);
         rocksdb_writebatch_delete(wb, k, kl);
         store_tomb_put(wb, k, kl, m->version);
     } else if (found) {
@@ -273,12 +269,8 @@ int store_vers_commit(struct store *s, struct store_mp *mp, rocksdb_writebatch_t
     char val[OBJMETA_MAX];
     size_t vl = objmeta_encode(old, val);
     rocksdb_writebatch_put(wb, k, kl, val, vl);
-    if (objmeta_inline(old) && old->inl_loaded) {   /* its bytes move with it (store_get) */
-        size_t dl;
-        char *dk = store_inline_key(k, kl, &dl);
-        rocksdb_writebatch_put(wb, dk, dl, old->inl, (size_t)old->size);
-        free(dk);
-    }
+    if (objmeta_inline(old) && old->inl_loaded)   /* its bytes move with it (store_get) */
+        store_inline_put(wb, k, kl, old);
     free(k);
     return 1;
 }
