@@ -186,6 +186,11 @@ class Cluster:
             time.sleep(0.1)
         raise AssertionError("node %s never became healthy" % name)
 
+    def log_text(self, names=None):
+        """The logs of the named nodes (every target's by default), joined."""
+        return "".join(open(os.path.join(self.data, "logs", n + ".log"), errors="replace").read()
+                       for n in (self.target_names() if names is None else names))
+
     def sanitizer_reports(self):
         out = []
         logs = os.path.join(self.data, "logs")

@@ -70,9 +70,8 @@ def test_erasure_coding_survives_a_target_loss():
         kill_and_wait_down(c, victim)
         assert bad_reads(c, "ec", data) == []
         assert bad_reads(c, "ec", {k: data[k] for k in list(data)[:20]}, api="s3") == []
-        logs = "".join(open(os.path.join(c.data, "logs", t + ".log")).read()
-                       for t in c.target_names() if t != victim)
-        assert "was rebuilt from its slices" in logs
+        assert "was rebuilt from its slices" in c.log_text(
+            [t for t in c.target_names() if t != victim])
         wait_rebalanced(c)
         wait_rebalanced(c)
         assert bad_reads(c, "ec", data) == []

@@ -90,9 +90,8 @@ def test_inline_objects_survive_target_losses():
         assert bad_reads(c, "mi", mi) == []
         assert bad_reads(c, "ei", ei) == []
         assert bad_reads(c, "ei", {k: ei[k] for k in list(ei)[:6]}, api="s3") == []
-        logs = "".join(open(os.path.join(c.data, "logs", t + ".log")).read()
-                       for t in c.target_names() if t != victim)
-        assert "was rebuilt from its slices" in logs
+        assert "was rebuilt from its slices" in c.log_text(
+            [t for t in c.target_names() if t != victim])
         wait_rebalanced(c)
         wait_rebalanced(c)
         j = run_job(c, {"kind": "scrub", "bucket": "mi"})

@@ -148,8 +148,7 @@ def test_damaged_copies_are_repaired_on_read():
         over = "rebalance to map v%d is over on every target" % v
         end = time.time() + 30
         while time.time() < end and not all(
-                over in open(os.path.join(c.data, "logs", t + ".log")).read()
-                for t in c.target_names()):
+                over in c.log_text([t]) for t in c.target_names()):
             time.sleep(0.2)
         data = {"r/%02d" % i: os.urandom(20000 + i * 7919) for i in range(20)}
         where = {}
@@ -172,8 +171,7 @@ def test_damaged_copies_are_repaired_on_read():
         for k in broken:
             r = c.http.get(url(c, "rep", k))
             assert r.status_code == 200 and r.content == data[k]
-        logs = "".join(open(os.path.join(c.data, "logs", t + ".log")).read()
-                       for t in c.target_names())
+        logs = c.log_text()
         assert logs.count("was replaced from a copy holder") >= 10, logs[-2000:]
         # one copy only: nothing to repair from
         before = data_files(c)

@@ -56,8 +56,7 @@ def kernel_has_tls():
 
 
 def logs(c):
-    return "".join(open(os.path.join(c.data, "logs", n + ".log")).read()
-                   for n in ["p0"] + c.target_names())
+    return c.log_text(["p0"] + c.target_names())
 
 
 def test_https_and_only_https(tc):
