@@ -65,7 +65,7 @@ static const struct opt opts[] = {
     {"state_dir", OPT_STR, F(state_dir), 0, 0, "", "directory for node id, cluster map and bucket metadata", R_BOTH},
     {"mountpaths", OPT_LIST, F(mountpaths), 0, 0, "", "target data directories, one per drive (comma-separated)", R_TARGET},
     {"workers", OPT_INT, F(workers), 1, 256, "2", "HTTP worker threads", R_BOTH},
-    {"io_threads", OPT_INT, F(io_threads), 1, 256, "4", "threads for blocking disk and metadata calls", R_TARGET},
+    {"io_threads", OPT_INT, F(io_threads), 1, 256, "16", "threads for blocking disk and metadata calls", R_TARGET},
     {"inline_max", OPT_INT, F(inline_max), 0, 32768, "16384", "objects (and slices) up to this many bytes are kept in their metadata record, with no data file (0: never)", R_TARGET},
     {"job_workers", OPT_INT, F(job_workers), 1, 64, "4", "objects a target works on at once, per batch job", R_TARGET},
     {"job_max", OPT_INT, F(job_max), 1, 256, "8", "batch jobs a target runs at once (more wait)", R_TARGET},
