@@ -701,6 +701,30 @@ int store_delete_if(struct store *s, struct store_mp *mp, const char *mkey, size
     return delete_clean(s, mp, mkey, klen, uid, 0);
 }
 
+/* wb written unsynced under mp's lock, which this releases, and durable
+ * once a sync of the write-ahead log shared with the commits around it
+ * covers it, as a commit's record is: a delete neither syncs under the
+ * lock nor alone. 0, or -errno (the write, or its sync, failed). */
+static int write_unlock_sync(struct store *s, struct store_mp *mp, const char *mkey,
+                             rocksdb_writebatch_t *wb)
+{
+    char *e = NULL;
+    if (store_db_room(mp, &e, 1))
+        rocksdb_write(mp->db, s->wo, wb, &e);
+    store_db_wrote(mp, mkey, e);
+    rocksdb_writebatch_destroy(wb);
+    if (e) {
+        pthread_mutex_unlock(&mp->mu);
+        return store_db_errno(e);
+    }
+    uint64_t ticket = store_gsync_ticket(&mp->wal);
+    pthread_mutex_unlock(&mp->mu);
+    int rc = s->fsync ? store_gsync_wait(&mp->wal, ticket, mp, store_sync_wal) : 0;
+    if (rc)
+        store_note_error(mp, rc);
+    return rc;
+}
+
 int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                    uint64_t uid, const struct store_x *x)
 {
@@ -730,13 +754,8 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
         free(tk);
     }
     if (!have) {                 /* only the tombstone: nothing was here */
-        char *e = NULL;
-        if (store_db_room(mp, &e, 1))
-            rocksdb_write(mp->db, s->wo_sync, wb, &e);
-        store_db_wrote(mp, mkey, e);
-        rocksdb_writebatch_destroy(wb);
-        pthread_mutex_unlock(&mp->mu);
-        return e ? store_db_errno(e) : -ENOENT;
+        rc = write_unlock_sync(s, mp, mkey, wb);
+        return rc ? rc : -ENOENT;
     }
     char path[PATH_MAX];
     size_t gl = 0;
@@ -758,15 +777,9 @@ int store_delete_x(struct store *s, struct store_mp *mp, const char *mkey, size_
     free(a);
     if (x && x->key)
         rocksdb_writebatch_put(wb, x->key, x->key_len, x->val, x->val_len);
-    char *e = NULL;
-    if (store_db_room(mp, &e, 1))
-        rocksdb_write(mp->db, s->wo_sync, wb, &e);
-    store_db_wrote(mp, mkey, e);
-    rocksdb_writebatch_destroy(wb);
-    pthread_mutex_unlock(&mp->mu);
-    if (e) {
-        free(g);
-        return store_db_errno(e);
+    if ((rc = write_unlock_sync(s, mp, mkey, wb))) {
+        free(g);                 /* the file stays for its intent to settle at the next start */
+        return rc;
     }
     __atomic_sub_fetch(&mp->bytes_delta, (int64_t)m.size, __ATOMIC_RELAXED);
     if (g && unlink(path) && errno != ENOENT)
