@@ -117,97 +117,11 @@ void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, u
     snprintf(out, outlen, "%s/data/%s", mp->dir, name);
 }
 
-char *store_inline_key(const char *k, size_t kl, size_t *dl)
-{
-    char *d = xmalloc(kl + 1);
-    d[0] = 'i';
-    memcpy(d + 1, k, kl);
-    *dl = kl + 1;
-    return d;
-}
-
-void store_inline_put(rocksdb_writebatch_t *wb, const char *k, size_t kl,
-                      const struct objmeta *m)
-{
-    size_t dl;
-    char *dk = store_inline_key(k, kl, &dl);
-    rocksdb_writebatch_put(wb, dk, dl, m->inl, (size_t)m->size);
-    free(dk);
-}
-
-void store_inline_drop(rocksdb_writebatch_t *wb, const char *k, size_t kl)
-{
-    size_t dl;
-    char *dk = store_inline_key(k, kl, &dl);
-    rocksdb_writebatch_delete(wb, dk, dl);
-    free(dk);
-}
-
-/* v (vl bytes, NULL: none), as stored for inline record m: 0 when they
- * are of its size, else -EIO, logged as damage. */
-static int inline_check(const struct store_mp *mp, const struct objmeta *m, const char *v,
-                        size_t vl)
-{
-    if (v && vl == m->size)
-        return 0;
-    log_error("mountpath %s: an inline record's bytes are missing or short", mp->dir);
-    return -EIO;
-}
-
-/* The bytes of k's inline version m, as stored: a malloc'd buffer of
- * m->size bytes, or NULL with *rc -errno (-EIO: missing, or not of the
- * record's size). */
-static char *inline_get(const struct store_mp *mp, const char *k, size_t kl,
-                        const struct objmeta *m, int *rc)
-{
-    size_t dl, vl = 0;
-    char *dk = store_inline_key(k, kl, &dl), *e = NULL;
-    char *v = rocksdb_get(mp->db, mp->s->ro, dk, dl, &vl, &e);
-    free(dk);
-    *rc = e ? store_db_errno(e) : inline_check(mp, m, v, vl);
-    if (*rc) {
-        free(v);
-        return NULL;
-    }
-    return v ? v : xmalloc(1);
-}
-
-int store_inline_load(const struct store_mp *mp, const char *k, size_t kl, struct objmeta *m)
-{
-    if (!objmeta_inline(m) || m->inl_loaded)
-        return 0;
-    int rc;
-    char *v = inline_get(mp, k, kl, m, &rc);
-    if (!v)
-        return rc;
-    memcpy(m->inl, v, (size_t)m->size);
-    m->inl_loaded = 1;
-    free(v);
-    return 0;
-}
-
-/* An inline version's bytes, as a memory file of their own. */
-static int inline_open(const struct store_mp *mp, const char *k, size_t kl,
-                       const struct objmeta *m)
-{
-    int rc = 0;
-    char *v = m->inl_loaded ? NULL : inline_get(mp, k, kl, m, &rc);
-    if (rc)
-        return rc;
-    int fd = memfd_create("shoal-inline", MFD_CLOEXEC);
-    if (fd < 0)
-        rc = -errno;
-    else if ((rc = pwrite_full(fd, v ? v : m->inl, (size_t)m->size, 0)))
-        close(fd);
-    free(v);
-    return rc ? rc : fd;
-}
-
 int store_data_open_served(const struct store_mp *mp, const char *mkey, size_t klen,
                            const struct objmeta *m)
 {
     if (objmeta_inline(m))
-        return inline_open(mp, mkey, klen, m);
+        return store_inline_open(mp, mkey, klen, m);
     char name[80];
     data_name(mp, mkey, klen, m->uid, name, sizeof(name));
     int fd = openat(mp->data_fd, name, O_RDONLY | O_CLOEXEC);
@@ -276,7 +190,7 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
         rc = -EIO;
     }
     if (!rc && objmeta_inline(m) && !m->inl_loaded &&
-        inline_check(mp, m, vals[1], vls[1]) == 0) {
+        store_inline_check(mp, m, vals[1], vls[1]) == 0) {
         memcpy(m->inl, vals[1], vls[1]);
         m->inl_loaded = 1;
     }

@@ -1,6 +1,7 @@
 /*
  * storeint: what the store's files share (store.c: objects and records;
- * storemp.c: the mountpaths and where names go; storelist.c: listings).
+ * storemp.c: the mountpaths and where names go; storelist.c: listings;
+ * storeinline.c: inline versions' bytes).
  */
 #ifndef SHOAL_TARGET_STOREINT_H
 #define SHOAL_TARGET_STOREINT_H
@@ -31,6 +32,15 @@ void store_data_path(const struct store_mp *mp, const char *mkey, size_t klen, u
 char *store_gkey(const char *path, size_t *klen);
 /* A tombstone of mkey's version, put in wb. */
 void store_tomb_put(rocksdb_writebatch_t *wb, const char *mkey, size_t klen, uint64_t version);
+
+/* storeinline.c. v (vl bytes, NULL: none), as stored for inline record
+ * m: 0 when they are of its size, else -EIO, logged as damage. */
+int store_inline_check(const struct store_mp *mp, const struct objmeta *m, const char *v,
+                       size_t vl);
+/* k's inline version m's bytes (m->inl, or read when not loaded) as a
+ * memory file of their own: its fd, or -errno. */
+int store_inline_open(const struct store_mp *mp, const char *k, size_t kl,
+                      const struct objmeta *m);
 
 /* storever.c. A kept version a commit replaced (one with the new
  * latest's id: the null one, or one made the latest again), to remove
