@@ -831,16 +831,14 @@ int store_kv_del_if(struct store *s, struct store_mp *mp, const char *k, size_t 
     int rc = store_kv_get(s, mp, k, kl, &v, &vl);
     if (!rc && (vl != el || memcmp(v, expect, el)))
         rc = -ESTALE;
-    if (!rc) {
-        char *e = NULL;
-        if (store_db_room(mp, &e, 1))
-            rocksdb_delete(mp->db, s->wo_sync, k, kl, &e);
-        store_db_wrote(mp, k, e);
-        rc = e ? store_db_errno(e) : 0;
-    }
-    pthread_mutex_unlock(&mp->mu);
     free(v);
-    return rc;
+    if (rc) {
+        pthread_mutex_unlock(&mp->mu);
+        return rc;
+    }
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    rocksdb_writebatch_delete(wb, k, kl);
+    return write_unlock_sync(s, mp, k, wb);
 }
 
 int store_kv_put_nosync(struct store *s, struct store_mp *mp, const char *k, size_t kl,
