@@ -552,9 +552,9 @@ void http_conn_read(struct http_conn *c, int on)
     if (on == c->reading)
         return;
     c->reading = on;
-    if (on)
+    if (on)                      /* also restarts the silent peer's timer */
         event_add(c->rev, c->read_tv.tv_sec > 0 ? &c->read_tv : NULL);
-    else
+    else if (c->body_out)        /* the socket is its body's taker's now */
         event_del(c->rev);
 }
 
@@ -577,6 +577,10 @@ void http_conn_read_timeout(struct http_conn *c, int secs)
 static void conn_readable(evutil_socket_t fd, short what, void *arg)
 {
     struct http_conn *c = arg;
+    if (!c->reading) {           /* stopped since it was added: out now */
+        event_del(c->rev);
+        return;
+    }
     if (what & EV_TIMEOUT) {
         conn_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
         return;

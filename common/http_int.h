@@ -90,7 +90,10 @@ struct http_conn {
      * (ioctl FIONREAD) before every read, a syscall a request. */
     struct event *rev;           /* NULL: HTTPS, the bufferevent reads */
     struct timeval read_tv;      /* a silent peer's timeout while reading */
-    int reading;                 /* rev is added */
+    int reading;                 /* wanted: rev reads the socket; once not
+                                  * wanted, rev stays added, unread, until
+                                  * it fires (conn_readable): a request
+                                  * answered later costs no epoll_ctl */
     size_t read_want;            /* bytes the next read may take (conn_readable) */
 };
 
