@@ -549,13 +549,13 @@ void http_conn_read(struct http_conn *c, int on)
             bufferevent_disable(c->bev, EV_READ);
         return;
     }
+    if (!on && c->body_out)      /* the socket is its body's taker's now */
+        event_del(c->rev);
     if (on == c->reading)
         return;
     c->reading = on;
     if (on)                      /* also restarts the silent peer's timer */
         event_add(c->rev, c->read_tv.tv_sec > 0 ? &c->read_tv : NULL);
-    else if (c->body_out)        /* the socket is its body's taker's now */
-        event_del(c->rev);
 }
 
 void http_conn_read_timeout(struct http_conn *c, int secs)
