@@ -232,7 +232,7 @@ int batchreq_door(struct http_req *r, size_t rlen)
         return 0;
     }
     if (r->method != HTTP_M_POST && r->method != HTTP_M_GET) {
-        http_resp_header(r, "Allow", "GET, POST");
+        http_resp_header_str(r, "Allow", "GET, POST");
         http_reply_error(r, 405, "a batch is POST (or GET) with its request as the body");
         return 0;
     }
@@ -244,7 +244,7 @@ int batchreq_admit(struct http_req *r)
     if (__atomic_add_fetch(&reading, 1, __ATOMIC_RELAXED) <= BATCHREQ_READING)
         return 1;
     __atomic_sub_fetch(&reading, 1, __ATOMIC_RELAXED);
-    http_resp_header(r, "Retry-After", "1");
+    http_resp_header_str(r, "Retry-After", "1");
     http_reply_error(r, 503, "%d batch requests are being read already", BATCHREQ_READING);
     return 0;
 }

@@ -335,7 +335,7 @@ static int on_headers_complete(llhttp_t *p)
     const char *ex = http_req_header(r, "Expect");
     r->expect_continue = ex && !strcasecmp(ex, "100-continue");
     if (__atomic_load_n(&c->w->draining, __ATOMIC_RELAXED)) {
-        http_resp_header(r, "Retry-After", "1");
+        http_resp_header_str(r, "Retry-After", "1");
         return req_refuse(r, 503, "this node is shutting down");
     }
     c->w->srv->o.handler(r);

@@ -219,9 +219,20 @@ typedef void (*http_body_taken_fn)(struct http_req *r, const char *pre, size_t p
 int http_req_take_body(struct http_req *r, http_body_taken_fn taken);
 void http_req_body_taken(struct http_req *r, int whole);
 
+/* A set of header names, matched in any case: each with its length. */
+struct http_name {
+    const char *s;
+    size_t len;
+};
+#define HTTP_NAME(lit) {lit, sizeof(lit) - 1}
+/* The index of name (len bytes) in set[0..n), or -1. */
+int http_name_find(const char *name, size_t len, const struct http_name *set, size_t n);
+
 /* Responses. Headers are added before http_resp_begin. */
 void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a value as it is, without formatting it. */
+void http_resp_header_str(struct http_req *r, const char *name, const char *value);
 /* length -1 selects chunked encoding. */
 void http_resp_begin(struct http_req *r, int status, int64_t length);
 void http_resp_write(struct http_req *r, const void *p, size_t n);

@@ -184,6 +184,14 @@ const char *http_req_header(const struct http_req *r, const char *name)
     return NULL;
 }
 
+int http_name_find(const char *name, size_t len, const struct http_name *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].len == len && !strncasecmp(set[i].s, name, len))
+            return (int)i;
+    return -1;
+}
+
 int http_query_get(const struct http_req *r, const char *name, char *out, size_t outlen)
 {
     size_t nl = strlen(name);
@@ -223,17 +231,36 @@ void http_date_update(struct http_worker *w)
     w->date_sec = now;
 }
 
+/* name: v's n bytes, a CR or LF in them as a space: a value never ends
+ * the line and starts a header of its own */
+static void resp_header_put(struct http_req *r, const char *name, const char *v, size_t n)
+{
+    if (!r->resp_hdrs)
+        r->resp_hdrs = evbuffer_new();
+    evbuffer_add(r->resp_hdrs, name, strlen(name));
+    evbuffer_add(r->resp_hdrs, ": ", 2);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == '\r' || v[i] == '\n') {
+            evbuffer_add(r->resp_hdrs, v + run, i - run);
+            evbuffer_add(r->resp_hdrs, " ", 1);
+            run = i + 1;
+        }
+    evbuffer_add(r->resp_hdrs, v + run, n - run);
+    evbuffer_add(r->resp_hdrs, "\r\n", 2);
+}
+
 void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...)
 {
     if (r->resp_started)
         return;
-    if (!r->resp_hdrs)
-        r->resp_hdrs = evbuffer_new();
     char line[8192];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
+    if (n < 0)
+        return;
     char *v = n < (int)sizeof(line) ? line : NULL;
     if (!v) {                    /* longer than line: the whole of it, on the heap */
         v = xmalloc((size_t)n + 1);
@@ -241,14 +268,15 @@ void http_resp_header(struct http_req *r, const char *name, const char *fmt, ...
         vsnprintf(v, (size_t)n + 1, fmt, ap);
         va_end(ap);
     }
-    for (int i = 0; i < n; i++)  /* a value never ends the line: no header of its own */
-        if (v[i] == '\r' || v[i] == '\n')
-            v[i] = ' ';
-    evbuffer_add_printf(r->resp_hdrs, "%s: ", name);
-    evbuffer_add(r->resp_hdrs, v, (size_t)n);
-    evbuffer_add(r->resp_hdrs, "\r\n", 2);
+    resp_header_put(r, name, v, (size_t)n);
     if (v != line)
         free(v);
+}
+
+void http_resp_header_str(struct http_req *r, const char *name, const char *value)
+{
+    if (!r->resp_started)
+        resp_header_put(r, name, value, strlen(value));
 }
 
 void http_resp_abort(struct http_req *r)
@@ -295,18 +323,25 @@ void http_resp_begin(struct http_req *r, int status, int64_t length)
         c->closing = 1;          /* a stopping server keeps no connection */
     http_date_update(r->w);
     struct evbuffer *out = bufferevent_get_output(c->bev);
-    evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nServer: shoal\r\nDate: %s\r\n", status,
-                        http_reason(status), r->w->date);
+    struct gbuf h = {0};
+    gbuf_str(&h, "HTTP/1.1 ");
+    gbuf_i64(&h, status);
+    gbuf_strs(&h, " ", http_reason(status), "\r\nServer: shoal\r\nDate: ", r->w->date, "\r\n",
+              NULL);
     if (length >= 0) {
-        evbuffer_add_printf(out, "Content-Length: %lld\r\n", (long long)length);
+        gbuf_str(&h, "Content-Length: ");
+        gbuf_i64(&h, length);
+        gbuf_add(&h, "\r\n", 2);
     } else {
         r->resp_chunked = 1;
-        evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+        gbuf_str(&h, "Transfer-Encoding: chunked\r\n");
     }
     if (c->closing)
-        evbuffer_add_printf(out, "Connection: close\r\n");
+        gbuf_str(&h, "Connection: close\r\n");
     else if (c->parser.http_minor == 0)
-        evbuffer_add_printf(out, "Connection: keep-alive\r\n");
+        gbuf_str(&h, "Connection: keep-alive\r\n");
+    evbuffer_add(out, h.p, h.n);
+    gbuf_free(&h);
     if (r->resp_hdrs)
         evbuffer_add_buffer(out, r->resp_hdrs);
     evbuffer_add(out, "\r\n", 2);
@@ -460,7 +495,7 @@ void http_reply(struct http_req *r, int status, const char *ctype, const void *b
                 size_t len)
 {
     if (ctype)
-        http_resp_header(r, "Content-Type", "%s", ctype);
+        http_resp_header_str(r, "Content-Type", ctype);
     http_resp_begin(r, status, (int64_t)len);
     http_resp_write(r, body, len);
     http_resp_end(r);

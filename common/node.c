@@ -336,7 +336,7 @@ void node_not_primary(struct node *n, struct http_req *r)
         json_object_set_new(j, "primary_url", json_string(url));
     if (m)
         json_object_set_new(j, "cmap", cmap_to_json(m));
-    http_resp_header(r, "Retry-After", "1");
+    http_resp_header_str(r, "Retry-After", "1");
     http_reply_json(r, 503, j);
     free(url);
     cmap_unref(m);

@@ -67,7 +67,7 @@ static void allow_header(struct http_req *r, unsigned allow)
         memcpy(buf + len, names[i].name, nl + 1);
         len += nl;
     }
-    http_resp_header(r, "Allow", "%s", buf);
+    http_resp_header_str(r, "Allow", buf);
 }
 
 const struct route *route_dispatch(const struct route *t, size_t n, struct http_req *r)

@@ -77,6 +77,26 @@ char *xasprintf(const char *fmt, ...)
     return p;
 }
 
+char *xstrcat(const char *s, ...)
+{
+    va_list ap;
+    size_t n = 0;
+    va_start(ap, s);
+    for (const char *a = s; a; a = va_arg(ap, const char *))
+        n += strlen(a);
+    va_end(ap);
+    char *p = xmalloc(n + 1), *q = p;
+    va_start(ap, s);
+    for (const char *a = s; a; a = va_arg(ap, const char *)) {
+        size_t l = strlen(a);
+        memcpy(q, a, l);
+        q += l;
+    }
+    va_end(ap);
+    *q = '\0';
+    return p;
+}
+
 void gbuf_add(struct gbuf *b, const void *p, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
@@ -93,6 +113,39 @@ void gbuf_add(struct gbuf *b, const void *p, size_t n)
 void gbuf_str(struct gbuf *b, const char *s)
 {
     gbuf_add(b, s, strlen(s));
+}
+
+void gbuf_strs(struct gbuf *b, ...)
+{
+    va_list ap;
+    va_start(ap, b);
+    for (const char *a = va_arg(ap, const char *); a; a = va_arg(ap, const char *))
+        gbuf_str(b, a);
+    va_end(ap);
+}
+
+size_t fmt_u64(char *out, uint64_t v)
+{
+    char d[20], *e = d + sizeof(d), *q = e;
+    do
+        *--q = (char)('0' + v % 10);
+    while (v /= 10);
+    memcpy(out, q, (size_t)(e - q));
+    return (size_t)(e - q);
+}
+
+size_t fmt_i64(char *out, int64_t v)
+{
+    if (v >= 0)
+        return fmt_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + fmt_u64(out + 1, 0 - (uint64_t)v);
+}
+
+void gbuf_i64(struct gbuf *b, int64_t v)
+{
+    char d[20];
+    gbuf_add(b, d, fmt_i64(d, v));
 }
 
 void gbuf_json_str(struct gbuf *b, const char *s, size_t n)

@@ -18,6 +18,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The strings up to a NULL joined into a new one: xasprintf's "%s%s..."
+ * without the formatting, for the paths a request takes every time. */
+char *xstrcat(const char *s, ...) __attribute__((sentinel));
 
 /* A growable byte buffer, NUL-terminated after every add. */
 struct gbuf {
@@ -26,6 +29,13 @@ struct gbuf {
 };
 void gbuf_add(struct gbuf *b, const void *p, size_t n);
 void gbuf_str(struct gbuf *b, const char *s);
+/* The strings up to a NULL, one after the other. */
+void gbuf_strs(struct gbuf *b, ...) __attribute__((sentinel));
+/* v in decimal. */
+void gbuf_i64(struct gbuf *b, int64_t v);
+/* v in decimal into out (at least 20 bytes, no NUL added); its length. */
+size_t fmt_i64(char *out, int64_t v);
+size_t fmt_u64(char *out, uint64_t v);
 /* n bytes of s as a quoted JSON string: '"' and '\\' escaped, control
  * bytes as \u00XX, everything else (UTF-8) as it is. */
 void gbuf_json_str(struct gbuf *b, const char *s, size_t n);

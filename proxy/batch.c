@@ -98,7 +98,7 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
     strcpy(query, "digest=");
     batchreq_digest(body, len, query + 7);
     char *url = node_signed_url(&p->node, r->method_name, owner->url, "/v1/batch", query);
-    http_resp_header(r, "Location", "%s", url);
+    http_resp_header_str(r, "Location", url);
     char *msg = xasprintf("{\"target\":\"%s\",\"location\":\"%s\"}\n", owner->id, url);
     http_reply(r, 307, "application/json", msg, strlen(msg));
     free(msg);

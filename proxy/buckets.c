@@ -327,7 +327,7 @@ void buckets_replied(void *arg, int status, json_t *answer, const char *err)
 {
     struct http_req *r = arg;
     if (status == 0 || status == 503)
-        http_resp_header(r, "Retry-After", "1");
+        http_resp_header_str(r, "Retry-After", "1");
     if (status == 0)
         http_reply_error(r, 503, "primary proxy unreachable: %s", err);
     else if (err)
@@ -720,7 +720,7 @@ static void bucket_api(struct http_req *r, const char *rest, size_t rl)
         return;
     }
     default:
-        http_resp_header(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");
+        http_resp_header_str(r, "Allow", "GET, HEAD, PUT, PATCH, DELETE");
         http_reply_error(r, 405, "method %s not allowed on buckets", r->method_name);
         return;
     }

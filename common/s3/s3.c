@@ -76,7 +76,7 @@ void s3_error_reply(struct http_req *r, int status, const char *msg)
     gbuf_str(&b, "</Resource>");
     s3_xml_elem(&b, "RequestId", rid);
     gbuf_str(&b, "</Error>\n");
-    http_resp_header(r, "x-amz-request-id", "%s", rid);
+    http_resp_header_str(r, "x-amz-request-id", rid);
     http_reply(r, status, "application/xml", b.p, b.n);
     gbuf_free(&b);
 }

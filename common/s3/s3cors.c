@@ -314,10 +314,10 @@ static void joined_header(struct http_req *r, const char *name, const json_t *li
 static void allow_headers(struct http_req *r, const json_t *rule, const char *origin, int any,
                           const char *req_headers)
 {
-    http_resp_header(r, "Access-Control-Allow-Origin", "%s", any ? "*" : origin);
+    http_resp_header_str(r, "Access-Control-Allow-Origin", any ? "*" : origin);
     joined_header(r, "Access-Control-Allow-Methods", json_object_get(rule, "methods"));
     if (req_headers && *req_headers)
-        http_resp_header(r, "Access-Control-Allow-Headers", "%s", req_headers);
+        http_resp_header_str(r, "Access-Control-Allow-Headers", req_headers);
     joined_header(r, "Access-Control-Expose-Headers", json_object_get(rule, "expose"));
     json_t *age = json_object_get(rule, "max_age");
     if (age)

@@ -212,7 +212,7 @@ static void join_done(struct quorum_change *c, int status, const char *err)
     struct proxy *p = r->w->ctx;
     const char *id = json_string_value(json_object_get(jn->j, "id"));
     if (status) {
-        http_resp_header(r, "Retry-After", "1");
+        http_resp_header_str(r, "Retry-After", "1");
         http_reply_error(r, status, "%s", err);
     } else {
         pthread_mutex_lock(&p->mu);

@@ -47,7 +47,7 @@ static void node_changed(void *arg, const char *id, int64_t version, int status,
 {
     struct asked *a = arg;
     if (status) {
-        http_resp_header(a->r, "Retry-After", "1");
+        http_resp_header_str(a->r, "Retry-After", "1");
         http_reply_error(a->r, status, "%s", err);
     } else {
         http_reply_json(a->r, 202, json_pack("{s:s, s:s, s:I}", "node", id, "state",
@@ -108,7 +108,7 @@ void nodes_route(struct http_req *r, const char *rest, size_t rlen)
         log_warn("node %s: %s", id, down ? "removed while down: what only it held is lost"
                                          : "decommissioning");
     } else {
-        http_resp_header(r, "Allow", "PUT, DELETE");
+        http_resp_header_str(r, "Allow", "PUT, DELETE");
         http_reply_error(r, 405, "PUT ?maintenance[=on|off], or DELETE to decommission");
         return;
     }
@@ -186,7 +186,7 @@ void nodes_targets_route(struct http_req *r, const char *rest, size_t rlen)
     if (!node_authenticate(&p->node, r))
         return;
     if (r->method != HTTP_M_GET && r->method != HTTP_M_POST && r->method != HTTP_M_DELETE) {
-        http_resp_header(r, "Allow", "GET, POST, DELETE");
+        http_resp_header_str(r, "Allow", "GET, POST, DELETE");
         http_reply_error(r, 405, "GET, POST or DELETE");
         return;
     }

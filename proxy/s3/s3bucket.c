@@ -619,7 +619,7 @@ void s3bucket_acl(struct http_req *r, const char *bucket)
 
 void s3bucket_head(struct http_req *r)
 {
-    http_resp_header(r, "x-amz-bucket-region", "us-east-1");
+    http_resp_header_str(r, "x-amz-bucket-region", "us-east-1");
     http_reply(r, 200, NULL, NULL, 0);
 }
 

@@ -326,7 +326,7 @@ static void list_page(void *arg, struct objlist_page *pg, int status, const char
         return;
     }
     if (pg->absent && !pg->remote) {   /* S3 has no partial listings: fail, not miss keys */
-        http_resp_header(r, "Retry-After", "5");
+        http_resp_header_str(r, "Retry-After", "5");
         s3_fail(r, S3E_SERVICE_UNAVAILABLE, "targets %s are down: the listing would be incomplete",
                 pg->absent);
         objlist_page_free(pg);

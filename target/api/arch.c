@@ -435,13 +435,13 @@ static void stream_begin(struct areq *a)
 {
     struct http_req *r = a->r;
     if (a->cache)
-        http_resp_header(r, "X-Shoal-Cache", "%s", a->cache);
+        http_resp_header_str(r, "X-Shoal-Cache", a->cache);
     if (a->op == OP_MATCH) {
-        http_resp_header(r, "Content-Type", "application/x-tar");
+        http_resp_header_str(r, "Content-Type", "application/x-tar");
         http_resp_begin(r, 200, -1);
         return;
     }
-    http_resp_header(r, "Content-Type", "application/octet-stream");
+    http_resp_header_str(r, "Content-Type", "application/octet-stream");
     if (a->rg)
         http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu", (unsigned long long)a->roff,
                          (unsigned long long)(a->roff + a->rlen - 1),
@@ -550,7 +550,7 @@ static void with_index(struct areq *a)
         a->roff = 0;
     a->skip = a->roff;
     a->left = a->rlen = rl;
-    http_resp_header(r, "ETag", "%s", etag);
+    http_resp_header_str(r, "ETag", etag);
     if (r->method == HTTP_M_HEAD || !a->left) {
         a->started = 1;
         stream_begin(a);

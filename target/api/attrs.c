@@ -177,10 +177,10 @@ static void answer(struct attreq *a)
     }
     char date[64];
     s3_http_date(m->mtime_ns, date, sizeof(date));
-    http_resp_header(r, "Last-Modified", "%s", date);
+    http_resp_header_str(r, "Last-Modified", date);
     const char *vid = objmeta_umeta_get(m, OBJMETA_VID);
     if (vid)
-        http_resp_header(r, "x-amz-version-id", "%s", vid);
+        http_resp_header_str(r, "x-amz-version-id", vid);
     struct gbuf b = {0};
     gbuf_str(&b, S3_XML_HEAD "<GetObjectAttributesResponse xmlns=\"" S3_NS "\">");
     if (a->asked & A_ETAG) {
@@ -220,14 +220,14 @@ static void find_done(void *arg)
     if (a->rc == -ENOENT && a->vid[0]) {
         err_reply(r, S3E_NO_SUCH_VERSION, "The specified version does not exist.");
     } else if (a->rc == -ENOENT) {
-        http_resp_header(r, "x-amz-delete-marker", "false");
+        http_resp_header_str(r, "x-amz-delete-marker", "false");
         err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
     } else if (a->rc) {
         http_reply_error(r, err_status(a->rc), "cannot read the object's record: %s",
                          strerror(-a->rc));
     } else if (store_is_marker(a->m)) {   /* S3: 404 for the latest, 405 for its own id */
-        http_resp_header(r, "x-amz-delete-marker", "true");
-        http_resp_header(r, "x-amz-version-id", "%s", store_vid(a->m));
+        http_resp_header_str(r, "x-amz-delete-marker", "true");
+        http_resp_header_str(r, "x-amz-version-id", store_vid(a->m));
         if (a->vid[0])
             err_reply(r, S3E_METHOD_NOT_ALLOWED, "The specified method is not allowed "
                                                  "against this resource.");

@@ -283,7 +283,7 @@ static void flush(struct batch *b)
 {
     if (!b->started) {
         b->started = 1;
-        http_resp_header(b->r, "Content-Type", "%s", archidx_content_type(b->q.kind));
+        http_resp_header_str(b->r, "Content-Type", archidx_content_type(b->q.kind));
         http_resp_begin(b->r, 200, -1);
     }
     http_resp_buffer(b->r, b->out);

@@ -346,7 +346,7 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
         x->idx[i] = (uint32_t)i;
     x->s = bsend_new(x->t, &x->q, x->idx, x->q.n);
     x->out = evbuffer_new();
-    http_resp_header(r, "Content-Type", "application/octet-stream");
+    http_resp_header_str(r, "Content-Type", "application/octet-stream");
     http_resp_begin(r, 200, -1);
     r->data = x;
     r->on_abort = send_gone;

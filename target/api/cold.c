@@ -101,10 +101,10 @@ static void cold_free(struct cold *c)
 static void backend_headers(struct http_req *r, const struct backend_obj *o, const char *cache)
 {
     if (o->etag[0])
-        http_resp_header(r, "ETag", "%s", o->etag);
+        http_resp_header_str(r, "ETag", o->etag);
     if (o->last_modified[0])
-        http_resp_header(r, "Last-Modified", "%s", o->last_modified);
-    http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+        http_resp_header_str(r, "Last-Modified", o->last_modified);
+    http_resp_header_str(r, "X-Shoal-Cache", cache);
 }
 
 /* ---- the client of the fetch it started ------------------------------------ */
@@ -135,8 +135,8 @@ static void begin_client(struct cold *c, const struct backend_obj *o, int kept)
     if (!r)
         return;
     backend_headers(r, o, kept ? "miss" : "pass");
-    http_resp_header(r, "Accept-Ranges", "bytes");
-    http_resp_header(r, "Content-Type", "application/octet-stream");
+    http_resp_header_str(r, "Accept-Ranges", "bytes");
+    http_resp_header_str(r, "Content-Type", "application/octet-stream");
     if (c->size < 0) {
         c->range = 0; /* unknown size: the whole object, chunked */
         http_resp_begin(r, 200, -1);
@@ -320,7 +320,7 @@ static void head_remote_done(void *arg, const struct backend_obj *o)
     struct http_req *r = c->r;
     if (o->status == 200) {
         backend_headers(r, o, "none");
-        http_resp_header(r, "X-Shoal-Cached", "false");
+        http_resp_header_str(r, "X-Shoal-Cached", "false");
         http_resp_begin(r, 200, o->size >= 0 ? o->size : 0);
         http_resp_end(r);
     } else {

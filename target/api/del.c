@@ -88,7 +88,7 @@ static void del_done(void *arg)
 
 static void reply_unavailable(struct del *d)
 {
-    http_resp_header(d->r, "Retry-After", "2");
+    http_resp_header_str(d->r, "Retry-After", "2");
     err_reply(d->r, S3E_SERVICE_UNAVAILABLE, "the object was deleted on its owner but not on "
                                              "every copy holder: try again");
 }

@@ -81,12 +81,12 @@ static void s3_overrides(struct http_req *r, const struct objmeta *m)
     };
     char v[1024];
     if (http_query_get(r, "response-content-type", v, sizeof(v)) >= 0)
-        http_resp_header(r, "Content-Type", "%s", v);
+        http_resp_header_str(r, "Content-Type", v);
     else
-        http_resp_header(r, "Content-Type", "%s", m->ctype[0] ? m->ctype : "binary/octet-stream");
+        http_resp_header_str(r, "Content-Type", m->ctype[0] ? m->ctype : "binary/octet-stream");
     for (size_t i = 0; i < ARRAY_LEN(map); i++)
         if (http_query_get(r, map[i][0], v, sizeof(v)) >= 0)
-            http_resp_header(r, map[i][1], "%s", v);
+            http_resp_header_str(r, map[i][1], v);
 }
 
 /* An inline record's bytes, checked against its checksum on a read from
@@ -447,20 +447,20 @@ static void opened(struct target *t, struct http_req *r, const char *mkey, size_
     }
     if (have && store_is_marker(m)) {   /* a versioned bucket's deleted name */
         fd_close(fd);
-        http_resp_header(r, "x-amz-delete-marker", "true");
-        http_resp_header(r, "x-amz-version-id", "%s", store_vid(m));
+        http_resp_header_str(r, "x-amz-delete-marker", "true");
+        http_resp_header_str(r, "x-amz-version-id", store_vid(m));
         err_reply(r, S3E_NO_SUCH_KEY, "The specified key does not exist.");
         return;
     }
     if (fd == -EAGAIN) {         /* rewritten again and again while we looked */
-        http_resp_header(r, "Retry-After", "1");
+        http_resp_header_str(r, "Retry-After", "1");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object is being rewritten; try again");
         return;
     }
     if (!have) {
         if (fd == -ENOENT) {
             /* no marker stands for the name: S3 says so on the answer */
-            http_resp_header(r, "x-amz-delete-marker", "false");
+            http_resp_header_str(r, "x-amz-delete-marker", "false");
             http_reply_error(r, 404, "object not found");
         }
         else
@@ -476,7 +476,7 @@ static void object_headers(struct http_req *r, const char *mkey, size_t klen, co
                            const struct objmeta *m)
 {
     if (cache)
-        http_resp_header(r, "X-Shoal-Cache", "%s", cache);
+        http_resp_header_str(r, "X-Shoal-Cache", cache);
     if (cache && r->method != HTTP_M_HEAD)
         atime_touch(mkey, klen); /* a backed bucket's copy: its place in the LRU order */
     target_meta_headers(r, m);
@@ -593,14 +593,14 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
     }
     if (g->member) {             /* a member: its ETag, the archive's time and cache */
         if (cache)
-            http_resp_header(r, "X-Shoal-Cache", "%s", cache);
-        http_resp_header(r, "ETag", "%s", g->etag);
-        http_resp_header(r, "Content-Type", "application/octet-stream");
+            http_resp_header_str(r, "X-Shoal-Cache", cache);
+        http_resp_header_str(r, "ETag", g->etag);
+        http_resp_header_str(r, "Content-Type", "application/octet-stream");
         char lm[64];
         time_t mt = (time_t)(m->mtime_ns / 1000000000u);
         struct tm tmv;
         strftime(lm, sizeof(lm), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&mt, &tmv));
-        http_resp_header(r, "Last-Modified", "%s", lm);
+        http_resp_header_str(r, "Last-Modified", lm);
         if (g->rg > 0) {
             status = 206;
             http_resp_header(r, "Content-Range", "bytes %llu-%llu/%llu",
@@ -613,7 +613,7 @@ static void send_object(struct target *t, struct http_req *r, const char *mkey, 
         if (target_is_s3(r))
             s3_overrides(r, m);
         else
-            http_resp_header(r, "Content-Type", "%s",
+            http_resp_header_str(r, "Content-Type",
                              m->ctype[0] ? m->ctype : "application/octet-stream");
         if (g->rg > 0) {
             status = 206;

@@ -753,7 +753,7 @@ static void complete_answer(struct completion *j)
 {
     struct http_req *r = j->r;
     if (j->rc == -EAGAIN) {
-        http_resp_header(r, "Retry-After", "2");
+        http_resp_header_str(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not on "
                                             "every copy holder: try again");
     } else if (target_write_refused(r, &j->cond, j->rc)) {

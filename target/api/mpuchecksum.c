@@ -51,8 +51,8 @@ void mpuchecksum_create_headers(struct http_req *r, const json_t *upload)
     enum s3ck_alg a = mpuchecksum_alg(upload);
     if (a == S3CK_NONE)
         return;
-    http_resp_header(r, "x-amz-checksum-algorithm", "%s", s3ck_name(a));
-    http_resp_header(r, "x-amz-checksum-type", "%s",
+    http_resp_header_str(r, "x-amz-checksum-algorithm", s3ck_name(a));
+    http_resp_header_str(r, "x-amz-checksum-type",
                      json_string_value(json_object_get(upload, "cktype")) ?: "COMPOSITE");
 }
 

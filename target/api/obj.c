@@ -101,7 +101,7 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
     int read_only = scheme && !strcmp(scheme, "http"); /* an HTTP origin */
     if (read_only && !evict && (r->method == HTTP_M_PUT || r->method == HTTP_M_DELETE)) {
         free(mkey);
-        http_resp_header(r, "Allow", "GET, HEAD");
+        http_resp_header_str(r, "Allow", "GET, HEAD");
         http_reply_error(r, 405, "bucket '%s' reads a read-only HTTP origin (%s)", bk->name,
                          spec);
         return;
@@ -128,7 +128,7 @@ static void obj_dispatch(struct target *t, struct http_req *r, const struct bmd_
         return;
     default:
         free(mkey);
-        http_resp_header(r, "Allow", "GET, HEAD, PUT, DELETE");
+        http_resp_header_str(r, "Allow", "GET, HEAD, PUT, DELETE");
         http_reply_error(r, 405, "method %s not allowed on objects", r->method_name);
     }
 }
@@ -227,7 +227,7 @@ void obj_handle(struct http_req *r, const char *rest, size_t rlen)
         if (routed && xfer_bmd_behind(r, "shoal_bmd", mine, &theirs)) {
             /* routed by newer bucket metadata than this target has: it
              * joined a moment ago and its copy is on the way */
-            http_resp_header(r, "Retry-After", "1");
+            http_resp_header_str(r, "Retry-After", "1");
             err_reply(r, S3E_SERVICE_UNAVAILABLE, "bucket metadata v%llu is not here yet (v%lld)",
                       (unsigned long long)theirs, mine);
             return;

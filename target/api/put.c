@@ -463,7 +463,7 @@ static void put_answer(struct put *p)
 {
     struct http_req *r = p->r;
     if (p->rc == -EAGAIN) {
-        http_resp_header(r, "Retry-After", "2");
+        http_resp_header_str(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the object was written on its owner but not "
                                               "on every copy holder: try again");
     } else if (target_write_refused(r, &p->cond, p->rc)) {
@@ -472,7 +472,7 @@ static void put_answer(struct put *p)
         int st = err_status(p->rc);
         http_reply_error(r, st, "cannot commit object: %s", strerror(-p->rc));
     } else if (p->part.num && !p->copy) {
-        http_resp_header(r, "ETag", "%s", p->m.etag);
+        http_resp_header_str(r, "ETag", p->m.etag);
         target_checksum_headers(r, &p->m);
         node_count_bytes(&p->t->node, p->size, 0);
         http_reply(r, 200, NULL, NULL, 0);

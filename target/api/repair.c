@@ -95,7 +95,7 @@ static void rebuilt(void *arg, int rc)
     } else if (rc == -ENOENT && !b->unsure) {
         err_reply(b->r, S3E_NO_SUCH_KEY, "object not found");
     } else if (rc == -ENOENT || rc == -EAGAIN) {
-        http_resp_header(b->r, "Retry-After", "5");
+        http_resp_header_str(b->r, "Retry-After", "5");
         err_reply(b->r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
                                                  "or did not answer");
     } else {
@@ -140,7 +140,7 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
         return;
     }
     if (here && (m.flags & OBJMETA_F_DAMAGED) && unsure) { /* kept; a holder may have it */
-        http_resp_header(r, "Retry-After", "5");
+        http_resp_header_str(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the copy here is damaged and a copy holder "
                                               "could not be asked: try again");
     } else if (here && (m.flags & OBJMETA_F_DAMAGED)) {
@@ -151,7 +151,7 @@ static void brought(struct target *t, struct http_req *r, const struct bmd_bucke
         targetmetrics_add(TM_REPAIRED, 1);
         get_local(t, r, mkey, klen, NULL, get_verifies(bk) | GET_NO_REPAIR);
     } else if (unsure) {         /* a holder could not be asked: it may have it */
-        http_resp_header(r, "Retry-After", "5");
+        http_resp_header_str(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the copy here was damaged and a copy holder "
                                               "could not be asked: try again");
     } else {

@@ -212,7 +212,7 @@ static void tags_answer(struct subreq *s)
 {
     struct http_req *r = s->r;
     if (s->rc == -EAGAIN) {
-        http_resp_header(r, "Retry-After", "2");
+        http_resp_header_str(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the %s changed on the owner but not on every "
                                               "copy holder: try again", s->what);
     } else if (s->rc == -ENOENT)

@@ -97,9 +97,9 @@ static void vreq_free(struct vreq *v)
 /* The headers that say which version an answer is of. */
 static void version_headers(struct http_req *r, const struct objmeta *m)
 {
-    http_resp_header(r, "x-amz-version-id", "%s", store_vid(m));
+    http_resp_header_str(r, "x-amz-version-id", store_vid(m));
     if (store_is_marker(m))
-        http_resp_header(r, "x-amz-delete-marker", "true");
+        http_resp_header_str(r, "x-amz-delete-marker", "true");
 }
 
 /* 503 while the name's versions may be moving here or not yet on every
@@ -107,7 +107,7 @@ static void version_headers(struct http_req *r, const struct objmeta *m)
 static void vers_failed(struct vreq *v)
 {
     if (v->rc == -EBUSY || v->rc == -EAGAIN) {
-        http_resp_header(v->r, "Retry-After", "2");
+        http_resp_header_str(v->r, "Retry-After", "2");
         err_reply(v->r, S3E_SERVICE_UNAVAILABLE, "%s", v->rc == -EBUSY
                   ? "objects are moving between drives or targets: try again"
                   : "the change was made on the owner but not on every copy holder: try again");
@@ -242,7 +242,7 @@ static void read_found(struct vreq *v, const struct bmd_bucket *bk)
         if (v->vid[0]) {         /* the marker named: 405 with its Last-Modified, as S3 */
             char date[64];
             s3_http_date(v->m->mtime_ns, date, sizeof(date));
-            http_resp_header(r, "Last-Modified", "%s", date);
+            http_resp_header_str(r, "Last-Modified", date);
             err_reply(r, S3E_METHOD_NOT_ALLOWED, "The specified method is not allowed against "
                                                  "this resource.");
         } else {
@@ -250,7 +250,7 @@ static void read_found(struct vreq *v, const struct bmd_bucket *bk)
         }
     } else {
         if (!objmeta_umeta_get(v->m, OBJMETA_VID))
-            http_resp_header(r, "x-amz-version-id", "null");
+            http_resp_header_str(r, "x-amz-version-id", "null");
         int fd = v->fd;
         v->fd = -1;
         get_opened(v->t, r, v->vkey, v->vkl, NULL, get_verifies(bk), v->m, fd);
@@ -274,7 +274,7 @@ static void deleted(struct vreq *v)
         vreq_free(v);
         return;
     }
-    http_resp_header(r, "x-amz-version-id", "%s", v->vid);
+    http_resp_header_str(r, "x-amz-version-id", v->vid);
     if (v->rc) {                 /* none such: S3 deletes are idempotent */
         if (target_is_s3(r))
             http_reply(r, 204, NULL, NULL, 0);
@@ -284,7 +284,7 @@ static void deleted(struct vreq *v)
         return;
     }
     if (store_is_marker(v->m))
-        http_resp_header(r, "x-amz-delete-marker", "true");
+        http_resp_header_str(r, "x-amz-delete-marker", "true");
     if (place_spreads(v->vkey, v->vkl)) {
         struct xfer_loop lp = {r->w->base, r->w->q, target_hc(r)};
         mirror_spread(v->t, &lp, v->vkey, v->vkl, PLACE_ANY_SIZE, 1, deleted_spread, v);
@@ -438,7 +438,7 @@ int vers_handle(struct target *t, struct http_req *r, const struct bmd_bucket *b
         return 0;
     if (n == -1 && read && latest_plain(t, mkey, klen, &null)) {
         if (null && target_is_s3(r))     /* S3 names the null version in a versioned bucket */
-            http_resp_header(r, "x-amz-version-id", "null");
+            http_resp_header_str(r, "x-amz-version-id", "null");
         return 0;
     }
     if (n != -1 && (n < 0 || !store_vid_valid(vid))) {

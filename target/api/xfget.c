@@ -67,7 +67,7 @@ int xfget_refused(struct http_req *r)
         return 1;
     }
     if (rc) {
-        http_resp_header(r, "Retry-After", "1");
+        http_resp_header_str(r, "Retry-After", "1");
         http_reply_error(r, 503, "transform '%s' is starting: try again", name);
         return 1;
     }
@@ -161,11 +161,11 @@ static int xg_head(void *arg, const char *ctype, int64_t len)
     time_t mt = (time_t)g->mtime_s;
     struct tm tmv;
     strftime(lm, sizeof(lm), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&mt, &tmv));
-    http_resp_header(r, "Last-Modified", "%s", lm);
-    http_resp_header(r, "Content-Type", "%s", ctype && *ctype ? ctype : "application/octet-stream");
-    http_resp_header(r, "X-Shoal-Transform", "%s", g->name);
+    http_resp_header_str(r, "Last-Modified", lm);
+    http_resp_header_str(r, "Content-Type", ctype && *ctype ? ctype : "application/octet-stream");
+    http_resp_header_str(r, "X-Shoal-Transform", g->name);
     if (g->cache)
-        http_resp_header(r, "X-Shoal-Cache", "%s", g->cache);
+        http_resp_header_str(r, "X-Shoal-Cache", g->cache);
     http_resp_begin(r, 200, len);
     g->begun = 1;
     return 0;
@@ -194,7 +194,7 @@ static void xg_done(void *arg, int status, const char *msg)
         http_resp_abort(r);      /* never a body that looks whole */
     } else {
         if (status == 503)
-            http_resp_header(r, "Retry-After", "1");
+            http_resp_header_str(r, "Retry-After", "1");
         http_reply_error(r, status, "%s", msg);
     }
     xg_unhook(g);

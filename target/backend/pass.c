@@ -78,9 +78,9 @@ static int on_headers(void *arg, struct curlclient_xfer *x, int status)
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
         const char *v = curlclient_header(x, keep[i]);
         if (v)
-            http_resp_header(p->r, keep[i], "%s", v);
+            http_resp_header_str(p->r, keep[i], v);
     }
-    http_resp_header(p->r, "X-Shoal-Cache", "pass");
+    http_resp_header_str(p->r, "X-Shoal-Cache", "pass");
     http_resp_begin(p->r, status, len ? strtoll(len, NULL, 10) : -1);
     p->begun = 1;
     return 0;

@@ -632,7 +632,7 @@ static void recv_done(void *arg)
     struct recv *v = arg;
     struct http_req *r = v->r;
     if (reb_busy(v->t))
-        http_resp_header(r, "X-Shoal-Busy", "1");
+        http_resp_header_str(r, "X-Shoal-Busy", "1");
     if (v->rc == -EALREADY) {
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
     } else if (v->rc) {
@@ -687,7 +687,7 @@ static void recv_object(struct recv *v, struct http_req *r)
         recv_free(v);
         http_resp_close(r);
         if (busy)
-            http_resp_header(r, "X-Shoal-Busy", "1");
+            http_resp_header_str(r, "X-Shoal-Busy", "1");
         http_reply_json(r, 200, json_pack("{s:s}", "kept", "newer"));
         return;
     }
@@ -804,7 +804,7 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
          * and its copy is on the way (503: asked again) */
         uint64_t theirs;
         if (xfer_bmd_behind(r, "bmd", mine, &theirs)) {
-            http_resp_header(r, "Retry-After", "1");
+            http_resp_header_str(r, "Retry-After", "1");
             http_reply_error(r, 503, "bucket metadata v%llu is not here yet (v%lld)",
                              (unsigned long long)theirs, mine);
             return;
@@ -840,7 +840,7 @@ void xfer_handle(struct http_req *r, const char *rest, size_t rlen)
         iopool_submit(t->io, r->w->q, recv_tomb_work, recv_done, v);
         return;
     default:
-        http_resp_header(r, "Allow", "GET, PUT, POST, DELETE");
+        http_resp_header_str(r, "Allow", "GET, PUT, POST, DELETE");
         http_reply_error(r, 405, "method %s not allowed here", r->method_name);
         recv_free(v);
     }

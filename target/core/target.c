@@ -47,7 +47,7 @@ static void tag_headers(struct http_req *r, const struct objmeta *m)
     http_resp_header(r, "x-amz-tagging-count", "%d", s3tag_count(m->tags, m->tags_len));
     if (http_req_header(r, COPY_TAGS_HEADER)) {
         char *h = s3tag_header(m->tags, m->tags_len);
-        http_resp_header(r, COPY_TAGS_HEADER, "%s", h);
+        http_resp_header_str(r, COPY_TAGS_HEADER, h);
         free(h);
     }
 }
@@ -145,8 +145,8 @@ void target_checksum_headers(struct http_req *r, const struct objmeta *m)
     enum s3ck_alg a;
     const char *v = target_checksum_of(m, &a);
     if (v) {
-        http_resp_header(r, s3ck_header(a), "%s", v);
-        http_resp_header(r, "x-amz-checksum-type", "%s",
+        http_resp_header_str(r, s3ck_header(a), v);
+        http_resp_header_str(r, "x-amz-checksum-type",
                          strchr(v, '-') ? "COMPOSITE" : "FULL_OBJECT");
     }
 }
@@ -181,7 +181,7 @@ void target_vid_header(struct http_req *r, const char *vid)
      * version, and S3 answers it without a version id */
     int write = r->method != HTTP_M_GET && r->method != HTTP_M_HEAD;
     if (vid && !(write && !strcmp(vid, "null")))
-        http_resp_header(r, "x-amz-version-id", "%s", vid);
+        http_resp_header_str(r, "x-amz-version-id", vid);
 }
 
 void target_meta_headers(struct http_req *r, const struct objmeta *m)
@@ -189,23 +189,29 @@ void target_meta_headers(struct http_req *r, const struct objmeta *m)
     char date[64], etag[OBJMETA_ETAG_MAX + 1];
     s3_http_date(m->mtime_ns, date, sizeof(date));
     objmeta_etag(m, etag, sizeof(etag));
-    http_resp_header(r, "ETag", "%s", etag);
-    http_resp_header(r, "X-Shoal-Checksum", "xxh3-64:%016llx", (unsigned long long)m->cksum);
-    http_resp_header(r, "X-Shoal-Version", "%llu", (unsigned long long)m->version);
-    http_resp_header(r, "Last-Modified", "%s", date);
-    http_resp_header(r, "Accept-Ranges", "bytes");
+    http_resp_header_str(r, "ETag", etag);
+    unsigned char be[8];
+    for (int i = 0; i < 8; i++)
+        be[i] = (unsigned char)(m->cksum >> (56 - 8 * i));
+    char ck[8 + 17] = "xxh3-64:", ver[21];
+    hex_encode(be, sizeof(be), ck + 8);
+    http_resp_header_str(r, "X-Shoal-Checksum", ck);
+    ver[fmt_u64(ver, m->version)] = '\0';
+    http_resp_header_str(r, "X-Shoal-Version", ver);
+    http_resp_header_str(r, "Last-Modified", date);
+    http_resp_header_str(r, "Accept-Ranges", "bytes");
     for (size_t off = 0; off < m->umeta_len;) {
         const char *k = m->umeta + off;
         const char *v = k + strlen(k) + 1;
         char name[OBJMETA_UMETA_MAX + 16];
         const char *std = k[0] == ':' ? kept_name(k + 1) : NULL;
         if (std && (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) && !overridden(r, std))
-            http_resp_header(r, std, "%s", v);
+            http_resp_header_str(r, std, v);
         else if (!strcmp(k, OBJMETA_VID))
             target_vid_header(r, v);
         else if (k[0] != ':') {
             snprintf(name, sizeof(name), "x-amz-meta-%s", k);
-            http_resp_header(r, name, "%s", v);
+            http_resp_header_str(r, name, v);
         }
         off = (size_t)(v - m->umeta) + strlen(v) + 1;
     }
@@ -406,7 +412,7 @@ int target_write_refused(struct http_req *r, const struct store_x *x, int rc)
     } else if (rc == -ENODATA) {
         err_reply(r, S3E_NO_SUCH_KEY, "If-Match names an object that does not exist");
     } else if (rc == -EBUSY) {
-        http_resp_header(r, "Retry-After", "2");
+        http_resp_header_str(r, "Retry-After", "2");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "objects are moving between drives or targets: "
                                               "a conditional or versioned write waits until "
                                               "they are placed");

@@ -573,7 +573,7 @@ void mpath_handle(struct http_req *r, const char *rest, size_t rlen)
                                           "mountpaths", a, "resilvering",
                                           __atomic_load_n(&t->store.moving, __ATOMIC_ACQUIRE)));
     } else {
-        http_resp_header(r, "Allow", "GET, POST, DELETE");
+        http_resp_header_str(r, "Allow", "GET, POST, DELETE");
         http_reply_error(r, 405, "GET, POST or DELETE");
     }
 }

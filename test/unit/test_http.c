@@ -108,6 +108,10 @@ static void handler(struct http_req *r)
         r->on_body = paced_body;
         r->on_end = sum_end;
         r->on_abort = sum_abort;
+    } else if (r->path_len == 5 && !memcmp(r->path, "/hdrs", 5)) {
+        http_resp_header_str(r, "X-Plain", "a\r\nX-Injected: 1\nb");
+        http_resp_header(r, "X-Num", "%d-%s", 42, "z");
+        http_reply(r, 201, "text/plain", "ok", 2);
     } else if (r->path_len == 5 && !memcmp(r->path, "/file", 5)) {
         http_resp_header(r, "Content-Type", "application/octet-stream");
         http_resp_begin(r, 200, FILE_LEN);
@@ -479,6 +483,16 @@ int main(void)
                       "Connection: close\r\n\r\n";
     roundtrip(req, strlen(req), 1, out, sizeof(out));
     CHECK(!strncmp(out, "HTTP/1.1 200 OK", 15) && strstr(out, "\r\n\r\nhello"));
+
+    /* headers as they are and formatted; a CR or LF in a value is a space */
+    req = "GET /hdrs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    roundtrip(req, strlen(req), 0, out, sizeof(out));
+    const char *head = "HTTP/1.1 201 Created\r\nServer: shoal\r\nDate: ";
+    CHECK(!strncmp(out, head, strlen(head)));
+    CHECK(strstr(out, "\r\nContent-Length: 2\r\n") && strstr(out, "\r\nConnection: close\r\n"));
+    CHECK(strstr(out, "\r\nX-Plain: a  X-Injected: 1 b\r\n") != NULL);
+    CHECK(strstr(out, "\r\nX-Num: 42-z\r\n") && !strstr(out, "\r\nX-Injected"));
+    CHECK(strstr(out, "\r\n\r\nok") != NULL);
 
     /* pipelined: three requests in one write, the middle one answered
      * asynchronously; answers come back complete and in order */

@@ -1,4 +1,5 @@
 #include <openssl/hmac.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static void check_urls(struct node *n)
 {
     char *u = node_signed_url(n, "GET", "http://h:1", "/v1/objects/b/k", "provider=s3&x=1");
     const char *t = strstr(u, "/v1/");
+    CHECK(t == u + 10 && !strncmp(u, "http://h:1/v1/", 14));
     CHECK(!strncmp(t, "/v1/objects/b/k?provider=s3&x=1&shoal_exp=", 42));
     CHECK(check_target(n, "GET", t) == 1);
     CHECK(check_target(n, "HEAD", t) == 1);       /* HEAD is signed as GET */
@@ -166,8 +168,46 @@ static void refuses_short_secret(void)
     rmdir(dir);
 }
 
+/* The joins and numbers the request paths build without printf. */
+static void strings_without_printf(void)
+{
+    char *s = xstrcat("a", "", "bc", "/", NULL);
+    CHECK(!strcmp(s, "abc/"));
+    free(s);
+    s = xstrcat("", NULL);
+    CHECK(!strcmp(s, ""));
+    free(s);
+    const int64_t v[] = {0, 7, -1, 1234567890123LL, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        char want[32], got[32];
+        snprintf(want, sizeof(want), "%lld", (long long)v[i]);
+        size_t n = fmt_i64(got, v[i]);
+        got[n] = '\0';
+        CHECK(n == strlen(want) && !strcmp(got, want));
+    }
+    char u[21];
+    u[fmt_u64(u, UINT64_MAX)] = '\0';
+    CHECK(!strcmp(u, "18446744073709551615"));
+    u[fmt_u64(u, 0)] = '\0';
+    CHECK(!strcmp(u, "0"));
+    struct gbuf b = {0};
+    gbuf_strs(&b, "x=", NULL);
+    gbuf_i64(&b, -42);
+    gbuf_strs(&b, "&", "y", NULL);
+    CHECK(b.n == 7 && !strcmp(b.p, "x=-42&y"));
+    gbuf_free(&b);
+    static const struct http_name set[] = {HTTP_NAME("Range"), HTTP_NAME("If-Match"),
+                                           HTTP_NAME("x-amz-acl")};
+    CHECK(http_name_find("range", 5, set, 3) == 0);
+    CHECK(http_name_find("X-AMZ-ACL", 9, set, 3) == 2);
+    CHECK(http_name_find("Ranges", 6, set, 3) == -1);
+    CHECK(http_name_find("Rang", 4, set, 3) == -1);
+    CHECK(http_name_find("If-Match", 8, set, 0) == -1);
+}
+
 int main(void)
 {
+    strings_without_printf();
     refuses_short_secret();
     cmap_hook();
     sign_matches_hmac("sixteen bytes...");
