@@ -777,23 +777,17 @@ struct nodeclient_xfer *nodeclient_xfer_new(struct nodeclient *c, const char *me
         return x;
     }
     x->tls = url_is_https(url);
-    char line[NODECLIENT_HOST_MAX + 64];
     int v6 = strchr(x->host, ':') != NULL;
-    gbuf_str(&x->out, method);
-    gbuf_add(&x->out, " ", 1);
-    if (path[0] == '?')
-        gbuf_add(&x->out, "/", 1);
-    gbuf_str(&x->out, path);
-    snprintf(line, sizeof(line), " HTTP/1.1\r\nHost: %s%s%s:%d\r\n", v6 ? "[" : "", x->host,
-             v6 ? "]" : "", x->port);
-    gbuf_str(&x->out, line);
-    for (int i = 0; i < n; i++) {
-        gbuf_str(&x->out, hdrs[i]);
-        gbuf_add(&x->out, "\r\n", 2);
-    }
+    gbuf_strs(&x->out, method, path[0] == '?' ? " /" : " ", path, " HTTP/1.1\r\nHost: ",
+              v6 ? "[" : "", x->host, v6 ? "]:" : ":", NULL);
+    gbuf_i64(&x->out, x->port);
+    gbuf_add(&x->out, "\r\n", 2);
+    for (int i = 0; i < n; i++)
+        gbuf_strs(&x->out, hdrs[i], "\r\n", NULL);
     if (clen >= 0) {
-        snprintf(line, sizeof(line), "Content-Length: %lld\r\n", (long long)clen);
-        gbuf_str(&x->out, line);
+        gbuf_str(&x->out, "Content-Length: ");
+        gbuf_i64(&x->out, clen);
+        gbuf_add(&x->out, "\r\n", 2);
     } else if (clen == NODECLIENT_UP_CHUNKED) {
         gbuf_str(&x->out, "Transfer-Encoding: chunked\r\n");
     }

@@ -72,14 +72,18 @@ char *node_signed_url(const struct node *n, const char *method, const char *base
                       const char *path, const char *query)
 {
     int64_t exp = (int64_t)(wall_ns() / 1000000000u) + n->conf->redirect_ttl_s;
-    int hq = query && query[0];
-    char *target = xasprintf("%s?%s%sshoal_exp=%lld", path, hq ? query : "", hq ? "&" : "",
-                             (long long)exp);
+    struct gbuf u = {0};
+    gbuf_str(&u, base);
+    size_t t0 = u.n;             /* the signed part: path and query */
+    gbuf_strs(&u, path, "?", NULL);
+    if (query && query[0])
+        gbuf_strs(&u, query, "&", NULL);
+    gbuf_str(&u, "shoal_exp=");
+    gbuf_i64(&u, exp);
     char sig[65];
-    node_sign(n, method, target, strlen(target), sig);
-    char *url = xasprintf("%s%s&shoal_sig=%s", base, target, sig);
-    free(target);
-    return url;
+    node_sign(n, method, u.p + t0, u.n - t0, sig);
+    gbuf_strs(&u, "&shoal_sig=", sig, NULL);
+    return gbuf_take(&u);
 }
 
 char *node_signed_urlf(const struct node *n, const char *method, const char *base,

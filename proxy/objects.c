@@ -81,16 +81,20 @@ char *objects_url(const struct node *n, const struct cmap_node *owner, const cha
                   const char *bucket, const char *name, size_t nlen, const char *query)
 {
     char *en = http_pct_encode(name, nlen, 1);
-    char *path = xasprintf("/v1/objects/%s/%s", bucket, en);
+    char *path = xstrcat("/v1/objects/", bucket, "/", en, NULL);
     /* the bucket metadata this proxy routed by: a target that joined a
      * moment ago and has none as new says so (503), not "no such bucket" */
     struct bmd *b = bmd_current();
-    long long v = b ? (long long)b->snap.version : 0;
+    int64_t v = b ? (int64_t)b->snap.version : 0;
     bmd_unref(b);
-    char *q = query && query[0] ? xasprintf("%s&shoal_bmd=%lld", query, v)
-                                : xasprintf("shoal_bmd=%lld", v);
-    char *url = node_signed_url(n, !strcmp(method, "HEAD") ? "GET" : method, owner->url, path, q);
-    free(q);
+    struct gbuf q = {0};
+    if (query && query[0])
+        gbuf_strs(&q, query, "&", NULL);
+    gbuf_str(&q, "shoal_bmd=");
+    gbuf_i64(&q, v);
+    char *url =
+        node_signed_url(n, !strcmp(method, "HEAD") ? "GET" : method, owner->url, path, q.p);
+    gbuf_free(&q);
     free(path);
     free(en);
     return url;
@@ -156,7 +160,7 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
     }
     if (r->method != HTTP_M_GET && r->method != HTTP_M_HEAD && r->method != HTTP_M_PUT &&
         r->method != HTTP_M_DELETE) {
-        http_resp_header(r, "Allow", "GET, HEAD, PUT, DELETE");
+        http_resp_header_str(r, "Allow", "GET, HEAD, PUT, DELETE");
         http_reply_error(r, 405, "method %s not allowed on objects", r->method_name);
         return;
     }
@@ -187,7 +191,7 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
                                                  &lost);
     if (!owner) {
         if (lost) {
-            http_resp_header(r, "Retry-After", "1");
+            http_resp_header_str(r, "Retry-After", "1");
             http_reply_error(r, 503, "target %s, which holds '%s', cannot be reached from "
                              "this proxy", lost->id, name);
         } else {
@@ -205,7 +209,7 @@ static void redirect(struct proxy *p, struct http_req *r, const char *rest, size
     char *url = objects_url(&p->node, owner, r->method_name, on.bucket, name, on.name_len,
                             q ? q : r->query);
     free(q);
-    http_resp_header(r, "Location", "%s", url);
+    http_resp_header_str(r, "Location", url);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
     char *body = redirect_body(owner->id, url);
     cmap_unref(m);

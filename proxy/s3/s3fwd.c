@@ -96,19 +96,27 @@ struct fwd {
     uint64_t down;               /* body bytes relayed to the client */
 };
 
-static const char *const req_headers[] = {
-    "Content-Type", "Content-MD5", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
-    "If-Unmodified-Since", "Cache-Control", "Content-Disposition", "Content-Encoding",
-    "Content-Language",
-    "Expires", "x-amz-metadata-directive", "x-amz-tagging", "x-amz-tagging-directive",
-    "x-amz-copy-source-range", "x-amz-copy-source-if-match", "x-amz-copy-source-if-none-match",
-    "x-amz-copy-source-if-modified-since", "x-amz-copy-source-if-unmodified-since", "x-amz-acl", "x-amz-grant-read", "x-amz-grant-write",
-    "x-amz-grant-read-acp", "x-amz-grant-write-acp", "x-amz-grant-full-control",
-    "x-amz-sdk-checksum-algorithm", "x-amz-checksum-crc32", "x-amz-checksum-crc32c",
-    "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1", "x-amz-checksum-sha256",
-    "x-amz-checksum-algorithm", "x-amz-checksum-type", "x-amz-checksum-mode",
-    "x-amz-object-attributes", "x-amz-max-parts", "x-amz-part-number-marker",
+/* the request headers that pass to the target, a request's first of each */
+static const struct http_name req_headers[] = {
+    HTTP_NAME("Content-Type"), HTTP_NAME("Content-MD5"), HTTP_NAME("Range"), HTTP_NAME("If-Match"),
+    HTTP_NAME("If-None-Match"), HTTP_NAME("If-Modified-Since"), HTTP_NAME("If-Unmodified-Since"),
+    HTTP_NAME("Cache-Control"), HTTP_NAME("Content-Disposition"), HTTP_NAME("Content-Encoding"),
+    HTTP_NAME("Content-Language"), HTTP_NAME("Expires"), HTTP_NAME("x-amz-metadata-directive"),
+    HTTP_NAME("x-amz-tagging"), HTTP_NAME("x-amz-tagging-directive"),
+    HTTP_NAME("x-amz-copy-source-range"), HTTP_NAME("x-amz-copy-source-if-match"),
+    HTTP_NAME("x-amz-copy-source-if-none-match"), HTTP_NAME("x-amz-copy-source-if-modified-since"),
+    HTTP_NAME("x-amz-copy-source-if-unmodified-since"), HTTP_NAME("x-amz-acl"),
+    HTTP_NAME("x-amz-grant-read"), HTTP_NAME("x-amz-grant-write"),
+    HTTP_NAME("x-amz-grant-read-acp"), HTTP_NAME("x-amz-grant-write-acp"),
+    HTTP_NAME("x-amz-grant-full-control"), HTTP_NAME("x-amz-sdk-checksum-algorithm"),
+    HTTP_NAME("x-amz-checksum-crc32"), HTTP_NAME("x-amz-checksum-crc32c"),
+    HTTP_NAME("x-amz-checksum-crc64nvme"), HTTP_NAME("x-amz-checksum-sha1"),
+    HTTP_NAME("x-amz-checksum-sha256"), HTTP_NAME("x-amz-checksum-algorithm"),
+    HTTP_NAME("x-amz-checksum-type"), HTTP_NAME("x-amz-checksum-mode"),
+    HTTP_NAME("x-amz-object-attributes"), HTTP_NAME("x-amz-max-parts"),
+    HTTP_NAME("x-amz-part-number-marker"),
 };
+_Static_assert(ARRAY_LEN(req_headers) <= 64, "req_headers: one bit each in forward()");
 
 static const struct nodeclient_ops fwd_ops;
 
@@ -421,7 +429,7 @@ static void fwd_done(void *arg, struct nodeclient_xfer *x, int status, const cha
         if (status == 0 && !f->resp_started) {
             log_warn("s3: %s %s: target transfer failed: %s", r->method_name, r->target,
                      err ? err : "?");
-            http_resp_header(r, "Retry-After", "5");
+            http_resp_header_str(r, "Retry-After", "5");
             s3_fail(r, S3E_SERVICE_UNAVAILABLE, "the storage target did not answer: %s",
                     err ? err : "?");
         } else if (status == 0) {
@@ -464,7 +472,7 @@ static const struct cmap_node *owner_of(struct http_req *r, const char *bucket,
     const struct cmap_node *lost;
     const struct cmap_node *owner = objects_pick(*m, BMD_PROVIDER_SHOAL, bucket, key, read, &lost);
     if (!owner && lost) {
-        http_resp_header(r, "Retry-After", "1");
+        http_resp_header_str(r, "Retry-After", "1");
         s3_fail(r, S3E_SERVICE_UNAVAILABLE, "target %s, which holds this key, cannot be "
                 "reached from this proxy", lost->id);
     } else if (!owner) {
@@ -555,14 +563,18 @@ static void forward(struct http_req *r, const char *bucket, const char *key,
     if (f->ck.trailer && !http_req_header(r, "x-amz-sdk-checksum-algorithm"))
         hdrs[nh++] = owned[no++] = xasprintf("x-amz-sdk-checksum-algorithm: %s",
                                              s3ck_name(f->ck.alg));
-    for (size_t i = 0; i < ARRAY_LEN(req_headers); i++) {
-        const char *v = http_req_header(r, req_headers[i]);
-        if (v)
-            hdrs[nh++] = owned[no++] = xasprintf("%s: %s", req_headers[i], v);
+    uint64_t seen = 0;
+    for (int i = 0; i < r->n_hdrs; i++) {
+        const char *n = r->hdrs[i].name;
+        int k = http_name_find(n, strlen(n), req_headers, ARRAY_LEN(req_headers));
+        if (k < 0 || (seen >> k & 1))
+            continue;
+        seen |= 1ull << k;
+        hdrs[nh++] = owned[no++] = xstrcat(req_headers[k].s, ": ", r->hdrs[i].value, NULL);
     }
     for (int i = 0; i < r->n_hdrs && nh < (int)ARRAY_LEN(hdrs); i++)
         if (!strncasecmp(r->hdrs[i].name, "x-amz-meta-", 11))
-            hdrs[nh++] = owned[no++] = xasprintf("%s: %s", r->hdrs[i].name, r->hdrs[i].value);
+            hdrs[nh++] = owned[no++] = xstrcat(r->hdrs[i].name, ": ", r->hdrs[i].value, NULL);
     if (r->method == HTTP_M_GET || r->method == HTTP_M_HEAD) {
         /* a raw connection, the body spliced (s3relay.c) */
         fwd_free(f);
@@ -639,7 +651,7 @@ static void redirect(struct http_req *r, const char *bucket, const char *key,
     char *q = xasprintf("%s%s%s", S3_MODE_QUERY, query[0] ? "&" : "", query);
     char *url = objects_url(&p->node, owner, method, bucket, key, strlen(key), q);
     free(q);
-    http_resp_header(r, "Location", "%s", url);
+    http_resp_header_str(r, "Location", url);
     __atomic_add_fetch(&p->node.st.redirects, 1, __ATOMIC_RELAXED);
     s3_redirect_reply(r, owner->url, bucket);
     cmap_unref(m);

@@ -53,17 +53,15 @@ struct relay {
 /* Is a target's response header one the client should see? */
 static int passes(const char *name)
 {
-    static const char *const keep[] = {
-        "ETag", "Last-Modified", "Content-Type", "Content-Range", "Accept-Ranges",
-        "Content-Language", "Expires", "Cache-Control", "Content-Disposition",
-        "Content-Encoding", "X-Shoal-Cache", "X-Shoal-Checksum", "X-Shoal-Version",
+    static const struct http_name keep[] = {
+        HTTP_NAME("ETag"), HTTP_NAME("Last-Modified"), HTTP_NAME("Content-Type"),
+        HTTP_NAME("Content-Range"), HTTP_NAME("Accept-Ranges"), HTTP_NAME("Content-Language"),
+        HTTP_NAME("Expires"), HTTP_NAME("Cache-Control"), HTTP_NAME("Content-Disposition"),
+        HTTP_NAME("Content-Encoding"), HTTP_NAME("X-Shoal-Cache"), HTTP_NAME("X-Shoal-Checksum"),
+        HTTP_NAME("X-Shoal-Version"),
     };
-    if (!strncasecmp(name, "x-amz-", 6))
-        return 1;
-    for (size_t i = 0; i < ARRAY_LEN(keep); i++)
-        if (!strcasecmp(name, keep[i]))
-            return 1;
-    return 0;
+    return !strncasecmp(name, "x-amz-", 6) ||
+           http_name_find(name, strlen(name), keep, ARRAY_LEN(keep)) >= 0;
 }
 
 void s3relay_headers(struct http_req *r, const struct nodeclient_xfer *x)
@@ -71,7 +69,7 @@ void s3relay_headers(struct http_req *r, const struct nodeclient_xfer *x)
     for (int i = 0; i < nodeclient_header_count(x); i++) {
         const char *v, *n = nodeclient_header_at(x, i, &v);
         if (passes(n))
-            http_resp_header(r, n, "%s", v);
+            http_resp_header_str(r, n, v);
     }
 }
 
@@ -101,7 +99,7 @@ static void relay_fail(struct relay *x, const char *why)
     if (x->st >= R_WAIT_DRAIN)
         http_resp_abort(r);
     else {
-        http_resp_header(r, "Retry-After", "5");
+        http_resp_header_str(r, "Retry-After", "5");
         s3_fail(r, S3E_SERVICE_UNAVAILABLE, "the storage target did not answer: %s", why);
     }
     relay_free(x, 0);
