@@ -94,7 +94,8 @@ static void xfer_free(struct nodeclient_xfer *x)
         x->next->prev = x->prev;
     event_free(x->timer);
     event_free(x->kick);
-    event_free(x->expect_ev);
+    if (x->expect_ev)
+        event_free(x->expect_ev);
     gbuf_free(&x->out);
     headblock_free(&x->hb);
     gbuf_free(&x->body);
@@ -681,7 +682,8 @@ static void send_mem(struct nodeclient_xfer *x)
 {
     struct bufferevent *bev = x->conn->bev;
     x->expect_wait = 0;
-    evtimer_del(x->expect_ev);
+    if (x->expect_ev)
+        evtimer_del(x->expect_ev);
     if (x->up_len > 0)
         evbuffer_add_reference(bufferevent_get_output(bev), x->up_mem, (size_t)x->up_len, NULL,
                                NULL);
@@ -738,6 +740,8 @@ void nodeclient_send_on(struct nodeclient_xfer *x, int fresh)
         send_mem(x);
     } else if (x->expect_wait) {
         struct timeval wait = {NODECLIENT_EXPECT_S, 0};
+        if (!x->expect_ev)       /* only the rare upload that waits has one */
+            x->expect_ev = evtimer_new(c->base, on_expect_timeout, x);
         evtimer_add(x->expect_ev, &wait);
     }
     else if (nodeclient_uploads(x) && !x->up_mem)
@@ -765,7 +769,6 @@ struct nodeclient_xfer *nodeclient_xfer_new(struct nodeclient *c, const char *me
     x->hb.max = NODECLIENT_HEAD_MAX;
     x->timer = evtimer_new(c->base, on_timer, x);
     x->kick = event_new(c->base, -1, 0, on_kick, x);
-    x->expect_ev = evtimer_new(c->base, on_expect_timeout, x);
     x->next = c->xfers;
     if (c->xfers)
         c->xfers->prev = x;
