@@ -19,6 +19,7 @@
 #include "log.h"
 #include "mirror.h"
 #include "node.h"
+#include "ocache.h"
 #include "place.h"
 #include "reb.h"
 #include "repair.h"
@@ -237,7 +238,7 @@ static int relay_data(void *arg, struct nodeclient_xfer *x, const char *d, size_
         if (objmeta_decode(g->meta, g->meta_len, &g->m))
             return -1;
         target_meta_headers(r, &g->m);
-        http_resp_header(r, "Content-Type", "%s",
+        http_resp_header_str(r, "Content-Type",
                          g->m.ctype[0] ? g->m.ctype : "application/octet-stream");
         http_resp_begin(r, 200, (int64_t)g->m.size);
         g->begun = 1;
@@ -348,7 +349,7 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
     struct bmd_ec ec;            /* an erasure-coded object not here whole: its slices */
     if (bmd_ec(bk, &ec) && !store_version(&t->store, store_pick(&t->store, mkey, klen), mkey,
                                           klen) && arch_asked(r)) {
-        http_resp_header(r, "Retry-After", "5");
+        http_resp_header_str(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the archive is not whole on this target yet; "
                                               "a read inside it needs it whole");
         free(mkey);
@@ -362,7 +363,7 @@ static void serve(struct target *t, struct http_req *r, const struct bmd_bucket 
     /* a write-back bucket's newest copy may be owed to its backend on the
      * target that is down: the backend's could be older */
     if (unsure && store_get(&t->store, store_pick(&t->store, mkey, klen), mkey, klen, &m)) {
-        http_resp_header(r, "Retry-After", "5");
+        http_resp_header_str(r, "Retry-After", "5");
         err_reply(r, S3E_SERVICE_UNAVAILABLE, "the target that holds this object is down "
                                               "or did not answer");
     } else {
@@ -377,21 +378,24 @@ void neighbour_get(struct target *t, struct http_req *r, const struct bmd_bucket
     neighbour_first(t, r, bk, backed, mkey, klen, name, serve);
 }
 
+/* Is mkey's record here, and not marked damaged? This worker's cache
+ * answers without a read when it vouches for the record. */
+static int here_undamaged(struct target *t, struct store_mp *mp, const char *mkey, size_t klen)
+{
+    uint32_t flags;
+    if (!ocache_flags(&t->store, mkey, klen, &flags)) {
+        struct objmeta m;
+        if (store_get(&t->store, mp, mkey, klen, &m))
+            return 0;
+        flags = m.flags;
+    }
+    return !(flags & OBJMETA_F_DAMAGED);
+}
+
 void neighbour_first(struct target *t, struct http_req *r, const struct bmd_bucket *bk, int backed,
                      char *mkey, size_t klen, const char *name, neighbour_next_fn next)
 {
-    struct neighbour *g = xcalloc(1, sizeof(*g));
-    g->next = next;
-    g->t = t;
-    g->r = r;
-    snprintf(g->provider, sizeof(g->provider), "%s", bk->provider);
-    snprintf(g->bucket, sizeof(g->bucket), "%s", bk->name);
-    g->name = xstrdup(name);
-    g->mkey = mkey;
-    g->klen = klen;
-    g->backed = backed;
     int window = reb_window(t);
-    struct objmeta m;
     struct store_mp *mp = store_pick(&t->store, mkey, klen);
     struct cmap *cm = cmap_current();
     struct around a;
@@ -403,19 +407,26 @@ void neighbour_first(struct target *t, struct http_req *r, const struct bmd_buck
     const char *wp = json_string_value(json_object_get(bk->props, "write_policy"));
     int wb = backed && wp && !strcmp(wp, "write-back");
     int ask = window || (backed && !wb ? cm && cm->n_members != cm->n_targets
-                                       : store_get(&t->store, mp, mkey, klen, &m) != 0 ||
-                                             (m.flags & OBJMETA_F_DAMAGED));
-    if (!ask) {
+                                       : !here_undamaged(t, mp, mkey, klen));
+    if (ask) {
+        look_around(t, cm, mkey, klen, place_bucket_copies(bk), &a);
+        ask = window || !backed || wb || a.maint_above;
+    }
+    if (!ask) {                  /* the common case: on to next at once */
         cmap_unref(cm);
-        go_on(g);
+        next(t, r, bk, backed, mkey, klen, name, 0);   /* takes mkey */
         return;
     }
-    look_around(t, cm, mkey, klen, place_bucket_copies(bk), &a);
-    if (!window && backed && !wb && !a.maint_above) {
-        cmap_unref(cm);
-        go_on(g);
-        return;
-    }
+    struct neighbour *g = xcalloc(1, sizeof(*g));
+    g->next = next;
+    g->t = t;
+    g->r = r;
+    snprintf(g->provider, sizeof(g->provider), "%s", bk->provider);
+    snprintf(g->bucket, sizeof(g->bucket), "%s", bk->name);
+    g->name = xstrdup(name);
+    g->mkey = mkey;
+    g->klen = klen;
+    g->backed = backed;
     /* what is here, object or tombstone, is what theirs must beat */
     uint64_t have = store_version(&t->store, mp, mkey, klen);
     g->down_above = a.down_above;

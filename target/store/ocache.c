@@ -74,6 +74,7 @@ struct oc_ent {
     char *mem;                   /* the file's bytes, checked; NULL: not kept */
     size_t msize;
     struct timespec mctime;      /* the file's change time before they were read */
+    uint32_t flags;              /* the record's (objmeta's) */
     uint64_t used;               /* when it was last made or found (uses) */
 };
 
@@ -225,22 +226,38 @@ void ocache_stop(struct event *sweeper)
     enc = NULL;
 }
 
+/* mkey's entry in this thread's cache, current or not, or NULL */
+static struct oc_ent *lookup(const char *mkey, size_t klen)
+{
+    struct oc_ent *p = pair_of(mkey, klen);
+    if (!p)
+        return NULL;
+    sweep_one();
+    return held(p, mkey, klen);
+}
+
 /* mkey's entry on this thread (*at; NULL: none), and whether it vouches
  * for its record (into m) on the drive that holds mkey now. */
 static int ent_find(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
                     struct oc_ent **at)
 {
-    struct oc_ent *p = pair_of(mkey, klen), *e = NULL;
-    if (p) {
-        sweep_one();
-        e = held(p, mkey, klen);
-    }
+    struct oc_ent *e = lookup(mkey, klen);
     *at = e;
     if (!e)
         return 0;
     e->used = ++uses;
     return e->mp == store_pick(s, mkey, klen) && ent_current(e) &&
            objmeta_decode(e->val, e->vl, m) == 0;
+}
+
+int ocache_flags(struct store *s, const char *mkey, size_t klen, uint32_t *flags)
+{
+    struct oc_ent *e = lookup(mkey, klen);
+    if (!e || e->mp != store_pick(s, mkey, klen) || !ent_current(e))
+        return 0;
+    e->used = ++uses;
+    *flags = e->flags;
+    return 1;
 }
 
 /* Is e's file still linked and of m's size? st: its stat. */
@@ -319,6 +336,7 @@ void ocache_put(struct store_mp *mp, uint64_t gen, const char *mkey, size_t klen
     memcpy(e->mkey, mkey, klen);
     e->klen = klen;
     e->gen = gen;
+    e->flags = m->flags;
     e->fd = mine;
     e->msize = inl ? m->size : 0;
     mem_used += e->msize;

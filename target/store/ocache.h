@@ -29,6 +29,10 @@ int ocache_open(struct store *s, const char *mkey, size_t klen, struct objmeta *
  * thread's cache, or m's next change); 0 when not. */
 int ocache_bytes(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
                  const char **mem);
+/* Does this thread's cache vouch for mkey's record as the current one?
+ * 1 with the record's flags (objmeta's) into *flags, without reading or
+ * decoding it; 0 when it cannot say. */
+int ocache_flags(struct store *s, const char *mkey, size_t klen, uint32_t *flags);
 /* Keep bytes, the whole data of mkey's version m, checked against its
  * checksum, with this thread's entry of that version (if it has one and
  * they fit); st: the file's stat taken before they were read. */
