@@ -77,26 +77,6 @@ char *xasprintf(const char *fmt, ...)
     return p;
 }
 
-char *xstrcat(const char *s, ...)
-{
-    va_list ap;
-    size_t n = 0;
-    va_start(ap, s);
-    for (const char *a = s; a; a = va_arg(ap, const char *))
-        n += strlen(a);
-    va_end(ap);
-    char *p = xmalloc(n + 1), *q = p;
-    va_start(ap, s);
-    for (const char *a = s; a; a = va_arg(ap, const char *)) {
-        size_t l = strlen(a);
-        memcpy(q, a, l);
-        q += l;
-    }
-    va_end(ap);
-    *q = '\0';
-    return p;
-}
-
 void gbuf_add(struct gbuf *b, const void *p, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
@@ -115,13 +95,29 @@ void gbuf_str(struct gbuf *b, const char *s)
     gbuf_add(b, s, strlen(s));
 }
 
+static void gbuf_vstrs(struct gbuf *b, va_list ap)
+{
+    for (const char *a = va_arg(ap, const char *); a; a = va_arg(ap, const char *))
+        gbuf_str(b, a);
+}
+
 void gbuf_strs(struct gbuf *b, ...)
 {
     va_list ap;
     va_start(ap, b);
-    for (const char *a = va_arg(ap, const char *); a; a = va_arg(ap, const char *))
-        gbuf_str(b, a);
+    gbuf_vstrs(b, ap);
     va_end(ap);
+}
+
+char *xstrcat(const char *s, ...)
+{
+    struct gbuf b = {0};
+    gbuf_str(&b, s);
+    va_list ap;
+    va_start(ap, s);
+    gbuf_vstrs(&b, ap);
+    va_end(ap);
+    return gbuf_take(&b);
 }
 
 size_t fmt_u64(char *out, uint64_t v)

@@ -226,36 +226,34 @@ void ocache_stop(struct event *sweeper)
     enc = NULL;
 }
 
-/* mkey's entry in this thread's cache, current or not, or NULL */
-static struct oc_ent *lookup(const char *mkey, size_t klen)
-{
-    struct oc_ent *p = pair_of(mkey, klen);
-    if (!p)
-        return NULL;
-    sweep_one();
-    return held(p, mkey, klen);
-}
-
 /* mkey's entry on this thread (*at; NULL: none), and whether it vouches
- * for its record (into m) on the drive that holds mkey now. */
-static int ent_find(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
-                    struct oc_ent **at)
+ * for its record on the drive that holds mkey now. */
+static int vouched(struct store *s, const char *mkey, size_t klen, struct oc_ent **at)
 {
-    struct oc_ent *e = lookup(mkey, klen);
+    struct oc_ent *p = pair_of(mkey, klen), *e = NULL;
+    if (p) {
+        sweep_one();
+        e = held(p, mkey, klen);
+    }
     *at = e;
     if (!e)
         return 0;
     e->used = ++uses;
-    return e->mp == store_pick(s, mkey, klen) && ent_current(e) &&
-           objmeta_decode(e->val, e->vl, m) == 0;
+    return e->mp == store_pick(s, mkey, klen) && ent_current(e);
+}
+
+/* vouched, with the record decoded into m */
+static int ent_find(struct store *s, const char *mkey, size_t klen, struct objmeta *m,
+                    struct oc_ent **at)
+{
+    return vouched(s, mkey, klen, at) && objmeta_decode((*at)->val, (*at)->vl, m) == 0;
 }
 
 int ocache_flags(struct store *s, const char *mkey, size_t klen, uint32_t *flags)
 {
-    struct oc_ent *e = lookup(mkey, klen);
-    if (!e || e->mp != store_pick(s, mkey, klen) || !ent_current(e))
+    struct oc_ent *e;
+    if (!vouched(s, mkey, klen, &e))
         return 0;
-    e->used = ++uses;
     *flags = e->flags;
     return 1;
 }
