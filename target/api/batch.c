@@ -61,6 +61,7 @@ struct feed {
     struct evbuffer *turn;       /* the pool's, during a turn */
     int turn_rc;                 /* the turn's bsend_turn, read once it is back */
     int in_pool, local_done;
+    uint64_t refd;               /* the bytes of buf's BSEND_FILE frames */
 };
 
 struct batch {
@@ -81,6 +82,11 @@ struct batch {
     struct evbuffer *mv_src;
     const char *mv_p;
     size_t mv_left, mv_moved;
+    /* by_file: a large local entry leaves as a file segment (a .tar to a
+     * plain socket); while take_file runs, what the writer passes on as
+     * it was (file_n bytes, of file_zeros) stands for it */
+    int by_file, file_taking, file_other;
+    uint64_t file_n;
     json_t *manifest;
     struct event *kick;
     int started, dead, in_pool;
@@ -113,6 +119,12 @@ static void batch_free(struct batch *b)
         struct feed *f = &b->feeds[i];
         if (f->x && !f->ended)
             nodeclient_cancel(f->x);
+        if (!f->url) {           /* segments not taken yet */
+            int mid = b->have_head && !b->ask && b->i < b->q.n && b->feed_of[b->i] == i;
+            bsend_frames_free(f->buf, mid ? b->left : 0);
+            if (f->turn)
+                bsend_frames_free(f->turn, 0);
+        }
         evbuffer_free(f->buf);
         bsend_free(f->s);
         if (f->turn)
@@ -214,6 +226,7 @@ static void local_done(void *arg)
         return;
     }
     evbuffer_add_buffer(f->buf, f->turn);   /* its chains move */
+    f->refd += bsend_turn_refs(f->s);
     f->local_done = f->turn_rc == 1;
     f->failed = f->turn_rc < 0;
     f->ended = f->local_done || f->failed;
@@ -230,7 +243,8 @@ static int backed_up(struct batch *b)
 static void feed_more(struct feed *f)
 {
     struct batch *b = f->b;
-    if (f->ended || evbuffer_get_length(f->buf) > BATCH_FEED_HIGH / 2 || backed_up(b))
+    if (f->ended || evbuffer_get_length(f->buf) + f->refd > BATCH_FEED_HIGH / 2 ||
+        backed_up(b))
         return;                  /* drained() kicks the merge, which asks again */
     if (f->url && f->paused) {
         f->paused = 0;
@@ -248,6 +262,8 @@ static void feeds_start(struct batch *b)
         struct feed *f = &b->feeds[i];
         if (!f->url) {
             f->s = bsend_new(b->t, &b->q, f->idx, f->n);
+            if (b->by_file)
+                bsend_set_way(f->s, BSEND_REFS);
             f->turn = evbuffer_new();
             feed_more(f);
             continue;
@@ -266,9 +282,18 @@ static void feeds_start(struct batch *b)
 /* The writer's output. Bytes that are take()'s own, at the front of its
  * source, move over as the source's chains; anything else (headers,
  * padding, what a compressor or a zip's writer made) is copied. */
+static char file_zeros[64u << 10];
+
 static void to_evbuffer(void *arg, const void *p, size_t n)
 {
     struct batch *b = arg;
+    if (b->file_taking) {
+        if (p == file_zeros && n <= sizeof(file_zeros))
+            b->file_n += n;
+        else
+            b->file_other = 1;
+        return;
+    }
     if (b->mv_src && p == b->mv_p && n <= b->mv_left) {
         evbuffer_remove_buffer(b->mv_src, b->out, n);
         b->mv_p += n;
@@ -388,6 +413,31 @@ static int take(struct batch *b, struct evbuffer *src)
         b->left -= n;
     }
     return 0;
+}
+
+/* Entry i's len bytes as the file segment seg (taken): the writer is
+ * handed as many bytes of file_zeros, which it must pass on as they are
+ * (a .tar's data does), and the segment goes in their place. Anything
+ * else the writer would make of them ends the batch. */
+static int take_file(struct batch *b, struct evbuffer_file_segment *seg, uint64_t len)
+{
+    char err[200];
+    int rc = 0;
+    b->file_taking = 1;
+    b->file_n = 0;
+    b->file_other = 0;
+    for (uint64_t at = 0; at < len && !rc;) {
+        size_t k = len - at < sizeof(file_zeros) ? (size_t)(len - at) : sizeof(file_zeros);
+        rc = archidx_w_data(b->w, file_zeros, k, err, sizeof(err));
+        at += k;
+    }
+    b->file_taking = 0;
+    if (!rc && (b->file_other || b->file_n != len ||
+                evbuffer_add_file_segment(b->out, seg, 0, (ev_off_t)len)))
+        rc = -1;
+    evbuffer_file_segment_free(seg);
+    b->left = 0;
+    return rc;
 }
 
 /* ---- asks --------------------------------------------------------------------------- */
@@ -563,9 +613,28 @@ static int feed_step(struct batch *b)
             feed_more(f);
             return 0;
         }
-        if (bsend_head(h, &status, &len)) {
+        if (bsend_head(h, &status, &len) || (status == BSEND_FILE && f->url)) {
             fail(b, 502, "a target's stream of entries is malformed");
             return -1;
+        }
+        if (status == BSEND_FILE) {   /* this target's, a whole frame */
+            struct evbuffer_file_segment *seg;
+            evbuffer_drain(f->buf, sizeof(h));
+            evbuffer_remove(f->buf, &seg, sizeof(seg));
+            f->refd -= len;
+            if (member(b, NULL, len)) {
+                evbuffer_file_segment_free(seg);
+                fail(b, 500, "cannot write the answer");
+                return -1;
+            }
+            note(b, 200, len, NULL);
+            if (take_file(b, seg, len)) {
+                fail(b, 500, "cannot write the answer");
+                return -1;
+            }
+            feed_more(f);
+            b->i++;
+            return 1;
         }
         if (status != BSEND_OK) {
             if (evbuffer_get_length(f->buf) < sizeof(h) + len) {
@@ -761,6 +830,11 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
     free(st);
     b->kick = event_new(r->w->base, -1, 0, kicked, b);
     b->out = evbuffer_new();
+    /* a .tar passes its data on as it is: a large local entry can leave
+     * with sendfile, where the answer goes to a plain socket */
+    b->by_file = b->q.kind == ARCHIDX_TAR && !http_req_tls(r);
+    if (b->by_file)
+        evbuffer_set_flags(b->out, EVBUFFER_FLAG_DRAINS_TO_FD);
     b->w = archidx_w_open(b->q.kind, to_evbuffer, b);
     if (b->q.manifest)
         b->manifest = json_array();

@@ -4,9 +4,12 @@
  * Each entry: its record and data file (a file that is not there, or a
  * record marked damaged, is BSEND_ASK: the object API repairs or finds
  * it), the range asked (an archive member's, then start/length within
- * it), a check of the blocks that range touches, then its bytes, read in
- * pieces so that one large entry never holds more than a turn's bytes in
- * memory. The BMD is the one of the moment the send began.
+ * it), a check of the blocks that range touches (those not checked since
+ * their pages were loaded, vmap.h), then its bytes: an inline version's
+ * from its record; a large entry's as a file segment, sent with sendfile
+ * where the stream goes to a plain socket (bsend_way); others read in
+ * pieces, so that one large entry never holds more than a turn's bytes
+ * in memory. The BMD is the one of the moment the send began.
  *
  * Thread: bsend_turn on the I/O pool; bsend_handle's driver on the
  * request's worker.
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -48,6 +52,9 @@ struct bsend {
     int fd;                      /* the entry being sent, or -1 */
     uint64_t off, left;
     char *vbuf;
+    struct objmeta *m;           /* the entry's record, reused */
+    enum bsend_way way;
+    uint64_t refd;               /* this turn's BSEND_FILE bytes */
 };
 
 struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint32_t *idx,
@@ -63,6 +70,16 @@ struct bsend *bsend_new(struct target *t, const struct batch_req *q, const uint3
     return s;
 }
 
+void bsend_set_way(struct bsend *s, enum bsend_way way)
+{
+    s->way = way;
+}
+
+uint64_t bsend_turn_refs(const struct bsend *s)
+{
+    return s->refd;
+}
+
 void bsend_free(struct bsend *s)
 {
     if (!s)
@@ -71,6 +88,7 @@ void bsend_free(struct bsend *s)
         close(s->fd);
     bmd_unref(s->bmd);
     free(s->vbuf);
+    free(s->m);
     free(s);
 }
 
@@ -109,19 +127,60 @@ static void message(struct evbuffer *out, int status, const char *msg)
     evbuffer_add(out, msg, strlen(msg));
 }
 
-/* Are [lo, hi) of fd's bytes what m's sums say? */
-static int checked(struct bsend *s, int fd, const struct objmeta *m, uint64_t lo, uint64_t hi)
+/* Are [lo, hi) of fd's bytes what m's sums say? Blocks checked since
+ * their pages came from the drive are not hashed again (vmap.h), as a
+ * GET's are not; member: a range of an archive, read without read-ahead
+ * past it when small (get.h). */
+static int checked(struct bsend *s, int fd, const struct objmeta *m, uint64_t lo, uint64_t hi,
+                   int member)
 {
+    struct stat st;
+    struct vmap_plan p;
+    if (fstat(fd, &st))
+        return 0;
+    if (member && hi - lo <= GET_MEMBER_RANDOM_MAX)
+        vmap_plan_random(fd, &st, m, lo, hi - lo, &p);
+    else
+        vmap_plan(fd, &st, m, lo, hi - lo, &p);
+    if (p.lo == p.hi)
+        return 1;
     if (!s->vbuf)
         s->vbuf = xmalloc(VBUF);
+    int bad;
     if (!bsum_kept(m)) {
-        void *st = NULL;
-        return vmap_check_whole(fd, m, 0, m->size, s->vbuf, VBUF, &st) == 0;
+        void *state = NULL;
+        bad = vmap_check_whole(fd, m, 0, m->size, s->vbuf, VBUF, &state);
+    } else {
+        bad = vmap_check(fd, m, p.lo, p.hi, s->vbuf, VBUF);
     }
-    uint64_t bsz = bsum_block_size(m);
-    lo -= lo % bsz;
-    hi = (hi + bsz - 1) / bsz * bsz;
-    return vmap_check(fd, m, lo, hi > m->size ? m->size : hi, s->vbuf, VBUF) == 0;
+    if (!bad && p.keep)
+        vmap_mark(fd, &st, m, p.lo, p.hi);
+    return !bad;
+}
+
+/* Entry [off, off + len) of fd (checked), taken, as a file segment
+ * (bsend_way): 0, or -EIO when its head went and it could not follow. */
+static int by_file(struct bsend *s, int fd, uint64_t off, uint64_t len, struct evbuffer *out)
+{
+    struct evbuffer_file_segment *seg = evbuffer_file_segment_new(
+        fd, (ev_off_t)off, (ev_off_t)len, EVBUF_FS_CLOSE_ON_FREE | EVBUF_FS_DISABLE_LOCKING);
+    if (!seg) {
+        close(fd);
+        message(out, BSEND_ASK, "cannot send it from here");
+        return 0;
+    }
+    int rc = 0;
+    if (s->way == BSEND_REFS) {
+        head(out, BSEND_FILE, len);
+        evbuffer_add(out, &seg, sizeof(seg));   /* the taker's now */
+        s->refd += len;
+        return 0;
+    }
+    head(out, BSEND_OK, len);
+    if (evbuffer_add_file_segment(out, seg, 0, (ev_off_t)len))
+        rc = -EIO;
+    evbuffer_file_segment_free(seg);   /* the chain holds it */
+    return rc;
 }
 
 /* A small object whole: its head and bytes read into out's chains at
@@ -146,62 +205,103 @@ static void whole(struct evbuffer *out, int fd, const struct objmeta *m, int ver
     evbuffer_commit_space(out, &v, 1);
 }
 
+/* Entry e's range [*off, *off + *len) of the object's or member's: 0, or
+ * -1 when it starts past the end. */
+static int cut(const struct batch_entry *e, uint64_t *off, uint64_t *len)
+{
+    if (e->start >= 0 && (uint64_t)e->start > *len)
+        return -1;
+    if (e->start > 0) {
+        *off += (uint64_t)e->start;
+        *len -= (uint64_t)e->start;
+    }
+    if (e->length >= 0 && (uint64_t)e->length < *len)
+        *len = (uint64_t)e->length;
+    return 0;
+}
+
+/* An inline version's entry from its record (store_get read its bytes
+ * with it), checked as a whole object is: no file to open or read. */
+static void from_record(struct evbuffer *out, const struct batch_entry *e,
+                        const struct objmeta *m, int verify)
+{
+    uint64_t off = 0, len = m->size;
+    if (!m->inl_loaded || (verify && XXH3_64bits(m->inl, (size_t)m->size) != m->cksum))
+        message(out, BSEND_ASK, "damaged here");   /* the object API repairs it */
+    else if (cut(e, &off, &len))
+        message(out, BSEND_BAD, "start is past the entry's end");
+    else {
+        head(out, BSEND_OK, len);
+        evbuffer_add(out, m->inl + off, (size_t)len);
+    }
+}
+
 /* Open entry e: a frame's head and s->fd/off/left, or a whole frame
- * (ask, missing, bad) with s->fd -1. */
-static void open_entry(struct bsend *s, const struct batch_entry *e, struct evbuffer *out)
+ * (ask, missing, bad, or the entry by its file) with s->fd -1. 0, or
+ * -EIO as bsend_turn's. */
+static int open_entry(struct bsend *s, const struct batch_entry *e, struct evbuffer *out)
 {
     const struct bmd_bucket *bk = s->bmd ? bmd_find(s->bmd, e->provider, e->bucket) : NULL;
     if (!bk) {
         message(out, BSEND_MISSING, "no such bucket");
-        return;
+        return 0;
     }
     if (e->transform) {          /* the object API runs it (xfget.h) */
         message(out, BSEND_ASK, "transformed through the object API");
-        return;
+        return 0;
     }
     size_t klen;
     char *mkey = store_mkey(e->provider, e->bucket, e->name, strlen(e->name), &klen);
     struct store *st = &s->t->store;
     struct store_mp *mp = store_pick(st, mkey, klen);
-    struct objmeta *m = xmalloc(sizeof(*m));
-    int fd = -1;
+    if (!s->m)
+        s->m = xmalloc(sizeof(*s->m));
+    struct objmeta *m = s->m;
+    int fd = -1, rc = 0;
+    int verify = get_verifies(bk) != 0;
     if (store_get(st, mp, mkey, klen, m) || store_is_marker(m) ||
-        (m->flags & OBJMETA_F_DAMAGED) || m->ec.d ||
-        (fd = store_data_open_served(mp, mkey, klen, m)) < 0) {
+        (m->flags & OBJMETA_F_DAMAGED) || m->ec.d) {
+        message(out, BSEND_ASK, "not on this target's drives");
+        goto out;
+    }
+    if (objmeta_inline(m) && !e->archpath) {
+        from_record(out, e, m, verify);
+        goto out;
+    }
+    if ((fd = store_data_open_served(mp, mkey, klen, m)) < 0) {
         message(out, BSEND_ASK, "not on this target's drives");
         goto out;
     }
     uint64_t off = 0, len = m->size;
     char err[300];
-    int verify = get_verifies(bk) != 0;
     if (e->archpath) {
-        int rc = arch_locate(s->t, mkey, klen, m, fd, verify, e->archpath, &off, &len, err,
-                             sizeof(err));
-        if (rc == -ENOENT || rc == -EINVAL) {
-            message(out, rc == -ENOENT ? BSEND_MISSING : BSEND_BAD, err);
+        int found = arch_locate(s->t, mkey, klen, m, fd, verify, e->archpath, &off, &len, err,
+                                sizeof(err));
+        if (found == -ENOENT || found == -EINVAL) {
+            message(out, found == -ENOENT ? BSEND_MISSING : BSEND_BAD, err);
             goto out;
         }
-        if (rc || off == ARCHIDX_SEQ) {
+        if (found || off == ARCHIDX_SEQ) {
             message(out, BSEND_ASK, "read by decompressing, or damaged");
             goto out;
         }
     }
-    if (e->start >= 0 && (uint64_t)e->start > len) {
+    if (cut(e, &off, &len)) {
         message(out, BSEND_BAD, "start is past the entry's end");
         goto out;
     }
-    if (e->start > 0) {
-        off += (uint64_t)e->start;
-        len -= (uint64_t)e->start;
-    }
-    if (e->length >= 0 && (uint64_t)e->length < len)
-        len = (uint64_t)e->length;
-    if (!bsum_kept(m) && !off && len == m->size && len <= PIECE) {
+    int by_ref = s->way != BSEND_READ && len >= BSEND_FILE_MIN;
+    if (!by_ref && !bsum_kept(m) && !off && len == m->size && len <= PIECE) {
         whole(out, fd, m, verify);   /* read, checked in memory, in one go */
         goto out;
     }
-    if (verify && len && !checked(s, fd, m, off, off + len)) {
+    if (verify && len && !checked(s, fd, m, off, off + len, e->archpath != NULL)) {
         message(out, BSEND_ASK, "damaged here");   /* the object API repairs it */
+        goto out;
+    }
+    if (by_ref) {
+        rc = by_file(s, fd, off, len, out);
+        fd = -1;
         goto out;
     }
     head(out, BSEND_OK, len);
@@ -212,17 +312,21 @@ static void open_entry(struct bsend *s, const struct batch_entry *e, struct evbu
 out:
     if (fd >= 0)
         close(fd);
-    free(m);
     free(mkey);
+    return rc;
 }
 
 int bsend_turn(struct bsend *s, struct evbuffer *out, size_t max)
 {
-    while (evbuffer_get_length(out) < max) {
+    s->refd = 0;
+    if (s->way == BSEND_CHAINS)
+        evbuffer_set_flags(out, EVBUFFER_FLAG_DRAINS_TO_FD);
+    while (evbuffer_get_length(out) + s->refd < max) {
         if (s->fd < 0 && s->i >= s->n)
             return 1;
         if (s->fd < 0) {
-            open_entry(s, &s->q->e[s->idx[s->i]], out);
+            if (open_entry(s, &s->q->e[s->idx[s->i]], out))
+                return -EIO;
             if (s->fd < 0) {
                 s->i++;
                 continue;
@@ -248,6 +352,28 @@ int bsend_turn(struct bsend *s, struct evbuffer *out, size_t max)
         }
     }
     return 0;
+}
+
+void bsend_frames_free(struct evbuffer *frames, uint64_t skip)
+{
+    size_t n = evbuffer_get_length(frames);
+    evbuffer_drain(frames, skip < n ? (size_t)skip : n);
+    unsigned char h[BSEND_HEAD];
+    int status;
+    uint64_t len;
+    while (evbuffer_copyout(frames, h, sizeof(h)) == (ev_ssize_t)sizeof(h) &&
+           !bsend_head(h, &status, &len)) {
+        evbuffer_drain(frames, sizeof(h));
+        if (status == BSEND_FILE) {
+            struct evbuffer_file_segment *seg;
+            if (evbuffer_remove(frames, &seg, sizeof(seg)) != (int)sizeof(seg))
+                break;
+            evbuffer_file_segment_free(seg);
+        } else {
+            evbuffer_drain(frames, (size_t)len);
+        }
+    }
+    evbuffer_drain(frames, evbuffer_get_length(frames));
 }
 
 /* ---- POST /v1/internal/batch ------------------------------------------------------- */
@@ -345,6 +471,8 @@ static void got_body(struct http_req *r, void *arg, char *body, size_t len)
     for (size_t i = 0; i < x->q.n; i++)
         x->idx[i] = (uint32_t)i;
     x->s = bsend_new(x->t, &x->q, x->idx, x->q.n);
+    if (!http_req_tls(r))        /* a large entry leaves with sendfile */
+        bsend_set_way(x->s, BSEND_CHAINS);
     x->out = evbuffer_new();
     http_resp_header_str(r, "Content-Type", "application/octet-stream");
     http_resp_begin(r, 200, -1);

@@ -351,10 +351,6 @@ static int check_small(struct target *t, struct http_req *r, const char *mkey, s
 /* Check the blocks of g's bytes not checked since their pages were
  * loaded: 1 when that is done and the bytes may go, 0 when the check
  * goes on (on the I/O pool) or failed (answered). Takes fd then. */
-/* A member up to this size is read with no read-ahead; a larger one
- * streams, and the kernel's read-ahead keeps its reads ahead of it. */
-#define MEMBER_RANDOM_MAX (4u << 20)
-
 static int check_range(struct target *t, struct http_req *r, const char *mkey, size_t klen,
                        const char *cache, struct objmeta *m, int fd, int flags,
                        const struct range *g)
@@ -366,7 +362,7 @@ static int check_range(struct target *t, struct http_req *r, const char *mkey, s
         check_failed(t, r, mkey, klen, m, flags, -EIO);
         return 0;
     }
-    if (g->member && g->len <= MEMBER_RANDOM_MAX)   /* no read-ahead past it (vmap.h) */
+    if (g->member && g->len <= GET_MEMBER_RANDOM_MAX)   /* no read-ahead past it (vmap.h) */
         vmap_plan_random(fd, &st, m, g->off, g->len, &p);
     else
         vmap_plan(fd, &st, m, g->off, g->len, &p);

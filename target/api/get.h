@@ -12,6 +12,10 @@ struct target;
 struct http_req;
 struct objmeta;
 
+/* A member of an archive up to this size is read with no read-ahead; a
+ * larger one streams, and the kernel's read-ahead keeps ahead of it. */
+#define GET_MEMBER_RANDOM_MAX (4u << 20)
+
 /* get_local's flags */
 #define GET_VERIFY 0x1           /* a GET checks the blocks it sends (vmap.h) */
 #define GET_NO_REPAIR 0x2        /* a damaged copy answers 500 at once (repaired already) */
