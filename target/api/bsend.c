@@ -290,6 +290,9 @@ static int open_entry(struct bsend *s, const struct batch_entry *e, struct evbuf
         message(out, BSEND_BAD, "start is past the entry's end");
         goto out;
     }
+    struct stat fst;
+    if (!verify && !fstat(fd, &fst))
+        vmap_forget(&fst);       /* what it loads is nobody's checked, as a GET's */
     int by_ref = s->way != BSEND_READ && len >= BSEND_FILE_MIN;
     if (!by_ref && !bsum_kept(m) && !off && len == m->size && len <= PIECE) {
         whole(out, fd, m, verify);   /* read, checked in memory, in one go */
