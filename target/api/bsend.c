@@ -220,20 +220,33 @@ static int cut(const struct batch_entry *e, uint64_t *off, uint64_t *len)
     return 0;
 }
 
-/* An inline version's entry from its record (store_get read its bytes
- * with it), checked as a whole object is: no file to open or read. */
+static void free_bytes(const void *data, size_t len, void *bytes)
+{
+    (void)data;
+    (void)len;
+    free(bytes);
+}
+
+/* An inline version's entry from its record (store_get_bytes read its
+ * bytes with it, into a buffer that out now references: no copy), checked
+ * as a whole object is: no file to open or read. */
 static void from_record(struct evbuffer *out, const struct batch_entry *e,
-                        const struct objmeta *m, int verify)
+                        const struct objmeta *m, char *bytes, int verify)
 {
     uint64_t off = 0, len = m->size;
-    if (!m->inl_loaded || (verify && XXH3_64bits(m->inl, (size_t)m->size) != m->cksum))
+    const char *p = bytes ? bytes : m->inl_loaded ? m->inl : NULL;
+    if (!p || (verify && XXH3_64bits(p, (size_t)m->size) != m->cksum)) {
         message(out, BSEND_ASK, "damaged here");   /* the object API repairs it */
-    else if (cut(e, &off, &len))
+    } else if (cut(e, &off, &len)) {
         message(out, BSEND_BAD, "start is past the entry's end");
-    else {
+    } else {
         head(out, BSEND_OK, len);
-        evbuffer_add(out, m->inl + off, (size_t)len);
+        if (bytes && len &&
+            !evbuffer_add_reference(out, bytes + off, (size_t)len, free_bytes, bytes))
+            return;              /* out frees them */
+        evbuffer_add(out, p + off, (size_t)len);
     }
+    free(bytes);
 }
 
 /* Open entry e: a frame's head and s->fd/off/left, or a whole frame
@@ -259,14 +272,21 @@ static int open_entry(struct bsend *s, const struct batch_entry *e, struct evbuf
     struct objmeta *m = s->m;
     int fd = -1, rc = 0;
     int verify = get_verifies(bk) != 0;
-    if (store_get(st, mp, mkey, klen, m) || store_is_marker(m) ||
+    char *bytes = NULL;
+    if (store_get_bytes(st, mp, mkey, klen, m, &bytes) || store_is_marker(m) ||
         (m->flags & OBJMETA_F_DAMAGED) || m->ec.d) {
+        free(bytes);
         message(out, BSEND_ASK, "not on this target's drives");
         goto out;
     }
     if (objmeta_inline(m) && !e->archpath) {
-        from_record(out, e, m, verify);
+        from_record(out, e, m, bytes, verify);
         goto out;
+    }
+    if (bytes) {                 /* an archive member: read through its memory file */
+        memcpy(m->inl, bytes, (size_t)m->size);
+        m->inl_loaded = 1;
+        free(bytes);
     }
     if ((fd = store_data_open_served(mp, mkey, klen, m)) < 0) {
         message(out, BSEND_ASK, "not on this target's drives");

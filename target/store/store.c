@@ -173,9 +173,10 @@ int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen)
  * version's record with another's bytes. Bytes missing or not of the
  * record's size leave the record found, with inl_loaded 0: its readers
  * meet that as damage (store_data_open: -EIO), and a delete or a new
- * version still replaces it. */
-int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-              struct objmeta *m)
+ * version still replaces it. bytes: RocksDB's buffer of them handed
+ * over, not copied into m->inl. */
+static int get_record(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                      struct objmeta *m, char **bytes)
 {
     size_t dl;
     char *dk = store_inline_key(mkey, klen, &dl);
@@ -191,13 +192,31 @@ int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t kle
     }
     if (!rc && objmeta_inline(m) && !m->inl_loaded &&
         store_inline_check(mp, m, vals[1], vls[1]) == 0) {
-        memcpy(m->inl, vals[1], vls[1]);
-        m->inl_loaded = 1;
+        if (bytes) {
+            *bytes = vals[1];
+            vals[1] = NULL;
+        } else {
+            memcpy(m->inl, vals[1], vls[1]);
+            m->inl_loaded = 1;
+        }
     }
     free(errs[1]);
     free(vals[0]);
     free(vals[1]);
     return rc;
+}
+
+int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+              struct objmeta *m)
+{
+    return get_record(s, mp, mkey, klen, m, NULL);
+}
+
+int store_get_bytes(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                    struct objmeta *m, char **bytes)
+{
+    *bytes = NULL;
+    return get_record(s, mp, mkey, klen, m, bytes);
 }
 
 uint64_t store_wgen(struct store_mp *mp)

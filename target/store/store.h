@@ -208,6 +208,11 @@ int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen);
 /* 0, -ENOENT or -EIO. */
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
               struct objmeta *m);
+/* store_get, with an inline version's bytes not copied into m->inl but
+ * handed over as *bytes (m->size of them, the caller's to free), NULL
+ * when they are not there or are in m->inl already (m->inl_loaded). */
+int store_get_bytes(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
+                    struct objmeta *m, char **bytes);
 /*
  * Make a work file the object's new version. m carries size, cksum, uid;
  * version and mtime are filled in (kept, with keep_version: see store_x).
