@@ -220,18 +220,19 @@ static int cut(const struct batch_entry *e, uint64_t *off, uint64_t *len)
     return 0;
 }
 
-static void free_bytes(const void *data, size_t len, void *bytes)
+static void free_bytes(const void *data, size_t len, void *hold)
 {
     (void)data;
     (void)len;
-    free(bytes);
+    store_bytes_free(hold);
 }
 
 /* An inline version's entry from its record (store_get_bytes read its
- * bytes with it, into a buffer that out now references: no copy), checked
- * as a whole object is: no file to open or read. */
+ * bytes with it and holds them where RocksDB read them; out refers to
+ * them there: no copy), checked as a whole object is: no file to open
+ * or read. */
 static void from_record(struct evbuffer *out, const struct batch_entry *e,
-                        const struct objmeta *m, char *bytes, int verify)
+                        const struct objmeta *m, const char *bytes, void *hold, int verify)
 {
     uint64_t off = 0, len = m->size;
     const char *p = bytes ? bytes : m->inl_loaded ? m->inl : NULL;
@@ -241,12 +242,12 @@ static void from_record(struct evbuffer *out, const struct batch_entry *e,
         message(out, BSEND_BAD, "start is past the entry's end");
     } else {
         head(out, BSEND_OK, len);
-        if (bytes && len &&
-            !evbuffer_add_reference(out, bytes + off, (size_t)len, free_bytes, bytes))
-            return;              /* out frees them */
+        if (hold && len &&
+            !evbuffer_add_reference(out, bytes + off, (size_t)len, free_bytes, hold))
+            return;              /* out lets them go */
         evbuffer_add(out, p + off, (size_t)len);
     }
-    free(bytes);
+    store_bytes_free(hold);
 }
 
 /* Open entry e: a frame's head and s->fd/off/left, or a whole frame
@@ -272,21 +273,22 @@ static int open_entry(struct bsend *s, const struct batch_entry *e, struct evbuf
     struct objmeta *m = s->m;
     int fd = -1, rc = 0;
     int verify = get_verifies(bk) != 0;
-    char *bytes = NULL;
-    if (store_get_bytes(st, mp, mkey, klen, m, &bytes) || store_is_marker(m) ||
+    const char *bytes;
+    void *hold;
+    if (store_get_bytes(st, mp, mkey, klen, m, &bytes, &hold) || store_is_marker(m) ||
         (m->flags & OBJMETA_F_DAMAGED) || m->ec.d) {
-        free(bytes);
+        store_bytes_free(hold);
         message(out, BSEND_ASK, "not on this target's drives");
         goto out;
     }
     if (objmeta_inline(m) && !e->archpath) {
-        from_record(out, e, m, bytes, verify);
+        from_record(out, e, m, bytes, hold, verify);
         goto out;
     }
-    if (bytes) {                 /* an archive member: read through its memory file */
+    if (hold) {                  /* an archive member: read through its memory file */
         memcpy(m->inl, bytes, (size_t)m->size);
         m->inl_loaded = 1;
-        free(bytes);
+        store_bytes_free(hold);
     }
     if ((fd = store_data_open_served(mp, mkey, klen, m)) < 0) {
         message(out, BSEND_ASK, "not on this target's drives");

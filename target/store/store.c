@@ -173,18 +173,24 @@ int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen)
  * version's record with another's bytes. Bytes missing or not of the
  * record's size leave the record found, with inl_loaded 0: its readers
  * meet that as damage (store_data_open: -EIO), and a delete or a new
- * version still replaces it. bytes: RocksDB's buffer of them handed
- * over, not copied into m->inl. */
+ * version still replaces it. The values stay where RocksDB read them
+ * (pinned slices): hold, when asked for, keeps the bytes' there for the
+ * caller instead of copying them into m->inl. */
 static int get_record(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                      struct objmeta *m, char **bytes)
+                      struct objmeta *m, const char **bytes, void **hold)
 {
     size_t dl;
     char *dk = store_inline_key(mkey, klen, &dl);
     const char *keys[2] = {mkey, dk};
     size_t kls[2] = {klen, dl}, vls[2] = {0, 0};
-    char *vals[2] = {NULL, NULL}, *errs[2] = {NULL, NULL};
-    rocksdb_multi_get(mp->db, s->ro, 2, keys, kls, vals, vls, errs);
+    rocksdb_pinnableslice_t *ps[2] = {NULL, NULL};
+    char *errs[2] = {NULL, NULL};
+    rocksdb_batched_multi_get_cf(mp->db, s->ro, mp->cf, 2, keys, kls, ps, errs, 0);
     free(dk);
+    const char *vals[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++)
+        if (ps[i])
+            vals[i] = rocksdb_pinnableslice_value(ps[i], &vls[i]);
     int rc = errs[0] ? store_db_errno(errs[0]) : !vals[0] ? -ENOENT : 0;
     if (!rc && objmeta_decode(vals[0], vls[0], m)) {
         log_error("mountpath %s: corrupt metadata record", mp->dir);
@@ -192,31 +198,40 @@ static int get_record(struct store *s, struct store_mp *mp, const char *mkey, si
     }
     if (!rc && objmeta_inline(m) && !m->inl_loaded &&
         store_inline_check(mp, m, vals[1], vls[1]) == 0) {
-        if (bytes) {
+        if (hold) {
             *bytes = vals[1];
-            vals[1] = NULL;
+            *hold = ps[1];
+            ps[1] = NULL;
         } else {
             memcpy(m->inl, vals[1], vls[1]);
             m->inl_loaded = 1;
         }
     }
     free(errs[1]);
-    free(vals[0]);
-    free(vals[1]);
+    for (int i = 0; i < 2; i++)
+        if (ps[i])
+            rocksdb_pinnableslice_destroy(ps[i]);
     return rc;
 }
 
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
               struct objmeta *m)
 {
-    return get_record(s, mp, mkey, klen, m, NULL);
+    return get_record(s, mp, mkey, klen, m, NULL, NULL);
 }
 
 int store_get_bytes(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                    struct objmeta *m, char **bytes)
+                    struct objmeta *m, const char **bytes, void **hold)
 {
     *bytes = NULL;
-    return get_record(s, mp, mkey, klen, m, bytes);
+    *hold = NULL;
+    return get_record(s, mp, mkey, klen, m, bytes, hold);
+}
+
+void store_bytes_free(void *hold)
+{
+    if (hold)
+        rocksdb_pinnableslice_destroy(hold);
 }
 
 uint64_t store_wgen(struct store_mp *mp)

@@ -85,6 +85,7 @@ struct store_mp {
     char *id;
     uint64_t hash;               /* hrw_hash(id) */
     rocksdb_t *db;
+    rocksdb_column_family_handle_t *cf;   /* db's only family, for pinned reads */
     int data_fd;                 /* data/, for openat without the long path */
     int nested;                  /* data files in data/XX/YY/, not data/XX/ (storemp.c) */
     pthread_mutex_t mu;          /* serialises commits and deletes */
@@ -209,10 +210,12 @@ int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen);
 int store_get(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
               struct objmeta *m);
 /* store_get, with an inline version's bytes not copied into m->inl but
- * handed over as *bytes (m->size of them, the caller's to free), NULL
- * when they are not there or are in m->inl already (m->inl_loaded). */
+ * left where RocksDB read them: *bytes (m->size of them), held until
+ * store_bytes_free(*hold); both NULL when they are not there or are in
+ * m->inl already (m->inl_loaded). */
 int store_get_bytes(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
-                    struct objmeta *m, char **bytes);
+                    struct objmeta *m, const char **bytes, void **hold);
+void store_bytes_free(void *hold);
 /*
  * Make a work file the object's new version. m carries size, cksum, uid;
  * version and mtime are filled in (kept, with keep_version: see store_x).

@@ -211,7 +211,9 @@ static int mp_open(struct store *s, const char *dir, char *err, size_t errlen)
     char *e = NULL;
     rocksdb_options_t *o = rocksdb_options_create_copy(s->opts);
     rocksdb_options_set_write_buffer_size(o, memtable_size(mp->data_fd));
-    mp->db = rocksdb_open(o, metadir, &e);
+    static const char *const families[] = {"default"};
+    const rocksdb_options_t *fo[] = {o};
+    mp->db = rocksdb_open_column_families(o, metadir, 1, families, fo, &mp->cf, &e);
     rocksdb_options_destroy(o);
     free(metadir);
     if (!mp->db) {
@@ -281,6 +283,8 @@ int store_open(struct store *s, char **dirs, int n, char **off, int noff, int do
 void store_close(struct store *s)
 {
     for (int i = 0; i < s->n; i++) {
+        if (s->mp[i].cf)
+            rocksdb_column_family_handle_destroy(s->mp[i].cf);
         if (s->mp[i].db)
             rocksdb_close(s->mp[i].db);
         if (s->mp[i].data_fd >= 0)
