@@ -174,7 +174,7 @@ int store_work_open_mem(uint64_t *uid, char *path, size_t pathlen)
  * record's size leave the record found, with inl_loaded 0: its readers
  * meet that as damage (store_data_open: -EIO), and a delete or a new
  * version still replaces it. The values stay where RocksDB read them
- * (pinned slices): hold, when asked for, keeps the bytes' there for the
+ * (pinned slices): hold, when asked for, keeps the inline bytes there for the
  * caller instead of copying them into m->inl. */
 static int get_record(struct store *s, struct store_mp *mp, const char *mkey, size_t klen,
                       struct objmeta *m, const char **bytes, void **hold)
