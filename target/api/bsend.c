@@ -273,10 +273,11 @@ static int open_entry(struct bsend *s, const struct batch_entry *e, struct evbuf
     struct objmeta *m = s->m;
     int fd = -1, rc = 0;
     int verify = get_verifies(bk) != 0;
-    const char *bytes;
-    void *hold;
-    if (store_get_bytes(st, mp, mkey, klen, m, &bytes, &hold) || store_is_marker(m) ||
-        (m->flags & OBJMETA_F_DAMAGED) || m->ec.d) {
+    const char *bytes = NULL;
+    void *hold = NULL;           /* an archive member is read through its memory file */
+    int got = e->archpath ? store_get(st, mp, mkey, klen, m)
+                          : store_get_bytes(st, mp, mkey, klen, m, &bytes, &hold);
+    if (got || store_is_marker(m) || (m->flags & OBJMETA_F_DAMAGED) || m->ec.d) {
         store_bytes_free(hold);
         message(out, BSEND_ASK, "not on this target's drives");
         goto out;
@@ -284,11 +285,6 @@ static int open_entry(struct bsend *s, const struct batch_entry *e, struct evbuf
     if (objmeta_inline(m) && !e->archpath) {
         from_record(out, e, m, bytes, hold, verify);
         goto out;
-    }
-    if (hold) {                  /* an archive member: read through its memory file */
-        memcpy(m->inl, bytes, (size_t)m->size);
-        m->inl_loaded = 1;
-        store_bytes_free(hold);
     }
     if ((fd = store_data_open_served(mp, mkey, klen, m)) < 0) {
         message(out, BSEND_ASK, "not on this target's drives");
