@@ -40,6 +40,7 @@
 #include "list.h"
 #include "log.h"
 #include "lru.h"
+#include "md5lane.h"
 #include "mpath.h"
 #include "mpu.h"
 #include "node.h"
@@ -190,8 +191,7 @@ static void shut_down(struct target *t, int sig, struct http_server *srv,
     node_stop(&t->node);
     xfsup_stop();                /* the transforms' children go with the target */
     iopool_free(t->io);
-    if (t->hash)
-        iopool_free(t->hash);
+    md5lane_stop();
     http_server_free(srv);
     if (plain)
         http_server_free(plain);
@@ -268,8 +268,8 @@ int main(int argc, char **argv)
     ocache_init(t.conf.workers);
     vmap_init();
     t.io = iopool_new(t.conf.io_threads);
-    t.hash_threads = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
-    t.hash = t.hash_threads > 0 ? iopool_new(t.hash_threads) : NULL;
+    if (md5lane_start(sysconf(_SC_NPROCESSORS_ONLN) > 1))
+        fprintf(stderr, "shoal-target: no MD5 hasher thread: S3 bodies are hashed on the loops\n");
     struct http_server_opts o = {
         .host = t.conf.host,
         .port = t.conf.port,
@@ -292,8 +292,7 @@ int main(int argc, char **argv)
         if (srv)
             http_server_stop(srv);
         iopool_free(t.io);
-        if (t.hash)
-            iopool_free(t.hash);
+        md5lane_stop();
         store_close(&t.store);
         conf_free(&t.conf);
         return 1;

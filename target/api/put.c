@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +53,7 @@
 #include "s3ck.h"
 #include "s3tag.h"
 #include "target.h"
+#include "md5lane.h"
 #include "util.h"
 #include "vers.h"
 #include "xfer.h"
@@ -74,11 +74,9 @@ struct put {
     int rc;
     struct backend b;            /* write-through target, kind BK_NONE if none */
     struct put_part part;        /* num 0: a whole object */
-    EVP_MD_CTX *md5;             /* S3 mode: the body's MD5 makes the ETag */
-    int md5_lane;                /* ...hashed from the work file on t->hash */
-    int md5_busy;                /* a lane's turn runs */
-    int md5_rc;                  /* what its read met */
-    uint64_t md5_off, md5_to;    /* hashed so far; the turn's end */
+    struct md5 *md5;             /* S3 mode: the body's MD5 makes the ETag (&lane.st) */
+    int md5_lane;                /* ...hashed back from the work file (md5lane) */
+    struct md5lane lane;
     int body_in;                 /* put_end came: finish once the lane caught up */
     int want_md5;                /* Content-MD5 was given */
     unsigned char md5_want[16];
@@ -105,7 +103,8 @@ struct put {
 
 static void put_free(struct put *p)
 {
-    if ((p->ecs && ecstream_busy(p->ecs)) || p->md5_busy) {   /* a turn reads the work file */
+    if ((p->ecs && ecstream_busy(p->ecs)) ||
+        (p->md5_lane && md5lane_close(&p->lane))) {   /* a turn reads the work file */
         p->dropped = 1;          /* freed when it ends */
         return;
     }
@@ -120,7 +119,6 @@ static void put_free(struct put *p)
     XXH3_freeState(p->xs);
     free(p->carry);
     bsum_deinit(&p->bs);
-    EVP_MD_CTX_free(p->md5);
     awschunk_free(p->chunks);
     s3ck_req_free(&p->ck);
     ecstream_free(p->ecs);
@@ -262,107 +260,27 @@ static int put_flush(struct put *p)
 }
 
 /*
- * The MD5 lane: a large S3 body is MD5'd from its work file (the page
- * cache) on a pool of its own (t->hash, whose turns never wait behind a
- * commit's syncs), a turn of at most MD5_TURN bytes at a time, while the
- * loop goes on receiving, so that the hash takes a core of its own
- * instead of adding to every byte's path. At most the pool's threads (a
- * core fewer than the machine has) run turns at once; a step that finds
- * them all taken catches up on the loop (from the file, then the bytes
- * still in p->carry), after which the body is hashed on the loop as it
- * comes, with no read back, for as long as no turn is free (a busy
- * machine has no core to give). The last stretch, short of MD5_STEP, is
- * hashed on the loop at the end. Bodies announced shorter than
- * MD5_LANE_MIN are hashed on the loop as they come: below it the turns
- * found too little to overlap in measurements.
+ * An S3 body of MD5_LANE_MIN bytes or more (or of a length not known) is
+ * MD5'd back from its work file by md5lane's hasher, with the other S3
+ * bodies coming in at the same time; a shorter one is hashed on the loop
+ * as it comes.
  */
-#define MD5_STEP (256u << 10)
-#define MD5_TURN (4u << 20)
-#define MD5_LANE_MIN (8u << 20)
-
-static int lanes_used;           /* turns running, on every worker */
-
-static int lane_free(const struct target *t)
-{
-    return __atomic_load_n(&lanes_used, __ATOMIC_RELAXED) < t->hash_threads;
-}
-
-/* A turn may run now: 1 with it counted. */
-static int lane_take(const struct target *t)
-{
-    if (!lane_free(t))
-        return 0;
-    if (__atomic_add_fetch(&lanes_used, 1, __ATOMIC_RELAXED) <= t->hash_threads)
-        return 1;
-    __atomic_sub_fetch(&lanes_used, 1, __ATOMIC_RELAXED);
-    return 0;
-}
-
-/* Bytes [p->md5_off, to) of the work file into the MD5: 0 or -errno. */
-static int md5_file(struct put *p, uint64_t to)
-{
-    static __thread char buf[256 << 10];
-    while (p->md5_off < to) {
-        size_t want = to - p->md5_off < sizeof(buf) ? (size_t)(to - p->md5_off) : sizeof(buf);
-        ssize_t n = pread(p->fd, buf, want, (off_t)p->md5_off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EIO;
-        EVP_DigestUpdate(p->md5, buf, (size_t)n);
-        p->md5_off += (uint64_t)n;
-    }
-    return 0;
-}
-
-static void md5_work(void *arg)
-{
-    struct put *p = arg;
-    p->md5_rc = md5_file(p, p->md5_to);
-}
-
-static void md5_done(void *arg);
-
-/* A turn of the lane (taken) over [p->md5_off, to) of the file. */
-static void md5_turn(struct put *p, uint64_t to)
-{
-    p->md5_to = to;
-    p->md5_busy = 1;
-    iopool_submit(p->t->hash, p->r->w->q, md5_work, md5_done, p);
-}
+#define MD5_LANE_MIN (256u << 10)
 
 static void put_end_md5(struct put *p);
-static void md5_kick(struct put *p);
 
+/* The hasher is through with p's body, met an error reading it, or let
+ * it go after put_free (on p's loop). */
 static void md5_done(void *arg)
 {
     struct put *p = arg;
-    p->md5_busy = 0;
-    __atomic_sub_fetch(&lanes_used, 1, __ATOMIC_RELAXED);
+    int rc;
     if (p->dropped)
         put_free(p);
-    else if (p->md5_rc)
-        put_fail(p, p->md5_rc);
     else if (p->body_in)
         put_end_md5(p);
-    else if ((md5_kick(p), p->md5_rc))
-        put_fail(p, p->md5_rc);
-}
-
-/* A turn for the lane when a step's bytes wait in the file. */
-static void md5_kick(struct put *p)
-{
-    uint64_t in_file = p->size - p->clen;
-    if (p->md5_busy || p->size - p->md5_off < MD5_STEP)
-        return;
-    if (!lane_take(p->t)) {          /* caught up here; p->md5_rc for the caller */
-        if (!(p->md5_rc = md5_file(p, in_file))) {
-            EVP_DigestUpdate(p->md5, p->carry, p->clen);
-            p->md5_off = p->size;
-        }
-        return;
-    }
-    md5_turn(p, in_file - p->md5_off > MD5_TURN ? p->md5_off + MD5_TURN : in_file);
+    else if ((rc = md5lane_wrote(&p->lane, p->size - p->clen)))
+        put_fail(p, rc);
 }
 
 /* Bytes of the object into the work file: 0 or -errno. */
@@ -370,19 +288,15 @@ static int put_write(struct put *p, const char *d, size_t n)
 {
     XXH3_64bits_update(p->xs, d, n);
     bsum_update(&p->bs, d, n);
-    if (p->md5 && (!p->md5_lane || (!p->md5_busy && p->md5_off == p->size && !lane_free(p->t)))) {
-        EVP_DigestUpdate(p->md5, d, n);   /* caught up, no core to spare */
-        p->md5_off += n;
-    }
+    if (p->md5 && !p->md5_lane)
+        md5_update(p->md5, d, n);
     s3ck_req_update(&p->ck, d, n);
     p->size += n;
     int rc = file_append(p, d, n);
     if (rc)
         return rc;
-    if (p->md5_lane)
-        md5_kick(p);
-    if (!p->md5_busy && p->md5_rc)   /* a turn's own is md5_done's */
-        return p->md5_rc;
+    if (p->md5_lane && (rc = md5lane_wrote(&p->lane, p->size - p->clen)))
+        return rc;
     if (p->ecs && ecstream_feed(p->ecs, d, n))
         put_turn(p);
     return 0;
@@ -569,18 +483,14 @@ static void put_end(struct http_req *r)
     put_end_md5(p);
 }
 
-/* The body is in the file: its MD5 caught up (a last turn, or the last
- * stretch here), then checked and on to the commit. */
+/* The body is in the file: its MD5 caught up (the hasher's last turn, or
+ * at once), then checked and on to the commit. */
 static void put_end_md5(struct put *p)
 {
     struct http_req *r = p->r;
-    if (p->md5_lane && p->md5_busy)
+    int mrc = p->md5_lane ? md5lane_finish(&p->lane, p->size) : 0;
+    if (mrc > 0)
         return;                  /* md5_done comes back here */
-    if (p->md5_lane && p->size - p->md5_off > MD5_STEP && lane_take(p->t)) {
-        md5_turn(p, p->size);
-        return;
-    }
-    int mrc = p->md5_lane ? md5_file(p, p->size) : 0;
     if (mrc) {
         put_fail(p, mrc);
         return;
@@ -590,7 +500,7 @@ static void put_end_md5(struct put *p)
     bsum_finish(&p->bs, &p->m);
     if (p->md5) {
         unsigned char md[16];
-        EVP_DigestFinal_ex(p->md5, md, NULL);
+        md5_final(p->md5, md);
         if (p->want_md5 && memcmp(md, p->md5_want, 16)) {
             s3_fail(put_drop(p), S3E_BAD_DIGEST,
                     "the Content-MD5 you specified did not match what was received");
@@ -657,9 +567,8 @@ static int put_s3_headers(struct http_req *r, struct put *p, const json_t *props
         }
         p->want_md5 = 1;
     }
-    p->md5 = EVP_MD_CTX_new();
-    if (!p->md5 || !EVP_DigestInit_ex(p->md5, EVP_md5(), NULL))
-        abort();
+    p->md5 = &p->lane.st;
+    md5_init(p->md5);
     int st = target_s3_meta(r, &p->m, props);
     return st ? st : target_s3_tags(r, &p->m);
 }
@@ -972,6 +881,8 @@ void put_object(struct target *t, struct http_req *r, const char *name,
     if (!p->part.num)
         p->cond.vers = vers_state(bk);   /* a versioned bucket's new version */
     p->md5_lane = p->md5 && !from && (p->body_len < 0 || p->body_len >= MD5_LANE_MIN);
+    if (p->md5_lane)
+        md5lane_open(&p->lane, p->fd, r->w->q, md5_done, p);
     if (from) {
         /* only a proxy may point a target at another one */
         if (node_check_sig(&t->node, r) != 1) {

@@ -80,9 +80,6 @@ struct target {
     struct conf conf;
     struct store store;
     struct iopool *io;
-    struct iopool *hash;         /* S3 bodies' MD5 turns (put.c): a thread per
-                                  * core but one, NULL on one core */
-    int hash_threads;
     struct s3_cfg s3;            /* node-wide S3 defaults */
     struct az_cfg az;            /* node-wide Azure defaults (the environment's) */
     /* the subsystems' own state, each made by its start function and
