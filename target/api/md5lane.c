@@ -20,9 +20,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "loopq.h"
+#include "util.h"
 
 #define JOIN (32u << 10)
 #define TURN (256u << 10)
@@ -61,18 +61,12 @@ static void hash_shares(struct share *sh, int n)
             if (s->rc || s->from >= s->to)
                 continue;
             size_t want = s->to - s->from < CHUNK ? (size_t)(s->to - s->from) : CHUNK;
-            ssize_t r;
-            do
-                r = pread(s->l->fd, buf[k], want, (off_t)s->from);
-            while (r < 0 && errno == EINTR);
-            if (r <= 0) {
-                s->rc = r < 0 ? -errno : -EIO;
+            if ((s->rc = pread_full(s->l->fd, buf[k], want, s->from)))
                 continue;
-            }
             st[k] = &s->l->st;
             in[k] = s;
             d[k] = buf[k];
-            got[k++] = (size_t)r;
+            got[k++] = want;
         }
         if (!k)
             return;
