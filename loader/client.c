@@ -13,12 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "nodeclient.h"
 #include "loader.h"
 #include "sigv4.h"
 #include "url.h"
+#include "xxh.h"
 
 const char *const op_names[OP_N] = {"GET", "PUT", "DELETE"};
 

@@ -17,13 +17,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "args.h"
 #include "nodeclient.h"
 #include "progress.h"
 #include "sigv4.h"
 #include "url.h"
+#include "xxh.h"
 
 #define HOPS_MAX 5               /* redirects followed, at most */
 #define HOLD_MS 1000             /* an upload waits this long for an early answer */

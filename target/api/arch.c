@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "arch.h"
 #include "archidx.h"
@@ -39,6 +38,7 @@
 #include "util.h"
 #include "vmap.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define ARCH_CACHE_MAX (256u << 20)
 #define ARCH_TURN (1u << 20)

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "arch.h"
 #include "archidx.h"
@@ -37,6 +36,7 @@
 #include "target.h"
 #include "util.h"
 #include "vmap.h"
+#include "xxh.h"
 
 #define PIECE (256u << 10)
 #define VBUF (1u << 20)

@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "arch.h"
 #include "err.h"
@@ -45,6 +44,7 @@
 #include "vmap.h"
 #include "xfer.h"
 #include "xfget.h"
+#include "xxh.h"
 
 /* Conditional GET/HEAD in RFC 9110's order: 0 to go on, or 412 / 304. */
 static int check_conditions(const struct http_req *r, const struct objmeta *m, const char *etag)

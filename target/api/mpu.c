@@ -33,7 +33,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "backend.h"
 #include "condcheck.h"
@@ -57,6 +56,7 @@
 #include "vers.h"
 #include "xfer.h"
 #include "writeback.h"
+#include "xxh.h"
 
 #define PART_MIN (5u << 20)      /* every part but the last, as S3 */
 #define PARTS_MAX 10000

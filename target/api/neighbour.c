@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "arch.h"
 #include "bmd.h"
@@ -28,6 +27,7 @@
 #include "util.h"
 #include "xfer.h"
 #include "xfget.h"
+#include "xxh.h"
 
 #define RANKED 8                 /* targets looked at, best first */
 #define ASK_MAX 6                /* neighbours asked, at most */

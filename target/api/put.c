@@ -28,7 +28,6 @@
 #include <strings.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "auth.h"
 #include "awschunk.h"
@@ -57,6 +56,7 @@
 #include "util.h"
 #include "vers.h"
 #include "xfer.h"
+#include "xxh.h"
 
 struct put {
     struct target *t;

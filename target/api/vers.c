@@ -33,7 +33,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bmd.h"
 #include "err.h"
@@ -49,6 +48,7 @@
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define VID_ARG_MAX 64           /* a versionId longer than this is no id of ours */
 

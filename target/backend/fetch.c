@@ -41,7 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "backend.h"
 #include "bsum.h"
@@ -54,6 +53,7 @@
 #include "loopq.h"
 #include "target.h"
 #include "util.h"
+#include "xxh.h"
 
 #define FETCH_SLOTS 256          /* lists in the table; a power of two */
 

@@ -11,9 +11,9 @@
 
 #include <limits.h>
 #include <stdint.h>
-#include <xxhash.h>
 
 #include "bsum.h"
+#include "xxh.h"
 
 struct http_req;
 struct objmeta;

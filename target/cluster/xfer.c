@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <event2/event.h>
 
@@ -39,6 +38,7 @@
 #include "util.h"
 #include "writeback.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define XFER_IDLE_S 30           /* a receiver that takes nothing for this long fails */
 #define XFER_TIMEOUT_MS (6L * 3600 * 1000)

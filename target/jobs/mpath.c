@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "http.h"
 #include "httpbody.h"
@@ -22,6 +21,7 @@
 #include "store.h"
 #include "target.h"
 #include "util.h"
+#include "xxh.h"
 
 /* Run by this file: no hook of the framework's. */
 const struct job_kind mpath_resilver_kind = {.name = "resilver"};

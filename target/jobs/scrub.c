@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bmd.h"
 #include "ecode.h"
@@ -28,6 +27,7 @@
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define SCRUB_BATCH 64           /* records read per turn of the walk */
 #define READ_CHUNK (1u << 20)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bmd.h"
 #include "cmap.h"
@@ -29,6 +28,7 @@
 #include "targetmetrics.h"
 #include "util.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define CHUNK (1u << 20)         /* bytes of each slice coded at a time */
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "util.h"
+#include "xxh.h"
 
 #define CHUNK (256u << 10)       /* bytes of each slice coded at a time */
 #define SLICES (EC_DATA_MAX + EC_PARITY_MAX)

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "cmap.h"
 #include "iopool.h"
@@ -19,6 +18,7 @@
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define CHUNK (1u << 20)
 

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bsum.h"
 #include "cmap.h"
@@ -31,6 +30,7 @@
 #include "util.h"
 #include "vmap.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define CHUNK (1u << 20)         /* bytes of each slice read at a time */
 

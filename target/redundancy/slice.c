@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bmd.h"
 #include "ecode.h"
@@ -28,6 +27,7 @@
 #include "target.h"
 #include "util.h"
 #include "xfer.h"
+#include "xxh.h"
 
 #define SLICE_TIMEOUT_MS (6L * 3600 * 1000)
 #define SLICE_IDLE_S 30

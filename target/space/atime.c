@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <xxhash.h>
 
 #include "atime.h"
 #include "store.h"
 #include "util.h"
+#include "xxh.h"
 
 #define ATIME_SHARDS 64
 

@@ -11,10 +11,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "objmeta.h"
 #include "util.h"
+#include "xxh.h"
 
 _Static_assert(BSUM_MAX == OBJMETA_BS_MAX, "a record holds every sum kept");
 

@@ -47,10 +47,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "store.h"
 #include "util.h"
+#include "xxh.h"
 
 #define OC_SLOTS_MAX 4096        /* per thread: its open files at most (even: pairs) */
 #define OC_SIZE_MAX (256u << 10) /* larger files are opened per read: their transfer

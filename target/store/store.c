@@ -13,7 +13,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "hdrparse.h"
 #include "hlc.h"
@@ -21,6 +20,7 @@
 #include "objname.h"
 #include "util.h"
 #include "vmap.h"
+#include "xxh.h"
 
 /* RocksDB reports errors as text; ENOSPC must reach the client as 507. */
 int store_db_errno(char *e)

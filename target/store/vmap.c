@@ -40,12 +40,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bsum.h"
 #include "log.h"
 #include "objmeta.h"
 #include "util.h"
+#include "xxh.h"
 
 #ifndef __NR_cachestat
 #define __NR_cachestat 451       /* the same number on every architecture */

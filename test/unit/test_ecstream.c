@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "check.h"
 #include "ec.h"
 #include "ecstream.h"
+#include "xxh.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 

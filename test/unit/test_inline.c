@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -19,6 +18,7 @@
 #include "store.h"
 #include "storeint.h"
 #include "util.h"
+#include "xxh.h"
 
 /* Commit n bytes of c as mkey's new version, from a work file (mem 0) or
  * one in memory (mem 1): the commit's answer, the record in m. */

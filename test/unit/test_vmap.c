@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "bsum.h"
 #include "check.h"
 #include "objmeta.h"
 #include "vmap.h"
+#include "xxh.h"
 
 static struct objmeta m;         /* large: not on the stack */
 static struct objmeta d;
