@@ -70,7 +70,11 @@ signed=(--access-key "${KEYS%%:*}" --secret-key "${KEYS#*:}")
 KPROXY=$(SHOAL_DATA="$BENCH_DIR/cluster-keys" SHOAL_PORT=$((BASE_PORT + 20)) SHOAL_TARGETS=1 \
   SHOAL_AUTH_KEYS="$KEYS" "$ROOT/deploy/local/cluster.sh" start)
 curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user "$KEYS" -X PUT "$KPROXY/v1/buckets/bench" >/dev/null
-SIGNED_SPECS=${BENCH_SIGNED_SPECS-"4KiB:4096:2000 1MiB:1048576:200"}
+# by default the 4 KiB and 1 MiB sizes of SPECS (the unsigned runs read
+# the first cluster's objects, which only SPECS PUTs)
+SIGNED_SPECS=${BENCH_SIGNED_SPECS-$(for s in $SPECS; do
+  case $s in 4KiB:*|1MiB:*) printf '%s ' "$s" ;; esac
+done)}
 for spec in $SIGNED_SPECS; do
   IFS=: read -r label bytes count <<<"$spec"
   "$LOADER" --endpoint "$KPROXY" --bucket bench --mode direct --pct-put 100 --epochs 1 \
