@@ -8,10 +8,9 @@
 #ifndef SHOAL_XXH_H
 #define SHOAL_XXH_H
 
+#include <xxhash.h>
 #if defined(__x86_64__)
 #include <xxh_x86dispatch.h>
-
-#include "xxh.h"
 #endif
 
 #endif
