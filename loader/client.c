@@ -32,6 +32,8 @@ static void record(struct worker *w, int ok, enum err e, uint64_t bytes)
     if (ok) {
         s->ops++;
         s->bytes += bytes;
+        if (opt.batch && w->op == OP_GET)
+            s->entries += (uint64_t)opt.batch;
         hist_add(&s->h, now_us() - w->start_us);
         hist_add(&s->ttfb, w->ttfb_us);
     } else {
@@ -145,7 +147,9 @@ int client_sign_native(const char *method, const char *url, int with_body, char 
 
 void client_send(struct worker *w, const char *url, int with_body)
 {
-    const char *method = op_names[w->op];
+    int batch = w->op == OP_GET && opt.batch;   /* w->batch holds the request */
+    const char *method = batch ? "POST" : op_names[w->op];
+    with_body |= batch;
     const char *hdrs[HDRS_MAX];
     char *owned[HDRS_MAX];
     int n = 0, no = 0;
@@ -168,13 +172,18 @@ void client_send(struct worker *w, const char *url, int with_body)
     }
     /* Through a proxy the body waits for 100 Continue, so a redirect
      * costs no upload. */
-    if (with_body && opt.mode == M_SHOAL && w->size > 0)
+    if (batch)
+        hdrs[n++] = "Content-Type: application/json";
+    else if (with_body && opt.mode == M_SHOAL && w->size > 0)
         hdrs[n++] = "Expect: 100-continue";
     w->status = 0;
     w->body = 0;
     w->clen = -1;
     long timeout_ms = (long)opt.timeout_s * 1000;
-    if (with_body)
+    if (batch)
+        w->x = nodeclient_start_mem(w->t->hc, method, url, hdrs, n, w->batch.p, w->batch.n,
+                                    timeout_ms, &ops, w);
+    else if (with_body)
         w->x = nodeclient_start_mem(w->t->hc, method, url, hdrs, n, shared_body, (size_t)w->size,
                                     timeout_ms, &ops, w);
     else
@@ -188,6 +197,7 @@ void client_worker_close(struct worker *w)
 {
     XXH3_freeState(w->xs);
     w->xs = NULL;
+    gbuf_free(&w->batch);
 }
 
 void client_worker_init(struct worker *w)

@@ -16,7 +16,10 @@
  * Modes: shoal (native API through a proxy, following 307s), direct
  * (native API straight to the owning target, placed with the cluster map
  * and the same HRW as the cluster), s3 (path-style S3 with SigV4), http
- * (plain GET/PUT of <endpoint>/<bucket>/<name>, e.g. nginx).
+ * (plain GET/PUT of <endpoint>/<bucket>/<name>, e.g. nginx). With --batch N
+ * (native modes through a proxy) a GET is a POST /v1/batch of N names,
+ * the op's and the N-1 after it in the name list, its answer a .tar
+ * stream read to the end.
  *
  * Files: main.c (entry: set-up, the phases, the exit status), opts.c
  * (options), setup.c (blocking set-up requests), names.c (the name set and
@@ -69,6 +72,7 @@ struct loader_opts {
     int64_t max_ops, num_objects, read_off, read_len;
     uint64_t min_size, max_size, seed;
     int timeout_s;
+    int batch;                   /* --batch N: a GET is one GetBatch of N names, 0 off */
 };
 extern struct loader_opts opt;
 
@@ -93,6 +97,7 @@ extern char *shared_body;         /* main.c; PUT source */
  * byte (the final answer's head) of the successful ones. */
 struct opstats {
     uint64_t ops, bytes;
+    uint64_t entries;            /* --batch: the entries the successful GETs read */
     uint64_t errs[E_N];
     struct hist h;
     struct hist ttfb;
@@ -136,6 +141,7 @@ struct worker {
     char location[2048];
     char cksum[40];
     struct XXH3_state_s *xs;     /* --verify */
+    struct gbuf batch;           /* --batch: the op's GetBatch request (worker.c) */
 };
 
 static inline uint64_t now_us(void)

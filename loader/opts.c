@@ -92,6 +92,9 @@ static void usage(FILE *f)
             "  --list-names               ...or the bucket's own listing (under --prefix if set)\n"
             "  --sequential               names in order instead of random\n"
             "  --read-off N --read-len N  GET a byte range of each object\n"
+            "  --batch N                  each GET is one GetBatch (POST /v1/batch, --mode shoal)\n"
+            "                               of N names: the op's and the N-1 after it; the summary\n"
+            "                               adds entries and entries_per_s\n"
             "  --verify                   check GET bodies against X-Shoal-Checksum\n"
             "  --cleanup                  DELETE every name at the end\n"
             "  --seed N                   random seed (default 1)\n"
@@ -134,7 +137,7 @@ static int parse_args(int argc, char **argv)
         {"stats-interval", 1, 0, 'i'}, {"timeout", 1, 0, 'T'}, {"json", 0, 0, 'j'},
         {"access-key", 1, 0, 'A'}, {"secret-key", 1, 0, 'K'}, {"region", 1, 0, 'R'},
         {"ca", 1, 0, 'C'}, {"csv", 1, 0, 'V'}, {"names-exist", 0, 0, 'X'},
-        {"query", 1, 0, 'Q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"query", 1, 0, 'Q'}, {"batch", 1, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     uint64_t u;
     double d;
@@ -181,6 +184,7 @@ static int parse_args(int argc, char **argv)
             break;
         case 'X': opt.names_exist = 1; break;
         case 'Q': opt.query = optarg; break;
+        case 'B': if (parse_u64(optarg, strlen(optarg), &u) || u < 1 || u > 100000) die("--batch must be 1..100000"); opt.batch = (int)u; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -213,6 +217,10 @@ static void check_opts(int argc, char **argv)
         die("--max-size may be at most 4GiB");
     if (opt.pct_put > 0 && opt.read_len > 0)
         die("--read-len applies to GETs; use it with --pct-put 0");
+    if (opt.batch && (opt.mode != M_SHOAL || opt.pct_put > 0 || opt.read_len > 0 ||
+                      opt.verify || opt.query || opt.cleanup))
+        die("--batch reads whole objects through a proxy: use it with --mode shoal, "
+            "GETs only, and without --read-len, --verify, --query or --cleanup");
     if (opt.threads > opt.workers)
         opt.threads = opt.workers;
     if (opt.list_names && (opt.mode == M_S3 || opt.mode == M_HTTP))

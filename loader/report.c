@@ -24,6 +24,7 @@ void report_collect(struct opstats out[OP_N])
         for (int o = 0; o < OP_N; o++) {
             out[o].ops += threads[i].st[o].ops;
             out[o].bytes += threads[i].st[o].bytes;
+            out[o].entries += threads[i].st[o].entries;
             for (int e = 0; e < E_N; e++)
                 out[o].errs[e] += threads[i].st[o].errs[e];
             hist_merge(&out[o].h, &threads[i].st[o].h);
@@ -98,6 +99,10 @@ json_t *report_json(const struct opstats *s, double secs)
                             json_pack("{s:I, s:I, s:I}", "p50", (json_int_t)hist_quantile(f, 0.5),
                                       "p90", (json_int_t)hist_quantile(f, 0.9), "p99",
                                       (json_int_t)hist_quantile(f, 0.99)));
+        if (opt.batch && k == OP_GET) {   /* a GET was a GetBatch of opt.batch entries */
+            json_object_set_new(one, "entries", json_integer((json_int_t)s[k].entries));
+            json_object_set_new(one, "entries_per_s", json_real(s[k].entries / secs));
+        }
         json_object_set_new(ops, op_names[k], one);
     }
     return json_pack("{s:f, s:o}", "seconds", secs, "ops", ops);
@@ -131,6 +136,9 @@ void report_print(const struct opstats *s, double secs)
                (unsigned long long)report_errs(&s[k]), (unsigned long long)s[k].bytes,
                s[k].bytes / secs / 1048576.0, s[k].ops / secs, mn, av, p50, p90, p99, mx, tf,
                o ? errs : "0");
+        if (opt.batch && k == OP_GET)
+            printf("%-7s %10llu entries in GetBatches of %d, %.0f entries/s\n", "",
+                   (unsigned long long)s[k].entries, opt.batch, s[k].entries / secs);
     }
 }
 

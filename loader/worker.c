@@ -68,6 +68,27 @@ static char *op_url(const char *name)
     return u;
 }
 
+/* --batch: the GetBatch of the names from pos on, into w->batch. */
+static void batch_body(struct worker *w, int64_t pos)
+{
+    struct gbuf *b = &w->batch;
+    b->n = 0;
+    gbuf_str(b, "{\"entries\":[");
+    for (int k = 0; k < opt.batch; k++) {
+        const char *name = names[(pos + k) % n_names];
+        gbuf_str(b, k ? ",{\"bucket\":" : "{\"bucket\":");
+        gbuf_json_str(b, opt.bucket, strlen(opt.bucket));
+        if (opt.provider) {
+            gbuf_str(b, ",\"provider\":");
+            gbuf_json_str(b, opt.provider, strlen(opt.provider));
+        }
+        gbuf_str(b, ",\"name\":");
+        gbuf_json_str(b, name, strlen(name));
+        gbuf_str(b, "}");
+    }
+    gbuf_str(b, "]}");
+}
+
 /*
  * A mixed run (--pct-put between 0 and 100) over generated names reads
  * only what it has written, as aisloader does: a GET picks among the
@@ -171,6 +192,13 @@ void worker_next(struct worker *w)
                                   : 0);
     w->hops = 0;
     w->start_us = now_us();
+    if (opt.batch && w->op == OP_GET) {
+        batch_body(w, pos);
+        char *url = xstrcat(opt.endpoint, "/v1/batch", NULL);
+        client_send(w, url, 1);
+        free(url);
+        return;
+    }
     char *url = op_url(w->name);
     if (opt.query && w->op != OP_PUT) {   /* --query: the GETs' own arguments */
         char *q = xasprintf("%s%c%s", url, strchr(url, '?') ? '&' : '?', opt.query);

@@ -102,3 +102,32 @@ def test_mixed_run_on_an_empty_bucket(cluster, tmp_path):
                "--pct-put", "100", "--max-ops", "20", "--stats-interval", "0")
     head = p.stdout.splitlines()[0].split()
     assert head[:3] == ["op", "ok", "failed"] and "ttfb-p50" in head, p.stdout
+
+
+def test_batch_mode(cluster, tmp_path):
+    """--batch N: each GET is one GetBatch of N names through the proxy's
+    redirect; the summary counts the batches and the entries they read,
+    and a batch that fails (a missing name, no continue-on-error) is a
+    failed GET."""
+    assert requests.put(cluster.url + "/v1/buckets/lb").status_code == 201
+    common = ["--endpoint", cluster.url, "--bucket", "lb", "--prefix", "bt/",
+              "--stats-interval", "0", "--json"]
+    loader(*common, "--num-objects", "40", "--pct-put", "100", "--epochs", "1",
+           "--min-size", "1KiB", "--max-size", "1KiB")
+    out = json.loads(loader(*common, "--num-objects", "40", "--batch", "10",
+                            "--max-ops", "6").stdout)
+    g = out["ops"]["GET"]
+    assert g["count"] == 6 and g["failed"] == 0 and g["entries"] == 60, out
+    assert g["bytes"] >= 60 * (1024 + 512), out     # a .tar of 60 members
+    assert g["entries_per_s"] > 0
+    names = tmp_path / "names"
+    names.write_text("bt/00000000\nbt/missing\n")
+    p = loader(*common, "--names-file", str(names), "--batch", "2", "--max-ops", "2",
+               check=False)
+    out = json.loads(p.stdout)
+    assert p.returncode == 3 and out["ops"]["GET"]["failed"] == 2, out
+    assert out["ops"]["GET"]["count"] == 0 and out["ops"]["GET"]["entries"] == 0, out
+    for bad in (["--batch", "0"], ["--batch", "4", "--mode", "s3"],
+                ["--batch", "4", "--verify"], ["--batch", "4", "--pct-put", "10"]):
+        p = loader(*common, *bad, check=False)
+        assert p.returncode in (1, 2) and "--batch" in p.stderr, bad
