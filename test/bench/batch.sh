@@ -3,8 +3,8 @@
 # (10 KiB, then 1 MiB objects) against the same objects read by
 # individual GETs through the proxy at the same client concurrency:
 # objects/s and the ratio (goals 15x at 10 KiB, 1.7x at 1 MiB), the
-# batches posted by clients that keep their connections (as the loader's
-# GETs do); wrk witnesses the individual GETs (through the proxy's S3
+# batches posted by the loader (--batch, keeping its connections as its
+# individual GETs do); wrk witnesses the individual GETs (through the proxy's S3
 # door, forwarded, rotating over the same names), curl (a process per
 # batch) the batches. (2) ?archpath of a 10 KiB member of a
 # BENCH_SHARD_MIB (1024) MiB .tar against a GET of a plain 10 KiB object,
@@ -24,45 +24,29 @@ curl -sf -X PUT "$PROXY/v1/buckets/bench" >/dev/null
 
 # batches: CONC clients each posting the whole list again and again for
 # SECS, following the proxy's redirect to the target that assembles it:
-# entries/s. keepalive: each client keeps its connections, as a data
-# loader does (and as the loader's individual GETs do); curl: a new curl
-# per batch, the witness.
-batch_rate() {
-  python3 - "$PROXY" "$1" "$CONC" "$SECS" "$2" "$3" <<'PY'
-import http.client, subprocess, sys, threading, time, urllib.parse
-proxy, req, conc, secs, n, how = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-body = open(req, "rb").read()
+# entries/s. The loader (--batch) keeps its connections, as a data loader
+# does and as its own individual GETs do; the witness runs a new curl per
+# batch.
+batch_loader() {
+  local out
+  out=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal --num-objects "$2" \
+        --prefix "$1" --workers "$CONC" --duration "${SECS}s" --batch "$2") || true   # 3: some failed
+  echo "$(field "$out" GET entries_per_s) $(field "$out" GET failed)"
+  [ "$(field "$out" GET failed)" = 0 ] ||   # which class: timeouts, resets, 4xx...
+    python3 -c 'import json,sys; print("  loader:", json.loads(sys.argv[1])["ops"]["GET"]["errors"])' "$out" >&2
+}
+batch_curl() {
+  python3 - "$PROXY" "$1" "$CONC" "$SECS" "$2" <<'PY'
+import subprocess, sys, threading, time
+proxy, req, conc, secs, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
 done, bad, lock = [0], [0], threading.Lock()
 end = time.time() + secs
-def one_curl():
+def one():
     p = subprocess.run(["curl", "-s", "-L", "--post301", "--data-binary", "@" + req,
                         "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
                         proxy + "/v1/batch"], capture_output=True, text=True)
     return p.stdout.split()[0] == "200" if p.stdout else False
-def keepalive():
-    u = urllib.parse.urlsplit(proxy)
-    conns = {u.netloc: http.client.HTTPConnection(u.hostname, u.port, timeout=60)}
-    buf = memoryview(bytearray(1 << 20))
-    def post(netloc, path):
-        c = conns.get(netloc)
-        if c is None:
-            h, _, p = netloc.partition(":")
-            c = conns[netloc] = http.client.HTTPConnection(h, int(p), timeout=60)
-        c.request("POST", path, body=body, headers={"Content-Type": "application/json"})
-        return c.getresponse()
-    def one():
-        r = post(u.netloc, "/v1/batch")
-        r.read()
-        if r.status != 307:
-            return False
-        loc = urllib.parse.urlsplit(r.getheader("Location"))
-        r = post(loc.netloc, loc.path + "?" + loc.query)
-        while r.readinto(buf):
-            pass
-        return r.status == 200
-    return one
 def run():
-    one = keepalive() if how == "keepalive" else one_curl
     while time.time() < end:
         ok = one()
         with lock:
@@ -98,8 +82,8 @@ path, n, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 json.dump({"entries": [{"bucket": "bench", "name": "b%s/o%08d" % (label, i)} for i in range(n)]},
           open(path, "w"))
 PY
-  read -r brate bbad <<<"$(batch_rate "$BENCH_DIR/req-$label.json" "$n" keepalive)"
-  read -r crate cbad <<<"$(batch_rate "$BENCH_DIR/req-$label.json" "$n" curl)"
+  read -r brate bbad <<<"$(batch_loader "b$label/o" "$n")"
+  read -r crate cbad <<<"$(batch_curl "$BENCH_DIR/req-$label.json" "$n")"
   irate=$(field "$ind" GET ops_per_s)
   r=$(ratio "$brate" "$irate")
   printf '%-7s %12.0f/s %12.0f/s %12.0f/s %12.0f/s %8sx  %sx %s\n' "$label" "$irate" "$wrk_rps" \
