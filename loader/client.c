@@ -33,7 +33,7 @@ static void record(struct worker *w, int ok, enum err e, uint64_t bytes)
         s->ops++;
         s->bytes += bytes;
         if (opt.batch && w->op == OP_GET)
-            s->entries += (uint64_t)opt.batch;
+            s->entries += (uint64_t)w->batch_n;
         hist_add(&s->h, now_us() - w->start_us);
         hist_add(&s->ttfb, w->ttfb_us);
     } else {

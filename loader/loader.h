@@ -18,8 +18,8 @@
  * and the same HRW as the cluster), s3 (path-style S3 with SigV4), http
  * (plain GET/PUT of <endpoint>/<bucket>/<name>, e.g. nginx). With --batch N
  * (native modes through a proxy) a GET is a POST /v1/batch of N names,
- * the op's and the N-1 after it in the name list, its answer a .tar
- * stream read to the end.
+ * the op's and the N-1 after it in the name list (with --epochs a pass's
+ * names N at a time), its answer a .tar stream read to the end.
  *
  * Files: main.c (entry: set-up, the phases, the exit status), opts.c
  * (options), setup.c (blocking set-up requests), names.c (the name set and
@@ -142,6 +142,7 @@ struct worker {
     char cksum[40];
     struct XXH3_state_s *xs;     /* --verify */
     struct gbuf batch;           /* --batch: the op's GetBatch request (worker.c) */
+    int batch_n;                 /* its entries */
 };
 
 static inline uint64_t now_us(void)
@@ -173,6 +174,8 @@ void names_free(void);
 
 /* ---- workers (worker.c), loop threads -------------------------------------------- */
 
+/* --batch with --epochs: the GetBatches of one pass over the names. */
+int64_t worker_batches_per_epoch(void);
 /* Pick and start the worker's next op, or stop it. */
 void worker_next(struct worker *w);
 /* w's PUT of its name succeeded: a mixed run's GETs may read it now. */

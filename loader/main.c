@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     make_body();
     total_ops_cap = INT64_MAX;
     if (opt.epochs > 0)
-        total_ops_cap = (int64_t)opt.epochs * n_names;
+        total_ops_cap = (int64_t)opt.epochs * (opt.batch ? worker_batches_per_epoch() : n_names);
     if (opt.max_ops > 0 && opt.max_ops < total_ops_cap)
         total_ops_cap = opt.max_ops;
     uint64_t errs = run_phases();

@@ -68,15 +68,34 @@ static char *op_url(const char *name)
     return u;
 }
 
-/* --batch: the GetBatch of the names from pos on, into w->batch. */
-static void batch_body(struct worker *w, int64_t pos)
+/* How many GetBatches a pass over the names takes (--batch with --epochs). */
+int64_t worker_batches_per_epoch(void)
+{
+    return (n_names + opt.batch - 1) / opt.batch;
+}
+
+/* --batch: op i's GetBatch into w->batch, and its entry count into
+ * w->batch_n. With --epochs, op i is a pass's next N names in that pass's
+ * order (its last batch may be shorter), so that a pass reads each name
+ * once; otherwise the names from pos on, wrapping. */
+static void batch_body(struct worker *w, int64_t i, int64_t pos)
 {
     struct gbuf *b = &w->batch;
+    int64_t from = pos, to = pos + opt.batch, e = 0;
+    if (opt.epochs > 0) {
+        int64_t nb = worker_batches_per_epoch();
+        e = i / nb;
+        from = i % nb * opt.batch;
+        to = from + opt.batch < n_names ? from + opt.batch : n_names;
+    }
     b->n = 0;
     gbuf_str(b, "{\"entries\":[");
-    for (int k = 0; k < opt.batch; k++) {
-        const char *name = names[(pos + k) % n_names];
-        gbuf_str(b, k ? ",{\"bucket\":" : "{\"bucket\":");
+    for (int64_t k = from; k < to; k++) {
+        int64_t at = opt.epochs <= 0 ? k % n_names
+                     : opt.sequential ? k
+                                      : perm[(size_t)(e * n_names + k)];
+        const char *name = names[at];
+        gbuf_str(b, k > from ? ",{\"bucket\":" : "{\"bucket\":");
         gbuf_json_str(b, opt.bucket, strlen(opt.bucket));
         if (opt.provider) {
             gbuf_str(b, ",\"provider\":");
@@ -87,6 +106,7 @@ static void batch_body(struct worker *w, int64_t pos)
         gbuf_str(b, "}");
     }
     gbuf_str(b, "]}");
+    w->batch_n = (int)(to - from);
 }
 
 /*
@@ -193,7 +213,7 @@ void worker_next(struct worker *w)
     w->hops = 0;
     w->start_us = now_us();
     if (opt.batch && w->op == OP_GET) {
-        batch_body(w, pos);
+        batch_body(w, i, pos);
         char *url = xstrcat(opt.endpoint, "/v1/batch", NULL);
         client_send(w, url, 1);
         free(url);

@@ -120,6 +120,12 @@ def test_batch_mode(cluster, tmp_path):
     assert g["count"] == 6 and g["failed"] == 0 and g["entries"] == 60, out
     assert g["bytes"] >= 60 * (1024 + 512), out     # a .tar of 60 members
     assert g["entries_per_s"] > 0
+    # passes: each reads every name once, in batches of 15 (15, 15, 10)
+    out = json.loads(loader(*common, "--num-objects", "40", "--batch", "15",
+                            "--epochs", "2").stdout)
+    g = out["ops"]["GET"]
+    assert g["count"] == 6 and g["entries"] == 80 and g["failed"] == 0, out
+    assert 80 * 1024 <= g["bytes"] < 80 * 2048 + 6 * 10240, out
     names = tmp_path / "names"
     names.write_text("bt/00000000\nbt/missing\n")
     p = loader(*common, "--names-file", str(names), "--batch", "2", "--max-ops", "2",
