@@ -180,30 +180,49 @@ void batchreq_free(struct batch_req *q)
     memset(q, 0, sizeof(*q));
 }
 
+/* ,"key": and s as a JSON string */
+static void put_str(struct gbuf *g, const char *key, const char *s)
+{
+    gbuf_strs(g, ",\"", key, "\":", NULL);
+    gbuf_json_str(g, s, strlen(s));
+}
+
+static void put_int(struct gbuf *g, const char *key, int64_t v)
+{
+    gbuf_strs(g, ",\"", key, "\":", NULL);
+    gbuf_i64(g, v);
+}
+
+/* Written as it goes rather than built as a jansson tree and dumped: it
+ * runs for every peer of every batch, and the tree cost a malloc per key
+ * (2-4% of a target's samples at 1,000 entries). The fuzzer parses it
+ * back. */
 char *batchreq_encode(const struct batch_req *q, const uint32_t *idx, size_t n, size_t *len)
 {
-    json_t *es = json_array();
+    struct gbuf g = {0};
+    gbuf_str(&g, "{\"entries\":[");
     for (size_t i = 0; i < n; i++) {
         const struct batch_entry *b = &q->e[idx[i]];
-        json_t *e = json_pack("{s:s, s:s, s:s}", "bucket", b->bucket, "provider", b->provider,
-                              "name", b->name);
+        gbuf_str(&g, i ? ",{\"bucket\":" : "{\"bucket\":");
+        gbuf_json_str(&g, b->bucket, strlen(b->bucket));
+        put_str(&g, "provider", b->provider);
+        put_str(&g, "name", b->name);
         if (b->archpath)
-            json_object_set_new(e, "archpath", json_string(b->archpath));
+            put_str(&g, "archpath", b->archpath);
         if (b->start >= 0)
-            json_object_set_new(e, "start", json_integer(b->start));
+            put_int(&g, "start", b->start);
         if (b->length >= 0)
-            json_object_set_new(e, "length", json_integer(b->length));
+            put_int(&g, "length", b->length);
         if (b->transform)
-            json_object_set_new(e, "transform", json_string(b->transform));
+            put_str(&g, "transform", b->transform);
         if (b->args)
-            json_object_set_new(e, "args", json_string(b->args));
-        json_array_append_new(es, e);
+            put_str(&g, "args", b->args);
+        gbuf_str(&g, "}");
     }
-    json_t *j = json_pack("{s:o, s:b}", "entries", es, "continue_on_error", q->continue_on_error);
-    char *s = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    *len = strlen(s);
-    return s;
+    gbuf_strs(&g, "],\"continue_on_error\":", q->continue_on_error ? "true" : "false", "}",
+              NULL);
+    *len = g.n;
+    return gbuf_take(&g);
 }
 
 char *batchreq_member_name(const struct batch_req *q, const struct batch_entry *e)
