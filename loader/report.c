@@ -99,7 +99,7 @@ json_t *report_json(const struct opstats *s, double secs)
                             json_pack("{s:I, s:I, s:I}", "p50", (json_int_t)hist_quantile(f, 0.5),
                                       "p90", (json_int_t)hist_quantile(f, 0.9), "p99",
                                       (json_int_t)hist_quantile(f, 0.99)));
-        if (opt.batch && k == OP_GET) {   /* a GET was a GetBatch of opt.batch entries */
+        if (opt.batch && k == OP_GET) {   /* a GET was a GetBatch (of opt.batch entries, a pass's last one fewer) */
             json_object_set_new(one, "entries", json_integer((json_int_t)s[k].entries));
             json_object_set_new(one, "entries_per_s", json_real(s[k].entries / secs));
         }

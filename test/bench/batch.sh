@@ -28,11 +28,12 @@ curl -sf -X PUT "$PROXY/v1/buckets/bench" >/dev/null
 # does and as its own individual GETs do; the witness runs a new curl per
 # batch.
 batch_loader() {
-  local out
+  local out failed
   out=$(loader_json --endpoint "$PROXY" --bucket bench --mode shoal --num-objects "$2" \
         --prefix "$1" --workers "$CONC" --duration "${SECS}s" --batch "$2") || true   # 3: some failed
-  echo "$(field "$out" GET entries_per_s) $(field "$out" GET failed)"
-  [ "$(field "$out" GET failed)" = 0 ] ||   # which class: timeouts, resets, 4xx...
+  failed=$(field "$out" GET failed)
+  echo "$(field "$out" GET entries_per_s) $failed"
+  [ "$failed" = 0 ] ||   # which class: timeouts, resets, 4xx...
     python3 -c 'import json,sys; print("  loader:", json.loads(sys.argv[1])["ops"]["GET"]["errors"])' "$out" >&2
 }
 batch_curl() {
